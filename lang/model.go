@@ -1,0 +1,228 @@
+package lang
+
+import (
+	"strconv"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// This file is the typed model a show decodes into. It is the contract
+// between lang/ and everything after it (compiler/, runtime/, the CLI):
+// fields may be added, but a field's meaning never changes silently.
+//
+// Every block keeps the range it came from (DeclRange) and every attribute
+// that was written keeps its own range (Attrs), so a check far down the
+// compiler can still point at the line of the show file that caused it.
+
+// Show is a whole, expanded show: every count and for_each already unrolled,
+// every reference already resolved to a pointer.
+type Show struct {
+	Name      string
+	Size      Size
+	FrameRate Rational
+	Format    PixelFormat // working format of the canvas
+	Profile   string      // capacity profile name, "" when not set
+
+	Canvas Canvas
+
+	// Expanded instances in declaration order (files sorted by name, blocks
+	// in file order, instances in index or key order).
+	Sources []*Source
+	Scenes  []*Scene
+	Buses   []*Bus
+	Outputs []*Output
+	Moved   []*Moved
+
+	// Files holds the show's source files by name, as read, so that
+	// diagnostics can print snippets and lint can read inline comments.
+	Files map[string][]byte
+	// Hash is the hex SHA-256 over the show's files (names and bytes, in
+	// name order) and the variable values in effect.
+	Hash string
+
+	DeclRange hcl.Range // the show block
+	Attrs     Attrs
+}
+
+// Attrs maps an attribute name to the range of its whole expression
+// (name = value). An attribute absent from the map took its default.
+type Attrs map[string]hcl.Range
+
+// Has reports whether the attribute was written in the show file.
+func (a Attrs) Has(name string) bool { _, ok := a[name]; return ok }
+
+// Canvas holds the settings that decide how frames travel. Every field has a
+// documented default (see Schema) applied by the decoder.
+type Canvas struct {
+	RawUpload         string   // hwupload | pinned | direct | resident
+	InputRouting      string   // input | demux
+	SourceFanOut      string   // thread | event_loop
+	InputPollMs       int      // 0..1000; 0 = wake for every arriving frame
+	AuxInputPollMs    int      // 0..1000
+	PacingLoops       int      // 1..64
+	BrowserFrameQueue int      // 1..9
+	ImportTTLMs       int      // ms
+	FrameMetadata     []string // timestamp keys stamped on decoded frames
+
+	DeclRange hcl.Range // zero when the show has no canvas block
+	Attrs     Attrs
+}
+
+// Source is one expanded source instance.
+type Source struct {
+	Kind string // hevc_file | h264_file | raw_file | browser | test_pattern
+	Name string // the block's label, "cam"
+	Key  Key    // the instance key; Key.Kind == NoKey without count/for_each
+
+	// Index is the instance's position in Show.Sources; the compiler places
+	// source i on pacing_{i % pacing_loops}.
+	Index int
+
+	Path      string      // media file, absolute or relative to the show file's dir, resolved to a clean path
+	Loop      bool        // file sources: loop at the end
+	Format    PixelFormat // raw_file, test_pattern; decoded format for hevc/h264 (nv12 unless p010 declared)
+	Size      Size        // frame size; defaults to the show's size
+	FrameRate Rational    // defaults to the show's rate
+	Streams   int         // hevc/h264: streams in the file (1 = one video stream; input routing may skip demux)
+	Socket    string      // browser: Unix socket path
+	Pattern   string      // test_pattern: bars | ramp | solid | noise
+	Colour    Colour      // colour tags stamped at the source
+
+	DeclRange hcl.Range
+	Attrs     Attrs
+}
+
+// Address is the source's name as written in a show: source.cam,
+// source.cam[3] or source.cam["left"].
+func (s *Source) Address() string { return "source." + s.Name + s.Key.String() }
+
+// Scene is one expanded scene instance.
+type Scene struct {
+	Name   string
+	Key    Key
+	Layers []*Layer // in z order, bottom first
+
+	DeclRange hcl.Range
+	Attrs     Attrs
+}
+
+// Address is the scene's name as written in a show: scene.quad, scene.q[1].
+func (s *Scene) Address() string { return "scene." + s.Name + s.Key.String() }
+
+// Layer places one source on a scene's canvas.
+type Layer struct {
+	Source  *Source
+	Rect    Rect    // where on the canvas; defaults to the whole canvas
+	Fit     string  // stretch | contain | cover
+	Crop    *Rect   // region of the source to use, nil = all of it
+	Opacity float64 // 0..1
+	Z       int     // stacking order; ties keep declaration order
+
+	DeclRange hcl.Range
+	Attrs     Attrs
+}
+
+// Bus is one expanded bus instance.
+type Bus struct {
+	Kind string // program | aux
+	Name string
+	Key  Key
+
+	Scene  *Scene  // program: the scene on air at start; aux: set when it shows a scene
+	Source *Source // aux: set when it shows one source
+
+	DeclRange hcl.Range
+	Attrs     Attrs
+}
+
+// Address is the bus's name as written in a show: bus.a, bus.mon[3].
+func (b *Bus) Address() string { return "bus." + b.Name + b.Key.String() }
+
+// Output is one expanded output instance.
+type Output struct {
+	Kind string // record | null | ffmpeg | preview
+	Name string
+	Key  Key
+	Bus  *Bus
+
+	Path       string   // record: Y4M file to write
+	Args       []string // ffmpeg: arguments after the input options
+	IntervalMs int      // preview: time between JPEG snapshots
+	Quality    int      // preview: JPEG quality 1..100
+
+	DeclRange hcl.Range
+	Attrs     Attrs
+}
+
+// Address is the output's name as written in a show: output.pgm_a.
+func (o *Output) Address() string { return "output." + o.Name + o.Key.String() }
+
+// Moved records a rename: the element once at From is now at To. Both are
+// addresses in the show's own words ("source.a", "source.cam[3]").
+type Moved struct {
+	From, To  string
+	DeclRange hcl.Range
+}
+
+// KeyKind says how an instance of a block was named.
+type KeyKind int
+
+const (
+	NoKey     KeyKind = iota // a block without count or for_each
+	IntKey                   // count: name[0], name[1], ...
+	StringKey                // for_each: name["key"]
+)
+
+// Key is an instance key.
+type Key struct {
+	Kind KeyKind
+	Int  int
+	Str  string
+}
+
+// String renders the key as it is written after a name: "", "[3]", `["left"]`.
+func (k Key) String() string {
+	switch k.Kind {
+	case IntKey:
+		return "[" + itoa(k.Int) + "]"
+	case StringKey:
+		return "[" + quote(k.Str) + "]"
+	}
+	return ""
+}
+
+// Size is a frame size in pixels; both positive and even.
+type Size struct{ W, H int }
+
+// Rect is x, y, width and height in canvas pixels.
+type Rect struct{ X, Y, W, H int }
+
+// Rational is an exact frame rate or time base, always reduced, Den > 0.
+type Rational struct{ Num, Den int64 }
+
+// PixelFormat is a frame format.
+type PixelFormat string
+
+const (
+	NV12 PixelFormat = "nv12"
+	P010 PixelFormat = "p010"
+)
+
+// BitDepth is 8 for NV12 and 10 for P010.
+func (f PixelFormat) BitDepth() int {
+	if f == P010 {
+		return 10
+	}
+	return 8
+}
+
+// Colour holds the colour tags a source stamps on its frames.
+type Colour struct {
+	Primaries string // bt709 | bt2020 | bt601
+	Transfer  string // bt709 | pq | hlg | srgb
+	Matrix    string // bt709 | bt2020nc | bt601
+	Range     string // limited | full
+}
+
+func itoa(i int) string     { return strconv.Itoa(i) }
+func quote(s string) string { return strconv.Quote(s) }

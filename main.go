@@ -1,0 +1,171 @@
+// Command onair is a declarative compiler and runtime for live GPU video
+// mixers: it validates a show written in HCL, compiles it into a plan,
+// diffs and lints plans, and runs them on CUDA or on the embedded CPU backend.
+//
+// Each subcommand lives in its own file beside this one (cmd_*.go) and
+// registers itself in init with register; main only dispatches.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// command is one subcommand of onair.
+type command struct {
+	name    string
+	summary string // one line for `onair help`
+	usage   string // the synopsis after "onair NAME"
+	// run parses its own flags from args and returns the process exit code.
+	run func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("onair: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// newFlags returns a flag set for a command whose -h prints the command's
+// usage and flags on stderr.
+func newFlags(c *command, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("onair "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: onair %s %s\n\n%s\n", c.name, c.usage, c.summary)
+		var any bool
+		fs.VisitAll(func(*flag.Flag) { any = true })
+		if any {
+			fmt.Fprintln(stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args and maps the outcome to an exit code: -1 means go
+// on, 0 means -h was asked for, 2 means bad flags.
+func parseFlags(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	return -1
+}
+
+func init() {
+	register(&command{
+		name:    "version",
+		summary: "Print onair's version.",
+		run: func(args []string, stdout, stderr io.Writer) int {
+			c := commands["version"]
+			fs := newFlags(c, stderr)
+			if rc := parseFlags(fs, args); rc >= 0 {
+				return rc
+			}
+			fmt.Fprintf(stdout, "onair %s\n", version)
+			return 0
+		},
+	})
+	register(&command{
+		name:    "help",
+		summary: "Show the list of commands, or one command's usage.",
+		usage:   "[COMMAND]",
+		run: func(args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" {
+				c, ok := commands[args[0]]
+				if !ok {
+					fmt.Fprintf(stderr, "onair help: unknown command %q%s\n", args[0], suggestCommand(args[0]))
+					return 2
+				}
+				return c.run([]string{"-h"}, stdout, stdout)
+			}
+			printHelp(stdout)
+			return 0
+		},
+	})
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, "onair %s: a compiler and runtime for live GPU video mixers.\n\nusage: onair COMMAND [flags] [args]\n\ncommands:\n", version)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'onair COMMAND -h' for a command's flags.")
+}
+
+// suggestCommand returns ` (did you mean "x"?)` for a near miss, or "".
+func suggestCommand(name string) string {
+	best, bestD := "", 3
+	for n := range commands {
+		if d := editDistance(name, n); d < bestD || (d == bestD && n < best) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printHelp(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		printHelp(stdout)
+		return 0
+	case "-version", "--version":
+		name = "version"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "onair: unknown command %q%s\nRun 'onair help' for the list.\n", name, suggestCommand(strings.TrimLeft(name, "-")))
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
