@@ -1,0 +1,143 @@
+// Package plan holds the compiled form of a show: nodes, edges, event loops,
+// node groups, what fusion removed and why, and what the show will cost.
+//
+// A plan is the contract between the compiler (which writes it), the runtime
+// (which executes it), and diff (which compares two of them). Its JSON form
+// is versioned and deterministic: the same show and variables give the same
+// bytes.
+//
+// This package must never import lang/, compiler/ or runtime/: a saved plan
+// is read without the show it came from.
+package plan
+
+// FormatVersion is bumped whenever the JSON shape changes incompatibly.
+const FormatVersion = 1
+
+// Plan is a compiled show.
+type Plan struct {
+	FormatVersion int    `json:"format_version"`
+	ToolVersion   string `json:"tool_version"`
+	Show          string `json:"show"`      // the show's name
+	ShowHash      string `json:"show_hash"` // lang.Show.Hash
+	Profile       string `json:"profile,omitempty"`
+
+	Size      string `json:"size"`       // "1920x1080"
+	FrameRate string `json:"frame_rate"` // "30" or "30000/1001"
+	Format    string `json:"format"`     // nv12 | p010
+
+	Canvas Canvas `json:"canvas"`
+
+	Nodes     []Node    `json:"nodes"`
+	Edges     []Edge    `json:"edges"`
+	Loops     []Loop    `json:"loops"`
+	Groups    []Group   `json:"groups"`
+	Fusions   []Fusion  `json:"fusions"`
+	Estimates Estimates `json:"estimates"`
+}
+
+// Canvas is the canvas settings in effect, defaults applied.
+type Canvas struct {
+	RawUpload         string   `json:"raw_upload"`
+	InputRouting      string   `json:"input_routing"`
+	SourceFanOut      string   `json:"source_fan_out"`
+	InputPollMs       int      `json:"input_poll_ms"`
+	AuxInputPollMs    int      `json:"aux_input_poll_ms"`
+	PacingLoops       int      `json:"pacing_loops"`
+	BrowserFrameQueue int      `json:"browser_frame_queue"`
+	ImportTTLMs       int      `json:"import_ttl_ms"`
+	FrameMetadata     []string `json:"frame_metadata"`
+}
+
+// Node is one node of the compiled graph.
+type Node struct {
+	ID      string `json:"id"`      // unique: "<address>/<kind>" such as "source.cam[3]/dec_video"
+	Kind    string `json:"kind"`    // a kind registered in nodes/
+	Address string `json:"address"` // the show element it was made for: "source.cam[3]", "bus.a", "output.rec"
+	Group   string `json:"group"`   // the node group it starts with
+
+	Placement Placement      `json:"placement"`
+	Params    map[string]any `json:"params,omitempty"` // values are string, float64/int, bool or []string
+	Format    string         `json:"format,omitempty"` // the format it emits: nv12 | p010
+	Domain    string         `json:"domain,omitempty"` // where its output lives: host | device
+
+	Range *Range `json:"range,omitempty"` // the show-file range that made it
+}
+
+// Placement says where a node runs: on a named event loop, or on a thread of
+// its own (blocking nodes).
+type Placement struct {
+	Loop   string `json:"loop,omitempty"`
+	Thread bool   `json:"thread,omitempty"`
+}
+
+// Edge is a bounded queue between two nodes.
+type Edge struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Capacity int    `json:"capacity"`
+	Policy   string `json:"policy"`           // block | drop
+	Format   string `json:"format,omitempty"` // what travels: nv12, p010, packets
+}
+
+// Loop is an event loop: "default" or "pacing_N".
+type Loop struct {
+	Name    string   `json:"name"`
+	Sources []string `json:"sources,omitempty"` // addresses of the sources it paces
+	Nodes   []string `json:"nodes,omitempty"`   // ids of the nodes placed on it
+}
+
+// Group is a node group: the unit that starts, waits for readiness and
+// restarts together.
+type Group struct {
+	Name        string   `json:"name"`
+	Order       int      `json:"order"`                // start order, 0 first
+	DependsOn   []string `json:"depends_on,omitempty"` // groups that must be ready first
+	Readiness   string   `json:"readiness"`            // e.g. "every edge leaving the group has carried a frame"
+	Restartable bool     `json:"restartable,omitempty"`
+}
+
+// Fusion is one entry of the fusion log: a pass that changed the naive graph.
+type Fusion struct {
+	Pass    string   `json:"pass"`
+	Group   string   `json:"group"`
+	Removed []string `json:"removed,omitempty"` // node ids removed
+	Added   []string `json:"added,omitempty"`   // node ids added in their place
+	Reason  string   `json:"reason"`
+}
+
+// Estimates is what the show will cost, and how that compares with the
+// capacity profile.
+type Estimates struct {
+	Threads           int      `json:"threads"`
+	EventLoops        int      `json:"event_loops"`
+	Nodes             int      `json:"nodes"`
+	Edges             int      `json:"edges"`
+	VRAMBytes         int64    `json:"vram_bytes"`
+	PinnedHostBytes   int64    `json:"pinned_host_bytes"`
+	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
+	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
+	Budgets           []Budget `json:"budgets,omitempty"` // each estimate against the profile
+}
+
+// Budget is one estimate against one limit of the capacity profile.
+type Budget struct {
+	Name  string  `json:"name"`
+	Used  float64 `json:"used"`
+	Limit float64 `json:"limit"`
+	Unit  string  `json:"unit"`
+	OK    bool    `json:"ok"`
+}
+
+// Range is a range in a show file, as HCL reports it.
+type Range struct {
+	Filename string `json:"filename"`
+	Start    Pos    `json:"start"`
+	End      Pos    `json:"end"`
+}
+
+// Pos is a position in a show file; line and column count from 1.
+type Pos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
