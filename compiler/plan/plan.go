@@ -33,6 +33,36 @@ type Plan struct {
 	Groups    []Group   `json:"groups"`
 	Fusions   []Fusion  `json:"fusions"`
 	Estimates Estimates `json:"estimates"`
+
+	// Scenes are the layouts compositors draw; a compositor node's params
+	// name the scenes it may show.
+	Scenes []Scene `json:"scenes"`
+	// Moved carries the show's moved blocks, so that a diff between two
+	// saved plans still sees a rename as an update.
+	Moved []Moved `json:"moved,omitempty"`
+}
+
+// Scene is one scene layout.
+type Scene struct {
+	Address string  `json:"address"` // "scene.quad", "scene.q[3]"
+	Layers  []Layer `json:"layers"`  // bottom first
+	Range   *Range  `json:"range,omitempty"`
+}
+
+// Layer places one source on a scene.
+type Layer struct {
+	Source  string  `json:"source"` // the source's address
+	Rect    [4]int  `json:"rect"`   // x, y, w, h on the canvas
+	Fit     string  `json:"fit"`    // stretch | contain | cover
+	Crop    *[4]int `json:"crop,omitempty"`
+	Opacity float64 `json:"opacity"`
+	Z       int     `json:"z"`
+}
+
+// Moved is a rename: the element once at From is now at To.
+type Moved struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // Canvas is the canvas settings in effect, defaults applied.
