@@ -84,7 +84,11 @@ func init() {
 		summary: "Show the list of commands, or one command's usage.",
 		usage:   "[COMMAND]",
 		run: func(args []string, stdout, stderr io.Writer) int {
-			if len(args) > 0 && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" {
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+				fmt.Fprintf(stderr, "usage: onair help [COMMAND]\n\nShow the list of commands, or one command's usage.\n")
+				return 0
+			}
+			if len(args) > 0 {
 				c, ok := commands[args[0]]
 				if !ok {
 					fmt.Fprintf(stderr, "onair help: unknown command %q%s\n", args[0], suggestCommand(args[0]))

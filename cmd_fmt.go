@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+)
+
+func init() {
+	register(&command{
+		name:    "fmt",
+		summary: "Rewrite show files in the canonical format.",
+		usage:   "[-check] [-diff] [-write=false] [-recursive] PATH...",
+		run:     runFmt,
+	})
+}
+
+func runFmt(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(commands["fmt"], stderr)
+	check := fs.Bool("check", false, "write nothing; list the files that are not formatted and exit 1 if there are any")
+	diff := fs.Bool("diff", false, "print the changes as a unified diff")
+	write := fs.Bool("write", true, "rewrite files in place (ignored with -check)")
+	recursive := fs.Bool("recursive", false, "also format .hcl files in subdirectories")
+	if rc := parseFlags(fs, args); rc >= 0 {
+		return rc
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	files, err := fmtFiles(paths, *recursive)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair fmt: %v\n", err)
+		return 1
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(stderr, "onair fmt: no .hcl files in %s\n", strings.Join(paths, ", "))
+		return 1
+	}
+	rc := 0
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "onair fmt: %v\n", err)
+			rc = 1
+			continue
+		}
+		out, diags := formatShow(name, src)
+		if diags.HasErrors() {
+			wr := hcl.NewDiagnosticTextWriter(stderr, map[string]*hcl.File{name: {Bytes: src}}, 100, false)
+			wr.WriteDiagnostics(diags)
+			rc = 1
+			continue
+		}
+		if bytes.Equal(src, out) {
+			continue
+		}
+		fmt.Fprintln(stdout, name)
+		if *diff {
+			io.WriteString(stdout, unifiedDiff(name, string(src), string(out)))
+		}
+		if *check {
+			rc = 1
+			continue
+		}
+		if *write {
+			mode := os.FileMode(0o644)
+			if st, err := os.Stat(name); err == nil {
+				mode = st.Mode().Perm()
+			}
+			if err := os.WriteFile(name, out, mode); err != nil {
+				fmt.Fprintf(stderr, "onair fmt: %v\n", err)
+				rc = 1
+			}
+		}
+	}
+	return rc
+}
+
+// formatShow returns the canonical form of one show file, or the syntax
+// errors that keep it from being formatted.
+func formatShow(name string, src []byte) ([]byte, hcl.Diagnostics) {
+	f, diags := hclwrite.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	out := hclwrite.Format(f.Bytes())
+	// One trailing newline, no trailing blank lines.
+	out = append(bytes.TrimRight(out, "\n"), '\n')
+	return out, nil
+}
+
+// fmtFiles expands the command line into .hcl files, sorted, each once.
+func fmtFiles(paths []string, recursive bool) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", p, err)
+		}
+		if !st.IsDir() {
+			add(p)
+			continue
+		}
+		if recursive {
+			err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() && strings.HasSuffix(path, ".hcl") {
+					add(path)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read directory %s: %w", p, err)
+		}
+		for _, e := range ents {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
+				add(filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// unifiedDiff renders the line differences between a and b with three lines
+// of context, in the format of diff -u.
+func unifiedDiff(name, a, b string) string {
+	al, bl := splitLines(a), splitLines(b)
+	ops := diffLines(al, bl)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- %s\n+++ %s (formatted)\n", name, name)
+	const ctx = 3
+	for i := 0; i < len(ops); {
+		if ops[i].kind == ' ' {
+			i++
+			continue
+		}
+		// A hunk: back up ctx lines, run until ctx*2 equal lines in a row.
+		start := max(i-ctx, 0)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := 0
+			for end+run < len(ops) && ops[end+run].kind == ' ' {
+				run++
+			}
+			if end+run == len(ops) || run > 2*ctx {
+				end += min(run, ctx)
+				break
+			}
+			end += run
+		}
+		aStart, bStart, aN, bN := ops[start].ai+1, ops[start].bi+1, 0, 0
+		for _, op := range ops[start:end] {
+			if op.kind != '+' {
+				aN++
+			}
+			if op.kind != '-' {
+				bN++
+			}
+		}
+		fmt.Fprintf(&sb, "@@ -%d,%d +%d,%d @@\n", aStart, aN, bStart, bN)
+		for _, op := range ops[start:end] {
+			sb.WriteByte(op.kind)
+			sb.WriteString(op.text)
+			sb.WriteByte('\n')
+		}
+		i = end
+	}
+	return sb.String()
+}
+
+type diffOp struct {
+	kind   byte // ' ', '-', '+'
+	text   string
+	ai, bi int // line index in a and b where this op stands
+}
+
+// diffLines is a longest-common-subsequence line diff. Show files are small;
+// past a size where the table would be large it reports a whole replacement.
+func diffLines(a, b []string) []diffOp {
+	var ops []diffOp
+	if len(a)*len(b) > 25_000_000 {
+		for i, l := range a {
+			ops = append(ops, diffOp{'-', l, i, 0})
+		}
+		for j, l := range b {
+			ops = append(ops, diffOp{'+', l, len(a), j})
+		}
+		return ops
+	}
+	n, m := len(a), len(b)
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			ops = append(ops, diffOp{' ', a[i], i, j})
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			ops = append(ops, diffOp{'+', b[j], i, j})
+			j++
+		default:
+			ops = append(ops, diffOp{'-', a[i], i, j})
+			i++
+		}
+	}
+	return ops
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
