@@ -1,0 +1,236 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/onairhq/onair/frame"
+)
+
+// Fit says how a layer's picture fills its rectangle.
+type Fit uint8
+
+const (
+	// Stretch scales the picture to the rectangle, aspect ratio ignored.
+	Stretch Fit = iota
+	// Contain scales the picture to fit inside the rectangle, aspect kept,
+	// and pads the rest of the rectangle black.
+	Contain
+	// Cover scales the picture to cover the rectangle, aspect kept, and
+	// crops what overflows, equally on both sides.
+	Cover
+)
+
+// ParseFit maps "stretch", "contain" and "cover" to a Fit.
+func ParseFit(s string) (Fit, error) {
+	switch s {
+	case "stretch", "":
+		return Stretch, nil
+	case "contain":
+		return Contain, nil
+	case "cover":
+		return Cover, nil
+	}
+	return 0, fmt.Errorf("unknown fit %q: use stretch, contain or cover", s)
+}
+
+func (f Fit) String() string {
+	return [...]string{"stretch", "contain", "cover"}[f]
+}
+
+// Layer is one picture placed on the canvas.
+type Layer struct {
+	Frame   *frame.Frame // the picture; nil draws nothing
+	Rect    Rect         // where on the canvas, in canvas pixels (rounded to even)
+	Fit     Fit
+	Crop    Rect    // the part of Frame to show, in its pixels; zero: all of it
+	Opacity float64 // 1 opaque, 0 invisible; in between blends over what is below
+	Z       int     // higher draws later (on top); equal Z keeps slice order
+}
+
+// Placement is where a layer's picture lands once its fit is applied: the
+// source window that is read (Crop) and the canvas rectangle it is scaled to
+// (Dst); Pad is the layer's whole rectangle, painted black first when Dst is
+// smaller (contain).
+type Placement struct {
+	Crop, Dst, Pad Rect
+}
+
+// Place computes the geometry of a layer's fit for a srcW×srcH picture. All
+// rectangles are rounded to even pixels for 4:2:0 chroma.
+func Place(srcW, srcH int, crop, rect Rect, fit Fit) Placement {
+	if crop.Empty() {
+		crop = Rect{0, 0, srcW, srcH}
+	}
+	crop = clampRect(crop.even(), srcW, srcH)
+	rect = rect.even()
+	p := Placement{Crop: crop, Dst: rect, Pad: rect}
+	if crop.Empty() || rect.Empty() {
+		return p
+	}
+	switch fit {
+	case Contain:
+		// Scale by the smaller ratio; compare cross products to stay exact.
+		if crop.W*rect.H >= crop.H*rect.W { // wider than the rect: full width
+			h := evenRound(float64(rect.W) * float64(crop.H) / float64(crop.W))
+			p.Dst = Rect{rect.X, rect.Y + (rect.H-h)/2&^1, rect.W, h}
+		} else {
+			w := evenRound(float64(rect.H) * float64(crop.W) / float64(crop.H))
+			p.Dst = Rect{rect.X + (rect.W-w)/2&^1, rect.Y, w, rect.H}
+		}
+	case Cover:
+		if crop.W*rect.H >= crop.H*rect.W { // wider: crop the sides
+			w := evenRound(float64(crop.H) * float64(rect.W) / float64(rect.H))
+			p.Crop = Rect{crop.X + (crop.W-w)/2&^1, crop.Y, w, crop.H}
+		} else {
+			h := evenRound(float64(crop.W) * float64(rect.H) / float64(rect.W))
+			p.Crop = Rect{crop.X, crop.Y + (crop.H-h)/2&^1, crop.W, h}
+		}
+	}
+	return p
+}
+
+func evenRound(v float64) int {
+	n := int(math.Round(v/2)) * 2
+	if n < 2 {
+		n = 2
+	}
+	return n
+}
+
+func clampRect(r Rect, w, h int) Rect {
+	x0, y0 := max(r.X, 0), max(r.Y, 0)
+	x1, y1 := min(r.X+r.W, w), min(r.Y+r.H, h)
+	return Rect{x0, y0, max(0, x1-x0), max(0, y1-y0)}
+}
+
+// Compositor renders layers onto a canvas frame. It caches the scaling
+// filters of each geometry it has seen and reuses one scratch buffer, so a
+// steady show renders without allocating. A Compositor is not safe for
+// concurrent use; give each bus its own.
+type Compositor struct {
+	scalers map[scalerKey]*scaler
+	tmp     []int32
+	order   []int
+	renders uint64
+}
+
+// NewCompositor returns a compositor with empty caches.
+func NewCompositor() *Compositor {
+	return &Compositor{scalers: map[scalerKey]*scaler{}}
+}
+
+// maxScalers bounds the filter cache; the least recently used goes first.
+const maxScalers = 64
+
+func (c *Compositor) scalerFor(k scalerKey) *scaler {
+	if s, ok := c.scalers[k]; ok {
+		s.used = c.renders
+		return s
+	}
+	if len(c.scalers) >= maxScalers {
+		var oldK scalerKey
+		oldest := uint64(math.MaxUint64)
+		for k2, s := range c.scalers {
+			if s.used < oldest {
+				oldest, oldK = s.used, k2
+			}
+		}
+		delete(c.scalers, oldK)
+	}
+	s := &scaler{
+		lx: newFilter(k.sw, k.dw), ly: newFilter(k.sh, k.dh),
+		cx: newFilter(k.sw/2, k.dw/2), cy: newFilter(k.sh/2, k.dh/2),
+		used: c.renders,
+	}
+	c.scalers[k] = s
+	return s
+}
+
+// Render paints dst black (limited range) and draws the layers on it in
+// z-order. Every layer's frame must have dst's format.
+func (c *Compositor) Render(dst *frame.Frame, layers []Layer) error {
+	c.renders++
+	for i := range layers {
+		if f := layers[i].Frame; f != nil && f.Format != dst.Format {
+			return fmt.Errorf("layer %d: frame is %v but the canvas is %v: convert at the source", i, f.Format, dst.Format)
+		}
+	}
+	dst.Fill()
+	// Stable insertion sort of indices by Z, without allocating.
+	c.order = c.order[:0]
+	for i := range layers {
+		c.order = append(c.order, i)
+		for j := len(c.order) - 1; j > 0 && layers[c.order[j-1]].Z > layers[c.order[j]].Z; j-- {
+			c.order[j-1], c.order[j] = c.order[j], c.order[j-1]
+		}
+	}
+	for _, i := range c.order {
+		c.draw(dst, &layers[i])
+	}
+	return nil
+}
+
+func (c *Compositor) draw(dst *frame.Frame, l *Layer) {
+	if l.Frame == nil || l.Opacity <= 0 || math.IsNaN(l.Opacity) {
+		return
+	}
+	alpha := int32(math.Round(min(l.Opacity, 1) * 256))
+	p := Place(l.Frame.Width, l.Frame.Height, l.Crop, l.Rect, l.Fit)
+	if p.Crop.Empty() || p.Dst.Empty() {
+		return
+	}
+	if p.Dst != p.Pad {
+		// Black padding around the picture: the strips of Pad outside Dst.
+		y, cc := dst.Format.Black()
+		d, a := p.Dst, p.Pad
+		blendFill(dst, Rect{a.X, a.Y, a.W, d.Y - a.Y}, y, cc, alpha)
+		blendFill(dst, Rect{a.X, d.Y + d.H, a.W, a.Y + a.H - d.Y - d.H}, y, cc, alpha)
+		blendFill(dst, Rect{a.X, d.Y, d.X - a.X, d.H}, y, cc, alpha)
+		blendFill(dst, Rect{d.X + d.W, d.Y, a.X + a.W - d.X - d.W, d.H}, y, cc, alpha)
+	}
+	c.scaleInto(dst, l.Frame, p.Crop, p.Dst, alpha)
+}
+
+// blendFill blends a flat colour (stored samples) over rect with alpha.
+func blendFill(dst *frame.Frame, r Rect, y, cc uint16, alpha int32) {
+	if r.Empty() {
+		return
+	}
+	if alpha >= 256 {
+		dst.FillRect(r.X, r.Y, r.W, r.H, y, cc, cc)
+		return
+	}
+	r = clampRect(r.even(), dst.Width, dst.Height)
+	if r.Empty() {
+		return
+	}
+	na := 256 - alpha
+	if dst.Format == frame.P010 {
+		for p := 0; p < 2; p++ {
+			pl, pitch, v := dst.Plane16(p), dst.Pitch[p]/2, int32(y>>6)
+			if p == 1 {
+				v = int32(cc >> 6)
+			}
+			for row := r.Y >> p; row < (r.Y+r.H)>>p; row++ {
+				s := pl[row*pitch+r.X : row*pitch+r.X+r.W]
+				for i := range s {
+					s[i] = uint16((v*alpha+int32(s[i]>>6)*na+128)>>8) << 6
+				}
+			}
+		}
+		return
+	}
+	for p := 0; p < 2; p++ {
+		pl, pitch, v := dst.Data[p], dst.Pitch[p], int32(y)
+		if p == 1 {
+			v = int32(cc)
+		}
+		for row := r.Y >> p; row < (r.Y+r.H)>>p; row++ {
+			s := pl[row*pitch+r.X : row*pitch+r.X+r.W]
+			for i := range s {
+				s[i] = uint8((v*alpha + int32(s[i])*na + 128) >> 8)
+			}
+		}
+	}
+}

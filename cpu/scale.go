@@ -1,0 +1,263 @@
+package cpu
+
+import (
+	"github.com/onairhq/onair/frame"
+)
+
+// coefBits is the fixed-point precision of filter coefficients; interBits
+// the fractional bits kept between the horizontal and the vertical pass.
+const (
+	coefBits  = 12
+	interBits = 6
+)
+
+// filter is a precomputed 1-D resampling filter: for each destination
+// position i, taps coefficients applied to source positions start[i]+k.
+type filter struct {
+	src, dst int
+	taps     int
+	start    []int32
+	coef     []int32 // len dst*taps, each group sums to 1<<coefBits
+}
+
+// newFilter builds the bilinear (triangle) filter that maps src samples onto
+// dst samples with centre-aligned sample positions, as ffmpeg's
+// scale=flags=bilinear does: a plain two-tap interpolation when enlarging and
+// a triangle widened by the ratio when shrinking, so that shrinking averages
+// rather than aliases. Positions outside the source clamp to its edge.
+func newFilter(src, dst int) *filter {
+	ratio := float64(src) / float64(dst)
+	support := 1.0
+	if ratio > 1 {
+		support = ratio
+	}
+	taps := int(2*support) + 2
+	if taps > src {
+		taps = src
+	}
+	if taps < 1 {
+		taps = 1
+	}
+	f := &filter{src: src, dst: dst, taps: taps, start: make([]int32, dst), coef: make([]int32, dst*taps)}
+	w := make([]float64, taps)
+	for i := 0; i < dst; i++ {
+		center := (float64(i)+0.5)*ratio - 0.5
+		first := int(center - support + 1) // floor for positive; fixed below
+		if float64(first) > center-support+1 {
+			first--
+		}
+		if first+taps > src {
+			first = src - taps
+		}
+		if first < 0 {
+			first = 0
+		}
+		// Accumulate triangle weights of every source sample in reach onto
+		// the clamped window [first, first+taps).
+		for k := range w {
+			w[k] = 0
+		}
+		lo, hi := int(center-support)-1, int(center+support)+1
+		var sum float64
+		for s := lo; s <= hi; s++ {
+			d := float64(s) - center
+			if d < 0 {
+				d = -d
+			}
+			wt := 1 - d/support
+			if wt <= 0 {
+				continue
+			}
+			c := min(max(s, 0), src-1)
+			k := c - first
+			if k < 0 {
+				k = 0
+			} else if k >= taps {
+				k = taps - 1
+			}
+			w[k] += wt
+			sum += wt
+		}
+		f.start[i] = int32(first)
+		var isum int32
+		best := 0
+		for k := range w {
+			v := int32(w[k]/sum*(1<<coefBits) + 0.5)
+			f.coef[i*taps+k] = v
+			isum += v
+			if w[k] > w[best] {
+				best = k
+			}
+		}
+		f.coef[i*taps+best] += (1 << coefBits) - isum
+	}
+	return f
+}
+
+// sample is a stored sample type: bytes for NV12, words for P010.
+type sample interface{ ~uint8 | ~uint16 }
+
+// planeJob scales the window (sx0, sy0, sw×sh, in sample units) of a source
+// plane onto the rectangle at (dx0, dy0) of a destination plane, drawing only
+// destination columns [vx0, vx1) and rows [vy0, vy1) relative to that
+// rectangle, blended with alpha (256 = opaque). ch is 1 for luma and 2 for
+// interleaved chroma; shift converts stored samples to their value (6 for
+// P010, 0 for NV12).
+type planeJob[T sample] struct {
+	src                []T
+	srcPitch           int // in samples of T
+	sx0, sy0           int // in pixels (chroma: pairs)
+	dst                []T
+	dstPitch           int
+	dx0, dy0           int
+	vx0, vx1, vy0, vy1 int
+	ch                 int
+	shift              uint
+	alpha              int32
+	fx, fy             *filter
+}
+
+func (j *planeJob[T]) run(tmp []int32) []int32 {
+	vw := j.vx1 - j.vx0
+	if vw <= 0 || j.vy1 <= j.vy0 {
+		return tmp
+	}
+	// Source rows the visible destination rows reach.
+	rlo := int(j.fy.start[j.vy0])
+	rhi := int(j.fy.start[j.vy1-1]) + j.fy.taps
+	rows := rhi - rlo
+	rowLen := vw * j.ch
+	if need := rows * rowLen; cap(tmp) < need {
+		tmp = make([]int32, need)
+	} else {
+		tmp = tmp[:need]
+	}
+	fx, ch, shift := j.fx, j.ch, j.shift
+	taps := fx.taps
+	const hround = 1 << (coefBits - interBits - 1)
+	for r := 0; r < rows; r++ {
+		srow := j.src[(j.sy0+rlo+r)*j.srcPitch+j.sx0*ch:]
+		out := tmp[r*rowLen : (r+1)*rowLen]
+		o := 0
+		for x := j.vx0; x < j.vx1; x++ {
+			st := int(fx.start[x]) * ch
+			cf := fx.coef[x*taps : x*taps+taps]
+			for c := 0; c < ch; c++ {
+				var s int32
+				p := st + c
+				for _, k := range cf {
+					s += k * (int32(srow[p]) >> shift)
+					p += ch
+				}
+				out[o] = (s + hround) >> (coefBits - interBits)
+				o++
+			}
+		}
+	}
+	fy := j.fy
+	const vround = 1 << (coefBits + interBits - 1)
+	maxv := int32(255)
+	if shift > 0 {
+		maxv = 1023
+	}
+	a, na := j.alpha, 256-j.alpha
+	for y := j.vy0; y < j.vy1; y++ {
+		base := (int(fy.start[y]) - rlo) * rowLen
+		cf := fy.coef[y*fy.taps : y*fy.taps+fy.taps]
+		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]
+		drow = drow[:rowLen]
+		for i := range drow {
+			var s int32
+			p := base + i
+			for _, k := range cf {
+				s += k * tmp[p]
+				p += rowLen
+			}
+			v := (s + vround) >> (coefBits + interBits)
+			if v > maxv {
+				v = maxv
+			} else if v < 0 {
+				v = 0
+			}
+			if a < 256 {
+				v = (v*a + (int32(drow[i])>>shift)*na + 128) >> 8
+			}
+			drow[i] = T(v << shift)
+		}
+	}
+	return tmp
+}
+
+// scalerKey identifies the filters of one scaling geometry.
+type scalerKey struct{ sw, sh, dw, dh int }
+
+type scaler struct {
+	lx, ly, cx, cy *filter
+	used           uint64 // the compositor's render count when last used
+}
+
+// Rect is a rectangle in pixels: X, Y of its top-left corner, W×H.
+type Rect struct{ X, Y, W, H int }
+
+// Empty reports whether r has no area.
+func (r Rect) Empty() bool { return r.W <= 0 || r.H <= 0 }
+
+// even rounds a rectangle to even coordinates and sizes (4:2:0 chroma).
+func (r Rect) even() Rect {
+	x0, y0 := r.X&^1, r.Y&^1
+	x1, y1 := (r.X+r.W+1)&^1, (r.Y+r.H+1)&^1
+	return Rect{x0, y0, x1 - x0, y1 - y0}
+}
+
+// scaleInto draws the crop window of src stretched onto rect of dst (both
+// even), clipped to dst, blended with alpha (256 = opaque).
+func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect Rect, alpha int32) {
+	// Visible part of rect.
+	vx0, vy0 := max(0, -rect.X), max(0, -rect.Y)
+	vx1, vy1 := min(rect.W, dst.Width-rect.X), min(rect.H, dst.Height-rect.Y)
+	if vx1 <= vx0 || vy1 <= vy0 {
+		return
+	}
+	if crop.W == rect.W && crop.H == rect.H && alpha >= 256 {
+		copyRect(dst, src, crop, rect, vx0, vy0, vx1, vy1)
+		return
+	}
+	sc := c.scalerFor(scalerKey{crop.W, crop.H, rect.W, rect.H})
+	if dst.Format == frame.P010 {
+		c.tmp = (&planeJob[uint16]{
+			src: src.Plane16(0), srcPitch: src.Pitch[0] / 2, sx0: crop.X, sy0: crop.Y,
+			dst: dst.Plane16(0), dstPitch: dst.Pitch[0] / 2, dx0: rect.X, dy0: rect.Y,
+			vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, shift: 6, alpha: alpha, fx: sc.lx, fy: sc.ly,
+		}).run(c.tmp)
+		c.tmp = (&planeJob[uint16]{
+			src: src.Plane16(1), srcPitch: src.Pitch[1] / 2, sx0: crop.X / 2, sy0: crop.Y / 2,
+			dst: dst.Plane16(1), dstPitch: dst.Pitch[1] / 2, dx0: rect.X / 2, dy0: rect.Y / 2,
+			vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, shift: 6, alpha: alpha, fx: sc.cx, fy: sc.cy,
+		}).run(c.tmp)
+		return
+	}
+	c.tmp = (&planeJob[uint8]{
+		src: src.Data[0], srcPitch: src.Pitch[0], sx0: crop.X, sy0: crop.Y,
+		dst: dst.Data[0], dstPitch: dst.Pitch[0], dx0: rect.X, dy0: rect.Y,
+		vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: alpha, fx: sc.lx, fy: sc.ly,
+	}).run(c.tmp)
+	c.tmp = (&planeJob[uint8]{
+		src: src.Data[1], srcPitch: src.Pitch[1], sx0: crop.X / 2, sy0: crop.Y / 2,
+		dst: dst.Data[1], dstPitch: dst.Pitch[1], dx0: rect.X / 2, dy0: rect.Y / 2,
+		vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, alpha: alpha, fx: sc.cx, fy: sc.cy,
+	}).run(c.tmp)
+}
+
+// copyRect is the 1:1 opaque case: a row copy per visible row.
+func copyRect(dst, src *frame.Frame, crop, rect Rect, vx0, vy0, vx1, vy1 int) {
+	bps := dst.Format.BytesPerSample()
+	for p := 0; p < 2; p++ {
+		sh := p // chroma rows are half as many; columns stay in bytes (pairs)
+		n := (vx1 - vx0) * bps
+		for y := vy0 >> sh; y < vy1>>sh; y++ {
+			so := (crop.Y>>sh+y)*src.Pitch[p] + (crop.X+vx0)*bps
+			do := (rect.Y>>sh+y)*dst.Pitch[p] + (rect.X+vx0)*bps
+			copy(dst.Data[p][do:do+n], src.Data[p][so:so+n])
+		}
+	}
+}

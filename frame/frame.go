@@ -1,0 +1,267 @@
+// Package frame holds uncompressed NV12 and P010 pictures in host memory and
+// the reference-counted pools that recycle them, so that a running show
+// allocates nothing per frame.
+//
+// A Frame is plain data: two planes (luma, then interleaved CbCr at half
+// width and half height), their pitches, a rational timestamp, colour tags
+// and the identity of the source frame it came from. Pools hand frames out
+// with one reference; every extra user (a bus, an output queue) Retains it and
+// the last Release gives it back.
+//
+// frame must never import runtime/, lang/, compiler/ or cpu/: it is the leaf
+// every backend shares.
+package frame
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Format is the pixel layout of a frame.
+type Format uint8
+
+const (
+	// NV12 is 8-bit 4:2:0: a luma plane of W×H bytes, then a chroma plane of
+	// H/2 rows of W/2 interleaved Cb,Cr byte pairs.
+	NV12 Format = iota + 1
+	// P010 is 10-bit 4:2:0 in 16-bit little-endian words, the sample in the
+	// high ten bits; planes as NV12 with two bytes per sample.
+	P010
+)
+
+// ParseFormat maps "nv12" and "p010" to a Format.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "nv12", "NV12":
+		return NV12, nil
+	case "p010", "P010":
+		return P010, nil
+	}
+	return 0, fmt.Errorf("unknown pixel format %q: use nv12 or p010", s)
+}
+
+func (f Format) String() string {
+	switch f {
+	case NV12:
+		return "nv12"
+	case P010:
+		return "p010"
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// BytesPerSample is 1 for NV12 and 2 for P010.
+func (f Format) BytesPerSample() int {
+	if f == P010 {
+		return 2
+	}
+	return 1
+}
+
+// BitDepth is 8 for NV12 and 10 for P010.
+func (f Format) BitDepth() int {
+	if f == P010 {
+		return 10
+	}
+	return 8
+}
+
+// Size is the number of bytes a tightly packed W×H picture takes.
+func (f Format) Size(w, h int) int { return w * h * 3 / 2 * f.BytesPerSample() }
+
+// Black returns the limited-range black of the format as stored samples:
+// luma and chroma (16/128 for NV12, 64<<6 and 512<<6 for P010).
+func (f Format) Black() (y, c uint16) {
+	if f == P010 {
+		return 64 << 6, 512 << 6
+	}
+	return 16, 128
+}
+
+// Rational is an exact time base or frame rate; Den > 0.
+type Rational struct{ Num, Den int64 }
+
+// Inverse returns Den/Num (a frame rate's frame duration).
+func (r Rational) Inverse() Rational { return Rational{r.Den, r.Num} }
+
+// Float returns the value as a float64.
+func (r Rational) Float() float64 { return float64(r.Num) / float64(r.Den) }
+
+func (r Rational) String() string {
+	if r.Den == 1 {
+		return fmt.Sprint(r.Num)
+	}
+	return fmt.Sprintf("%d/%d", r.Num, r.Den)
+}
+
+// Colour holds the colour tags stamped on a frame at its source.
+type Colour struct {
+	Primaries string // bt709 | bt2020 | bt601
+	Transfer  string // bt709 | pq | hlg | srgb
+	Matrix    string // bt709 | bt2020nc | bt601
+	Range     string // limited | full
+}
+
+// BT709 is the tag set of HD video: bt709 everything, limited range.
+var BT709 = Colour{Primaries: "bt709", Transfer: "bt709", Matrix: "bt709", Range: "limited"}
+
+// Frame is one picture in host memory.
+type Frame struct {
+	Format        Format
+	Width, Height int
+	Pitch         [2]int    // bytes per row of plane 0 (luma) and plane 1 (CbCr)
+	Data          [2][]byte // the planes; Data[1] rows hold Width/2 Cb,Cr pairs
+	PTS           int64     // presentation time in TimeBase units
+	TimeBase      Rational
+	Colour        Colour
+	Source        string // the id of the source that produced it
+	SourceFrame   int64  // the source's frame number (counts on across loops)
+
+	buf  []byte // the one allocation both planes live in
+	refs atomic.Int32
+	pool *Pool
+}
+
+// New allocates a frame outside any pool, tightly packed, filled with black.
+// Width and height must be even and positive.
+func New(f Format, w, h int) (*Frame, error) {
+	if err := check(f, w, h); err != nil {
+		return nil, err
+	}
+	fr := alloc(f, w, h)
+	fr.refs.Store(1)
+	fr.Fill()
+	return fr, nil
+}
+
+func check(f Format, w, h int) error {
+	if f != NV12 && f != P010 {
+		return fmt.Errorf("frame: unknown format %v", f)
+	}
+	if w <= 0 || h <= 0 || w%2 != 0 || h%2 != 0 {
+		return fmt.Errorf("frame: size %dx%d must be positive and even (4:2:0 chroma)", w, h)
+	}
+	return nil
+}
+
+func alloc(f Format, w, h int) *Frame {
+	bps := f.BytesPerSample()
+	buf := make([]byte, f.Size(w, h))
+	ys := w * h * bps
+	return &Frame{
+		Format: f, Width: w, Height: h,
+		Pitch:    [2]int{w * bps, w * bps},
+		Data:     [2][]byte{buf[:ys:ys], buf[ys:]},
+		TimeBase: Rational{1, 1},
+		buf:      buf,
+	}
+}
+
+// Bytes returns both planes as one contiguous slice (luma then chroma) when
+// the frame is tightly packed, as frames from New and pools are: the layout
+// of a raw .nv12/.p010 file, so a file read can land in it directly.
+func (fr *Frame) Bytes() []byte { return fr.buf }
+
+// Plane16 returns plane i of a P010 frame as 16-bit words (native order,
+// which is little-endian on every host onair supports).
+func (fr *Frame) Plane16(i int) []uint16 {
+	d := fr.Data[i]
+	if len(d) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&d[0])), len(d)/2)
+}
+
+// Fill paints the frame limited-range black.
+func (fr *Frame) Fill() {
+	y, c := fr.Format.Black()
+	fr.FillRect(0, 0, fr.Width, fr.Height, y, c, c)
+}
+
+// FillRect paints the rectangle (clipped to the frame; x, y, w, h rounded to
+// even) with one luma and one Cb, Cr value, given as stored samples.
+func (fr *Frame) FillRect(x, y, w, h int, Y, Cb, Cr uint16) {
+	x0, y0, x1, y1 := clipEven(x, y, w, h, fr.Width, fr.Height)
+	if x1 <= x0 || y1 <= y0 {
+		return
+	}
+	if fr.Format == P010 {
+		yp, cp := fr.Plane16(0), fr.Plane16(1)
+		ps0, ps1 := fr.Pitch[0]/2, fr.Pitch[1]/2
+		for r := y0; r < y1; r++ {
+			row := yp[r*ps0+x0 : r*ps0+x1]
+			for i := range row {
+				row[i] = Y
+			}
+		}
+		for r := y0 / 2; r < y1/2; r++ {
+			row := cp[r*ps1+x0 : r*ps1+x1]
+			for i := 0; i < len(row); i += 2 {
+				row[i], row[i+1] = Cb, Cr
+			}
+		}
+		return
+	}
+	for r := y0; r < y1; r++ {
+		row := fr.Data[0][r*fr.Pitch[0]+x0 : r*fr.Pitch[0]+x1]
+		for i := range row {
+			row[i] = byte(Y)
+		}
+	}
+	for r := y0 / 2; r < y1/2; r++ {
+		row := fr.Data[1][r*fr.Pitch[1]+x0 : r*fr.Pitch[1]+x1]
+		for i := 0; i < len(row); i += 2 {
+			row[i], row[i+1] = byte(Cb), byte(Cr)
+		}
+	}
+}
+
+func clipEven(x, y, w, h, W, H int) (x0, y0, x1, y1 int) {
+	x0, y0, x1, y1 = x&^1, y&^1, (x+w+1)&^1, (y+h+1)&^1
+	x0, y0 = max(x0, 0), max(y0, 0)
+	x1, y1 = min(x1, W), min(y1, H)
+	return
+}
+
+// CopyMeta copies the timestamp, colour tags and source identity of src.
+func (fr *Frame) CopyMeta(src *Frame) {
+	fr.PTS, fr.TimeBase, fr.Colour = src.PTS, src.TimeBase, src.Colour
+	fr.Source, fr.SourceFrame = src.Source, src.SourceFrame
+}
+
+// CopyFrom copies the pixels and metadata of src, which must have the same
+// format and size.
+func (fr *Frame) CopyFrom(src *Frame) error {
+	if src.Format != fr.Format || src.Width != fr.Width || src.Height != fr.Height {
+		return fmt.Errorf("frame: copy %v %dx%d into %v %dx%d", src.Format, src.Width, src.Height, fr.Format, fr.Width, fr.Height)
+	}
+	rowBytes := fr.Width * fr.Format.BytesPerSample()
+	for p := 0; p < 2; p++ {
+		rows := fr.Height >> p
+		for r := 0; r < rows; r++ {
+			copy(fr.Data[p][r*fr.Pitch[p]:r*fr.Pitch[p]+rowBytes], src.Data[p][r*src.Pitch[p]:])
+		}
+	}
+	fr.CopyMeta(src)
+	return nil
+}
+
+// Retain adds a reference: call it once for every extra user of the frame.
+func (fr *Frame) Retain() { fr.refs.Add(1) }
+
+// Refs is the current number of references.
+func (fr *Frame) Refs() int32 { return fr.refs.Load() }
+
+// Release drops a reference; the last one returns a pooled frame to its pool.
+// Releasing a frame more often than it was retained panics, since that bug
+// would otherwise hand one buffer to two users.
+func (fr *Frame) Release() {
+	n := fr.refs.Add(-1)
+	if n < 0 {
+		panic("frame: Release of a frame with no references")
+	}
+	if n == 0 && fr.pool != nil {
+		fr.pool.put(fr)
+	}
+}

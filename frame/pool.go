@@ -1,0 +1,82 @@
+package frame
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Pool recycles frames of one format and size. Get hands out a frame with one
+// reference; the frame comes back when its last reference is released. After
+// warm-up, Get and Release allocate nothing.
+type Pool struct {
+	format        Format
+	width, height int
+
+	mu        sync.Mutex
+	free      []*Frame
+	allocated int
+	max       int
+}
+
+// NewPool returns a pool of w×h frames of format f. max bounds the number of
+// frames it will ever allocate (0: unbounded); Get fails once they are all out.
+func NewPool(f Format, w, h, max int) (*Pool, error) {
+	if err := check(f, w, h); err != nil {
+		return nil, err
+	}
+	return &Pool{format: f, width: w, height: h, max: max}, nil
+}
+
+// Format, Width and Height describe the pool's frames.
+func (p *Pool) Format() Format { return p.format }
+func (p *Pool) Width() int     { return p.width }
+func (p *Pool) Height() int    { return p.height }
+
+// Allocated is the number of frames the pool has ever allocated.
+func (p *Pool) Allocated() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.allocated
+}
+
+// Free is the number of frames waiting in the pool.
+func (p *Pool) Free() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
+}
+
+// ErrExhausted is returned by Get when a bounded pool has every frame out.
+var ErrExhausted = fmt.Errorf("frame: pool exhausted: every frame is still referenced (a user forgot Release, or the pool is too small)")
+
+// Get returns a frame with one reference. Its pixels are whatever the last
+// user left; its metadata is cleared.
+func (p *Pool) Get() (*Frame, error) {
+	p.mu.Lock()
+	var fr *Frame
+	if n := len(p.free); n > 0 {
+		fr = p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+	} else {
+		if p.max > 0 && p.allocated >= p.max {
+			p.mu.Unlock()
+			return nil, ErrExhausted
+		}
+		p.allocated++
+		p.mu.Unlock()
+		fr = alloc(p.format, p.width, p.height)
+		fr.pool = p
+	}
+	fr.PTS, fr.SourceFrame, fr.Source = 0, 0, ""
+	fr.TimeBase, fr.Colour = Rational{1, 1}, Colour{}
+	fr.refs.Store(1)
+	return fr, nil
+}
+
+func (p *Pool) put(fr *Frame) {
+	p.mu.Lock()
+	p.free = append(p.free, fr)
+	p.mu.Unlock()
+}
