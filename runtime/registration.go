@@ -1,0 +1,118 @@
+package runtime
+
+// Registrations: one-shot epoll waits owned by a loop.
+//
+// Invariants:
+//   - A registration's epoll data is (slot, generation); a slot is reused
+//     only with a new generation, so a late event for an old registration
+//     is dropped.
+//   - fdOwner maps a descriptor number to the registration that added it
+//     last. Rearm and Unregister touch epoll only for the owner: after a
+//     descriptor is closed and its number reused by a new registration, the
+//     old registration's Unregister cannot remove the new one's wait.
+//   - The handler runs once per Rearm at most (EPOLLONESHOT). For a Signal
+//     watch the loop reads the eventfd and clears the signal's flag before
+//     the handler runs; the handler then checks its condition.
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Registration is a wait on a descriptor in an EventLoop.
+type Registration struct {
+	loop    *EventLoop
+	fd      int
+	events  uint32
+	slot    int32
+	gen     int32
+	handler func(events uint32)
+	signal  *Signal
+	active  atomic.Bool
+}
+
+// Register waits for events (unix.EPOLLIN, ...) on fd, one-shot: handler
+// runs on the loop's thread once, and again only after Rearm.
+func (l *EventLoop) Register(fd int, events uint32, handler func(events uint32)) (*Registration, error) {
+	return l.register(fd, events, handler, nil)
+}
+
+// Watch waits for s to be notified, one-shot: the loop consumes the
+// notification, then runs fn on its thread; fn checks its condition and
+// calls Rearm to wait again.
+func (l *EventLoop) Watch(s *Signal, fn func()) (*Registration, error) {
+	return l.register(s.fd, unix.EPOLLIN, func(uint32) { fn() }, s)
+}
+
+func (l *EventLoop) register(fd int, events uint32, handler func(uint32), s *Signal) (*Registration, error) {
+	r := &Registration{loop: l, fd: fd, events: events, handler: handler, signal: s}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopping {
+		return nil, fmt.Errorf("event loop %q: register fd %d: %w", l.name, fd, ErrClosed)
+	}
+	if n := len(l.free); n > 0 {
+		r.slot = l.free[n-1]
+		l.free = l.free[:n-1]
+	} else {
+		r.slot = int32(len(l.regs))
+		l.regs = append(l.regs, nil)
+	}
+	r.gen = genCounter.Add(1) // unique per registration: a reused slot never matches an old event
+	ev := unix.EpollEvent{Events: events | unix.EPOLLONESHOT, Fd: r.slot, Pad: r.gen}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.free = append(l.free, r.slot)
+		if err == unix.EEXIST {
+			return nil, fmt.Errorf("event loop %q: fd %d is already registered; unregister it first", l.name, fd)
+		}
+		return nil, fmt.Errorf("event loop %q: epoll_ctl add fd %d: %w", l.name, fd, err)
+	}
+	l.regs[r.slot] = r
+	l.fdOwner[fd] = r
+	r.active.Store(true)
+	return r, nil
+}
+
+var genCounter atomic.Int32
+
+// Rearm lets the registration fire once more. If the descriptor is already
+// ready, the handler runs on the loop's next pass.
+func (r *Registration) Rearm() error {
+	if !r.active.Load() {
+		return fmt.Errorf("event loop %q: rearm fd %d: registration %w", r.loop.name, r.fd, ErrClosed)
+	}
+	l := r.loop
+	l.mu.Lock()
+	owner := l.fdOwner[r.fd] == r
+	l.mu.Unlock()
+	if !owner {
+		return fmt.Errorf("event loop %q: rearm fd %d: the descriptor was closed and its number reused", l.name, r.fd)
+	}
+	ev := unix.EpollEvent{Events: r.events | unix.EPOLLONESHOT, Fd: r.slot, Pad: r.gen}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, r.fd, &ev); err != nil {
+		return fmt.Errorf("event loop %q: rearm fd %d: %w", l.name, r.fd, err)
+	}
+	return nil
+}
+
+// Unregister removes the wait. Called on the loop's thread, the handler
+// never runs after it; from elsewhere a handler already running finishes.
+// It is safe after the descriptor was closed (and even reused).
+func (r *Registration) Unregister() {
+	if !r.active.Swap(false) {
+		return
+	}
+	l := r.loop
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fdOwner[r.fd] == r {
+		delete(l.fdOwner, r.fd)
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, r.fd, nil) // ENOENT/EBADF: closed already
+	}
+	if int(r.slot) < len(l.regs) && l.regs[r.slot] == r {
+		l.regs[r.slot] = nil
+		l.free = append(l.free, r.slot)
+	}
+}

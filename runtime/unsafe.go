@@ -1,0 +1,5 @@
+package runtime
+
+import "unsafe"
+
+func unsafePointer(b *byte) unsafe.Pointer { return unsafe.Pointer(b) }
