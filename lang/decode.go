@@ -1,0 +1,610 @@
+package lang
+
+import (
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// dec decodes one block instance's attributes by its schema.
+type dec struct {
+	l       *loader
+	spec    *Block
+	content *hcl.BodyContent
+	ctx     *hcl.EvalContext
+	dir     string
+	attrs   Attrs
+	prefix  string // "colour." for nested blocks' Attrs keys
+}
+
+func (l *loader) newDec(spec *Block, content *hcl.BodyContent, ctx *hcl.EvalContext, dir string, attrs Attrs) *dec {
+	if content == nil {
+		content = &hcl.BodyContent{Attributes: hcl.Attributes{}}
+	}
+	return &dec{l: l, spec: spec, content: content, ctx: ctx, dir: dir, attrs: attrs}
+}
+
+// value evaluates the named attribute: ok is false when it is absent, failed
+// to evaluate (already reported) or is unknown because something it depends
+// on failed.
+func (d *dec) value(name string) (cty.Value, *hcl.Attribute, bool) {
+	a := d.content.Attributes[name]
+	if a == nil {
+		return cty.NilVal, nil, false
+	}
+	d.attrs[d.prefix+name] = a.Range
+	v, diags := a.Expr.Value(d.ctx)
+	d.l.diags = append(d.l.diags, diags...)
+	if diags.HasErrors() || !v.IsWhollyKnown() {
+		return cty.NilVal, a, false
+	}
+	if v.IsNull() {
+		return cty.NilVal, a, false // null means "take the default", as in Terraform
+	}
+	return v, a, true
+}
+
+func (d *dec) typeErr(a *hcl.Attribute, want string, v cty.Value) {
+	d.l.errorf(a.Expr.Range(), "Incorrect attribute value type", "%s must be %s; got %s.", a.Name, want, showValue(v))
+}
+
+func (d *dec) spec_(name string) *Attr {
+	s := d.spec.Attr(name)
+	if s == nil {
+		panic("lang: schema has no attribute " + name + " in " + d.spec.Type + " " + d.spec.Kind)
+	}
+	return s
+}
+
+func (d *dec) str(name string) string {
+	s := d.spec_(name)
+	def, _ := s.Default.(string)
+	v, a, ok := d.value(name)
+	if !ok {
+		return def
+	}
+	cv, err := convert.Convert(v, cty.String)
+	if err != nil {
+		d.typeErr(a, "a string", v)
+		return def
+	}
+	out := cv.AsString()
+	if s.Type == TypeEnum && !contains(s.Enum, out) {
+		d.l.errorf(a.Expr.Range(), "Invalid value", "%s must be one of %s; got %q.%s", name, strings.Join(s.Enum, ", "), out, didYouMean(out, s.Enum))
+		return def
+	}
+	return out
+}
+
+func (d *dec) integer(name string) int {
+	s := d.spec_(name)
+	def, _ := s.Default.(int)
+	v, a, ok := d.value(name)
+	if !ok {
+		return def
+	}
+	cv, err := convert.Convert(v, cty.Number)
+	if err != nil {
+		d.typeErr(a, "a whole number", v)
+		return def
+	}
+	i, whole := wholeNumber(cv)
+	if !whole {
+		d.typeErr(a, "a whole number", v)
+		return def
+	}
+	if s.Range != nil && (int64(i) < s.Range[0] || int64(i) > s.Range[1]) {
+		d.l.errorf(a.Expr.Range(), "Value out of range", "%s must be between %d and %d; got %d.", name, s.Range[0], s.Range[1], i)
+		return def
+	}
+	return i
+}
+
+func (d *dec) number(name string) float64 {
+	s := d.spec_(name)
+	def, _ := s.Default.(float64)
+	v, a, ok := d.value(name)
+	if !ok {
+		return def
+	}
+	cv, err := convert.Convert(v, cty.Number)
+	if err != nil {
+		d.typeErr(a, "a number", v)
+		return def
+	}
+	f, _ := cv.AsBigFloat().Float64()
+	if s.Range != nil && (f < float64(s.Range[0]) || f > float64(s.Range[1])) {
+		d.l.errorf(a.Expr.Range(), "Value out of range", "%s must be between %d and %d; got %s.", name, s.Range[0], s.Range[1], showValue(cv))
+		return def
+	}
+	return f
+}
+
+func (d *dec) boolean(name string) bool {
+	s := d.spec_(name)
+	def, _ := s.Default.(bool)
+	v, a, ok := d.value(name)
+	if !ok {
+		return def
+	}
+	cv, err := convert.Convert(v, cty.Bool)
+	if err != nil {
+		d.typeErr(a, "true or false", v)
+		return def
+	}
+	return cv.True()
+}
+
+func (d *dec) stringList(name string) []string {
+	s := d.spec_(name)
+	def, _ := s.Default.([]string)
+	v, a, ok := d.value(name)
+	if !ok {
+		return append([]string(nil), def...)
+	}
+	cv, err := convert.Convert(v, cty.List(cty.String))
+	if err != nil || cv.IsNull() {
+		d.typeErr(a, "a list of strings", v)
+		return def
+	}
+	out := []string{}
+	for it := cv.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() {
+			d.typeErr(a, "a list of strings without nulls", v)
+			return def
+		}
+		str := e.AsString()
+		if s.Type == TypeEnumList && !contains(s.Enum, str) {
+			d.l.errorf(a.Expr.Range(), "Invalid value", "every element of %s must be one of %s; got %q.%s", name, strings.Join(s.Enum, ", "), str, didYouMean(str, s.Enum))
+			continue
+		}
+		out = append(out, str)
+	}
+	return out
+}
+
+// size decodes "WxH".
+func (d *dec) size(name string, def Size) Size {
+	v, a, ok := d.value(name)
+	if !ok {
+		return def
+	}
+	if v.Type() != cty.String {
+		d.typeErr(a, `a string "WIDTHxHEIGHT" such as "1920x1080"`, v)
+		return def
+	}
+	sz, msg := ParseSize(v.AsString())
+	if msg != "" {
+		d.l.errorf(a.Expr.Range(), "Invalid size", "%s", msg)
+		return def
+	}
+	return sz
+}
+
+// ParseSize parses "1920x1080"; the message says what is wrong, or is "".
+func ParseSize(s string) (Size, string) {
+	w, h, ok := strings.Cut(strings.TrimSpace(s), "x")
+	if !ok {
+		return Size{}, fmt.Sprintf("%q is not a size; write \"WIDTHxHEIGHT\", e.g. \"1920x1080\".", s)
+	}
+	wi, err1 := strconv.Atoi(w)
+	hi, err2 := strconv.Atoi(h)
+	if err1 != nil || err2 != nil {
+		return Size{}, fmt.Sprintf("%q is not a size; write \"WIDTHxHEIGHT\" in whole pixels, e.g. \"1920x1080\".", s)
+	}
+	if wi <= 0 || hi <= 0 || wi > 16384 || hi > 16384 {
+		return Size{}, fmt.Sprintf("%q: width and height must be between 2 and 16384.", s)
+	}
+	if wi%2 != 0 || hi%2 != 0 {
+		return Size{}, fmt.Sprintf("%q: width and height must be even (4:2:0 chroma is subsampled by two).", s)
+	}
+	return Size{W: wi, H: hi}, ""
+}
+
+// rate decodes an exact frame rate.
+func (d *dec) rate(name string, def Rational) Rational {
+	v, a, ok := d.value(name)
+	if !ok {
+		return def
+	}
+	var text string
+	switch v.Type() {
+	case cty.String:
+		text = v.AsString()
+	case cty.Number:
+		text = v.AsBigFloat().Text('f', -1)
+	default:
+		d.typeErr(a, `a frame rate such as "30" or "30000/1001"`, v)
+		return def
+	}
+	r, msg := ParseRate(text)
+	if msg != "" {
+		d.l.errorf(a.Expr.Range(), "Invalid frame rate", "%s", msg)
+		return def
+	}
+	return r
+}
+
+// ParseRate parses an exact frame rate: "30", "30000/1001". A decimal such
+// as "29.97" is refused with the rational to write instead.
+func ParseRate(s string) (Rational, string) {
+	s = strings.TrimSpace(s)
+	num, den, frac := strings.Cut(s, "/")
+	if !frac {
+		if strings.Contains(s, ".") {
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				hint := ""
+				for _, base := range []int64{24, 30, 60, 120} {
+					if f > 0 && abs(f-float64(base)*1000/1001) < 0.01 {
+						hint = fmt.Sprintf(" For NTSC rates write \"%d/1001\".", base*1000)
+					}
+				}
+				if f == float64(int64(f)) && hint == "" {
+					hint = fmt.Sprintf(" Write \"%d\".", int64(f))
+				}
+				return Rational{}, fmt.Sprintf("%q is not exact; a frame rate is a whole number or a fraction N/D.%s", s, hint)
+			}
+		}
+		den = "1"
+	}
+	n, err1 := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	dd, err2 := strconv.ParseInt(strings.TrimSpace(den), 10, 64)
+	if err1 != nil || err2 != nil {
+		return Rational{}, fmt.Sprintf("%q is not a frame rate; write a whole number (\"30\") or a fraction (\"30000/1001\").", s)
+	}
+	if n <= 0 || dd <= 0 {
+		return Rational{}, fmt.Sprintf("%q: a frame rate must be positive.", s)
+	}
+	g := new(big.Int).GCD(nil, nil, big.NewInt(n), big.NewInt(dd)).Int64()
+	r := Rational{Num: n / g, Den: dd / g}
+	if float64(r.Num)/float64(r.Den) > 1000 {
+		return Rational{}, fmt.Sprintf("%q: at most 1000 frames per second.", s)
+	}
+	return r, ""
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// rect decodes [x, y, w, h]; nil when absent or wrong.
+func (d *dec) rect(name string) *Rect {
+	v, a, ok := d.value(name)
+	if !ok {
+		return nil
+	}
+	cv, err := convert.Convert(v, cty.List(cty.Number))
+	if err != nil || cv.LengthInt() != 4 {
+		d.l.errorf(a.Expr.Range(), "Invalid rect", "%s must be a list of four whole numbers [x, y, width, height]; got %s.", name, showValue(v))
+		return nil
+	}
+	var n [4]int
+	i := 0
+	for it := cv.ElementIterator(); it.Next(); i++ {
+		_, e := it.Element()
+		x, whole := wholeNumber(e)
+		if !whole {
+			d.l.errorf(a.Expr.Range(), "Invalid rect", "%s must be four whole numbers [x, y, width, height]; element %d is %s.", name, i, showValue(e))
+			return nil
+		}
+		n[i] = x
+	}
+	if n[2] <= 0 || n[3] <= 0 {
+		d.l.errorf(a.Expr.Range(), "Invalid rect", "%s: width and height must be positive; got %dx%d.", name, n[2], n[3])
+		return nil
+	}
+	return &Rect{X: n[0], Y: n[1], W: n[2], H: n[3]}
+}
+
+// path resolves a path relative to the show file's directory.
+func (d *dec) path(name string) string {
+	v, a, ok := d.value(name)
+	if !ok {
+		return ""
+	}
+	if v.Type() != cty.String {
+		d.typeErr(a, "a path string", v)
+		return ""
+	}
+	p := v.AsString()
+	if p == "" {
+		d.l.errorf(a.Expr.Range(), "Invalid path", "%s must not be empty.", name)
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(d.dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// ref decodes a reference to one instance of typ (source, scene or bus) and
+// returns its address.
+func (d *dec) ref(name, typ string) (string, bool) {
+	v, a, ok := d.value(name)
+	if !ok {
+		return "", false
+	}
+	ty := v.Type()
+	if ty.IsObjectType() && ty.HasAttribute("address") && ty.AttributeType("address") == cty.String {
+		addr := v.GetAttr("address").AsString()
+		if !strings.HasPrefix(addr, typ+".") {
+			d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes a %s, but this refers to %s.", name, typ, addr)
+			return "", false
+		}
+		return addr, true
+	}
+	switch {
+	case ty.IsTupleType() || ty.IsListType() || ty.IsObjectType() || ty.IsMapType():
+		d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes one %s instance, but this is a collection of %d; pick one, e.g. %s.NAME[0] or %s.NAME[\"key\"].", name, typ, v.LengthInt(), typ, typ)
+	case ty == cty.String:
+		d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes a reference such as %s.NAME, not the string %q; remove the quotes.", name, typ, v.AsString())
+	default:
+		d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes a reference such as %s.NAME; got %s.", name, typ, showValue(v))
+	}
+	return "", false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *dec) colour() Colour {
+	spec := d.spec.Block("colour")
+	c := Colour{Primaries: "bt709", Transfer: "bt709", Matrix: "bt709", Range: "limited"}
+	if spec == nil {
+		return c
+	}
+	var blk *hcl.Block
+	for _, b := range d.content.Blocks {
+		if b.Type == "colour" {
+			if blk != nil {
+				d.l.errorf(b.DefRange, "Duplicate colour block", "A source has at most one colour block; the first is at %s.", blk.DefRange.String())
+				continue
+			}
+			blk = b
+		}
+	}
+	if blk == nil {
+		return c
+	}
+	content, diags := blk.Body.Content(spec.bodySchemaRequired())
+	d.l.diags = append(d.l.diags, diags...)
+	d.attrs["colour"] = blk.DefRange
+	cd := &dec{l: d.l, spec: spec, content: content, ctx: d.ctx, dir: d.dir, attrs: d.attrs, prefix: "colour."}
+	c.Primaries = cd.str("primaries")
+	c.Transfer = cd.str("transfer")
+	c.Matrix = cd.str("matrix")
+	c.Range = cd.str("range")
+	return c
+}
+
+func (l *loader) showDefaults() (Size, Rational, PixelFormat) {
+	return l.show.Size, l.show.FrameRate, l.show.Format
+}
+
+func (l *loader) evalShow(n *node) {
+	ctx := l.ctxFor(n)
+	s := l.show
+	s.DeclRange = n.rng
+	s.Attrs = Attrs{}
+	d := l.newDec(n.spec, n.content, ctx, n.dir, s.Attrs)
+	s.Name = d.str("name")
+	s.Size = d.size("size", Size{})
+	s.FrameRate = d.rate("frame_rate", Rational{})
+	s.Format = PixelFormat(d.str("format"))
+	s.Profile = d.str("profile")
+}
+
+func (l *loader) evalCanvas(n *node) {
+	c := &l.show.Canvas
+	c.DeclRange = n.rng
+	l.decodeCanvas(l.newDec(n.spec, n.content, l.ctxFor(n), n.dir, Attrs{}))
+}
+
+// decodeCanvas fills the canvas from d; with an empty body it applies the
+// defaults.
+func (l *loader) decodeCanvas(d *dec) {
+	c := &l.show.Canvas
+	c.Attrs = d.attrs
+	c.RawUpload = d.str("raw_upload")
+	c.InputRouting = d.str("input_routing")
+	c.SourceFanOut = d.str("source_fan_out")
+	c.InputPollMs = d.integer("input_poll_ms")
+	c.AuxInputPollMs = d.integer("aux_input_poll_ms")
+	c.PacingLoops = d.integer("pacing_loops")
+	c.BrowserFrameQueue = d.integer("browser_frame_queue")
+	c.ImportTTLMs = d.integer("import_ttl_ms")
+	c.FrameMetadata = d.stringList("frame_metadata")
+}
+
+func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
+	s := &Source{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	d := l.newDec(n.spec, n.content, ctx, n.dir, s.Attrs)
+	size, rate, format := l.showDefaults()
+	s.Size = d.size("size", size)
+	s.FrameRate = d.rate("frame_rate", rate)
+	s.Format = format
+	if n.spec.Attr("format") != nil {
+		if f := d.str("format"); f != "" {
+			s.Format = PixelFormat(f)
+		}
+	}
+	s.Colour = d.colour()
+	switch s.Kind {
+	case "hevc_file", "h264_file", "raw_file":
+		s.Path = d.path("path")
+		s.Loop = d.boolean("loop")
+		if s.Path != "" {
+			if _, err := os.Stat(s.Path); err != nil {
+				r := s.Attrs["path"]
+				if a := n.content.Attributes["path"]; a != nil {
+					r = a.Expr.Range()
+				}
+				l.warnf(r, "Media file not found", "%s: %s does not exist (yet). The show validates, but running it will fail until the file is there.", s.Address(), s.Path)
+			}
+		}
+		if s.Kind != "raw_file" {
+			s.Streams = d.integer("streams")
+		}
+	case "browser":
+		s.Socket = d.path("socket")
+	case "test_pattern":
+		s.Pattern = d.str("pattern")
+	}
+	return s
+}
+
+func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
+	sc := &Scene{Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	content := l.sceneContent(n, ctx)
+	if content == nil {
+		return sc
+	}
+	for _, name := range []string{"count", "for_each"} {
+		if a := content.Attributes[name]; a != nil {
+			sc.Attrs[name] = a.Range
+		}
+	}
+	spec := n.spec.Block("layer")
+	for _, lb := range content.Blocks {
+		if lb.Type != "layer" {
+			continue
+		}
+		lc, diags := lb.Body.Content(spec.bodySchemaRequired())
+		l.diags = append(l.diags, diags...)
+		ly := &Layer{DeclRange: lb.DefRange, Attrs: Attrs{}}
+		d := l.newDec(spec, lc, ctx, n.dir, ly.Attrs)
+		if addr, ok := d.ref("source", "source"); ok {
+			ly.Source = l.srcByAddr[addr]
+			if ly.Source == nil {
+				l.errorf(lc.Attributes["source"].Expr.Range(), "Unknown reference", "There is no source instance %s.", addr)
+			}
+		}
+		ly.Rect = Rect{W: l.show.Size.W, H: l.show.Size.H}
+		if r := d.rect("rect"); r != nil {
+			ly.Rect = *r
+		}
+		ly.Fit = d.str("fit")
+		ly.Crop = d.rect("crop")
+		ly.Opacity = d.number("opacity")
+		ly.Z = d.integer("z")
+		sc.Layers = append(sc.Layers, ly)
+	}
+	sort.SliceStable(sc.Layers, func(i, j int) bool { return sc.Layers[i].Z < sc.Layers[j].Z })
+	return sc
+}
+
+func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
+	b := &Bus{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	d := l.newDec(n.spec, n.content, ctx, n.dir, b.Attrs)
+	for _, group := range n.spec.OneOf {
+		var set []string
+		for _, name := range group {
+			if n.content.Attributes[name] != nil {
+				set = append(set, name)
+			}
+		}
+		if len(set) != 1 {
+			r := n.block.Body.MissingItemRange()
+			if len(set) > 1 {
+				r = n.content.Attributes[set[1]].Range
+			}
+			l.errorf(r, "Invalid combination of arguments", "A %s bus takes exactly one of %s; %d are set.", n.spec.Kind, strings.Join(group, " and "), len(set))
+		}
+	}
+	if n.spec.Attr("scene") != nil {
+		if addr, ok := d.ref("scene", "scene"); ok {
+			b.Scene = l.sceneByAddr[addr]
+		}
+	}
+	if n.spec.Attr("source") != nil {
+		if addr, ok := d.ref("source", "source"); ok {
+			b.Source = l.srcByAddr[addr]
+		}
+	}
+	return b
+}
+
+func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
+	o := &Output{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	d := l.newDec(n.spec, n.content, ctx, n.dir, o.Attrs)
+	if addr, ok := d.ref("bus", "bus"); ok {
+		o.Bus = l.busByAddr[addr]
+	}
+	switch o.Kind {
+	case "record":
+		o.Path = d.path("path")
+		if o.Path != "" && !strings.EqualFold(filepath.Ext(o.Path), ".y4m") {
+			l.errorf(n.content.Attributes["path"].Expr.Range(), "Invalid path", "A record output writes Y4M; its path must end in .y4m (got %s).", o.Path)
+		}
+	case "ffmpeg":
+		o.Args = d.stringList("args")
+	case "preview":
+		o.IntervalMs = d.integer("interval_ms")
+		o.Quality = d.integer("quality")
+	}
+	return o
+}
+
+func (l *loader) decodeMoved(blk *hcl.Block) {
+	spec := topBlock("moved")
+	content, diags := blk.Body.Content(spec.bodySchemaRequired())
+	l.diags = append(l.diags, diags...)
+	m := &Moved{DeclRange: blk.DefRange}
+	ok := true
+	for _, name := range []string{"from", "to"} {
+		a := content.Attributes[name]
+		if a == nil {
+			ok = false
+			continue
+		}
+		t, diags := hcl.AbsTraversalForExpr(a.Expr)
+		if diags.HasErrors() {
+			l.errorf(a.Expr.Range(), "Invalid address", "%s must be an address such as source.cam or source.cam[3], written without quotes.", name)
+			ok = false
+			continue
+		}
+		root := t.RootName()
+		if (root != "source" && root != "scene" && root != "bus" && root != "output") || len(t) < 2 || attrName(t[1]) == "" || len(t) > 3 {
+			l.errorf(a.Expr.Range(), "Invalid address", "%s must address a source, scene, bus or output: source.NAME, source.NAME[0] or source.NAME[\"key\"].%s", name, didYouMean(root, []string{"source", "scene", "bus", "output"}))
+			ok = false
+			continue
+		}
+		if len(t) == 3 {
+			if _, isIdx := t[2].(hcl.TraverseIndex); !isIdx {
+				l.errorf(a.Expr.Range(), "Invalid address", "%s must be NAME, NAME[0] or NAME[\"key\"].", name)
+				ok = false
+				continue
+			}
+		}
+		if name == "from" {
+			m.From = traversalString(t)
+		} else {
+			m.To = traversalString(t)
+		}
+	}
+	if ok && m.From == m.To {
+		l.errorf(blk.DefRange, "Invalid moved block", "from and to are the same address, %s.", m.From)
+		ok = false
+	}
+	if ok {
+		l.show.Moved = append(l.show.Moved, m)
+	}
+}

@@ -1,0 +1,345 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/dynblock"
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// maxInstances bounds count and for_each so that a typo cannot ask for a
+// billion sources.
+const maxInstances = 100000
+
+func functions() map[string]function.Function {
+	return map[string]function.Function{
+		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc,
+		"max": stdlib.MaxFunc, "min": stdlib.MinFunc, "pow": stdlib.PowFunc, "signum": stdlib.SignumFunc,
+		"log": stdlib.LogFunc, "parseint": stdlib.ParseIntFunc, "int": stdlib.IntFunc,
+		"format": stdlib.FormatFunc, "formatlist": stdlib.FormatListFunc,
+		"join": stdlib.JoinFunc, "split": stdlib.SplitFunc, "replace": stdlib.ReplaceFunc,
+		"regex": stdlib.RegexFunc, "regexall": stdlib.RegexAllFunc, "regex_replace": stdlib.RegexReplaceFunc,
+		"upper": stdlib.UpperFunc, "lower": stdlib.LowerFunc, "title": stdlib.TitleFunc,
+		"trimspace": stdlib.TrimSpaceFunc, "trim": stdlib.TrimFunc, "trimprefix": stdlib.TrimPrefixFunc,
+		"trimsuffix": stdlib.TrimSuffixFunc, "chomp": stdlib.ChompFunc, "indent": stdlib.IndentFunc,
+		"substr": stdlib.SubstrFunc, "strlen": stdlib.StrlenFunc, "strrev": stdlib.ReverseFunc,
+		"length": stdlib.LengthFunc, "concat": stdlib.ConcatFunc, "merge": stdlib.MergeFunc,
+		"lookup": stdlib.LookupFunc, "keys": stdlib.KeysFunc, "values": stdlib.ValuesFunc,
+		"sort": stdlib.SortFunc, "distinct": stdlib.DistinctFunc, "flatten": stdlib.FlattenFunc,
+		"slice": stdlib.SliceFunc, "reverse": stdlib.ReverseListFunc, "element": stdlib.ElementFunc,
+		"index": stdlib.IndexFunc, "contains": stdlib.ContainsFunc, "coalesce": stdlib.CoalesceFunc,
+		"coalescelist": stdlib.CoalesceListFunc, "compact": stdlib.CompactFunc, "chunklist": stdlib.ChunklistFunc,
+		"zipmap": stdlib.ZipmapFunc, "setproduct": stdlib.SetProductFunc, "setunion": stdlib.SetUnionFunc,
+		"setintersection": stdlib.SetIntersectionFunc, "setsubtract": stdlib.SetSubtractFunc,
+		"range": stdlib.RangeFunc, "jsonencode": stdlib.JSONEncodeFunc, "jsondecode": stdlib.JSONDecodeFunc,
+		"toset": stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)), "tolist": stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
+		"tomap": stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)), "tostring": stdlib.MakeToFunc(cty.String),
+		"tonumber": stdlib.MakeToFunc(cty.Number), "tobool": stdlib.MakeToFunc(cty.Bool),
+		"try": tryfunc.TryFunc, "can": tryfunc.CanFunc,
+	}
+}
+
+// FunctionNames lists the functions a show may call, sorted.
+func FunctionNames() []string {
+	var out []string
+	for n := range functions() {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ctxFor builds the evaluation context of a node holding only what it
+// refers to, so the cost is proportional to its references, not to the
+// size of the show.
+func (l *loader) ctxFor(n *node) *hcl.EvalContext {
+	groups := map[string]map[string]cty.Value{}
+	for key := range n.refSet {
+		typ, name := splitKey(key)
+		g := groups[typ]
+		if g == nil {
+			g = map[string]cty.Value{}
+			groups[typ] = g
+		}
+		g[name] = l.valueOf(key)
+	}
+	vars := map[string]cty.Value{}
+	for typ, g := range groups {
+		vars[typ] = cty.ObjectVal(g)
+	}
+	if !n.hasCnt {
+		vars["count"] = cty.DynamicVal
+	}
+	if !n.hasEach {
+		vars["each"] = cty.DynamicVal
+	}
+	return &hcl.EvalContext{Variables: vars, Functions: l.funcs}
+}
+
+func splitKey(key string) (string, string) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '.' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return key, ""
+}
+
+func (l *loader) evalNode(n *node) {
+	n.done = true
+	switch n.typ {
+	case "var":
+		l.evalVariable(n)
+	case "local":
+		ctx := l.ctxFor(n)
+		v, diags := n.expr.Value(ctx)
+		l.diags = append(l.diags, diags...)
+		if diags.HasErrors() {
+			v = cty.DynamicVal
+		}
+		n.value = v
+	case "show":
+		l.evalShow(n)
+	case "canvas":
+		l.evalCanvas(n)
+	default:
+		l.evalExpanded(n)
+	}
+}
+
+// instance is one expansion of a counted or for_each block.
+type instance struct {
+	key  Key
+	vars map[string]cty.Value // count or each
+}
+
+// expand evaluates count or for_each and returns the instances; ok is false
+// when they could not be evaluated (the error is already reported).
+func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attribute) ([]instance, bool) {
+	if count != nil && forEach != nil {
+		l.errorf(forEach.NameRange, "Invalid combination of count and for_each", "A block may set count or for_each, not both.")
+		return nil, false
+	}
+	switch {
+	case count != nil:
+		v, diags := count.Expr.Value(ctx)
+		l.diags = append(l.diags, diags...)
+		if diags.HasErrors() {
+			return nil, false
+		}
+		if !v.IsKnown() {
+			return nil, false
+		}
+		c, ok := wholeNumber(v)
+		if !ok || c < 0 {
+			l.errorf(count.Expr.Range(), "Invalid count", "count must be a whole number, 0 or more; got %s.", showValue(v))
+			return nil, false
+		}
+		if c > maxInstances {
+			l.errorf(count.Expr.Range(), "Invalid count", "count is %d; at most %d instances of one block are allowed.", c, maxInstances)
+			return nil, false
+		}
+		out := make([]instance, c)
+		for i := range out {
+			out[i] = instance{key: Key{Kind: IntKey, Int: i}, vars: map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(i))})}}
+		}
+		return out, true
+	case forEach != nil:
+		v, diags := forEach.Expr.Value(ctx)
+		l.diags = append(l.diags, diags...)
+		if diags.HasErrors() || !v.IsWhollyKnown() {
+			return nil, false
+		}
+		if v.IsNull() {
+			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each must be a map or a set of strings, not null.")
+			return nil, false
+		}
+		ty := v.Type()
+		var out []instance
+		switch {
+		case ty.IsMapType() || ty.IsObjectType():
+			for it := v.ElementIterator(); it.Next(); {
+				k, ev := it.Element()
+				out = append(out, instance{key: Key{Kind: StringKey, Str: k.AsString()}, vars: eachVars(k, ev)})
+			}
+		case ty.IsSetType() && ty.ElementType() == cty.String:
+			for it := v.ElementIterator(); it.Next(); {
+				_, ev := it.Element()
+				if ev.IsNull() {
+					l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each set holds a null.")
+					return nil, false
+				}
+				out = append(out, instance{key: Key{Kind: StringKey, Str: ev.AsString()}, vars: eachVars(ev, ev)})
+			}
+		case ty.IsTupleType() || ty.IsListType() || ty.IsSetType():
+			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each takes a map or a set of strings; got a %s. To use a list of strings, write toset(...) ; to use anything else, build a map with a for expression: { for x in LIST : x.name => x }.", ty.FriendlyName())
+			return nil, false
+		default:
+			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each takes a map or a set of strings; got %s.", ty.FriendlyName())
+			return nil, false
+		}
+		if len(out) > maxInstances {
+			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each has %d elements; at most %d instances of one block are allowed.", len(out), maxInstances)
+			return nil, false
+		}
+		return out, true
+	}
+	return []instance{{key: Key{Kind: NoKey}}}, true
+}
+
+func eachVars(k, v cty.Value) map[string]cty.Value {
+	return map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": k, "value": v})}
+}
+
+// instanceCtx is the node's context plus count or each.
+func instanceCtx(base *hcl.EvalContext, in instance) *hcl.EvalContext {
+	if in.vars == nil {
+		return base
+	}
+	c := base.NewChild()
+	c.Variables = in.vars
+	return c
+}
+
+// refValue is the value a reference to one instance evaluates to: an object
+// carrying its address, which the decoder maps back to the instance.
+func refValue(addr, kind, name string) cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"address": cty.StringVal(addr),
+		"kind":    cty.StringVal(kind),
+		"name":    cty.StringVal(name),
+	})
+}
+
+// collect turns per-instance reference values into the block's value: an
+// object without count/for_each, a tuple with count, an object with for_each.
+func collect(n *node, ins []instance, vals []cty.Value) cty.Value {
+	switch {
+	case n.hasCnt:
+		if len(vals) == 0 {
+			return cty.EmptyTupleVal
+		}
+		return cty.TupleVal(vals)
+	case n.hasEach:
+		m := make(map[string]cty.Value, len(vals))
+		for i, in := range ins {
+			m[in.key.Str] = vals[i]
+		}
+		return cty.ObjectVal(m)
+	}
+	if len(vals) == 1 {
+		return vals[0]
+	}
+	return cty.DynamicVal
+}
+
+func (l *loader) evalExpanded(n *node) {
+	ctx := l.ctxFor(n)
+	var count, forEach *hcl.Attribute
+	if n.content != nil {
+		count, forEach = n.content.Attributes["count"], n.content.Attributes["for_each"]
+	} else if n.typ == "scene" {
+		// A scene's body holds dynamic blocks, so it is read per instance;
+		// count and for_each come from a partial read.
+		pc, _, diags := n.block.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "count"}, {Name: "for_each"}}})
+		l.diags = append(l.diags, diags...)
+		count, forEach = pc.Attributes["count"], pc.Attributes["for_each"]
+	}
+	ins, ok := l.expand(n, ctx, count, forEach)
+	if !ok {
+		n.failed = true
+		n.value = cty.DynamicVal
+		return
+	}
+	vals := make([]cty.Value, len(ins))
+	for i, in := range ins {
+		ictx := instanceCtx(ctx, in)
+		switch n.typ {
+		case "source":
+			s := l.decodeSource(n, ictx, in.key)
+			n.sources = append(n.sources, s)
+			l.srcByAddr[s.Address()] = s
+			vals[i] = refValue(s.Address(), s.Kind, s.Name)
+		case "scene":
+			s := l.decodeScene(n, ictx, in.key)
+			n.scenes = append(n.scenes, s)
+			l.sceneByAddr[s.Address()] = s
+			vals[i] = refValue(s.Address(), "scene", s.Name)
+		case "bus":
+			b := l.decodeBus(n, ictx, in.key)
+			n.buses = append(n.buses, b)
+			l.busByAddr[b.Address()] = b
+			vals[i] = refValue(b.Address(), b.Kind, b.Name)
+		case "output":
+			o := l.decodeOutput(n, ictx, in.key)
+			n.outputs = append(n.outputs, o)
+			vals[i] = refValue(o.Address(), o.Kind, o.Name)
+		}
+	}
+	n.value = collect(n, ins, vals)
+}
+
+// sceneContent reads a scene instance's body with its dynamic blocks
+// expanded in the instance's context.
+func (l *loader) sceneContent(n *node, ctx *hcl.EvalContext) *hcl.BodyContent {
+	body := dynblock.Expand(n.block.Body, ctx)
+	content, diags := body.Content(n.spec.bodySchemaRequired())
+	l.diags = append(l.diags, diags...)
+	return content
+}
+
+// assemble puts the instances into the Show in declaration order.
+func (l *loader) assemble() {
+	s := l.show
+	for _, n := range l.nodes {
+		s.Sources = append(s.Sources, n.sources...)
+		s.Scenes = append(s.Scenes, n.scenes...)
+		s.Buses = append(s.Buses, n.buses...)
+		s.Outputs = append(s.Outputs, n.outputs...)
+	}
+	for i, src := range s.Sources {
+		src.Index = i
+	}
+	for _, blk := range l.moved {
+		l.decodeMoved(blk)
+	}
+}
+
+func showValue(v cty.Value) string {
+	if !v.IsKnown() {
+		return "an unknown value"
+	}
+	if v.IsNull() {
+		return "null"
+	}
+	switch v.Type() {
+	case cty.String:
+		return quote(v.AsString())
+	case cty.Number:
+		return v.AsBigFloat().Text('g', -1)
+	case cty.Bool:
+		return fmt.Sprint(v.True())
+	}
+	return "a " + v.Type().FriendlyName()
+}
+
+// wholeNumber returns v as an int when it is a whole number.
+func wholeNumber(v cty.Value) (int, bool) {
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
+		return 0, false
+	}
+	bf := v.AsBigFloat()
+	if !bf.IsInt() {
+		return 0, false
+	}
+	i, acc := bf.Int64()
+	if acc != 0 || i > 1<<40 || i < -(1<<40) {
+		return 0, false
+	}
+	return int(i), true
+}

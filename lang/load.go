@@ -1,0 +1,244 @@
+package lang
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Options are the variable values given on the command line and in the
+// environment.
+type Options struct {
+	// Vars are -var name=value pairs, value as typed: parsed as an HCL
+	// expression when the variable's type is not a primitive (or, with no
+	// type, when it parses as one), otherwise taken as a string.
+	Vars map[string]string
+	// VarFiles are -var-file paths: HCL files of name = value lines.
+	VarFiles []string
+	// Env is the environment in os.Environ form; ONAIR_VAR_name=value sets
+	// var.name with the lowest precedence.
+	Env []string
+}
+
+// EnvVarPrefix is the prefix of environment variables that set variables.
+const EnvVarPrefix = "ONAIR_VAR_"
+
+// sourceFile is one show file as read.
+type sourceFile struct {
+	name string
+	data []byte
+}
+
+// Load reads a show from paths (each a .hcl file or a directory whose .hcl
+// files are merged, in name order), resolves and expands it, and returns the
+// typed model. With errors it returns the diagnostics and a nil or partial
+// Show; warnings come back beside a complete Show.
+func Load(paths []string, opts Options) (*Show, hcl.Diagnostics) {
+	files, diags := readPaths(paths)
+	if diags.HasErrors() {
+		show := &Show{Files: map[string][]byte{}}
+		for _, f := range files {
+			show.Files[f.name] = f.data
+		}
+		return show, diags
+	}
+	show, more := loadFiles(files, opts)
+	return show, append(diags, more...)
+}
+
+// readPaths expands directories and reads every file.
+func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	var files []sourceFile
+	if len(paths) == 0 {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No show files", Detail: "Give a .hcl file or a directory of .hcl files."}}
+	}
+	seen := map[string]bool{}
+	add := func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		data, err := os.ReadFile(name)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show file", Detail: fmt.Sprintf("%s. Check the path and its permissions.", err)})
+			return
+		}
+		files = append(files, sourceFile{name: name, data: data})
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show file", Detail: fmt.Sprintf("%s. Check the path.", err)})
+			continue
+		}
+		if !fi.IsDir() {
+			add(filepath.Clean(p))
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show directory", Detail: fmt.Sprintf("%s. Check the path and its permissions.", err)})
+			continue
+		}
+		var n int
+		for _, e := range entries { // ReadDir returns entries sorted by name
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".hcl") {
+				continue
+			}
+			add(filepath.Join(p, e.Name()))
+			n++
+		}
+		if n == 0 {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No show files in directory", Detail: fmt.Sprintf("The directory %s holds no .hcl files. Give a directory with the show's .hcl files, or a file.", p)})
+		}
+	}
+	return files, diags
+}
+
+// loadFiles is Load over files already read; the fuzz test calls it directly.
+func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
+	l := newLoader(opts)
+	l.show.Files = make(map[string][]byte, len(files))
+	for _, f := range files {
+		l.show.Files[f.name] = f.data
+	}
+	for _, f := range files {
+		l.parseFile(f)
+	}
+	l.checkTop(files)
+	l.readVarValues()
+	l.buildGraph()
+	l.evaluate()
+	if l.canvas < 0 {
+		l.decodeCanvas(l.newDec(topBlock("canvas"), nil, &hcl.EvalContext{}, "", Attrs{}))
+	}
+	l.assemble()
+	l.show.Hash = l.hash(files)
+	diags := finishDiags(l.diags)
+	if diags.HasErrors() {
+		return l.show, diags
+	}
+	return l.show, diags
+}
+
+// finishDiags drops duplicates (a counted block reports a mistake once, not
+// once per instance) and sorts by position.
+func finishDiags(in hcl.Diagnostics) hcl.Diagnostics {
+	type key struct {
+		sev             hcl.DiagnosticSeverity
+		summary, detail string
+		file            string
+		start, end      int
+	}
+	seen := make(map[key]bool, len(in))
+	out := make(hcl.Diagnostics, 0, len(in))
+	for _, d := range in {
+		k := key{sev: d.Severity, summary: d.Summary, detail: d.Detail}
+		if d.Subject != nil {
+			k.file, k.start, k.end = d.Subject.Filename, d.Subject.Start.Byte, d.Subject.End.Byte
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Subject, out[j].Subject
+		if a == nil || b == nil {
+			return a == nil && b != nil
+		}
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
+	return out
+}
+
+// hash is the hex SHA-256 over the show's files (base names and bytes, in
+// name order) and the variable values in effect.
+func (l *loader) hash(files []sourceFile) string {
+	h := sha256.New()
+	sorted := append([]sourceFile(nil), files...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	for _, f := range sorted {
+		fmt.Fprintf(h, "file %s %d\n", filepath.Base(f.name), len(f.data))
+		h.Write(f.data)
+	}
+	for _, v := range l.varOrder {
+		val := l.nodes[v].value
+		var text []byte
+		if val.IsWhollyKnown() {
+			text, _ = ctyjson.Marshal(val, val.Type())
+		}
+		fmt.Fprintf(h, "var %s %s\n", l.nodes[v].name, text)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (l *loader) parseFile(f sourceFile) {
+	file, diags := hclsyntax.ParseConfig(f.data, f.name, hcl.InitialPos)
+	l.diags = append(l.diags, diags...)
+	if file == nil || file.Body == nil {
+		return
+	}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return
+	}
+	content, diags := body.Content(rootSchema)
+	l.diags = append(l.diags, diags...)
+	dir := filepath.Dir(f.name)
+	for _, blk := range content.Blocks {
+		l.declare(blk, dir)
+	}
+}
+
+// errorf appends an error diagnostic.
+func (l *loader) errorf(subject hcl.Range, summary, format string, args ...any) {
+	r := subject
+	l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: &r})
+}
+
+// warnf appends a warning diagnostic.
+func (l *loader) warnf(subject hcl.Range, summary, format string, args ...any) {
+	r := subject
+	l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: &r})
+}
+
+func (l *loader) checkTop(files []sourceFile) {
+	if l.showNode < 0 {
+		var r hcl.Range
+		if len(files) > 0 {
+			r = hcl.Range{Filename: files[0].name, Start: hcl.InitialPos, End: hcl.InitialPos}
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing show block",
+			Detail: "A show needs exactly one show block with name, size and frame_rate, e.g.\n  show {\n    name       = \"studio\"\n    size       = \"1920x1080\"\n    frame_rate = \"30\"\n  }", Subject: rangePtr(r)})
+	}
+}
+
+func rangePtr(r hcl.Range) *hcl.Range {
+	if r.Filename == "" {
+		return nil
+	}
+	return &r
+}
+
+// valueOf returns a node's value by address ("source.cam") or DynamicVal.
+func (l *loader) valueOf(key string) cty.Value {
+	if i, ok := l.byKey[key]; ok && l.nodes[i].done {
+		return l.nodes[i].value
+	}
+	return cty.DynamicVal
+}

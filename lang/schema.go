@@ -1,0 +1,379 @@
+package lang
+
+import (
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// ValueType is the type of an attribute as the schema declares it. The
+// decoder converts and checks values by it; the docs print its name.
+type ValueType int
+
+const (
+	TypeString     ValueType = iota // any string
+	TypeInt                         // a whole number
+	TypeNumber                      // any number
+	TypeBool                        // true | false
+	TypeSize                        // "WxH", both positive and even
+	TypeRate                        // exact rational: "30", "30000/1001"
+	TypeRect                        // [x, y, w, h] in canvas pixels
+	TypeEnum                        // one string of Attr.Enum
+	TypePath                        // a file path, relative to the show file's directory
+	TypeStringList                  // list of strings
+	TypeEnumList                    // list of strings, each one of Attr.Enum
+	TypeSourceRef                   // a reference to one source instance: source.cam[0]
+	TypeSceneRef                    // a reference to one scene instance: scene.quad
+	TypeBusRef                      // a reference to one bus instance: bus.a
+	TypeAny                         // any value (variable defaults, locals)
+	TypeTypeExpr                    // a type constraint: string, number, list(string), ...
+	TypeTraversal                   // an address, not evaluated: source.a, source.cam[3]
+)
+
+var typeNames = map[ValueType]string{
+	TypeString: "string", TypeInt: "integer", TypeNumber: "number", TypeBool: "bool",
+	TypeSize: "size", TypeRate: "frame rate", TypeRect: "rect", TypeEnum: "enum",
+	TypePath: "path", TypeStringList: "list(string)", TypeEnumList: "list(enum)",
+	TypeSourceRef: "source reference", TypeSceneRef: "scene reference", TypeBusRef: "bus reference",
+	TypeAny: "any", TypeTypeExpr: "type", TypeTraversal: "address",
+}
+
+// String is the type's name as the docs print it.
+func (t ValueType) String() string { return typeNames[t] }
+
+// Attr declares one attribute of a block.
+type Attr struct {
+	Name     string
+	Type     ValueType
+	Required bool
+	// Default is the typed value taken when the attribute is absent: string,
+	// int, float64, bool, Size, Rational or []string. nil with DefaultDoc set
+	// means the default is derived (e.g. the show's size).
+	Default    any
+	DefaultDoc string
+	Enum       []string  // TypeEnum, TypeEnumList: the allowed values
+	Range      *[2]int64 // TypeInt, TypeNumber: inclusive bounds
+	Doc        string
+}
+
+// Block declares one block type, or one kind of a labelled block type.
+type Block struct {
+	Type   string   // "source"
+	Kind   string   // "hevc_file" for kinds of source, bus and output; "" otherwise
+	Labels []string // label names as the docs show them: KIND, NAME
+	Doc    string
+	Attrs  []Attr
+	Blocks []*Block // nested blocks (colour, layer, validation)
+	// Many says the block may appear more than once in its parent.
+	Many bool
+	// Expand says the block takes count or for_each.
+	Expand bool
+	// Dynamic says the block may be generated with a dynamic block.
+	Dynamic bool
+	// OneOf lists groups of attributes of which exactly one must be set.
+	OneOf [][]string
+	// Free says the block takes any attribute names (locals).
+	Free bool
+}
+
+// Attr returns the named attribute's declaration, or nil.
+func (b *Block) Attr(name string) *Attr {
+	for i := range b.Attrs {
+		if b.Attrs[i].Name == name {
+			return &b.Attrs[i]
+		}
+	}
+	return nil
+}
+
+// Block returns the named nested block's declaration, or nil.
+func (b *Block) Block(name string) *Block {
+	for _, c := range b.Blocks {
+		if c.Type == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// bodySchema is the hcl schema of the block's body: its attributes, nested
+// blocks and, when it expands, count and for_each.
+func (b *Block) bodySchema() *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	if b.Expand {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: "count"}, hcl.AttributeSchema{Name: "for_each"})
+	}
+	for _, a := range b.Attrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a.Name})
+	}
+	for _, c := range b.Blocks {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: c.Type, LabelNames: labelNames(c)})
+	}
+	return s
+}
+
+func labelNames(b *Block) []string {
+	var out []string
+	for _, l := range b.Labels {
+		out = append(out, strings.ToLower(l))
+	}
+	return out
+}
+
+func rng(lo, hi int64) *[2]int64 { return &[2]int64{lo, hi} }
+
+// FrameMetadataKeys are the timestamp keys a decoded frame may carry.
+var FrameMetadataKeys = []string{"input_rec_time", "demux_time", "decode_time", "upload_time", "pace_time", "composite_time", "output_time", "pts_wallclock"}
+
+var colourBlock = &Block{
+	Type: "colour",
+	Doc:  "The colour tags the source stamps on its frames. Every key is optional; an absent colour block means BT.709, limited range, which is what HD broadcast sources carry.",
+	Attrs: []Attr{
+		{Name: "primaries", Type: TypeEnum, Enum: []string{"bt709", "bt2020", "bt601"}, Default: "bt709", Doc: "Colour primaries."},
+		{Name: "transfer", Type: TypeEnum, Enum: []string{"bt709", "pq", "hlg", "srgb"}, Default: "bt709", Doc: "Transfer characteristic."},
+		{Name: "matrix", Type: TypeEnum, Enum: []string{"bt709", "bt2020nc", "bt601"}, Default: "bt709", Doc: "YUV matrix coefficients."},
+		{Name: "range", Type: TypeEnum, Enum: []string{"limited", "full"}, Default: "limited", Doc: "Quantisation range."},
+	},
+}
+
+func sizeAttr() Attr {
+	return Attr{Name: "size", Type: TypeSize, DefaultDoc: "the show's size", Doc: "Frame size of the source."}
+}
+func rateAttr() Attr {
+	return Attr{Name: "frame_rate", Type: TypeRate, DefaultDoc: "the show's frame rate", Doc: "Frame rate of the source."}
+}
+func loopAttr() Attr {
+	return Attr{Name: "loop", Type: TypeBool, Default: true, Doc: "Start again at the end of the file."}
+}
+func mediaPath(doc string) Attr {
+	return Attr{Name: "path", Type: TypePath, Required: true, Doc: doc + " Relative paths are relative to the show file's directory; a path that does not exist is a warning."}
+}
+func busAttr() Attr {
+	return Attr{Name: "bus", Type: TypeBusRef, Required: true, Doc: "The bus whose frames this output takes: bus.NAME."}
+}
+
+// Schema is the whole show language: every top-level block, and one entry
+// per kind for source, bus and output.
+var Schema = []*Block{
+	{
+		Type: "show",
+		Doc:  "Names the show and sets its canvas: the size, rate and pixel format every bus composites in. Exactly one per show.",
+		Attrs: []Attr{
+			{Name: "name", Type: TypeString, Required: true, Doc: "The show's name."},
+			{Name: "size", Type: TypeSize, Required: true, Doc: "Canvas size, \"WIDTHxHEIGHT\"; both positive and even."},
+			{Name: "frame_rate", Type: TypeRate, Required: true, Doc: "Canvas frame rate as an exact rational: \"25\", \"30\", \"30000/1001\", \"50\", \"60\"."},
+			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Working pixel format of the canvas: nv12 (8 bit) or p010 (10 bit)."},
+			{Name: "profile", Type: TypeString, DefaultDoc: "none", Doc: "Capacity profile the checks use, e.g. \"nvidia_l4\"."},
+		},
+	},
+	{
+		Type: "canvas",
+		Doc:  "How frames travel between sources, buses and outputs. Optional, at most one; every key has a default.",
+		Attrs: []Attr{
+			{Name: "raw_upload", Type: TypeEnum, Enum: []string{"hwupload", "pinned", "direct", "resident"}, Default: "direct", Doc: "How raw files reach the GPU: hwupload (pageable copy), pinned (pinned staging), direct (read straight into page-locked memory), resident (the whole file pinned in host memory)."},
+			{Name: "input_routing", Type: TypeEnum, Enum: []string{"input", "demux"}, Default: "input", Doc: "input lets a one-stream file's reader feed the decoder directly; demux keeps a separate demux node."},
+			{Name: "source_fan_out", Type: TypeEnum, Enum: []string{"thread", "event_loop"}, Default: "event_loop", Doc: "Run each source's fan-out on its own thread or on the pacing loop that paces the source."},
+			{Name: "input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "How often a Program compositor looks at its inputs, in ms; 0 wakes for every arriving frame."},
+			{Name: "aux_input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "The same for AUX compositors."},
+			{Name: "pacing_loops", Type: TypeInt, Default: 4, Range: rng(1, 64), Doc: "Number of source pacing loops; source i paces on pacing_{i % n}."},
+			{Name: "browser_frame_queue", Type: TypeInt, Default: 9, Range: rng(1, 9), Doc: "Buffers per browser source; three of nine are the return queue, so 3 or less leaves none."},
+			{Name: "import_ttl_ms", Type: TypeInt, Default: 10000, Range: rng(0, 3600000), Doc: "How long an imported browser buffer stays mapped, in ms; under 10000 is legal but lint warns (re-imports still page)."},
+			{Name: "frame_metadata", Type: TypeEnumList, Enum: FrameMetadataKeys, Default: []string{}, Doc: "Timestamp keys stamped on decoded frames; keys nobody reads are pruned."},
+		},
+	},
+	{
+		Type:   "variable",
+		Labels: []string{"NAME"},
+		Many:   true,
+		Doc:    "An input of the show, referenced as var.NAME and set with -var NAME=VALUE, -var-file FILE or the environment variable ONAIR_VAR_NAME (in rising precedence: environment, var files, -var).",
+		Attrs: []Attr{
+			{Name: "type", Type: TypeTypeExpr, DefaultDoc: "any", Doc: "Type constraint: string, number, bool, list(T), set(T), map(T), object({...}), tuple([...]), any."},
+			{Name: "default", Type: TypeAny, DefaultDoc: "none (the variable must be set)", Doc: "Value when none is given."},
+			{Name: "description", Type: TypeString, Doc: "What the variable is for."},
+			{Name: "sensitive", Type: TypeBool, Default: false, Doc: "Hide the value in output."},
+		},
+		Blocks: []*Block{{
+			Type: "validation",
+			Many: true,
+			Doc:  "A rule the value must satisfy; may reference only this variable.",
+			Attrs: []Attr{
+				{Name: "condition", Type: TypeBool, Required: true, Doc: "true when the value is acceptable."},
+				{Name: "error_message", Type: TypeString, Required: true, Doc: "What to tell the user when it is not."},
+			},
+		}},
+	},
+	{
+		Type: "locals",
+		Many: true,
+		Free: true,
+		Doc:  "Named values, referenced as local.NAME. Any attribute name; a local may use variables, other locals, sources, scenes and buses (e.g. concat(source.cam, source.vt)).",
+	},
+	{
+		Type: "source", Kind: "hevc_file", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "An HEVC elementary stream or MPEG-TS file decoded on NVDEC.",
+		Attrs: []Attr{
+			mediaPath("The media file."),
+			loopAttr(),
+			sizeAttr(), rateAttr(),
+			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Decoded pixel format."},
+			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
+		},
+		Blocks: []*Block{colourBlock},
+	},
+	{
+		Type: "source", Kind: "h264_file", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "An H.264 elementary stream or MPEG-TS file decoded on NVDEC.",
+		Attrs: []Attr{
+			mediaPath("The media file."),
+			loopAttr(),
+			sizeAttr(), rateAttr(),
+			{Name: "format", Type: TypeEnum, Enum: []string{"nv12"}, Default: "nv12", Doc: "Decoded pixel format (H.264 decodes to nv12 only)."},
+			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
+		},
+		Blocks: []*Block{colourBlock},
+	},
+	{
+		Type: "source", Kind: "raw_file", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "A file of raw NV12 or P010 frames, uploaded to the GPU as canvas.raw_upload says.",
+		Attrs: []Attr{
+			mediaPath("The raw frame file."),
+			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, DefaultDoc: "the show's format", Doc: "Pixel format of the frames in the file."},
+			sizeAttr(), rateAttr(),
+			loopAttr(),
+		},
+		Blocks: []*Block{colourBlock},
+	},
+	{
+		Type: "source", Kind: "browser", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "A browser window that hands over GPU buffers as file descriptors over a Unix socket.",
+		Attrs: []Attr{
+			{Name: "socket", Type: TypePath, Required: true, Doc: "Unix socket path the browser connects to; relative paths are relative to the show file's directory."},
+			sizeAttr(), rateAttr(),
+		},
+		Blocks: []*Block{colourBlock},
+	},
+	{
+		Type: "source", Kind: "test_pattern", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "A generated test pattern; needs no media.",
+		Attrs: []Attr{
+			{Name: "pattern", Type: TypeEnum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "Which pattern."},
+			sizeAttr(), rateAttr(),
+			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, DefaultDoc: "the show's format", Doc: "Pixel format generated."},
+		},
+		Blocks: []*Block{colourBlock},
+	},
+	{
+		Type: "scene", Labels: []string{"NAME"}, Many: true, Expand: true,
+		Doc: "A composition of layers, referenced as scene.NAME. Layers are drawn in z order, bottom first; ties keep declaration order.",
+		Blocks: []*Block{{
+			Type: "layer", Many: true, Dynamic: true,
+			Doc: "Places one source on the canvas. May be generated with dynamic \"layer\" { for_each = ...; content { ... } }.",
+			Attrs: []Attr{
+				{Name: "source", Type: TypeSourceRef, Required: true, Doc: "The source instance shown: source.NAME, source.NAME[0] or source.NAME[\"key\"]."},
+				{Name: "rect", Type: TypeRect, DefaultDoc: "the whole canvas", Doc: "[x, y, width, height] on the canvas in pixels; width and height positive."},
+				{Name: "fit", Type: TypeEnum, Enum: []string{"stretch", "contain", "cover"}, Default: "stretch", Doc: "How the source fills the rect."},
+				{Name: "crop", Type: TypeRect, DefaultDoc: "none (the whole source)", Doc: "[x, y, width, height] region of the source to use."},
+				{Name: "opacity", Type: TypeNumber, Default: 1.0, Range: rng(0, 1), Doc: "0 transparent .. 1 opaque."},
+				{Name: "z", Type: TypeInt, Default: 0, Doc: "Stacking order; higher is on top."},
+			},
+		}},
+	},
+	{
+		Type: "bus", Kind: "program", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "A Program bus: composites the scene on air, cut, fade and wipe between scenes.",
+		Attrs: []Attr{
+			{Name: "scene", Type: TypeSceneRef, Required: true, Doc: "The scene on air at start: scene.NAME."},
+		},
+	},
+	{
+		Type: "bus", Kind: "aux", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc:   "An AUX bus: shows one source or one scene (exactly one of source and scene).",
+		OneOf: [][]string{{"source", "scene"}},
+		Attrs: []Attr{
+			{Name: "source", Type: TypeSourceRef, Doc: "The source shown: source.NAME[...]."},
+			{Name: "scene", Type: TypeSceneRef, Doc: "The scene shown: scene.NAME."},
+		},
+	},
+	{
+		Type: "output", Kind: "record", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "Writes a bus to a Y4M file.",
+		Attrs: []Attr{
+			busAttr(),
+			{Name: "path", Type: TypePath, Required: true, Doc: "The .y4m file to write; relative to the show file's directory."},
+		},
+	},
+	{
+		Type: "output", Kind: "null", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc:   "Takes a bus's frames and drops them (for measurement).",
+		Attrs: []Attr{busAttr()},
+	},
+	{
+		Type: "output", Kind: "ffmpeg", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "Pipes a bus's raw frames to an external ffmpeg process.",
+		Attrs: []Attr{
+			busAttr(),
+			{Name: "args", Type: TypeStringList, Required: true, Doc: "ffmpeg arguments after the input options, e.g. [\"-c:v\", \"libx264\", \"out.mp4\"]."},
+		},
+	},
+	{
+		Type: "output", Kind: "preview", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "JPEG snapshots of a bus served by the status server.",
+		Attrs: []Attr{
+			busAttr(),
+			{Name: "interval_ms", Type: TypeInt, Default: 1000, Range: rng(40, 60000), Doc: "Time between snapshots in ms."},
+			{Name: "quality", Type: TypeInt, Default: 80, Range: rng(1, 100), Doc: "JPEG quality."},
+		},
+	},
+	{
+		Type: "moved", Many: true,
+		Doc: "Records a rename so that a plan diff updates the element in place instead of replacing it. The addresses are not evaluated.",
+		Attrs: []Attr{
+			{Name: "from", Type: TypeTraversal, Required: true, Doc: "The old address: source.a, source.cam[3], scene.x, bus.y, output.z."},
+			{Name: "to", Type: TypeTraversal, Required: true, Doc: "The new address."},
+		},
+	},
+}
+
+// lookupKind returns the schema of a kind of a labelled block type.
+func lookupKind(typ, kind string) *Block {
+	for _, b := range Schema {
+		if b.Type == typ && b.Kind == kind {
+			return b
+		}
+	}
+	return nil
+}
+
+// kindsOf lists the kinds of a block type in schema order.
+func kindsOf(typ string) []string {
+	var out []string
+	for _, b := range Schema {
+		if b.Type == typ && b.Kind != "" {
+			out = append(out, b.Kind)
+		}
+	}
+	return out
+}
+
+func topBlock(typ string) *Block {
+	for _, b := range Schema {
+		if b.Type == typ {
+			return b
+		}
+	}
+	return nil
+}
+
+// rootSchema is the top-level hcl schema, built from Schema.
+var rootSchema = func() *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	seen := map[string]bool{}
+	for _, b := range Schema {
+		if seen[b.Type] {
+			continue
+		}
+		seen[b.Type] = true
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b.Type, LabelNames: labelNames(b)})
+	}
+	return s
+}()
