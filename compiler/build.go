@@ -1,0 +1,337 @@
+package compiler
+
+// build makes the naive node graph.
+//
+// Needs: the show (expanded, references resolved) and the backend.
+// Leaves: st.Graph with one chain per source, exactly as PRODUCT.md draws it
+// before any fusion (file sources keep input_rec → demux, raw files the
+// hwupload chain, every fan-out its own thread), one compositor per bus fed
+// through each source's fan-out, and one sink per output. Every node
+// carries its kind declaration, its group and the show range that made it.
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
+)
+
+// Edge capacities of the naive graph.
+const (
+	packetQueue = 10 // packets read ahead of the decoder (about ten frames, as the seeds' input chain kept)
+	frameQueue  = 2  // decoded or uploaded frames waiting for the pacer
+	pacedQueue  = 1  // a paced frame waiting for its fan-out
+	sourceQueue = 3  // a source's queue at a compositor: three frames cover 8 ms polls up to 60 fps
+	outputQueue = 4  // a bus's frames waiting for an output
+)
+
+// allTimestampKeys are the keys the naive graph stamps on every frame.
+var allTimestampKeys = []string{"decode", "demux", "pace", "read"}
+
+// TimeBase is the pacers' unit: exact for every supported rate.
+const TimeBase = "1/120000"
+
+func build(st *state) {
+	show := st.Show
+	g := NewGraph()
+	st.Graph = g
+	fanOut := make(map[*lang.Source]string, len(show.Sources))
+	for _, src := range show.Sources {
+		if id, ok := buildSource(st, src); ok {
+			fanOut[src] = id
+		}
+	}
+	for _, bus := range show.Buses {
+		comp := &Node{
+			ID: bus.Address() + "/compositor", Kind: "compositor", Address: bus.Address(), Group: bus.Address(),
+			Format: string(show.Format), Size: show.Size, Bus: bus, Range: bus.DeclRange,
+			Params: map[string]any{
+				"bus":        bus.Kind,
+				"format":     string(show.Format),
+				"size":       sizeString(show.Size),
+				"frame_rate": ratString(show.FrameRate),
+			},
+		}
+		poll := show.Canvas.InputPollMs
+		if bus.Kind == "aux" {
+			poll = show.Canvas.AuxInputPollMs
+		}
+		comp.Params["input_poll_ms"] = poll
+		comp.Domain = nodes.Device
+		if st.Options.Backend == "cpu" {
+			comp.Domain = nodes.Host
+		}
+		var inputs []*lang.Source
+		var scenes []string
+		switch {
+		case bus.Kind == "program":
+			for _, sc := range show.Scenes {
+				scenes = append(scenes, sc.Address())
+			}
+			inputs = sourcesOfScenes(show.Sources, show.Scenes)
+		case bus.Source != nil:
+			inputs = []*lang.Source{bus.Source}
+		case bus.Scene != nil:
+			scenes = []string{bus.Scene.Address()}
+			inputs = sourcesOfScenes(show.Sources, []*lang.Scene{bus.Scene})
+		}
+		if bus.Scene != nil {
+			comp.Params["scene"] = bus.Scene.Address()
+		}
+		if scenes != nil {
+			comp.Params["scenes"] = scenes
+		}
+		st.addNode(comp)
+		for _, src := range inputs {
+			from, ok := fanOut[src]
+			if !ok {
+				continue
+			}
+			g.AddEdge(&Edge{From: from, To: comp.ID, Capacity: sourceQueue, Policy: "drop", Format: g.Node(from).Format})
+		}
+	}
+	for _, out := range show.Outputs {
+		kind := "output_" + out.Kind
+		n := &Node{ID: out.Address() + "/" + kind, Kind: kind, Address: out.Address(), Group: out.Address(),
+			Output: out, Range: out.DeclRange, Params: map[string]any{}}
+		switch out.Kind {
+		case "record":
+			n.Params["path"] = out.Path
+		case "ffmpeg":
+			n.Params["args"] = append([]string{}, out.Args...)
+		case "preview":
+			if out.IntervalMs > 0 {
+				n.Params["interval_ms"] = out.IntervalMs
+			}
+			if out.Quality > 0 {
+				n.Params["quality"] = out.Quality
+			}
+		}
+		if !st.addNode(n) {
+			continue
+		}
+		if out.Bus == nil {
+			continue
+		}
+		comp := g.Node(out.Bus.Address() + "/compositor")
+		if comp == nil {
+			continue
+		}
+		n.Format, n.Size = comp.Format, comp.Size
+		g.AddEdge(&Edge{From: comp.ID, To: n.ID, Capacity: outputQueue, Policy: "drop", Format: comp.Format})
+	}
+}
+
+// addNode attaches the kind's declaration and adds the node; an unknown
+// kind is reported at the node's range.
+func (st *state) addNode(n *Node) bool {
+	k, ok := nodes.Lookup(n.Kind)
+	if !ok {
+		rng := n.Range
+		st.errorf(&rng, "Unknown node kind", "%s needs node kind %q, which is not registered in nodes/.", n.Address, n.Kind)
+		return false
+	}
+	n.Decl = k
+	if n.Domain == "" {
+		n.Domain = k.Traits.Domain
+	}
+	st.Graph.AddNode(n)
+	return true
+}
+
+// chain adds nodes in a line and returns the last one's id.
+func (st *state) chain(ns ...*Node) (string, bool) {
+	prev := ""
+	for _, n := range ns {
+		if !st.addNode(n) {
+			return "", false
+		}
+		if prev != "" {
+			p := st.Graph.Node(prev)
+			if n.Format == "" {
+				n.Format = p.Format
+			}
+			if n.Domain == "" {
+				n.Domain = p.Domain
+			}
+			if n.Size == (lang.Size{}) {
+				n.Size = p.Size
+			}
+			st.Graph.AddEdge(&Edge{From: prev, To: n.ID, Capacity: queueFor(p), Policy: "block", Format: p.Format})
+		}
+		prev = n.ID
+	}
+	return prev, true
+}
+
+func queueFor(from *Node) int {
+	switch {
+	case from.Format == nodes.FormatPackets || from.Format == nodes.FormatDMABUF:
+		return packetQueue
+	case from.Decl.Traits.Roles.Has(nodes.Pacer):
+		return pacedQueue
+	}
+	return frameQueue
+}
+
+func buildSource(st *state, src *lang.Source) (string, bool) {
+	addr := src.Address()
+	format := string(src.Format)
+	if format == "" {
+		format = string(lang.NV12)
+	}
+	size := src.Size
+	if size == (lang.Size{}) {
+		size = st.Show.Size
+	}
+	rate := src.FrameRate
+	if rate.Den == 0 {
+		rate = st.Show.FrameRate
+	}
+	mk := func(kind string, params map[string]any) *Node {
+		if params == nil {
+			params = map[string]any{}
+		}
+		return &Node{ID: addr + "/" + kind, Kind: kind, Address: addr, Group: addr, Source: src, Range: src.DeclRange, Params: params, Size: size}
+	}
+	colour := colourString(src.Colour, lang.PixelFormat(format))
+	streams := src.Streams
+	if streams <= 0 {
+		streams = 1
+	}
+	pacer := mk("realtime", map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)})
+	fan := mk("one_to_many", nil)
+	cpu := st.Options.Backend == "cpu"
+	rng := src.DeclRange
+
+	var ns []*Node
+	switch src.Kind {
+	case "hevc_file", "h264_file":
+		if cpu {
+			st.errorf(&rng, "Source needs a GPU", "%s is a %s source, decoded on NVDEC; the cpu backend runs test_pattern and raw_file sources only. Compile with -backend cuda, or use a raw_file source.", addr, src.Kind)
+			return "", false
+		}
+		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": streams, "timestamp_keys": allTimestampKeys, "colour": colour})
+		in.Format = nodes.FormatPackets
+		dm := mk("demux", map[string]any{"streams": streams, "offers": 1})
+		dm.Format = nodes.FormatPackets
+		dec := mk("dec_video", map[string]any{"mode": "nvdec", "format": format, "timestamp_keys": allTimestampKeys})
+		dec.Format = format
+		ns = []*Node{in, dm, dec, pacer, fan}
+	case "raw_file":
+		if cpu {
+			r := mk("raw_file_cpu", map[string]any{"path": src.Path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour})
+			r.Format = format
+			ns = []*Node{r, pacer, fan}
+			break
+		}
+		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": 1, "timestamp_keys": allTimestampKeys, "colour": colour})
+		in.Format = nodes.FormatPackets
+		dm := mk("demux", map[string]any{"streams": 1, "offers": 1})
+		dm.Format = nodes.FormatPackets
+		dec := mk("dec_video", map[string]any{"mode": "rawvideo", "format": format, "timestamp_keys": allTimestampKeys})
+		dec.Format, dec.Domain = format, nodes.Host
+		up := mk("upload", map[string]any{"mode": "hwupload"})
+		ns = []*Node{in, dm, dec, up, pacer, fan}
+	case "browser":
+		if cpu {
+			st.errorf(&rng, "Source needs a GPU", "%s is a browser source: it hands over GPU buffers, which the cpu backend cannot import. Compile with -backend cuda.", addr)
+			return "", false
+		}
+		rq := 0
+		if st.Show.Canvas.BrowserFrameQueue > 3 {
+			rq = 3
+		}
+		ipc := mk("ipc_dmabuf_source", map[string]any{"socket": src.Socket, "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour})
+		ipc.Format = nodes.FormatDMABUF
+		imp := mk("gpu_import", map[string]any{"import_ttl_ms": st.Show.Canvas.ImportTTLMs, "format": format})
+		imp.Format = format
+		sm := mk("smooth_timestamps", map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)})
+		ns = []*Node{ipc, imp, sm, fan}
+	case "test_pattern":
+		pattern := src.Pattern
+		if pattern == "" {
+			pattern = "bars"
+		}
+		tp := mk("test_pattern", map[string]any{"pattern": pattern, "format": format, "size": sizeString(size), "colour": colour})
+		tp.Format = format
+		ns = []*Node{tp}
+		if !cpu {
+			ns = append(ns, mk("upload", map[string]any{"mode": "pinned"}))
+		}
+		ns = append(ns, pacer, fan)
+	default:
+		st.errorf(&rng, "Unknown source kind", "%s has kind %q; the compiler knows hevc_file, h264_file, raw_file, browser and test_pattern.", addr, src.Kind)
+		return "", false
+	}
+	if cpu {
+		for _, n := range ns {
+			n.Domain = nodes.Host
+		}
+	}
+	return st.chain(ns...)
+}
+
+// sourcesOfScenes returns the sources the scenes use, in show order.
+func sourcesOfScenes(all []*lang.Source, scenes []*lang.Scene) []*lang.Source {
+	used := map[*lang.Source]bool{}
+	for _, sc := range scenes {
+		for _, l := range sc.Layers {
+			if l.Source != nil {
+				used[l.Source] = true
+			}
+		}
+	}
+	var out []*lang.Source
+	for _, s := range all {
+		if used[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sizeString(s lang.Size) string { return strconv.Itoa(s.W) + "x" + strconv.Itoa(s.H) }
+
+func ratString(r lang.Rational) string {
+	if r.Den == 0 {
+		return "0"
+	}
+	if r.Den == 1 {
+		return strconv.FormatInt(r.Num, 10)
+	}
+	return strconv.FormatInt(r.Num, 10) + "/" + strconv.FormatInt(r.Den, 10)
+}
+
+func fps(r lang.Rational) float64 {
+	if r.Den == 0 {
+		return 0
+	}
+	return float64(r.Num) / float64(r.Den)
+}
+
+// colourString renders the tags a source stamps, with the defaults of its
+// format for tags the show left out.
+func colourString(c lang.Colour, f lang.PixelFormat) string {
+	def := lang.Colour{Primaries: "bt709", Transfer: "bt709", Matrix: "bt709", Range: "limited"}
+	if f == lang.P010 {
+		def = lang.Colour{Primaries: "bt2020", Transfer: "pq", Matrix: "bt2020nc", Range: "limited"}
+	}
+	pick := func(a, b string) string {
+		if a != "" {
+			return a
+		}
+		return b
+	}
+	return fmt.Sprintf("%s/%s/%s/%s", pick(c.Primaries, def.Primaries), pick(c.Transfer, def.Transfer), pick(c.Matrix, def.Matrix), pick(c.Range, def.Range))
+}
+
+func rangePtr(r hcl.Range) *hcl.Range {
+	if r.Filename == "" && r.Start.Line == 0 {
+		return nil
+	}
+	return &r
+}

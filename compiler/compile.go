@@ -1,0 +1,102 @@
+// Package compiler turns a show (lang.Show) into a plan (plan.Plan): it
+// builds the naive node graph per source kind and canvas setting, runs the
+// checks (rules over node traits declared in nodes/), fuses what the canvas
+// allows, places nodes on event loops and threads, estimates the cost
+// against a GPU capacity profile, and emits a deterministic plan.
+//
+// The pipeline is one table of named passes (passes.go); each pass lives in
+// its own file whose doc comment says what it needs and what it leaves.
+//
+// This package must never import runtime/ or the CLI: the runtime executes
+// the plan it emits, through compiler/plan only.
+package compiler
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+)
+
+// Options steer a compilation.
+type Options struct {
+	// ToolVersion is stamped into the plan; a saved plan refuses to load in
+	// another version.
+	ToolVersion string
+	// Backend is "cuda" (the default: the GPU chains of the seeds) or "cpu"
+	// (the embedded backend: test_pattern and raw_file_cpu sources only).
+	Backend string
+	// Profile names a capacity profile, overriding the show's; CustomProfile,
+	// when set, overrides both.
+	Profile       string
+	CustomProfile *Profile
+	// Trace names a pass after which the graph is printed to TraceOut
+	// ("all" prints after every pass).
+	Trace    string
+	TraceOut io.Writer
+	// StatFile returns a file's size; nil uses os.Stat. The estimate pass
+	// uses it for resident raw sources.
+	StatFile func(path string) (int64, error)
+}
+
+// Result is a compilation: the plan, the findings of the checks, and what
+// lint rules need to run over the same graph.
+type Result struct {
+	Show     *lang.Show
+	Graph    *Graph
+	Plan     *plan.Plan
+	Profile  *Profile
+	Options  Options
+	Findings []Finding
+	// Notes are remarks the passes made that are not findings (for example
+	// an estimate made without the file it needed).
+	Notes []string
+}
+
+// Compile runs the pass table over a show. The diagnostics hold every
+// finding of the checks and every error a pass met; when they have errors
+// the plan may be incomplete and must not be run.
+func Compile(show *lang.Show, opts Options) (*Result, hcl.Diagnostics) {
+	if opts.Backend == "" {
+		opts.Backend = "cuda"
+	}
+	st := &state{Result: Result{Show: show, Options: opts}}
+	if show == nil {
+		return &st.Result, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No show to compile"}}
+	}
+	for _, p := range passes {
+		p.fn(st)
+		if opts.Trace != "" && (opts.Trace == p.name || opts.Trace == "all") && opts.TraceOut != nil && st.Graph != nil {
+			fmt.Fprintf(opts.TraceOut, "== after %s ==\n", p.name)
+			WriteGraphText(opts.TraceOut, st.Graph)
+		}
+		if st.diags.HasErrors() && p.stopOnError {
+			break
+		}
+	}
+	return &st.Result, st.diags
+}
+
+// state is what passes share.
+type state struct {
+	Result
+	diags   hcl.Diagnostics
+	fusions []plan.Fusion
+	groups  []string // group start order, set by emit
+}
+
+func (st *state) errorf(rng *hcl.Range, summary, detailFormat string, args ...any) {
+	st.diags = append(st.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(detailFormat, args...), Subject: rng})
+}
+
+// PassNames lists the pass table in order, for -trace's help.
+func PassNames() []string {
+	out := make([]string, len(passes))
+	for i, p := range passes {
+		out[i] = p.name
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package compiler
+
+// emit writes the plan from the placed graph: nodes and edges in graph
+// order (which follows the show's declaration order), loops ("default"
+// first, then pacing_0..n-1), groups in start order with their readiness,
+// the fusion log, the scenes and moved blocks. Everything is ordered, never
+// iterated out of a map, so the same show gives the same bytes.
+//
+// Needs: the placed graph. Leaves: st.Plan (estimates still empty).
+
+import (
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
+)
+
+// ReadinessTimeoutMs is how long a group may take to become ready.
+const ReadinessTimeoutMs = 10000
+
+func emit(st *state) {
+	show, g := st.Show, st.Graph
+	c := show.Canvas
+	p := &plan.Plan{
+		FormatVersion: plan.FormatVersion,
+		ToolVersion:   st.Options.ToolVersion,
+		Show:          show.Name,
+		ShowHash:      show.Hash,
+		Size:          sizeString(show.Size),
+		FrameRate:     ratString(show.FrameRate),
+		Format:        string(show.Format),
+		Canvas: plan.Canvas{
+			RawUpload: c.RawUpload, InputRouting: c.InputRouting, SourceFanOut: c.SourceFanOut,
+			InputPollMs: c.InputPollMs, AuxInputPollMs: c.AuxInputPollMs, PacingLoops: c.PacingLoops,
+			BrowserFrameQueue: c.BrowserFrameQueue, ImportTTLMs: c.ImportTTLMs,
+			FrameMetadata: append([]string{}, c.FrameMetadata...),
+		},
+		Fusions: append([]plan.Fusion{}, st.fusions...),
+	}
+	if st.Profile != nil {
+		p.Profile = st.Profile.Name
+	}
+	all := g.Nodes()
+	p.Nodes = make([]plan.Node, 0, len(all))
+	loopNodes := map[string][]string{}
+	for _, n := range all {
+		p.Nodes = append(p.Nodes, plan.Node{
+			ID: n.ID, Kind: n.Kind, Address: n.Address, Group: n.Group, Placement: n.Placement,
+			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Range: PlanRange(n.Range),
+		})
+		if n.Placement.Loop != "" {
+			loopNodes[n.Placement.Loop] = append(loopNodes[n.Placement.Loop], n.ID)
+		}
+	}
+	edges := g.Edges()
+	p.Edges = make([]plan.Edge, 0, len(edges))
+	for _, e := range edges {
+		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: e.Format})
+	}
+	n := max(c.PacingLoops, 1)
+	p.Loops = append(p.Loops, plan.Loop{Name: "default", Nodes: loopNodes["default"]})
+	paced := make([][]string, n)
+	present := map[*lang.Source]bool{}
+	for _, nd := range all {
+		if nd.Source != nil {
+			present[nd.Source] = true
+		}
+	}
+	for _, s := range show.Sources {
+		if present[s] {
+			paced[s.Index%n] = append(paced[s.Index%n], s.Address())
+		}
+	}
+	for i := 0; i < n; i++ {
+		name := PacingLoop(i, n)
+		p.Loops = append(p.Loops, plan.Loop{Name: name, Sources: paced[i], Nodes: loopNodes[name]})
+	}
+
+	order, _ := groupOrder(g)
+	st.groups = order
+	deps := GroupDeps(g)
+	members := map[string][]*Node{}
+	for _, nd := range all {
+		members[nd.Group] = append(members[nd.Group], nd)
+	}
+	p.Groups = make([]plan.Group, 0, len(order))
+	for i, name := range order {
+		p.Groups = append(p.Groups, plan.Group{Name: name, Order: i, DependsOn: deps[name],
+			Readiness: groupReadiness(g, members[name]), Restartable: restartable(members[name])})
+	}
+	for _, sc := range show.Scenes {
+		ps := plan.Scene{Address: sc.Address(), Layers: []plan.Layer{}, Range: PlanRange(sc.DeclRange)}
+		for _, l := range sc.Layers {
+			if l.Source == nil {
+				continue
+			}
+			pl := plan.Layer{Source: l.Source.Address(), Rect: [4]int{l.Rect.X, l.Rect.Y, l.Rect.W, l.Rect.H}, Fit: l.Fit, Opacity: l.Opacity, Z: l.Z}
+			if l.Crop != nil {
+				pl.Crop = &[4]int{l.Crop.X, l.Crop.Y, l.Crop.W, l.Crop.H}
+			}
+			ps.Layers = append(ps.Layers, pl)
+		}
+		p.Scenes = append(p.Scenes, ps)
+	}
+	if p.Scenes == nil {
+		p.Scenes = []plan.Scene{}
+	}
+	for _, m := range show.Moved {
+		p.Moved = append(p.Moved, plan.Moved{From: m.From, To: m.To})
+	}
+	st.Plan = p
+}
+
+// groupReadiness states a group's readiness from its nodes' kinds: each
+// kind's condition, and every edge leaving the group having carried a frame.
+func groupReadiness(g *Graph, members []*Node) string {
+	var conds []string
+	seen := map[string]bool{}
+	leaving := 0
+	for _, n := range members {
+		if n.Decl.Readiness != "" && !seen[n.Kind] {
+			seen[n.Kind] = true
+			conds = append(conds, n.Kind+": "+n.Decl.Readiness)
+		}
+		for _, e := range g.Out(n.ID) {
+			if g.Node(e.To).Group != n.Group {
+				leaving++
+			}
+		}
+	}
+	s := strings.Join(conds, "; ")
+	if leaving > 0 {
+		s += "; every edge leaving the group has carried a frame"
+	}
+	return s + "; within " + itoa(ReadinessTimeoutMs/1000) + " s, else an error naming the edge that carried none"
+}
+
+// restartable: a group can restart alone when no node in it is a
+// compositor (restarting a bus goes off air).
+func restartable(members []*Node) bool {
+	for _, n := range members {
+		if n.Decl.Traits.Roles.Has(nodes.Compositor) {
+			return false
+		}
+	}
+	return true
+}
+
+// PlanRange converts an HCL range for the plan; nil for an empty range.
+func PlanRange(r hcl.Range) *plan.Range {
+	if r.Filename == "" && r.Start.Line == 0 {
+		return nil
+	}
+	return &plan.Range{Filename: r.Filename,
+		Start: plan.Pos{Line: r.Start.Line, Column: r.Start.Column, Byte: r.Start.Byte},
+		End:   plan.Pos{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte}}
+}

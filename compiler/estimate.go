@@ -1,0 +1,170 @@
+package compiler
+
+// estimate computes what the show will cost and compares it with the
+// capacity profile:
+//   - threads (one per blocking node, one per event loop), loops, nodes, edges;
+//   - VRAM: frames held in every queue of device frames, the frames each
+//     device node keeps (NVDEC decode surfaces, a raw reader's pool, a
+//     browser window's imported buffers), three canvases per bus;
+//   - page-locked host memory: one frame per direct or pinned raw source, the
+//     file's size per resident source (its size on disk; when it cannot be
+//     read, frame size × frame rate × 2 s, and a note says so);
+//   - PCIe upload bytes/s: every frame an uploading node moves to the GPU;
+//   - NVDEC load in 1080p-equivalent frames/s;
+//   - sources against the profile's source limits for the show's rate and
+//     raw_upload mode; NVENC for ffmpeg outputs that ask for it.
+//
+// Needs: the emitted plan. Leaves: Plan.Estimates with one Budget per limit.
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
+)
+
+// FrameBytes is the size of one frame: NV12 12 bits a pixel, P010 24.
+func FrameBytes(s lang.Size, f string) int64 {
+	px := int64(s.W) * int64(s.H)
+	if f == string(lang.P010) {
+		return px * 3
+	}
+	return px * 3 / 2
+}
+
+// Canvases each bus keeps in VRAM: the one being drawn, the one on air and
+// the one being handed to outputs.
+const canvasesPerBus = 3
+
+func estimate(st *state) {
+	if st.Plan == nil {
+		return
+	}
+	g := st.Graph
+	e := &st.Plan.Estimates
+	threads := 0
+	var vram, pinned, pcie int64
+	var nvdec float64
+	raw := 0
+	stat := st.Options.StatFile
+	if stat == nil {
+		stat = func(path string) (int64, error) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return 0, err
+			}
+			return fi.Size(), nil
+		}
+	}
+	var guessed []string
+	all := g.Nodes()
+	for _, n := range all {
+		t := n.Decl.Traits
+		if t.Blocking {
+			threads++
+		}
+		fb := FrameBytes(n.Size, n.Format)
+		rate := fps(st.Show.FrameRate)
+		if n.Source != nil && n.Source.FrameRate.Den != 0 {
+			rate = fps(n.Source.FrameRate)
+		}
+		if n.Domain == nodes.Device && isFrame(n.Format) {
+			for _, out := range g.Out(n.ID) {
+				vram += int64(out.Capacity) * fb
+			}
+		}
+		if n.Domain != nodes.Device {
+			// host memory: nothing held on the GPU
+		} else {
+			switch {
+			case t.Roles.Has(nodes.Compositor):
+				vram += canvasesPerBus * fb
+			case t.Roles.Has(nodes.Decoder) && n.Params["mode"] == "nvdec":
+				vram += int64(intParam(n, "surfaces", 8)) * fb
+				nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
+			case t.Roles.Has(nodes.Importer):
+				vram += int64(st.Show.Canvas.BrowserFrameQueue) * fb
+			case t.Roles.Has(nodes.Source | nodes.Uploader):
+				vram += 2 * fb // the reader's pool: one frame queued, one being filled
+			}
+		}
+		if t.Roles.Has(nodes.Uploader) && st.Options.Backend != "cpu" {
+			pcie += int64(rate * float64(fb))
+			if n.Source != nil && n.Source.Kind == "raw_file" {
+				raw++
+			}
+			switch n.Params["mode"] {
+			case "pinned", "direct":
+				pinned += fb
+			case "resident":
+				path, _ := n.Params["path"].(string)
+				size, err := stat(path)
+				if err != nil {
+					size = int64(float64(fb) * rate * 2)
+					guessed = append(guessed, n.Address)
+				}
+				pinned += size
+			}
+		}
+	}
+	loops := len(st.Plan.Loops)
+	e.Threads = threads + loops
+	e.EventLoops = loops
+	e.Nodes = len(all)
+	e.Edges = len(st.Plan.Edges)
+	e.VRAMBytes, e.PinnedHostBytes, e.PCIeBytesPerSec = vram, pinned, pcie
+	e.NVDECFramesPerSec = round3(nvdec)
+	if len(guessed) > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("pinned host memory for %d resident source(s) estimated as frame size × frame rate × 2 s: their files could not be read (%s)", len(guessed), strings.Join(firstN(guessed, 3), ", ")))
+	}
+	if st.Profile == nil {
+		return
+	}
+	pr := st.Profile
+	budget := func(name string, used, limit float64, unit string) {
+		e.Budgets = append(e.Budgets, plan.Budget{Name: name, Used: used, Limit: limit, Unit: unit, OK: used <= limit})
+	}
+	sources := len(st.Show.Sources)
+	for _, l := range pr.SourceLimitFor(st.Show.Canvas.RawUpload, fps(st.Show.FrameRate)) {
+		if l.MaxSources > 0 {
+			budget("sources", float64(sources), float64(l.MaxSources), fmt.Sprintf("sources at %g fps", l.FrameRate))
+		}
+		if l.MaxRawSources > 0 {
+			budget("raw sources", float64(raw), float64(l.MaxRawSources), fmt.Sprintf("%s sources at %g fps", l.Mode, l.FrameRate))
+		}
+	}
+	if st.Options.Backend == "cpu" {
+		return
+	}
+	budget("vram", float64(vram), pr.VRAMBytes.Value, "bytes")
+	budget("pinned host memory", float64(pinned), pr.PinnedHostBytes.Value, "bytes")
+	budget("pcie upload", float64(pcie), pr.PCIeBytesPerSec.Value, "bytes/s")
+	budget("nvdec", e.NVDECFramesPerSec, pr.NVDECFramesPerSec.Value, "frames/s")
+	nvenc := 0
+	for _, o := range st.Show.Outputs {
+		if o.Kind == "ffmpeg" && strings.Contains(strings.Join(o.Args, " "), "nvenc") {
+			nvenc++
+		}
+	}
+	if nvenc > 0 {
+		limit := 0.0
+		if pr.NVENC.Value > 0 {
+			limit = float64(nvenc)
+		}
+		budget("nvenc", float64(nvenc), limit, "outputs")
+	}
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+func firstN(xs []string, n int) []string {
+	if len(xs) > n {
+		return append(xs[:n:n], fmt.Sprintf("and %d more", len(xs)-n))
+	}
+	return xs
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

@@ -1,0 +1,180 @@
+package compiler
+
+import (
+	"sort"
+
+	"github.com/dominikbraun/graph"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
+)
+
+// Node is one node of the graph being compiled. Rules read Decl.Traits,
+// never Kind.
+type Node struct {
+	ID      string      // "<address>/<kind>", unique
+	Kind    string      // the registered kind's name
+	Decl    *nodes.Kind // the kind's declaration: traits, params, readiness
+	Address string      // the show element it was made for
+	Group   string      // the node group it starts with
+
+	Params map[string]any
+	Format string // what it emits: nv12 | p010 | packets | dmabuf
+	Domain nodes.Domain
+	Size   lang.Size
+
+	Placement plan.Placement
+
+	// The show element behind the node (one of these is set) and the range
+	// diagnostics point at.
+	Source *lang.Source
+	Bus    *lang.Bus
+	Output *lang.Output
+	Range  hcl.Range
+}
+
+// Edge is a bounded queue between two nodes.
+type Edge struct {
+	From, To string
+	Capacity int
+	Policy   string // block | drop
+	Format   string // what travels
+}
+
+// Graph is the node graph, stored in a github.com/dominikbraun/graph
+// directed graph, with adjacency kept in insertion order so that every walk
+// over it is deterministic.
+type Graph struct {
+	g     graph.Graph[string, *Node]
+	nodes map[string]*Node
+	out   map[string][]*Edge
+	in    map[string][]*Edge
+	order []string // insertion order of live node ids (may hold removed ids; see Nodes)
+}
+
+// NewGraph returns an empty graph.
+func NewGraph() *Graph {
+	return &Graph{
+		g:     graph.New(func(n *Node) string { return n.ID }, graph.Directed()),
+		nodes: map[string]*Node{},
+		out:   map[string][]*Edge{},
+		in:    map[string][]*Edge{},
+	}
+}
+
+// AddNode adds n; a node id already present is a compiler bug and panics.
+func (g *Graph) AddNode(n *Node) {
+	if _, dup := g.nodes[n.ID]; dup {
+		panic("compiler: node added twice: " + n.ID)
+	}
+	if err := g.g.AddVertex(n); err != nil {
+		panic("compiler: " + err.Error())
+	}
+	g.nodes[n.ID] = n
+	g.order = append(g.order, n.ID)
+}
+
+// AddEdge joins two nodes with a queue.
+func (g *Graph) AddEdge(e *Edge) {
+	if err := g.g.AddEdge(e.From, e.To, graph.EdgeData(e)); err != nil {
+		panic("compiler: edge " + e.From + " -> " + e.To + ": " + err.Error())
+	}
+	g.out[e.From] = append(g.out[e.From], e)
+	g.in[e.To] = append(g.in[e.To], e)
+}
+
+// RemoveEdge removes the queue from -> to.
+func (g *Graph) RemoveEdge(from, to string) {
+	_ = g.g.RemoveEdge(from, to)
+	g.out[from] = dropEdge(g.out[from], from, to)
+	g.in[to] = dropEdge(g.in[to], from, to)
+}
+
+func dropEdge(es []*Edge, from, to string) []*Edge {
+	for i, e := range es {
+		if e.From == from && e.To == to {
+			return append(es[:i:i], es[i+1:]...)
+		}
+	}
+	return es
+}
+
+// RemoveNode removes a node and every edge touching it.
+func (g *Graph) RemoveNode(id string) {
+	for _, e := range append([]*Edge(nil), g.out[id]...) {
+		g.RemoveEdge(e.From, e.To)
+	}
+	for _, e := range append([]*Edge(nil), g.in[id]...) {
+		g.RemoveEdge(e.From, e.To)
+	}
+	_ = g.g.RemoveVertex(id)
+	delete(g.nodes, id)
+	delete(g.out, id)
+	delete(g.in, id)
+}
+
+// Splice removes a node that has one input and one output edge and joins
+// its neighbours with the output edge's queue.
+func (g *Graph) Splice(id string) {
+	ins, outs := g.in[id], g.out[id]
+	if len(ins) != 1 || len(outs) != 1 {
+		panic("compiler: splice of " + id + " needs one input and one output")
+	}
+	e := *outs[0]
+	e.From = ins[0].From
+	e.Format = ins[0].Format
+	g.RemoveNode(id)
+	g.AddEdge(&e)
+}
+
+// Node returns the node with the given id, or nil.
+func (g *Graph) Node(id string) *Node { return g.nodes[id] }
+
+// Len is the number of nodes.
+func (g *Graph) Len() int { return len(g.nodes) }
+
+// Nodes returns the nodes in the order they were added (which follows the
+// show's declaration order).
+func (g *Graph) Nodes() []*Node {
+	out := make([]*Node, 0, len(g.nodes))
+	live := g.order[:0]
+	for _, id := range g.order {
+		if n, ok := g.nodes[id]; ok {
+			out = append(out, n)
+			live = append(live, id)
+		}
+	}
+	g.order = live
+	return out
+}
+
+// Out returns the edges leaving a node, in the order they were added.
+func (g *Graph) Out(id string) []*Edge { return g.out[id] }
+
+// In returns the edges entering a node, in the order they were added.
+func (g *Graph) In(id string) []*Edge { return g.in[id] }
+
+// Edges returns every edge, ordered by the node order of their tails.
+func (g *Graph) Edges() []*Edge {
+	var out []*Edge
+	for _, n := range g.Nodes() {
+		out = append(out, g.out[n.ID]...)
+	}
+	return out
+}
+
+// Graph exposes the underlying dominikbraun graph for algorithms (cycles,
+// paths) that lint rules may want.
+func (g *Graph) Graph() graph.Graph[string, *Node] { return g.g }
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

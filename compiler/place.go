@@ -1,0 +1,35 @@
+package compiler
+
+// place decides where each node runs. Blocking nodes (traits.Blocking) get
+// a thread of their own. The rest run on an event loop: a source's nodes on
+// pacing_{i % pacing_loops}, where i is the source's index in the show;
+// compositors' and outputs' loop-driven nodes (outputs, AUX and wipe
+// pacing) on "default".
+//
+// Needs: the fused graph. Leaves: every node's Placement.
+
+import (
+	"strconv"
+
+	"github.com/onairhq/onair/compiler/plan"
+)
+
+func place(st *state) {
+	loops := st.Show.Canvas.PacingLoops
+	if loops < 1 {
+		loops = 1
+	}
+	for _, n := range st.Graph.Nodes() {
+		switch {
+		case n.Decl.Traits.Blocking:
+			n.Placement = plan.Placement{Thread: true}
+		case n.Source != nil:
+			n.Placement = plan.Placement{Loop: PacingLoop(n.Source.Index, loops)}
+		default:
+			n.Placement = plan.Placement{Loop: "default"}
+		}
+	}
+}
+
+// PacingLoop names the loop that paces source i of a show with n loops.
+func PacingLoop(i, n int) string { return "pacing_" + strconv.Itoa(i%n) }

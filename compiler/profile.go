@@ -1,0 +1,148 @@
+package compiler
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Figure is one number of a capacity profile, with where it came from: a
+// measurement in the seeds, a datasheet, or an estimate (said so).
+type Figure struct {
+	Value  float64 `json:"value"`
+	Source string  `json:"source"`
+}
+
+// SourceLimit is how many sources a GPU carries at a frame rate, for a
+// raw_upload mode ("*" for any).
+type SourceLimit struct {
+	Mode          string  `json:"mode"`
+	FrameRate     float64 `json:"frame_rate"`
+	MaxSources    int     `json:"max_sources,omitempty"`
+	MaxRawSources int     `json:"max_raw_sources,omitempty"`
+	Source        string  `json:"source"`
+}
+
+// Profile is a GPU capacity profile: what the capacity check and the plan's
+// budgets compare estimates against.
+type Profile struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	NVDECEngines Figure `json:"nvdec_engines"`
+	// NVDECFramesPerSec is 1080p frames per second over all engines.
+	NVDECFramesPerSec Figure `json:"nvdec_frames_per_sec"`
+	VRAMBytes         Figure `json:"vram_bytes"`
+	PCIeGeneration    Figure `json:"pcie_generation"`
+	PCIeWidth         Figure `json:"pcie_width"`
+	PCIeBytesPerSec   Figure `json:"pcie_usable_bytes_per_sec"`
+	// PinnedHostBytes is how much page-locked host memory a show may take.
+	PinnedHostBytes Figure        `json:"pinned_host_bytes"`
+	NVENC           Figure        `json:"nvenc"` // 1 present, 0 absent
+	SourceLimits    []SourceLimit `json:"source_limits"`
+}
+
+//go:embed profiles/*.json
+var profileFS embed.FS
+
+var profiles = map[string]*Profile{}
+
+func init() {
+	ents, err := profileFS.ReadDir("profiles")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range ents {
+		b, err := profileFS.ReadFile("profiles/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		p, err := ParseProfile(b)
+		if err != nil {
+			panic("compiler: profiles/" + e.Name() + ": " + err.Error())
+		}
+		if p.Name+".json" != e.Name() {
+			panic("compiler: profiles/" + e.Name() + " names itself " + p.Name)
+		}
+		profiles[p.Name] = p
+	}
+}
+
+// DefaultProfile is used when the show names none.
+const DefaultProfile = "nvidia_l4"
+
+// ParseProfile decodes a profile, refusing unknown fields and figures
+// without a source note.
+func ParseProfile(b []byte) (*Profile, error) {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, fmt.Errorf("profile has no name")
+	}
+	for name, f := range map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec,
+		"vram_bytes": p.VRAMBytes, "pcie_generation": p.PCIeGeneration, "pcie_width": p.PCIeWidth,
+		"pcie_usable_bytes_per_sec": p.PCIeBytesPerSec, "pinned_host_bytes": p.PinnedHostBytes, "nvenc": p.NVENC} {
+		if f.Source == "" {
+			return nil, fmt.Errorf("profile %s: %s has no source note", p.Name, name)
+		}
+	}
+	for _, l := range p.SourceLimits {
+		if l.Source == "" {
+			return nil, fmt.Errorf("profile %s: source limit at %g fps has no source note", p.Name, l.FrameRate)
+		}
+	}
+	return &p, nil
+}
+
+// LookupProfile returns an embedded profile by name.
+func LookupProfile(name string) (*Profile, bool) {
+	p, ok := profiles[name]
+	return p, ok
+}
+
+// ProfileNames lists the embedded profiles.
+func ProfileNames() []string { return sortedKeys(profiles) }
+
+// SourceLimitFor returns the limits that apply to a show at fps with the
+// given raw_upload mode: for each of "*" and mode, the entry with the lowest
+// frame rate not below fps. Shows faster than every entry get the fastest.
+func (p *Profile) SourceLimitFor(mode string, fps float64) []SourceLimit {
+	var out []SourceLimit
+	for _, m := range []string{"*", mode} {
+		var best *SourceLimit
+		var fastest *SourceLimit
+		for i := range p.SourceLimits {
+			l := &p.SourceLimits[i]
+			if l.Mode != m {
+				continue
+			}
+			if fastest == nil || l.FrameRate > fastest.FrameRate {
+				fastest = l
+			}
+			if l.FrameRate+1e-9 >= fps && (best == nil || l.FrameRate < best.FrameRate) {
+				best = l
+			}
+		}
+		if best == nil {
+			best = fastest
+		}
+		if best != nil && (m != "*" || true) {
+			out = append(out, *best)
+		}
+		if mode == "*" {
+			break
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Mode < out[j].Mode })
+	return out
+}
+
+func gib(b float64) string {
+	return fmt.Sprintf("%.1f GiB", b/math.Pow(2, 30))
+}

@@ -1,0 +1,203 @@
+package nodes
+
+// The built-in kinds. Each declaration is the whole truth about its kind:
+// the compiler's rules read the traits, the runtime fills New, and
+// `onair nodes` prints this file's contents as the reference.
+
+func ptr(n int) *int { return &n }
+
+var (
+	pathParam   = Param{Name: "path", Type: String, Doc: "The file to read, as resolved from the show."}
+	loopParam   = Param{Name: "loop", Type: Bool, Default: false, Doc: "Start again at the end of the file; timestamps count on."}
+	colourParam = Param{Name: "colour", Type: String, Doc: "Colour tags stamped on every frame: primaries/transfer/matrix/range, e.g. bt709/bt709/bt709/limited."}
+	formatParam = Param{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Pixel format of the frames: nv12 (8-bit) or p010 (10-bit)."}
+	sizeParam   = Param{Name: "size", Type: String, Doc: "Frame size, WIDTHxHEIGHT."}
+	rateParam   = Param{Name: "frame_rate", Type: Rational, Doc: "Frames per second as a fraction, \"30/1\", \"30000/1001\"."}
+	tsKeys      = Param{Name: "timestamp_keys", Type: Strings, Doc: "Timestamp keys stamped on each frame; the frame_metadata fusion prunes the ones nobody reads."}
+	frameFmts   = []string{FormatNV12, FormatP010}
+)
+
+func init() {
+	for _, k := range builtin {
+		Register(k)
+	}
+}
+
+var builtin = []*Kind{
+	{
+		Name: "input_rec",
+		Doc:  "Reads a media file in packets on its own thread, with a read timeout. With input_routing = \"input\" it hands a one-stream file's video straight to the decoder.",
+		Params: []Param{pathParam, loopParam,
+			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
+			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Live: true, Doc: "A read that takes longer stops the source with an error."},
+			tsKeys, colourParam},
+		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: []string{FormatPackets}, MaxOutputs: 1},
+		Readiness: "the file is open and a first packet has been read",
+	},
+	{
+		Name: "demux",
+		Doc:  "Splits a container's packets into one output per offered stream, on its own thread. Every stream it offers must have exactly one consumer.",
+		Params: []Param{
+			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the container."},
+			{Name: "offers", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams offered to consumers, one output edge each; the others are discarded. Every routing kind declares offers."},
+		},
+		Traits:    Traits{Blocking: true, Roles: Routing, Domain: Host, Takes: []string{FormatPackets}, Emits: []string{FormatPackets}, MaxOutputs: 16},
+		Readiness: "every offered stream has carried a packet",
+	},
+	{
+		Name: "dec_video",
+		Doc:  "Decodes video packets into frames on its own thread: on NVDEC (mode nvdec, frames in device memory) or by wrapping raw packets as frames (mode rawvideo, host memory).",
+		Params: []Param{
+			{Name: "mode", Type: Enum, Enum: []string{"nvdec", "rawvideo"}, Default: "nvdec", Doc: "nvdec decodes HEVC/H.264 on the GPU; rawvideo wraps raw NV12/P010 packets."},
+			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM (nvdec only)."},
+			formatParam, tsKeys,
+		},
+		Traits:    Traits{Blocking: true, Roles: Decoder, Domain: Device, Takes: []string{FormatPackets}, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been decoded",
+	},
+	{
+		Name: "upload",
+		Doc:  "Copies host frames to device memory on its own thread: hwupload makes pageable memory transferable on every frame (it missed 69 % of Program deadlines at 60 fps with 17 raw sources); pinned copies through a page-locked staging block on its own CUDA stream.",
+		Params: []Param{
+			{Name: "mode", Type: Enum, Enum: []string{"hwupload", "pinned"}, Default: "hwupload", Doc: "hwupload (pageable) or pinned (page-locked staging)."},
+		},
+		Traits:    Traits{Blocking: true, Roles: Uploader, Domain: Device, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has reached device memory",
+	},
+	{
+		Name: "raw_video_file_cuda",
+		Doc:  "Reads raw NV12/P010 frames with pread() straight into page-locked memory and has the GPU fetch them: one copy, one thread, no demux, decoder or upload. direct holds one frame of page-locked memory; resident holds the whole file (pinned, unswappable) and reads each picture once.",
+		Params: []Param{
+			{Name: "mode", Type: Enum, Enum: []string{"direct", "resident"}, Default: "direct", Doc: "direct: one page-locked frame; resident: a page-locked block the size of the file."},
+			pathParam, loopParam, formatParam, sizeParam, colourParam,
+			{Name: "write_combined", Type: Bool, Default: false, Doc: "Allocate the block write-combined (measured: no difference; stays off)."},
+		},
+		Traits:    Traits{Blocking: true, Roles: Source | Uploader, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been transferred to device memory",
+	},
+	{
+		Name: "ipc_dmabuf_source",
+		Doc:  "Receives a browser window's GPU buffers as file descriptors over a Unix socket, and gives one finished buffer back per arriving frame from its return queue.",
+		Params: []Param{
+			{Name: "socket", Type: String, Doc: "The Unix socket the browser service connects to."},
+			{Name: "return_queue", Type: Int, Default: 0, Min: ptr(0), Max: ptr(64), Doc: "Finished frames held back and returned one per arriving frame; 0 returns every frame at once."},
+			{Name: "frames_in_flight", Type: Int, Default: 9, Min: ptr(1), Max: ptr(9), Doc: "Frames a window may have out of the browser (browser_frame_queue)."},
+			sizeParam, colourParam,
+		},
+		Traits:    Traits{Blocking: true, Roles: Source, Domain: Device, Emits: []string{FormatDMABUF}, MaxOutputs: 1},
+		Readiness: "the browser has connected and sent a first buffer",
+	},
+	{
+		Name: "gpu_import",
+		Doc:  "Registers DMA-BUF buffers with CUDA and keeps each import for import_ttl_ms after its last use; releases run on its own thread (a release holds a lock every CUDA call in the process needs).",
+		Params: []Param{
+			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
+			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "Drop imports of buffers the browser destroyed as soon as they are idle."},
+			formatParam,
+		},
+		Traits:    Traits{Blocking: true, Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first buffer has been imported",
+	},
+	{
+		Name: "realtime",
+		Doc:  "Paces a file source's frames on the show's clock, on its source's pacing loop. Counts in a rational time base (1/120000 s) and treats a release time inside the clock's current millisecond as due.",
+		Params: []Param{
+			{Name: "time_base", Type: Rational, Doc: "The unit it counts and stamps in, \"1/120000\"."},
+			{Name: "tick_period", Type: Rational, Doc: "Older spelling: the period of one clock tick. A node takes time_base or tick_period, never both."},
+			rateParam,
+		},
+		Exclusive: [][]string{{"time_base", "tick_period"}},
+		Traits:    Traits{Roles: Pacer, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been released on time",
+	},
+	{
+		Name: "smooth_timestamps",
+		Doc:  "Paces a browser source: re-times the frames a window paints unevenly onto the show's frame grid, on its source's pacing loop.",
+		Params: []Param{
+			{Name: "time_base", Type: Rational, Doc: "The unit it counts and stamps in, \"1/120000\"."},
+			rateParam,
+		},
+		Traits:    Traits{Roles: Pacer, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been released on time",
+	},
+	{
+		Name: "one_to_many",
+		Doc:  "Hands each frame of one source to every compositor that may show it, on a thread of its own.",
+		Params: []Param{
+			{Name: "outputs", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "Consumers fed."},
+		},
+		Traits:    Traits{Blocking: true, Roles: FanOut, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 64},
+		Readiness: "every edge leaving it has carried a frame",
+	},
+	{
+		Name: "one_to_many_nb",
+		Doc:  "The fan-out without a thread: runs on the pacing loop that paces its source (source_fan_out = \"event_loop\").",
+		Params: []Param{
+			{Name: "outputs", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "Consumers fed."},
+		},
+		Traits:    Traits{Roles: FanOut, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 64},
+		Readiness: "every edge leaving it has carried a frame",
+	},
+	{
+		Name: "compositor",
+		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut).",
+		Params: []Param{
+			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
+			{Name: "input_poll_ms", Type: Int, Default: 0, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
+			{Name: "scenes", Type: Strings, Doc: "Scenes the bus may show."},
+			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
+			formatParam, sizeParam, rateParam,
+		},
+		Traits:    Traits{Blocking: true, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
+		Readiness: "a first tick has been drawn",
+	},
+	{
+		Name:      "output_record",
+		Doc:       "Writes a bus to a Y4M file, on its own thread.",
+		Params:    []Param{pathParam},
+		Traits:    Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
+		Readiness: "the file is open and a first frame has been written",
+	},
+	{
+		Name:      "output_null",
+		Doc:       "Takes a bus's frames and discards them (for measuring).",
+		Traits:    Traits{Roles: Sink, Takes: frameFmts},
+		Readiness: "a first frame has been taken",
+	},
+	{
+		Name: "output_ffmpeg",
+		Doc:  "Pipes a bus's raw frames to an external ffmpeg process (libx264, or h264_nvenc where the GPU has NVENC).",
+		Params: []Param{
+			{Name: "args", Type: Strings, Doc: "ffmpeg arguments after the input options."},
+		},
+		Traits:    Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
+		Readiness: "ffmpeg has started and accepted a first frame",
+	},
+	{
+		Name: "output_preview",
+		Doc:  "Keeps JPEG snapshots of a bus for the status server.",
+		Params: []Param{
+			{Name: "interval_ms", Type: Int, Default: 1000, Min: ptr(10), Live: true, Doc: "Time between snapshots."},
+			{Name: "quality", Type: Int, Default: 80, Min: ptr(1), Max: ptr(100), Live: true, Doc: "JPEG quality."},
+		},
+		Traits:    Traits{Roles: Sink, Takes: frameFmts},
+		Readiness: "a first snapshot has been taken",
+	},
+	{
+		Name: "test_pattern",
+		Doc:  "Generates frames in host memory (bars, ramp, solid, checker, noise); runs on the CPU backend and feeds an upload on CUDA.",
+		Params: []Param{
+			{Name: "pattern", Type: String, Default: "bars", Doc: "bars | ramp | solid | checker | noise."},
+			formatParam, sizeParam, colourParam,
+		},
+		Traits:    Traits{Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been generated",
+	},
+	{
+		Name:      "raw_file_cpu",
+		Doc:       "Reads raw NV12/P010 frames with pread() into host memory on its own thread: the raw source of the CPU backend.",
+		Params:    []Param{pathParam, loopParam, formatParam, sizeParam, colourParam},
+		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been read",
+	},
+}

@@ -1,0 +1,331 @@
+// Package nodes is the one registry of node kinds: every kind the compiler
+// can place in a plan and the runtime can run declares here, in one place,
+// its name, documentation, parameters (types, defaults, ranges, whether they
+// may change on a running show), traits (blocking or loop-driven, roles,
+// memory domain, formats taken and emitted), readiness condition and a slot
+// for the runtime's constructor.
+//
+// The compiler's checks read traits, never kind names; `onair nodes` prints
+// the reference from these declarations.
+//
+// This package must never import lang/, compiler/ or runtime/ (runtime
+// imports it, and the compiler imports it): it is data, read by all of them.
+package nodes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Role is one thing a node does in a graph. A kind may have several.
+type Role uint16
+
+// The roles a kind may declare. Rules match on these, never on kind names.
+const (
+	Source     Role = 1 << iota // originates frames (a file reader, a socket, a generator)
+	Routing                     // offers several streams; each must have exactly one consumer
+	Decoder                     // turns packets into frames
+	Uploader                    // moves host frames to device memory
+	Importer                    // maps foreign GPU buffers into the device context
+	Pacer                       // releases frames on the show's clock
+	FanOut                      // copies one stream to many consumers (the only role that may broadcast)
+	Compositor                  // draws a bus from its inputs
+	Sink                        // ends a chain (outputs)
+)
+
+var roleNames = []struct {
+	r    Role
+	name string
+}{
+	{Source, "source"}, {Routing, "routing"}, {Decoder, "decoder"}, {Uploader, "uploader"},
+	{Importer, "importer"}, {Pacer, "pacer"}, {FanOut, "fan_out"}, {Compositor, "compositor"},
+	{Sink, "sink"},
+}
+
+// Has reports whether every role in q is in r.
+func (r Role) Has(q Role) bool { return r&q == q && q != 0 }
+
+// String lists the roles, "source+pacer".
+func (r Role) String() string {
+	var parts []string
+	for _, rn := range roleNames {
+		if r&rn.r != 0 {
+			parts = append(parts, rn.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+// Domain is where a node's output frames live.
+type Domain string
+
+const (
+	Host   Domain = "host"
+	Device Domain = "device"
+)
+
+// Formats a kind may take or emit on its edges.
+const (
+	FormatPackets = "packets" // compressed or raw packets from a demuxer or reader
+	FormatNV12    = "nv12"
+	FormatP010    = "p010"
+	FormatDMABUF  = "dmabuf" // foreign GPU buffers handed over a socket
+	FormatAny     = "*"      // whatever frame format the node before emits (nv12 or p010)
+)
+
+// ParamType is the type of a parameter value.
+type ParamType string
+
+const (
+	Int      ParamType = "int"
+	String   ParamType = "string"
+	Bool     ParamType = "bool"
+	Enum     ParamType = "enum"
+	Strings  ParamType = "list(string)"
+	Rational ParamType = "rational" // "1/120000"
+)
+
+// Param declares one parameter of a kind.
+type Param struct {
+	Name    string
+	Type    ParamType
+	Default any      // int, string, bool or []string; nil = no default (optional)
+	Min     *int     // Int: inclusive bounds
+	Max     *int     //
+	Enum    []string // Enum: the allowed values
+	Doc     string
+	// Live is true when the value can change on a running show without
+	// re-creating the node (a diff may update it in place).
+	Live bool
+}
+
+// Range returns pointers for Param.Min and Param.Max.
+func Range(min, max int) (*int, *int) { return &min, &max }
+
+// Traits are what the compiler's rules read.
+type Traits struct {
+	// Blocking nodes need a thread of their own; the rest are driven by an
+	// event loop.
+	Blocking bool
+	Roles    Role
+	Domain   Domain   // where the frames it emits live; "" for sinks
+	Takes    []string // formats accepted on input edges; empty for sources
+	Emits    []string // formats emitted on output edges; empty for sinks
+	// MaxOutputs bounds the output edges: 1 for an ordinary node, more for
+	// fan-outs and routing nodes, 0 for sinks.
+	MaxOutputs int
+}
+
+// Kind is one node kind.
+type Kind struct {
+	Name   string
+	Doc    string
+	Params []Param
+	Traits Traits
+	// Readiness says what "ready" means for a node of this kind; a group is
+	// ready when every node in it is. Empty means the kind cannot state it,
+	// which the compiler's readiness check reports.
+	Readiness string
+	// Exclusive lists sets of parameters of which at most one may be set.
+	Exclusive [][]string
+	// New is the runtime's constructor, filled in by the runtime package
+	// (its concrete type is the runtime's to define; nodes/ never imports it).
+	New any
+}
+
+// Param returns the named parameter's declaration.
+func (k *Kind) Param(name string) (*Param, bool) {
+	for i := range k.Params {
+		if k.Params[i].Name == name {
+			return &k.Params[i], true
+		}
+	}
+	return nil, false
+}
+
+// Has reports whether the kind has every role in r.
+func (k *Kind) Has(r Role) bool { return k.Traits.Roles.Has(r) }
+
+var (
+	mu    sync.RWMutex
+	kinds = map[string]*Kind{}
+)
+
+// Register adds a kind to the registry. It panics when the name is taken or
+// the declaration is inconsistent: registration happens in init, and a
+// broken declaration is a programming error.
+func Register(k *Kind) {
+	if err := k.validate(); err != nil {
+		panic("nodes: " + err.Error())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := kinds[k.Name]; dup {
+		panic("nodes: kind registered twice: " + k.Name)
+	}
+	kinds[k.Name] = k
+}
+
+// Lookup returns the kind registered under name.
+func Lookup(name string) (*Kind, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// All returns every registered kind, sorted by name.
+func All() []*Kind {
+	mu.RLock()
+	out := make([]*Kind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k)
+	}
+	mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (k *Kind) validate() error {
+	if k.Name == "" {
+		return fmt.Errorf("a kind needs a name")
+	}
+	if k.Doc == "" {
+		return fmt.Errorf("kind %s needs a doc", k.Name)
+	}
+	seen := map[string]bool{}
+	for _, p := range k.Params {
+		if seen[p.Name] {
+			return fmt.Errorf("kind %s: parameter %s declared twice", k.Name, p.Name)
+		}
+		seen[p.Name] = true
+		if p.Default != nil {
+			if err := p.Check(p.Default); err != nil {
+				return fmt.Errorf("kind %s: default of %s: %v", k.Name, p.Name, err)
+			}
+		}
+		if p.Type == Enum && len(p.Enum) == 0 {
+			return fmt.Errorf("kind %s: enum parameter %s lists no values", k.Name, p.Name)
+		}
+	}
+	for _, set := range k.Exclusive {
+		for _, n := range set {
+			if !seen[n] {
+				return fmt.Errorf("kind %s: exclusive set names unknown parameter %s", k.Name, n)
+			}
+		}
+	}
+	return nil
+}
+
+// Check reports whether v is a valid value for the parameter.
+func (p *Param) Check(v any) error {
+	switch p.Type {
+	case Int:
+		n, ok := asInt(v)
+		if !ok {
+			return fmt.Errorf("%s must be a whole number, got %v", p.Name, v)
+		}
+		if p.Min != nil && n < *p.Min || p.Max != nil && n > *p.Max {
+			return fmt.Errorf("%s must be in %s, got %d", p.Name, p.rangeText(), n)
+		}
+	case Bool:
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%s must be true or false, got %v", p.Name, v)
+		}
+	case String, Rational:
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s must be a string, got %v", p.Name, v)
+		}
+		if p.Type == Rational {
+			var a, b int64
+			if n, err := fmt.Sscanf(s, "%d/%d", &a, &b); err != nil || n != 2 || b <= 0 || a <= 0 {
+				return fmt.Errorf("%s must be a fraction such as \"1/120000\", got %q", p.Name, s)
+			}
+		}
+	case Enum:
+		s, ok := v.(string)
+		if !ok || !contains(p.Enum, s) {
+			return fmt.Errorf("%s must be one of %s, got %v", p.Name, strings.Join(p.Enum, " | "), v)
+		}
+	case Strings:
+		if _, ok := v.([]string); !ok {
+			return fmt.Errorf("%s must be a list of strings, got %v", p.Name, v)
+		}
+	default:
+		return fmt.Errorf("%s has unknown type %q", p.Name, p.Type)
+	}
+	return nil
+}
+
+// Validate checks a node's parameters against the kind: unknown names,
+// types, ranges and exclusive sets.
+func (k *Kind) Validate(params map[string]any) error {
+	names := make([]string, 0, len(params))
+	for n := range params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p, ok := k.Param(n)
+		if !ok {
+			return fmt.Errorf("%s has no parameter %q", k.Name, n)
+		}
+		if err := p.Check(params[n]); err != nil {
+			return fmt.Errorf("%s: %v", k.Name, err)
+		}
+	}
+	for _, set := range k.Exclusive {
+		var got []string
+		for _, n := range set {
+			if _, ok := params[n]; ok {
+				got = append(got, n)
+			}
+		}
+		if len(got) > 1 {
+			return fmt.Errorf("%s takes %s, never both", k.Name, strings.Join(got, " or "))
+		}
+	}
+	return nil
+}
+
+func (p *Param) rangeText() string {
+	switch {
+	case p.Min != nil && p.Max != nil:
+		return fmt.Sprintf("%d..%d", *p.Min, *p.Max)
+	case p.Min != nil:
+		return fmt.Sprintf(">= %d", *p.Min)
+	case p.Max != nil:
+		return fmt.Sprintf("<= %d", *p.Max)
+	}
+	return ""
+}
+
+func asInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		if n == float64(int(n)) {
+			return int(n), true
+		}
+	}
+	return 0, false
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
