@@ -314,7 +314,7 @@ func (l *EventLoop) dispatch(ev unix.EpollEvent) {
 	if r.signal != nil {
 		r.signal.consume()
 	}
-	r.handler(ev.Events)
+	r.handler(r, ev.Events)
 	l.stats.handlerNs.Record(Now() - t0)
 	l.stats.handlers.Add(1)
 }

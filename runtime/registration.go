@@ -28,25 +28,25 @@ type Registration struct {
 	events  uint32
 	slot    int32
 	gen     int32
-	handler func(events uint32)
+	handler func(r *Registration, events uint32)
 	signal  *Signal
 	active  atomic.Bool
 }
 
 // Register waits for events (unix.EPOLLIN, ...) on fd, one-shot: handler
-// runs on the loop's thread once, and again only after Rearm.
-func (l *EventLoop) Register(fd int, events uint32, handler func(events uint32)) (*Registration, error) {
+// runs on the loop's thread once, and again only after r.Rearm().
+func (l *EventLoop) Register(fd int, events uint32, handler func(r *Registration, events uint32)) (*Registration, error) {
 	return l.register(fd, events, handler, nil)
 }
 
 // Watch waits for s to be notified, one-shot: the loop consumes the
 // notification, then runs fn on its thread; fn checks its condition and
-// calls Rearm to wait again.
-func (l *EventLoop) Watch(s *Signal, fn func()) (*Registration, error) {
-	return l.register(s.fd, unix.EPOLLIN, func(uint32) { fn() }, s)
+// calls r.Rearm() to wait again.
+func (l *EventLoop) Watch(s *Signal, fn func(r *Registration)) (*Registration, error) {
+	return l.register(s.fd, unix.EPOLLIN, func(r *Registration, _ uint32) { fn(r) }, s)
 }
 
-func (l *EventLoop) register(fd int, events uint32, handler func(uint32), s *Signal) (*Registration, error) {
+func (l *EventLoop) register(fd int, events uint32, handler func(*Registration, uint32), s *Signal) (*Registration, error) {
 	r := &Registration{loop: l, fd: fd, events: events, handler: handler, signal: s}
 	l.mu.Lock()
 	defer l.mu.Unlock()

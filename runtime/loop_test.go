@@ -1,0 +1,265 @@
+package runtime
+
+import (
+	"math/rand"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newLoop(t *testing.T, name string) *EventLoop {
+	t.Helper()
+	l, err := NewEventLoop(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Stop)
+	return l
+}
+
+// TestLoopWakesOnlyWhenAsleep: work, timers and re-arms added from the
+// loop's own handlers write nothing; work from another goroutine writes the
+// eventfd once, and only while the loop sleeps.
+func TestLoopWakesOnlyWhenAsleep(t *testing.T) {
+	leakCheck(t)
+	l := newLoop(t, "wakes")
+	s, err := NewSignal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	// From the loop's own thread: a chain of 100 posts, 100 timers and 100 re-arms.
+	var rounds atomic.Int32
+	finished := make(chan struct{})
+	reg, err := l.Watch(s, func(r *Registration) {
+		if rounds.Add(1) == 100 {
+			close(finished)
+			return
+		}
+		l.Post(func() {})
+		l.AddTimer(Now(), func() {})
+		r.Rearm()
+		s.Notify() // the producer is the handler itself
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Unregister()
+	eventually(t, "the loop to sleep", l.isSleeping)
+	s.Notify()
+	<-finished
+	if w := l.Stats().WakeWrites; w != 0 {
+		t.Fatalf("work, timers and re-arms added on the loop's thread wrote the wake eventfd %d times, want 0", w)
+	}
+
+	// From another goroutine while the loop is busy: no write either.
+	release := make(chan struct{})
+	l.Post(func() { <-release })
+	eventually(t, "the loop to run the blocking item", func() bool { return !l.isSleeping() })
+	var ran atomic.Int32
+	for i := 0; i < 100; i++ {
+		l.Post(func() { ran.Add(1) })
+	}
+	close(release)
+	eventually(t, "100 posted items to run", func() bool { return ran.Load() == 100 })
+	if w := l.Stats().WakeWrites; w > 1 {
+		// The blocking post itself may have found the loop asleep.
+		t.Fatalf("posts to a busy loop wrote the wake eventfd %d times, want at most 1", w)
+	}
+
+	// From another goroutine while it sleeps: exactly one write per post.
+	eventually(t, "the loop to sleep", l.isSleeping)
+	before := l.Stats().WakeWrites
+	done := make(chan struct{})
+	l.Post(func() { close(done) })
+	<-done
+	if w := l.Stats().WakeWrites - before; w != 1 {
+		t.Fatalf("one post to a sleeping loop wrote %d times, want 1", w)
+	}
+}
+
+// TestLoopTimers checks order, deadlines and cancellation from both sides.
+func TestLoopTimers(t *testing.T) {
+	leakCheck(t)
+	tests := []struct {
+		name   string
+		onLoop bool
+	}{{"added from another goroutine", false}, {"added on the loop", true}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLoop(t, "timers")
+			rng := rand.New(rand.NewSource(1))
+			const n = 300
+			var mu sync.Mutex
+			var fired []int64
+			var late []int64
+			var wg sync.WaitGroup
+			cancelled := map[int]*Timer{}
+			base := Now() + int64(5*time.Millisecond)
+			add := func() {
+				for i := 0; i < n; i++ {
+					at := base + rng.Int63n(int64(60*time.Millisecond))
+					wg.Add(1)
+					tm := l.AddTimer(at, func() {
+						mu.Lock()
+						fired = append(fired, at)
+						late = append(late, Now()-at)
+						mu.Unlock()
+						wg.Done()
+					})
+					if i%10 == 0 {
+						cancelled[i] = tm
+					}
+				}
+				for _, tm := range cancelled {
+					if tm.Stop() {
+						wg.Done()
+					}
+				}
+			}
+			if tc.onLoop {
+				if err := l.Do(add); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				add()
+			}
+			wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if len(fired) != n-len(cancelled) {
+				t.Fatalf("%d timers fired, want %d (%d cancelled)", len(fired), n-len(cancelled), len(cancelled))
+			}
+			if !sort.SliceIsSorted(fired, func(i, j int) bool { return fired[i] < fired[j] }) {
+				t.Fatal("timers fired out of deadline order")
+			}
+			for i, d := range late {
+				if d < 0 {
+					t.Fatalf("timer %d ran %d ns before its deadline", i, -d)
+				}
+			}
+			st := l.Stats()
+			if st.TimersFired != uint64(len(fired)) || st.TimerLateNs.Count != uint64(len(fired)) {
+				t.Fatalf("stats: %d fired, %d lateness samples; want %d", st.TimersFired, st.TimerLateNs.Count, len(fired))
+			}
+		})
+	}
+}
+
+// TestLoopEarlierTimerFromAnotherGoroutine: a sleeping loop armed far ahead
+// takes an earlier timer without a wake-up write.
+func TestLoopEarlierTimerFromAnotherGoroutine(t *testing.T) {
+	leakCheck(t)
+	l := newLoop(t, "rearm")
+	far := l.AddTimer(Now()+int64(time.Hour), func() {})
+	defer far.Stop()
+	eventually(t, "the loop to sleep", l.isSleeping)
+	done := make(chan int64, 1)
+	at := Now() + int64(20*time.Millisecond)
+	l.AddTimer(at, func() { done <- Now() })
+	select {
+	case got := <-done:
+		if got < at {
+			t.Fatalf("fired %d ns early", at-got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an earlier timer added while the loop slept never fired")
+	}
+	if w := l.Stats().WakeWrites; w != 0 {
+		t.Fatalf("adding a timer wrote the wake eventfd %d times, want 0 (re-arm the timerfd instead)", w)
+	}
+}
+
+// TestLoopOneShot: a watch fires once until re-armed, and a notification
+// that came while disarmed fires at the re-arm.
+func TestLoopOneShot(t *testing.T) {
+	leakCheck(t)
+	l := newLoop(t, "oneshot")
+	s, _ := NewSignal()
+	defer s.Close()
+	var calls atomic.Int32
+	reg, err := l.Watch(s, func(*Registration) { calls.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Unregister()
+	s.Notify()
+	eventually(t, "the first call", func() bool { return calls.Load() == 1 })
+	s.Notify() // consumed flag was cleared: writes, but the registration is disarmed
+	time.Sleep(30 * time.Millisecond)
+	if c := calls.Load(); c != 1 {
+		t.Fatalf("a disarmed registration ran %d times, want 1", c)
+	}
+	if err := reg.Rearm(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pending notification after the re-arm", func() bool { return calls.Load() == 2 })
+}
+
+// TestLoopReusedDescriptor: an old registration whose descriptor was closed
+// and whose number now belongs to a new one neither fires for the new one
+// nor removes it when unregistered.
+func TestLoopReusedDescriptor(t *testing.T) {
+	leakCheck(t)
+	l := newLoop(t, "reuse")
+	a, _ := NewSignal()
+	var aCalls, bCalls atomic.Int32
+	ra, err := l.Watch(a, func(*Registration) { aCalls.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldFd := a.Fd()
+	a.Close()
+	b, _ := NewSignal()
+	defer b.Close()
+	if b.Fd() != oldFd {
+		t.Logf("descriptor %d was not reused (got %d); the check still runs", oldFd, b.Fd())
+	}
+	rb, err := l.Watch(b, func(r *Registration) { bCalls.Add(1); r.Rearm() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.Unregister()
+	ra.Unregister() // must not remove b's wait
+	if err := ra.Rearm(); err == nil {
+		t.Fatal("re-arming an unregistered registration succeeded")
+	}
+	for i := 1; i <= 3; i++ {
+		b.Notify()
+		eventually(t, "b's handler", func() bool { return bCalls.Load() == int32(i) })
+	}
+	if c := aCalls.Load(); c != 0 {
+		t.Fatalf("the closed descriptor's handler ran %d times for its successor", c)
+	}
+}
+
+// TestLoopStopLeavesNothing: loops with registrations, timers and work stop
+// without a goroutine or descriptor left behind.
+func TestLoopStopLeavesNothing(t *testing.T) {
+	leakCheck(t)
+	var sigs []*Signal
+	for i := 0; i < 4; i++ {
+		l, err := NewEventLoop("stop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := NewSignal()
+		sigs = append(sigs, s)
+		if _, err := l.Watch(s, func(r *Registration) { r.Rearm() }); err != nil {
+			t.Fatal(err)
+		}
+		l.AddTimer(Now()+int64(time.Hour), func() {})
+		s.Notify()
+		l.Post(func() {})
+		l.Stop()
+		if err := l.Post(func() {}); err == nil {
+			t.Fatal("post after stop succeeded")
+		}
+	}
+	for _, s := range sigs {
+		s.Close()
+	}
+}
