@@ -1,0 +1,209 @@
+package lint
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Ignore is one inline ignore comment:
+//
+//	# onair-lint-ignore RULE-ID: reason
+//
+// on the line before a finding's range start, or at the end of that line.
+// Several ids may share one comment, separated by commas. The reason is
+// required.
+type Ignore struct {
+	Rules  []string
+	Reason string
+	Range  hcl.Range // the comment
+	Line   int       // the line whose findings it ignores
+	used   map[string]bool
+}
+
+// The ids of the findings an ignore comment itself can cause. They are
+// rules like any other (`onair lint -explain ignore-without-reason`) and
+// none of them can be ignored.
+const (
+	RuleIgnoreWithoutReason = "ignore-without-reason"
+	RuleIgnoreUnknownRule   = "ignore-unknown-rule"
+	RuleIgnoreNotAllowed    = "ignore-not-allowed"
+	RuleIgnoreUnused        = "ignore-unused"
+)
+
+var directiveRE = regexp.MustCompile(`^(?:#|//|/\*)\s*onair-lint-ignore\b(.*?)(?:\*/)?\s*$`)
+var idListRE = regexp.MustCompile(`^\s*([A-Za-z0-9_.-]+(?:\s*,\s*[A-Za-z0-9_.-]+)*)\s*(?::(.*))?$`)
+
+// ParseIgnores finds the ignore comments in one show file. Comments are
+// found with HCL's own lexer, so a "#" inside a string is not a comment.
+// A malformed comment (no rule id) comes back as a finding.
+func ParseIgnores(filename string, src []byte) ([]*Ignore, []Finding) {
+	toks, _ := hclsyntax.LexConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
+	codeLines := map[int]bool{} // lines holding something other than comments
+	type cmt struct {
+		text     string
+		rng      hcl.Range
+		trailing bool
+	}
+	var cmts []cmt
+	for _, t := range toks {
+		switch t.Type {
+		case hclsyntax.TokenComment:
+			cmts = append(cmts, cmt{text: strings.TrimSpace(string(t.Bytes)), rng: t.Range, trailing: codeLines[t.Range.Start.Line]})
+		case hclsyntax.TokenNewline, hclsyntax.TokenEOF:
+		default:
+			for l := t.Range.Start.Line; l <= t.Range.End.Line; l++ {
+				codeLines[l] = true
+			}
+		}
+	}
+	var lines []int
+	for l := range codeLines {
+		lines = append(lines, l)
+	}
+	sort.Ints(lines)
+
+	var igs []*Ignore
+	var bad []Finding
+	for _, c := range cmts {
+		m := directiveRE.FindStringSubmatch(c.text)
+		if m == nil {
+			continue
+		}
+		rng := c.rng
+		if rng.End.Line > rng.Start.Line { // a # comment token holds its newline
+			rng.End = hcl.Pos{Line: rng.Start.Line, Column: rng.Start.Column + len(strings.TrimRight(c.text, "\r\n")), Byte: rng.Start.Byte + len(c.text)}
+		}
+		ig := &Ignore{Range: rng, used: map[string]bool{}}
+		if c.trailing {
+			ig.Line = c.rng.Start.Line
+		} else {
+			i := sort.SearchInts(lines, c.rng.Start.Line+1)
+			if i < len(lines) {
+				ig.Line = lines[i]
+			}
+		}
+		lm := idListRE.FindStringSubmatch(m[1])
+		if lm == nil {
+			bad = append(bad, Finding{
+				Rule: RuleIgnoreWithoutReason, Severity: hcl.DiagError,
+				Summary: "Malformed onair-lint-ignore comment",
+				Detail:  "Write the rule id and the reason: # onair-lint-ignore RULE-ID: why this finding does not apply here.",
+				Subject: rng,
+			})
+			continue
+		}
+		for _, id := range strings.Split(lm[1], ",") {
+			ig.Rules = append(ig.Rules, strings.TrimSpace(id))
+		}
+		ig.Reason = strings.TrimSpace(lm[2])
+		igs = append(igs, ig)
+	}
+	return igs, bad
+}
+
+// ApplyIgnores marks the findings that inline ignore comments in files
+// suppress, and adds a finding for every comment that is wrong: without a
+// reason, naming an unknown rule, naming a rule that cannot be ignored, or
+// matching nothing. A comment that is wrong suppresses nothing.
+func ApplyIgnores(findings []Finding, files map[string][]byte, rules map[string]RuleInfo) []Finding {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var extra []Finding
+	for _, name := range names {
+		igs, bad := ParseIgnores(name, files[name])
+		extra = append(extra, bad...)
+		for _, ig := range igs {
+			valid := map[string]bool{}
+			for _, id := range ig.Rules {
+				r, ok := rules[id]
+				switch {
+				case !ok:
+					extra = append(extra, Finding{
+						Rule: RuleIgnoreUnknownRule, Severity: hcl.DiagError,
+						Summary: fmt.Sprintf("onair-lint-ignore names an unknown rule %q", id),
+						Detail:  "No check or lint rule has this id" + suggestRule(id, rules) + ". Run 'onair lint -explain' for the list of rules.",
+						Subject: ig.Range,
+					})
+				case !r.Ignorable:
+					extra = append(extra, Finding{
+						Rule: RuleIgnoreNotAllowed, Severity: hcl.DiagError,
+						Summary: fmt.Sprintf("Rule %s cannot be ignored", id),
+						Detail:  fmt.Sprintf("%s is marked not ignorable: the show cannot run correctly while it fails, so the finding stands. Fix what it reports instead.", id),
+						Subject: ig.Range,
+					})
+				case ig.Reason == "":
+					extra = append(extra, Finding{
+						Rule: RuleIgnoreWithoutReason, Severity: hcl.DiagError,
+						Summary: fmt.Sprintf("onair-lint-ignore %s has no reason", id),
+						Detail:  fmt.Sprintf("Say why the finding does not apply here, after a colon: # onair-lint-ignore %s: REASON. An ignore without a reason ignores nothing.", id),
+						Subject: ig.Range,
+					})
+				default:
+					valid[id] = true
+				}
+			}
+			for i := range findings {
+				f := &findings[i]
+				if f.Ignored == nil && valid[f.Rule] && f.Subject.Filename == name && f.Subject.Start.Line == ig.Line {
+					f.Ignored = ig
+					ig.used[f.Rule] = true
+				}
+			}
+			for _, id := range ig.Rules {
+				if valid[id] && !ig.used[id] {
+					extra = append(extra, Finding{
+						Rule: RuleIgnoreUnused, Severity: hcl.DiagWarning,
+						Summary: fmt.Sprintf("onair-lint-ignore %s matches no finding", id),
+						Detail:  fmt.Sprintf("Nothing on line %d reports %s any more. Remove the comment so that it cannot hide a future finding.", ig.Line, id),
+						Subject: ig.Range,
+					})
+				}
+			}
+		}
+	}
+	out := append(findings, extra...)
+	Sort(out)
+	return out
+}
+
+// suggestRule returns ` (did you mean "x"?)` for a near miss, or "".
+func suggestRule(id string, rules map[string]RuleInfo) string {
+	best, bestD := "", len(id)/3+2
+	for r := range rules {
+		if d := editDistance(id, r); d < bestD || (d == bestD && r < best) {
+			best, bestD = r, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

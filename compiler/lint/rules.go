@@ -1,0 +1,582 @@
+package lint
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/lang"
+)
+
+// The lint rules: lessons the seeds paid for, and show hygiene. Each is a
+// compiler.Rule run over a compiled show (Pass.Show, Pass.Graph, Pass.Plan),
+// after the compiler's own checks. A rule reads the show model and the plan,
+// never node kind names.
+var rules = []*compiler.Rule{
+	browserReturnQueue,
+	importTTLShort,
+	rawHwuploadRate,
+	residentPinnedMemory,
+	residentWithoutLoop,
+	compositorPollInterval,
+	capacityHeadroom,
+	singlePacingLoop,
+	pacingLoopImbalance,
+	unusedSource,
+	busWithoutOutput,
+	unusedScene,
+	sharedOutputPath,
+}
+
+// The rules an inline ignore comment itself can break. They have no Run:
+// ApplyIgnores reports them.
+var ignoreRules = []*compiler.Rule{
+	{ID: RuleIgnoreWithoutReason, Severity: hcl.DiagError, Doc: `An onair-lint-ignore comment must say why.
+
+Write the reason after a colon: "# onair-lint-ignore RULE-ID: why it does not
+apply here". An ignore without a reason ignores nothing, and is itself an
+error, so that every silenced finding in a show has a sentence a reviewer can
+judge.`},
+	{ID: RuleIgnoreUnknownRule, Severity: hcl.DiagError, Doc: `An onair-lint-ignore comment names a rule that does not exist.
+
+The id is misspelt, or the rule was renamed or removed. The comment ignores
+nothing. 'onair lint -explain' lists every rule id.`},
+	{ID: RuleIgnoreNotAllowed, Severity: hcl.DiagError, Doc: `An onair-lint-ignore comment names a rule that cannot be ignored.
+
+Some rules report shows that cannot run correctly (a plan that cannot be
+built, two outputs writing one file). Their findings stand whatever the
+comment says; fix what they report.`},
+	{ID: RuleIgnoreUnused, Severity: hcl.DiagWarning, Doc: `An onair-lint-ignore comment matches no finding.
+
+Nothing on the line it covers reports the rule any more. Remove the comment,
+so that it cannot silence a different finding later.`},
+}
+
+// Rules returns the lint rules, in the order they run.
+func Rules() []*compiler.Rule { return rules }
+
+// AllRules returns every rule `onair lint` can report: the compiler's
+// checks, the lint rules and the rules of ignore comments, in that order.
+func AllRules() []*compiler.Rule {
+	out := append([]*compiler.Rule(nil), compiler.Checks()...)
+	out = append(out, rules...)
+	return append(out, ignoreRules...)
+}
+
+// Lookup returns the rule (check, lint rule or ignore rule) with the id.
+func Lookup(id string) (*compiler.Rule, bool) {
+	for _, r := range AllRules() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// Explain returns what `onair lint -explain ID` prints: the id, whether
+// the rule can be ignored, and the first paragraph of its doc.
+func Explain(id string) (string, error) {
+	r, ok := Lookup(id)
+	if !ok {
+		infos := map[string]RuleInfo{}
+		for _, r := range AllRules() {
+			infos[r.ID] = info(r)
+		}
+		return "", fmt.Errorf("no rule %q%s; 'onair lint -explain' lists them", id, suggestRule(id, infos))
+	}
+	ign := "can be ignored inline with # onair-lint-ignore " + r.ID + ": REASON"
+	if !r.Ignorable {
+		ign = "cannot be ignored"
+	}
+	return fmt.Sprintf("%s (%s; %s)\n\n%s\n", r.ID, SeverityName(r.Severity), ign, FirstParagraph(r.Doc)), nil
+}
+
+// ---- browser sources (seed 003) ----
+
+var browserReturnQueue = &compiler.Rule{
+	ID:        "browser-return-queue",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `browser_frame_queue of 3 or less leaves browser sources no return queue.
+
+Three of a browser window's nine frames are the return queue: a finished
+frame waits there and one goes back per arriving frame, so Chromium's pool
+settles on a fixed set of buffers. A queue of three or fewer keeps all of
+them for the mixer and has no return queue: frames go back in bunches, the
+pool destroys and allocates buffers, and every new buffer is a CUDA import
+and a release that blocks every GPU call in the process. On the seeds' 192
+source show that missed 28 and 21 Program deadlines in ten minutes at 30 fps.
+Leave browser_frame_queue at 9.`,
+	Run: func(p *compiler.Pass) {
+		n := countKind(p.Show, "browser")
+		q := p.Show.Canvas.BrowserFrameQueue
+		if n == 0 || q > 3 {
+			return
+		}
+		report(p, canvasRange(p.Show, "browser_frame_queue"),
+			fmt.Sprintf("browser_frame_queue = %d leaves the %s no return queue", q, plural(n, "browser source")),
+			"Three of nine frames are the return queue; with 3 or fewer every frame goes back as soon as it is let go, in bunches, and the browser's buffer pool churns: each new buffer is a CUDA import whose release stalls every GPU call (the seeds' show missed Program deadlines at 30 fps). Set browser_frame_queue = 9.")
+	},
+}
+
+var importTTLShort = &compiler.Rule{
+	ID:        "import-ttl-short",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `import_ttl_ms under 10 seconds re-imports pages that are still live.
+
+A browser buffer's CUDA import is dropped when it has not been seen for
+import_ttl_ms. A mostly still page paints rarely, so with a short TTL its
+buffers expire and are imported again, and each import and release takes the
+lock every other GPU call waits on. The seeds' mixer used four frame-queue
+lengths, under a second at 30 fps; imports now stay at least 10 s.`,
+	Run: func(p *compiler.Pass) {
+		n := countKind(p.Show, "browser")
+		ttl := p.Show.Canvas.ImportTTLMs
+		if n == 0 || ttl >= 10000 {
+			return
+		}
+		report(p, canvasRange(p.Show, "import_ttl_ms"),
+			fmt.Sprintf("import_ttl_ms = %d is under 10 s: still pages of the %s are imported again", ttl, plural(n, "browser source")),
+			"A page that paints rarely lets its buffers expire and re-imports them; each import and release takes the CUDA lock every draw waits on. Set import_ttl_ms = 10000 or more.")
+	},
+}
+
+// ---- raw sources (seeds 000 and 001) ----
+
+var rawHwuploadRate = &compiler.Rule{
+	ID:        "raw-hwupload-rate",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `raw_upload = "hwupload" misses deadlines with many raw sources at high rates.
+
+hwupload copies each raw frame from pageable memory, so the driver makes it
+transferable on every frame and upload, import and compositor threads wait on
+one another inside it. In a 68 input show at 60 fps with 17 raw sources this
+path missed 69 % of Program deadlines; the pinned uploader missed none.
+The rule fires when raw sources upload with hwupload at 50 fps or more, or
+when they move more raw frames a second than half that show did (510).
+Use raw_upload = "direct" (one copy, no upload thread) or "resident".`,
+	Run: func(p *compiler.Pass) {
+		if p.Show.Canvas.RawUpload != "hwupload" {
+			return
+		}
+		var n int
+		var fps, maxRate float64
+		for _, s := range p.Show.Sources {
+			if s.Kind != "raw_file" {
+				continue
+			}
+			r := rate(s.FrameRate, p.Show.FrameRate)
+			n++
+			fps += r
+			maxRate = math.Max(maxRate, r)
+		}
+		if n == 0 || (maxRate < 50 && fps < 510) {
+			return
+		}
+		report(p, canvasRange(p.Show, "raw_upload"),
+			fmt.Sprintf("raw_upload = \"hwupload\" with %s at up to %s fps (%.0f raw frames a second)", plural(n, "raw source"), fmtRate(maxRate), fps),
+			"hwupload makes pageable memory transferable on every frame; upload, import and compositor threads then wait on each other in the driver. 17 raw sources at 60 fps missed 69 % of Program deadlines this way. Use raw_upload = \"direct\".")
+	},
+}
+
+var residentPinnedMemory = &compiler.Rule{
+	ID:        "resident-pinned-memory",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `raw_upload = "resident" pins host memory equal to the raw files.
+
+Resident raw sources keep each looped file's pictures in one page-locked
+block the size of the file. That memory cannot be swapped out: the seeds'
+47 two-second 1080p clips pinned 8.8 GB, and the mixer held about 10 GB. The
+rule fires when the plan's pinned host memory is above half of what the
+capacity profile allows (8 GiB without a profile), or cannot be sized
+because a file is missing. Use "direct" (one page-locked frame per source)
+where the memory is needed elsewhere.`,
+	Run: func(p *compiler.Pass) {
+		if p.Show.Canvas.RawUpload != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
+			return
+		}
+		used := p.Plan.Estimates.PinnedHostBytes
+		limit := float64(8 << 30)
+		if p.Profile != nil && p.Profile.PinnedHostBytes.Value > 0 {
+			limit = p.Profile.PinnedHostBytes.Value
+		}
+		if float64(used) <= limit/2 {
+			return
+		}
+		n := countKind(p.Show, "raw_file")
+		report(p, canvasRange(p.Show, "raw_upload"),
+			fmt.Sprintf("raw_upload = \"resident\" pins %s of host memory for %s", gb(float64(used)), plural(n, "raw source")),
+			fmt.Sprintf("Page-locked memory cannot be swapped out; this is more than half of the %s the profile allows. The seeds pinned 8.8 GB for 47 two-second clips. Use raw_upload = \"direct\" to pin one frame per source.", gb(limit)))
+	},
+}
+
+var residentWithoutLoop = &compiler.Rule{
+	ID:        "resident-without-loop",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A resident raw source that does not loop pins its whole file for nothing.
+
+Resident mode reads each picture once into a page-locked block the size of
+the file, and later passes only transfer it to the GPU. A source that does
+not loop shows each picture once, so it pays the unswappable memory and
+saves no read. Set loop = true, or use raw_upload = "direct".`,
+	Run: func(p *compiler.Pass) {
+		if p.Show.Canvas.RawUpload != "resident" {
+			return
+		}
+		for _, s := range p.Show.Sources {
+			if s.Kind != "raw_file" || s.Loop {
+				continue
+			}
+			report(p, attrOr(s.Attrs, "loop", s.DeclRange),
+				fmt.Sprintf("%s does not loop but raw_upload = \"resident\" pins its whole file", s.Address()),
+				"Each picture is shown once, so keeping the file in page-locked memory saves no read. Set loop = true, or raw_upload = \"direct\".")
+		}
+	},
+}
+
+// ---- compositors and queues (seed 001) ----
+
+var compositorPollInterval = &compiler.Rule{
+	ID:        "compositor-poll-interval",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `input_poll_ms = 0 wakes a compositor for every frame that arrives.
+
+A compositor only draws at a tick's deadline; waking for each arriving frame
+moves frames between queues earlier than needed. At 8 ms each Program
+compositor of the seeds' show fell from 12.1 to 7.3 % of a core and from
+3,400 to 230 wake-ups a second, and the 20 AUX compositors from 20.6 to
+17.6 %. A cut still looks at once. The rule fires for input_poll_ms = 0 with
+a Program bus, and aux_input_poll_ms = 0 with AUX buses, on shows of 8
+sources or more.`,
+	Run: func(p *compiler.Pass) {
+		if len(p.Show.Sources) < 8 {
+			return
+		}
+		prog, aux := 0, 0
+		for _, b := range p.Show.Buses {
+			if b.Kind == "program" {
+				prog++
+			} else {
+				aux++
+			}
+		}
+		c := p.Show.Canvas
+		if c.InputPollMs == 0 && prog > 0 {
+			report(p, canvasRange(p.Show, "input_poll_ms"),
+				fmt.Sprintf("input_poll_ms = 0: the %s wake for every arriving frame from %d sources", plural(prog, "Program compositor"), len(p.Show.Sources)),
+				"Set input_poll_ms = 8: a compositor then sleeps to its deadline and looks for frames at most every 8 ms (at once for a cut). The seeds' Program compositors fell from 3,400 to 230 wake-ups a second.")
+		}
+		if c.AuxInputPollMs == 0 && aux > 0 {
+			report(p, canvasRange(p.Show, "aux_input_poll_ms"),
+				fmt.Sprintf("aux_input_poll_ms = 0: the %s wake for every arriving frame", plural(aux, "AUX compositor")),
+				"Set aux_input_poll_ms = 8; the seeds' 20 AUX compositors fell from 264 to 184 wake-ups a second each.")
+		}
+	},
+}
+
+// ---- capacity ----
+
+var capacityHeadroom = &compiler.Rule{
+	ID:        "capacity-headroom",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `An estimate is within 10 % of the capacity profile's limit.
+
+The compiler refuses a show whose estimates exceed its GPU profile (sources
+by mode and frame rate, VRAM, page-locked memory, PCIe, NVDEC). A show that
+fits with less than 10 % to spare goes on air with no room for a late
+source, a longer queue or a measurement that was optimistic: the seeds' L4
+show ran clean at 25 fps and collapsed at 30 with every gauge showing room.`,
+	Run: func(p *compiler.Pass) {
+		if p.Plan == nil {
+			return
+		}
+		for _, b := range p.Plan.Estimates.Budgets {
+			if !b.OK || b.Limit <= 0 || b.Used < 0.9*b.Limit {
+				continue
+			}
+			report(p, showRange(p.Show, "profile"),
+				fmt.Sprintf("Estimated %s at %.0f %% of the %s profile's limit: %s of %s %s", b.Name, 100*b.Used/b.Limit, p.Plan.Profile, trimFloat(b.Used), trimFloat(b.Limit), b.Unit),
+				"Less than 10 % headroom: a late change or an optimistic estimate takes the show over. Move sources to another GPU or pick a cheaper canvas setting.")
+		}
+	},
+}
+
+// ---- pacing loops (seed 004) ----
+
+var singlePacingLoop = &compiler.Rule{
+	ID:        "single-pacing-loop",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `One pacing loop for a large show: its cost grows as the square of the sources.
+
+A loop's wake-ups grow with the sources it paces and so does the work per
+wake-up, so one loop costs N². Four loops carry N/4 each: (N/4)² = N²/16 on
+the busiest core, 16 times less, and a slow callback delays only its own
+quarter. 100 sources on one loop measured 43 % of a core and 924 wake-ups a
+second. The rule fires for pacing_loops = 1 with 50 sources or more.`,
+	Run: func(p *compiler.Pass) {
+		n := len(p.Show.Sources)
+		if p.Show.Canvas.PacingLoops != 1 || n < 50 {
+			return
+		}
+		rel := float64(n*n) / 10000
+		report(p, canvasRange(p.Show, "pacing_loops"),
+			fmt.Sprintf("pacing_loops = 1 paces all %d sources on one loop", n),
+			fmt.Sprintf("One loop's cost grows as N²: %d sources cost %.2f× the measured 100-on-one-loop point (43 %% of a core); with pacing_loops = 4 the busiest loop carries (N/4)² = %.2f×. Set pacing_loops = 4.", n, rel, rel/16))
+	},
+}
+
+var pacingLoopImbalance = &compiler.Rule{
+	ID:        "pacing-loop-imbalance",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `One pacing loop is far busier than the others.
+
+Source i paces on pacing_{i % pacing_loops}, which balances sources by count
+but not by rate: when the fast sources fall on the same loop, that loop wakes
+for most of the show's frames while the others idle, and its cost grows as
+the square of what it carries. The rule weighs each loop by the frames per
+second it paces and fires when the busiest carries at least 1.5 times the
+average and 60 frames a second more. Reorder the sources or change
+pacing_loops so the fast ones spread.`,
+	Run: func(p *compiler.Pass) {
+		n := p.Show.Canvas.PacingLoops
+		if n < 2 || len(p.Show.Sources) < 8 {
+			return
+		}
+		load := make([]float64, n)
+		count := make([]int, n)
+		for i, s := range p.Show.Sources {
+			load[i%n] += rate(s.FrameRate, p.Show.FrameRate)
+			count[i%n]++
+		}
+		busiest, total := 0, 0.0
+		for i, l := range load {
+			total += l
+			if l > load[busiest] {
+				busiest = i
+			}
+		}
+		mean := total / float64(n)
+		if load[busiest] < 1.5*mean || load[busiest]-mean < 60 {
+			return
+		}
+		var parts []string
+		for i := range load {
+			parts = append(parts, fmt.Sprintf("pacing_%d %.0f", i, load[i]))
+		}
+		report(p, canvasRange(p.Show, "pacing_loops"),
+			fmt.Sprintf("pacing_%d paces %.0f frames a second, %.1f× the average of %.0f", busiest, load[busiest], load[busiest]/mean, mean),
+			fmt.Sprintf("Frames a second per loop: %s. Source i paces on pacing_{i %% %d}: put the fast sources at indices that spread over the loops, or change pacing_loops.", strings.Join(parts, ", "), n))
+	},
+}
+
+// ---- show hygiene ----
+
+var unusedSource = &compiler.Rule{
+	ID:        "unused-source",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A source no bus can show.
+
+The source is in no scene a bus can show and no AUX bus shows it, yet it is
+decoded, uploaded and paced all show long: an NVDEC session, queues in VRAM
+and a share of a pacing loop for frames nobody sees. Put it on a scene or
+remove it.`,
+	Run: func(p *compiler.Pass) {
+		used := map[*lang.Source]bool{}
+		shown := showableScenes(p.Show)
+		for _, sc := range p.Show.Scenes {
+			if !shown[sc] {
+				continue
+			}
+			for _, l := range sc.Layers {
+				used[l.Source] = true
+			}
+		}
+		for _, b := range p.Show.Buses {
+			if b.Source != nil {
+				used[b.Source] = true
+			}
+		}
+		for _, s := range p.Show.Sources {
+			if !used[s] {
+				report(p, s.DeclRange, fmt.Sprintf("%s is never shown", s.Address()),
+					"No scene a bus can show has a layer with it and no AUX bus shows it, but it is still read, decoded and paced. Add it to a scene or remove it.")
+			}
+		}
+	},
+}
+
+var busWithoutOutput = &compiler.Rule{
+	ID:        "bus-without-output",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A bus that no output takes.
+
+Every bus runs a compositor that draws a frame each tick. A bus no output
+records, encodes, previews or discards draws for nobody. Add an output (a
+"null" output if the bus is only for control-room monitoring through the
+API) or remove the bus.`,
+	Run: func(p *compiler.Pass) {
+		has := map[*lang.Bus]bool{}
+		for _, o := range p.Show.Outputs {
+			has[o.Bus] = true
+		}
+		for _, b := range p.Show.Buses {
+			if !has[b] {
+				report(p, b.DeclRange, fmt.Sprintf("%s has no output", b.Address()),
+					"Its compositor draws every tick for nobody. Add an output that takes it, or remove the bus.")
+			}
+		}
+	},
+}
+
+var unusedScene = &compiler.Rule{
+	ID:        "unused-scene",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A scene no bus can show.
+
+A Program bus can cut to any scene, so with a Program bus every scene is
+usable. Without one, only the scenes AUX buses show are ever drawn; the
+others are dead layout. Show the scene on a bus or remove it.`,
+	Run: func(p *compiler.Pass) {
+		shown := showableScenes(p.Show)
+		for _, sc := range p.Show.Scenes {
+			if !shown[sc] {
+				report(p, sc.DeclRange, fmt.Sprintf("%s is never shown", sc.Address()),
+					"The show has no Program bus that could cut to it and no AUX bus shows it. Show it on a bus or remove it.")
+			}
+		}
+	},
+}
+
+var sharedOutputPath = &compiler.Rule{
+	ID:        "shared-output-path",
+	Severity:  hcl.DiagError,
+	Ignorable: false,
+	Doc: `Two record outputs write the same file.
+
+Each record output truncates and writes its Y4M file; two writing one path
+interleave frames from different buses into a file neither can read back.
+This cannot be right, so the rule cannot be ignored: give each output its
+own path.`,
+	Run: func(p *compiler.Pass) {
+		first := map[string]*lang.Output{}
+		for _, o := range p.Show.Outputs {
+			if o.Kind != "record" || o.Path == "" {
+				continue
+			}
+			if prev, dup := first[o.Path]; dup {
+				report(p, attrOr(o.Attrs, "path", o.DeclRange),
+					fmt.Sprintf("%s writes %s, which %s already writes", o.Address(), o.Path, prev.Address()),
+					"Two outputs writing one file interleave their frames. Give each output its own path.")
+				continue
+			}
+			first[o.Path] = o
+		}
+	},
+}
+
+// ---- helpers ----
+
+// showableScenes returns the scenes a bus can show: every scene when the
+// show has a Program bus (it can cut to any), else those AUX buses show.
+func showableScenes(s *lang.Show) map[*lang.Scene]bool {
+	out := map[*lang.Scene]bool{}
+	program := false
+	for _, b := range s.Buses {
+		if b.Kind == "program" {
+			program = true
+		}
+		if b.Scene != nil {
+			out[b.Scene] = true
+		}
+	}
+	if program {
+		for _, sc := range s.Scenes {
+			out[sc] = true
+		}
+	}
+	return out
+}
+
+func report(p *compiler.Pass, rng hcl.Range, summary, detail string) {
+	r := rng
+	p.Report(hcl.Diagnostic{Summary: summary, Detail: detail, Subject: &r})
+}
+
+func countKind(s *lang.Show, kind string) int {
+	n := 0
+	for _, src := range s.Sources {
+		if src.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// canvasRange points at a canvas setting: its attribute when written, else
+// the canvas block, else the show block.
+func canvasRange(s *lang.Show, name string) hcl.Range {
+	if r, ok := s.Canvas.Attrs[name]; ok {
+		return r
+	}
+	if s.Canvas.DeclRange.Filename != "" {
+		return s.Canvas.DeclRange
+	}
+	return s.DeclRange
+}
+
+func showRange(s *lang.Show, name string) hcl.Range {
+	return attrOr(s.Attrs, name, s.DeclRange)
+}
+
+func attrOr(a lang.Attrs, name string, def hcl.Range) hcl.Range {
+	if r, ok := a[name]; ok {
+		return r
+	}
+	return def
+}
+
+// rate is a source's frames per second, the show's when it has none.
+func rate(r, def lang.Rational) float64 {
+	if r.Den == 0 {
+		r = def
+	}
+	if r.Den == 0 {
+		return 0
+	}
+	return float64(r.Num) / float64(r.Den)
+}
+
+func fmtRate(r float64) string { return trimFloat(math.Round(r*100) / 100) }
+
+func trimFloat(f float64) string {
+	s := fmt.Sprintf("%.2f", f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+func gb(b float64) string { return fmt.Sprintf("%.1f GB", b/1e9) }
+
+// sortedIDs returns the rules' ids in order.
+func sortedIDs(rs []*compiler.Rule) []string {
+	ids := make([]string, 0, len(rs))
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}
