@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// forbidden is ARCHITECTURE.md's table of imports each package must never
+// make (directly or through another package). Keep the two in step.
+var forbidden = map[string][]string{
+	"lang":          {"compiler", "runtime", "nodes", "cpu", "cuda", "frame", "control", "playout"},
+	"nodes":         {"lang", "compiler", "runtime"},
+	"compiler":      {"runtime", "cpu", "cuda", "frame", "control"},
+	"compiler/plan": {"lang", "compiler", "runtime", "nodes"},
+	"runtime":       {"lang", "compiler", "nodes", "cpu", "cuda", "frame", "control", "playout"},
+	"playout":       {"runtime", "lang", "compiler", "cpu", "cuda", "frame"},
+	"frame":         {"runtime", "lang", "compiler", "nodes"},
+	"cpu":           {"runtime", "lang", "compiler", "nodes"},
+	"cuda":          {"runtime", "lang", "compiler", "nodes"},
+	"control":       {"lang", "compiler", "cpu", "cuda", "frame", "nodes"},
+}
+
+const module = "github.com/onairhq/onair/"
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || !strings.HasPrefix(fields[0], module) {
+			continue
+		}
+		pkg := strings.TrimPrefix(fields[0], module)
+		bans, ok := forbidden[pkg]
+		if !ok {
+			continue
+		}
+		for _, dep := range fields[1:] {
+			if !strings.HasPrefix(dep, module) {
+				continue
+			}
+			d := strings.TrimPrefix(dep, module)
+			for _, ban := range bans {
+				// compiler/plan is the one part of compiler others may use.
+				if (d == ban || strings.HasPrefix(d, ban+"/")) && d != "compiler/plan" {
+					t.Errorf("%s imports %s (through its dependencies); ARCHITECTURE.md forbids %s", pkg, d, ban)
+				}
+			}
+		}
+	}
+}
