@@ -453,11 +453,7 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 		s.Loop = d.boolean("loop")
 		if s.Path != "" {
 			if _, err := os.Stat(s.Path); err != nil {
-				r := s.Attrs["path"]
-				if a := n.content.Attributes["path"]; a != nil {
-					r = a.Expr.Range()
-				}
-				l.warnf(r, "Media file not found", "%s: %s does not exist (yet). The show validates, but running it will fail until the file is there.", s.Address(), s.Path)
+				n.missing = append(n.missing, s)
 			}
 		}
 		if s.Kind != "raw_file" {
@@ -526,7 +522,7 @@ func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
 			if len(set) > 1 {
 				r = n.content.Attributes[set[1]].Range
 			}
-			l.errorf(r, "Invalid combination of arguments", "A %s bus takes exactly one of %s; %d are set.", n.spec.Kind, strings.Join(group, " and "), len(set))
+			l.errorf(r, "Invalid combination of arguments", "An %s bus takes exactly one of %s; %d are set.", n.spec.Kind, strings.Join(group, " and "), len(set))
 		}
 	}
 	if n.spec.Attr("scene") != nil {

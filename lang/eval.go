@@ -69,7 +69,24 @@ func (l *loader) ctxFor(n *node) *hcl.EvalContext {
 		g[name] = l.valueOf(key)
 	}
 	vars := map[string]cty.Value{}
+	for root, names := range n.poison {
+		if names[""] {
+			vars[root] = cty.DynamicVal
+			continue
+		}
+		g := groups[root]
+		if g == nil {
+			g = map[string]cty.Value{}
+			groups[root] = g
+		}
+		for name := range names {
+			g[name] = cty.DynamicVal
+		}
+	}
 	for typ, g := range groups {
+		if vars[typ] == cty.DynamicVal {
+			continue
+		}
 		vars[typ] = cty.ObjectVal(g)
 	}
 	if !n.hasCnt {
@@ -282,6 +299,18 @@ func (l *loader) evalExpanded(n *node) {
 		}
 	}
 	n.value = collect(n, ins, vals)
+	if len(n.missing) > 0 {
+		r := n.rng
+		if a := n.content.Attributes["path"]; a != nil {
+			r = a.Expr.Range()
+		}
+		first := n.missing[0]
+		if len(n.missing) == 1 {
+			l.warnf(r, "Media file not found", "%s: %s does not exist. The show validates, but running it will fail until the file is there.", first.Address(), first.Path)
+		} else {
+			l.warnf(r, "Media files not found", "%d of the %d instances of %s name files that do not exist, the first %s (%s). The show validates, but running it will fail until the files are there.", len(n.missing), len(ins), n.key, first.Address(), first.Path)
+		}
+	}
 }
 
 // sceneContent reads a scene instance's body with its dynamic blocks

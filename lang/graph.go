@@ -30,6 +30,10 @@ type node struct {
 	refs   []hcl.Traversal // every reference its expressions make
 	deps   []int
 	refSet map[string]bool // referenced addresses, "var.x"
+	// poison holds references already reported as wrong: root -> names
+	// ("" for the whole root); they evaluate to unknown so hcl does not
+	// report them a second time.
+	poison map[string]map[string]bool
 
 	value  cty.Value // its value for references (DynamicVal when it failed)
 	done   bool
@@ -40,6 +44,7 @@ type node struct {
 	scenes  []*Scene
 	buses   []*Bus
 	outputs []*Output
+	missing []*Source // instances whose media file does not exist
 }
 
 type loader struct {
@@ -287,22 +292,26 @@ func (l *loader) checkRef(n *node, t hcl.Traversal, iters map[string]bool, deps 
 	case "var", "local", "source", "scene", "bus":
 		typ := root
 		if len(t) < 2 {
+			n.poisonRef(root, "")
 			l.errorf(r, "Invalid reference", "A reference to %s must name one, e.g. %s.NAME.", root, root)
 			return
 		}
 		name := attrName(t[1])
 		if name == "" {
+			n.poisonRef(root, "")
 			l.errorf(r, "Invalid reference", "A reference to %s must name one with a dot: %s.NAME.", root, root)
 			return
 		}
 		key := typ + "." + name
 		idx, ok := l.byKey[key]
 		if !ok {
+			n.poisonRef(root, name)
 			l.errorf(hcl.RangeBetween(t[0].SourceRange(), t[1].SourceRange()), "Unknown reference", "There is no %s named %q.%s", kindWord(typ), name, didYouMean(name, l.names[typ]))
 			return
 		}
 		if n.typ == "show" || n.typ == "canvas" {
 			if typ != "var" && typ != "local" {
+				n.poisonRef(root, name)
 				l.errorf(r, "Invalid reference", "The %s block may refer only to variables and locals.", n.typ)
 				return
 			}
@@ -329,12 +338,23 @@ func (l *loader) checkRef(n *node, t hcl.Traversal, iters map[string]bool, deps 
 		if iters[root] {
 			return
 		}
+		n.poisonRef(root, "")
 		opts := append([]string(nil), referenceRoots...)
 		for it := range iters {
 			opts = append(opts, it)
 		}
 		l.errorf(t[0].SourceRange(), "Unknown reference", "There is nothing named %q here; references start with var., local., source., scene. or bus.%s", root, didYouMean(root, opts))
 	}
+}
+
+func (n *node) poisonRef(root, name string) {
+	if n.poison == nil {
+		n.poison = map[string]map[string]bool{}
+	}
+	if n.poison[root] == nil {
+		n.poison[root] = map[string]bool{}
+	}
+	n.poison[root][name] = true
 }
 
 func kindWord(typ string) string {

@@ -218,7 +218,7 @@ func (l *loader) warnf(subject hcl.Range, summary, format string, args ...any) {
 }
 
 func (l *loader) checkTop(files []sourceFile) {
-	if l.showNode < 0 {
+	if l.showNode < 0 && !l.diags.HasErrors() {
 		var r hcl.Range
 		if len(files) > 0 {
 			r = hcl.Range{Filename: files[0].name, Start: hcl.InitialPos, End: hcl.InitialPos}

@@ -1,0 +1,148 @@
+package lang
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// diagLines renders diagnostics as "LINE:COL Summary" for comparison.
+func diagLines(diags hcl.Diagnostics, sev hcl.DiagnosticSeverity) []string {
+	var out []string
+	for _, d := range diags {
+		if d.Severity != sev {
+			continue
+		}
+		pos := "-"
+		if d.Subject != nil {
+			pos = fmt.Sprintf("%d:%d", d.Subject.Start.Line, d.Subject.Start.Column)
+		}
+		out = append(out, pos+" "+d.Summary)
+	}
+	return out
+}
+
+// TestMalformedShows loads every show in testdata/bad and asserts the exact
+// errors: summary and the line:col where each one points.
+func TestMalformedShows(t *testing.T) {
+	cases := map[string][]string{
+		"aux_both":              {"15:3 Invalid combination of arguments"},
+		"bad_colour":            {"9:17 Invalid value"},
+		"bad_enum":              {"8:13 Invalid value"},
+		"bad_fit":               {"11:14 Invalid value", "12:15 Value out of range"},
+		"bad_rect":              {"11:14 Invalid rect"},
+		"count_without_count":   {`8:13 Reference to "count" in non-counted context`},
+		"cycle":                 {"8:3 Reference cycle"},
+		"decimal_rate":          {"4:16 Invalid frame rate"},
+		"duplicate_source":      {`8:1 Duplicate source "a"`},
+		"dynamic_bad":           {"14:26 Invalid index"},
+		"each_without_for_each": {`8:12 Reference to "each" in context without for_each`},
+		"for_each_list":         {"8:14 Invalid for_each"},
+		"frame_metadata":        {"8:20 Invalid value"},
+		"index_out_of_range":    {"11:22 Invalid index"},
+		"missing_required":      {"7:24 Missing required argument"},
+		"moved_bad":             {"8:10 Invalid address"},
+		"multi_errors":          {"8:25 Value out of range", "9:25 Value out of range", "10:25 Invalid value"},
+		"negative_count":        {"8:11 Invalid count"},
+		"no_show":               {"1:1 Missing show block"},
+		"odd_size":              {"3:16 Invalid size"},
+		"out_of_range":          {"8:18 Value out of range"},
+		"record_ext":            {"18:10 Invalid path"},
+		"required_var":          {"7:1 No value for required variable"},
+		"scene_wrong_ref":       {"14:11 Invalid reference"},
+		"show_refs_source":      {"2:16 Invalid reference"},
+		"string_ref":            {"9:12 Invalid reference"},
+		"syntax_error":          {"8:13 Invalid expression"},
+		"two_shows":             {"7:1 Duplicate show block"},
+		"unknown_attr":          {"8:3 Unsupported argument"},
+		"unknown_block":         {"7:1 Unsupported block type"},
+		"unknown_kind":          {"7:8 Unknown source kind"},
+		"unknown_ref":           {"10:14 Unknown reference"},
+		"unknown_root":          {"8:13 Unknown reference"},
+		"unknown_var":           {"11:10 Unknown reference"},
+		"validation":            {"9:13 Invalid value for variable"},
+		"var_type":              {"9:13 Invalid value for variable"},
+		"whole_collection":      {"11:12 Invalid reference"},
+		"wrong_type":            {"8:18 Incorrect attribute value type"},
+	}
+	files, _ := filepath.Glob("testdata/bad/*.hcl")
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".hcl")
+		if _, ok := cases[name]; !ok && name != "binary_garbage" {
+			t.Errorf("testdata/bad/%s.hcl has no expectation in the table", name)
+		}
+	}
+	for name, want := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, diags := Load([]string{"testdata/bad/" + name + ".hcl"}, Options{})
+			got := diagLines(diags, hcl.DiagError)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("errors:\n got  %q\n want %q\nall: %v", got, want, diags)
+			}
+		})
+	}
+}
+
+// TestDiagnosticDetails checks the words a user reads: did-you-mean, the
+// allowed range, every element of a cycle, the rational to write.
+func TestDiagnosticDetails(t *testing.T) {
+	cases := []struct{ file, want string }{
+		{"unknown_attr", `Did you mean "pattern"?`},
+		{"unknown_block", `Did you mean "source"?`},
+		{"unknown_kind", `Did you mean "hevc_file"?`},
+		{"bad_enum", `Did you mean "bars"?`},
+		{"unknown_ref", `Did you mean "cam"?`},
+		{"unknown_var", `Did you mean "clips"?`},
+		{"out_of_range", "between 1 and 64; got 65"},
+		{"cycle", "local.a → local.b → local.c → local.a"},
+		{"decimal_rate", `write "30000/1001"`},
+		{"validation", "At most 192 sources fit on one L4."},
+		{"whole_collection", "pick one"},
+		{"duplicate_source", "already declared at testdata/bad/duplicate_source.hcl:7"},
+	}
+	for _, c := range cases {
+		_, diags := Load([]string{"testdata/bad/" + c.file + ".hcl"}, Options{})
+		var all []string
+		for _, d := range diags {
+			all = append(all, d.Detail)
+		}
+		if !strings.Contains(strings.Join(all, "\n"), c.want) {
+			t.Errorf("%s: no diagnostic detail contains %q; got %q", c.file, c.want, all)
+		}
+	}
+}
+
+// TestBadInputNeverPanics covers garbage, empty directories and unreadable
+// paths: diagnostics, each error with a range when it is about a file.
+func TestBadInputNeverPanics(t *testing.T) {
+	empty := t.TempDir()
+	unreadable := filepath.Join(t.TempDir(), "x.hcl")
+	os.WriteFile(unreadable, []byte("show {}"), 0o000)
+	cases := []struct {
+		name    string
+		paths   []string
+		summary string
+	}{
+		{"garbage", []string{"testdata/bad/binary_garbage.hcl"}, "Invalid character"},
+		{"empty dir", []string{empty}, "No show files in directory"},
+		{"missing", []string{"testdata/nope.hcl"}, "Cannot read show file"},
+		{"no paths", nil, "No show files"},
+	}
+	if os.Geteuid() != 0 {
+		cases = append(cases, struct {
+			name    string
+			paths   []string
+			summary string
+		}{"unreadable", []string{unreadable}, "Cannot read show file"})
+	}
+	for _, c := range cases {
+		_, diags := Load(c.paths, Options{})
+		if !diags.HasErrors() || diags[0].Summary != c.summary {
+			t.Errorf("%s: got %v, want first error %q", c.name, diags, c.summary)
+		}
+	}
+}

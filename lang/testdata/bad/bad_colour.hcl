@@ -1,0 +1,11 @@
+show {
+  name       = "t"
+  size       = "1920x1080"
+  frame_rate = "30"
+}
+
+source "test_pattern" "a" {
+  colour {
+    primaries = "bt790"
+  }
+}

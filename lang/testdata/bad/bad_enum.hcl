@@ -1,0 +1,9 @@
+show {
+  name       = "t"
+  size       = "1920x1080"
+  frame_rate = "30"
+}
+
+source "test_pattern" "a" {
+  pattern = "bar"
+}

@@ -1,0 +1,13 @@
+show {
+  name       = "t"
+  size       = "1920x1080"
+  frame_rate = "30"
+}
+
+source "test_pattern" "cam" {}
+scene "s" {
+  layer {
+    source = source.cam
+    rect   = [0, 0, 0, 540]
+  }
+}

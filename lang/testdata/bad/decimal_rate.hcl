@@ -1,0 +1,5 @@
+show {
+  name       = "t"
+  size       = "1920x1080"
+  frame_rate = "29.97"
+}

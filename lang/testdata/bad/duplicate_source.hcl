@@ -1,0 +1,10 @@
+show {
+  name       = "t"
+  size       = "1920x1080"
+  frame_rate = "30"
+}
+
+source "test_pattern" "a" {}
+source "browser" "a" {
+  socket = "/tmp/a.sock"
+}

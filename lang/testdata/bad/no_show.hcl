@@ -1,0 +1,1 @@
+source "test_pattern" "a" {}

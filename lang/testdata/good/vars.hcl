@@ -1,0 +1,2 @@
+cams  = 2
+label = "from-file"
