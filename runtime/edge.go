@@ -1,0 +1,286 @@
+package runtime
+
+// Edge: a bounded queue between two nodes.
+//
+// Invariants:
+//   - At most Capacity items are queued; items leave in the order they came.
+//   - enqueued_total = dequeued_total + occupied, always (read under the
+//     lock); drops counts items refused by a full drop-policy edge and is
+//     never touched on a block-policy edge.
+//   - Every accepted Put notifies Produced once; every Get that takes an
+//     item notifies Consumed once. Both are coalesced Signals: a burst
+//     costs one eventfd write per read by the other side.
+//   - Close wakes every waiter; a closed edge refuses Put and still gives
+//     out what it holds. Release (after every user has stopped) frees the
+//     two eventfds.
+//   - An edge outlives the nodes at its ends: restarting a group keeps the
+//     frames its edges hold.
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Policy is what Put does on a full edge.
+type Policy int
+
+const (
+	// Block waits for room.
+	Block Policy = iota
+	// Drop refuses the new item and counts it.
+	Drop
+)
+
+func (p Policy) String() string {
+	if p == Drop {
+		return "drop"
+	}
+	return "block"
+}
+
+// ParsePolicy reads a plan edge's policy: "block" (or empty) or "drop".
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "", "block":
+		return Block, nil
+	case "drop":
+		return Drop, nil
+	}
+	return Block, fmt.Errorf("edge policy %q: want \"block\" or \"drop\"", s)
+}
+
+// ErrCancelled is returned by a Put whose cancel function said to give up.
+var ErrCancelled = errors.New("cancelled")
+
+// Timestamped items report their timestamp, kept as the edge's last
+// timestamp. Items that do not implement it leave it at 0.
+type Timestamped interface{ Timestamp() int64 }
+
+// EdgeConfig describes an edge; Capacity must be at least 1.
+type EdgeConfig struct {
+	From, To string
+	Capacity int
+	Policy   Policy
+}
+
+// Edge is a bounded FIFO of T between two nodes.
+type Edge[T any] struct {
+	cfg      EdgeConfig
+	name     string
+	produced *Signal
+	consumed *Signal
+
+	mu     sync.Mutex
+	buf    []T
+	head   int
+	n      int
+	closed bool
+
+	enqueued atomic.Uint64
+	dequeued atomic.Uint64
+	drops    atomic.Uint64
+	lastPut  atomic.Int64
+	lastTS   atomic.Int64
+}
+
+// NewEdge makes an edge.
+func NewEdge[T any](cfg EdgeConfig) (*Edge[T], error) {
+	name := cfg.From + " -> " + cfg.To
+	if cfg.Capacity < 1 {
+		return nil, fmt.Errorf("edge %s: capacity %d: must be at least 1", name, cfg.Capacity)
+	}
+	p, err := NewSignal()
+	if err != nil {
+		return nil, fmt.Errorf("edge %s: %w", name, err)
+	}
+	c, err := NewSignal()
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("edge %s: %w", name, err)
+	}
+	return &Edge[T]{cfg: cfg, name: name, produced: p, consumed: c, buf: make([]T, cfg.Capacity)}, nil
+}
+
+// Name is "FROM -> TO".
+func (e *Edge[T]) Name() string { return e.name }
+
+// Config is the edge's configuration.
+func (e *Edge[T]) Config() EdgeConfig { return e.cfg }
+
+// Produced is notified after each accepted Put: wait on it (Signal.Wait, a
+// MultiWait, EventLoop.Watch) to learn that items arrived.
+func (e *Edge[T]) Produced() *Signal { return e.produced }
+
+// Consumed is notified after each Get that took an item: wait on it to
+// learn that there is room.
+func (e *Edge[T]) Consumed() *Signal { return e.consumed }
+
+// TryPut queues v if there is room and reports whether it did. It never
+// counts a drop: a loop node that must not block uses it and waits on
+// Consumed for room.
+func (e *Edge[T]) TryPut(v T) (bool, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return false, fmt.Errorf("edge %s: put: %w", e.name, ErrClosed)
+	}
+	if e.n == len(e.buf) {
+		e.mu.Unlock()
+		return false, nil
+	}
+	e.buf[(e.head+e.n)%len(e.buf)] = v
+	e.n++
+	e.enqueued.Add(1)
+	e.mu.Unlock()
+	e.lastPut.Store(Now())
+	if ts, ok := any(v).(Timestamped); ok {
+		e.lastTS.Store(ts.Timestamp())
+	}
+	e.produced.Notify()
+	return true, nil
+}
+
+// Put queues v following the edge's policy. On a full drop edge it refuses
+// v, counts the drop and returns (false, nil): the caller still owns v. On a
+// full block edge it waits for room; cancel (may be nil) is checked at each
+// wake-up and ends the wait with ErrCancelled. A closed edge returns
+// ErrClosed.
+func (e *Edge[T]) Put(v T, cancel func() bool) (bool, error) {
+	for {
+		ok, err := e.TryPut(v)
+		if ok || err != nil {
+			return ok, err
+		}
+		if e.cfg.Policy == Drop {
+			e.drops.Add(1)
+			return false, nil
+		}
+		e.consumed.Wait(func() bool {
+			return e.hasRoom() || (cancel != nil && cancel())
+		}, -1)
+		if cancel != nil && cancel() && !e.hasRoom() {
+			return false, fmt.Errorf("edge %s: put: %w", e.name, ErrCancelled)
+		}
+	}
+}
+
+func (e *Edge[T]) hasRoom() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed || e.n < len(e.buf)
+}
+
+// Get takes the oldest item, if any. A closed edge still gives out what it
+// holds.
+func (e *Edge[T]) Get() (T, bool) {
+	var zero T
+	e.mu.Lock()
+	if e.n == 0 {
+		e.mu.Unlock()
+		return zero, false
+	}
+	v := e.buf[e.head]
+	e.buf[e.head] = zero
+	e.head = (e.head + 1) % len(e.buf)
+	e.n--
+	e.dequeued.Add(1)
+	e.mu.Unlock()
+	e.consumed.Notify()
+	return v, true
+}
+
+// Take waits up to timeout (< 0: no limit) for an item. It reports false on
+// timeout, or when the edge is closed and empty, or when cancel says so.
+func (e *Edge[T]) Take(timeout time.Duration, cancel func() bool) (T, bool) {
+	for {
+		if v, ok := e.Get(); ok {
+			return v, true
+		}
+		var zero T
+		if e.isClosed() || (cancel != nil && cancel()) {
+			return zero, false
+		}
+		if !e.produced.Wait(func() bool {
+			return e.Len() > 0 || e.isClosed() || (cancel != nil && cancel())
+		}, timeout) {
+			return zero, false
+		}
+	}
+}
+
+// Len is the number of items queued.
+func (e *Edge[T]) Len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n
+}
+
+func (e *Edge[T]) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+// Close refuses further puts and wakes every waiter on either side.
+func (e *Edge[T]) Close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.produced.Notify()
+	e.consumed.Notify()
+}
+
+// Drain takes every queued item (for a caller that releases buffers).
+func (e *Edge[T]) Drain() []T {
+	var out []T
+	for {
+		v, ok := e.Get()
+		if !ok {
+			return out
+		}
+		out = append(out, v)
+	}
+}
+
+// Release frees the edge's descriptors. Call it once nothing uses the edge.
+func (e *Edge[T]) Release() {
+	e.Close()
+	e.produced.Close()
+	e.consumed.Close()
+}
+
+// EdgeStats is an edge's counters, ready for JSON.
+type EdgeStats struct {
+	Name          string `json:"name"`
+	From          string `json:"from"`
+	To            string `json:"to"`
+	Capacity      int    `json:"capacity"`
+	Policy        string `json:"policy"`
+	Occupied      int    `json:"occupied"`
+	EnqueuedTotal uint64 `json:"enqueued_total"`
+	DequeuedTotal uint64 `json:"dequeued_total"`
+	Drops         uint64 `json:"drops"`
+	// LastEnqueueNs is the monotonic time of the last accepted put; 0: none yet.
+	LastEnqueueNs int64 `json:"last_enqueue_ns"`
+	// LastTimestamp is the last accepted item's own timestamp (Timestamped).
+	LastTimestamp  int64  `json:"last_timestamp"`
+	ProducedWrites uint64 `json:"produced_writes"` // eventfd writes on the produced signal
+	ConsumedWrites uint64 `json:"consumed_writes"`
+}
+
+// Stats reads the edge's counters; occupied, enqueued and dequeued are read
+// together, so enqueued = dequeued + occupied.
+func (e *Edge[T]) Stats() EdgeStats {
+	e.mu.Lock()
+	occ, enq, deq := e.n, e.enqueued.Load(), e.dequeued.Load()
+	e.mu.Unlock()
+	return EdgeStats{
+		Name: e.name, From: e.cfg.From, To: e.cfg.To, Capacity: e.cfg.Capacity, Policy: e.cfg.Policy.String(),
+		Occupied: occ, EnqueuedTotal: enq, DequeuedTotal: deq, Drops: e.drops.Load(),
+		LastEnqueueNs: e.lastPut.Load(), LastTimestamp: e.lastTS.Load(),
+		ProducedWrites: e.produced.Writes(), ConsumedWrites: e.consumed.Writes(),
+	}
+}

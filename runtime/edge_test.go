@@ -1,0 +1,129 @@
+package runtime
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type stamped struct{ ts int64 }
+
+func (s *stamped) Timestamp() int64 { return s.ts }
+
+func TestEdgePolicies(t *testing.T) {
+	leakCheck(t)
+	tests := []struct {
+		name      string
+		policy    Policy
+		capacity  int
+		puts      int
+		wantDrops uint64
+		wantQueue int
+	}{
+		{"drop keeps the first items", Drop, 3, 10, 7, 3},
+		{"drop with room", Drop, 8, 5, 0, 5},
+		{"block with room", Block, 4, 4, 0, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewEdge[*stamped](EdgeConfig{From: "a", To: "b", Capacity: tc.capacity, Policy: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Release()
+			for i := 0; i < tc.puts; i++ {
+				if _, err := e.Put(&stamped{int64(i)}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := e.Stats()
+			if st.Drops != tc.wantDrops || st.Occupied != tc.wantQueue {
+				t.Fatalf("drops %d, occupied %d; want %d, %d", st.Drops, st.Occupied, tc.wantDrops, tc.wantQueue)
+			}
+			if st.LastTimestamp != int64(tc.wantQueue-1) {
+				t.Fatalf("last timestamp %d, want %d", st.LastTimestamp, tc.wantQueue-1)
+			}
+			if st.ProducedWrites != 1 {
+				t.Fatalf("%d puts with nobody reading wrote the produced eventfd %d times, want 1", tc.puts, st.ProducedWrites)
+			}
+			for i := 0; i < tc.wantQueue; i++ {
+				v, ok := e.Get()
+				if !ok || v.ts != int64(i) {
+					t.Fatalf("get %d: %v %v, want item %d (FIFO)", i, v, ok, i)
+				}
+			}
+			st = e.Stats()
+			if st.EnqueuedTotal != st.DequeuedTotal+uint64(st.Occupied) || st.EnqueuedTotal+st.Drops != uint64(tc.puts) {
+				t.Fatalf("accounting: %+v for %d puts", st, tc.puts)
+			}
+		})
+	}
+	if _, err := NewEdge[int](EdgeConfig{From: "a", To: "b"}); err == nil {
+		t.Fatal("an edge of capacity 0 was accepted")
+	}
+	if _, err := ParsePolicy("sometimes"); err == nil {
+		t.Fatal(`policy "sometimes" was accepted`)
+	}
+}
+
+// TestEdgeBlockingHandoff: a fast producer and a slow consumer over a small
+// block edge lose nothing and keep order.
+func TestEdgeBlockingHandoff(t *testing.T) {
+	leakCheck(t)
+	e, err := NewEdge[int](EdgeConfig{From: "p", To: "c", Capacity: 2, Policy: Block})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	const n = 5000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			if ok, err := e.Put(i, nil); !ok || err != nil {
+				t.Errorf("put %d: %v %v", i, ok, err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < n; i++ {
+		v, ok := e.Take(5*time.Second, nil)
+		if !ok || v != i {
+			t.Fatalf("take %d: got %d %v", i, v, ok)
+		}
+	}
+	wg.Wait()
+	if st := e.Stats(); st.Drops != 0 || st.DequeuedTotal != n {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestEdgeCancelAndClose(t *testing.T) {
+	leakCheck(t)
+	e, _ := NewEdge[int](EdgeConfig{From: "p", To: "c", Capacity: 1, Policy: Block})
+	defer e.Release()
+	e.Put(1, nil)
+	var stop atomic.Bool
+	res := make(chan error, 1)
+	go func() { _, err := e.Put(2, stop.Load); res <- err }()
+	time.Sleep(10 * time.Millisecond)
+	stop.Store(true)
+	e.Consumed().Notify() // what the executor does to wake a stopping node
+	if err := <-res; !errors.Is(err, ErrCancelled) {
+		t.Fatalf("cancelled put returned %v, want ErrCancelled", err)
+	}
+	got := make(chan bool, 1)
+	e.Get()
+	go func() { _, ok := e.Take(-1, nil); got <- ok }()
+	time.Sleep(10 * time.Millisecond)
+	e.Close()
+	if <-got {
+		t.Fatal("take on a closed empty edge returned an item")
+	}
+	if _, err := e.Put(3, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("put on a closed edge: %v, want ErrClosed", err)
+	}
+}
