@@ -1,0 +1,159 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Marshal encodes a plan as indented JSON ending in a newline. The same plan
+// gives the same bytes: struct fields in declaration order, map keys sorted
+// by encoding/json, and every slice already ordered by the compiler.
+func Marshal(p *Plan) ([]byte, error) {
+	if p == nil {
+		return nil, errors.New("plan: nothing to marshal")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Save writes a plan's JSON to w.
+func Save(w io.Writer, p *Plan) error {
+	b, err := Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// VersionError says a saved plan was written by another format or tool
+// version than the one reading it.
+type VersionError struct {
+	What      string // "format_version" or "tool_version"
+	Got, Want string
+}
+
+func (e *VersionError) Error() string {
+	if e.What == "format_version" {
+		return fmt.Sprintf("plan: saved in plan format %s, but this onair reads format %s; compile the show again with this onair (onair plan -out FILE SHOW)", e.Got, e.Want)
+	}
+	return fmt.Sprintf("plan: written by onair %s, but this is onair %s; a plan runs only with the onair that compiled it: compile the show again (onair plan -out FILE SHOW)", e.Got, e.Want)
+}
+
+// ToolVersion is the running onair's version, which Load requires of a
+// saved plan. The CLI sets it at start; "" skips the tool-version check.
+var ToolVersion string
+
+// Load reads a saved plan written by this tool version (ToolVersion). It
+// refuses corrupt JSON, unknown fields, trailing data, another format
+// version and another tool version, saying which versions and what to do.
+func Load(r io.Reader) (*Plan, error) { return LoadVersion(r, ToolVersion) }
+
+// LoadVersion is Load against an explicit tool version ("" skips the check).
+func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("plan: reading: %w", err)
+	}
+	// Read the version first, so that a plan of another format is refused
+	// for its version, not for a field it does not share with this one.
+	var head struct {
+		FormatVersion *int   `json:"format_version"`
+		ToolVersion   string `json:"tool_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("plan: not a saved plan (corrupt JSON: %v); write one with onair plan -out FILE SHOW", err)
+	}
+	if head.FormatVersion == nil {
+		return nil, errors.New("plan: not a saved plan: no format_version; write one with onair plan -out FILE SHOW")
+	}
+	if *head.FormatVersion != FormatVersion {
+		return nil, &VersionError{What: "format_version", Got: fmt.Sprint(*head.FormatVersion), Want: fmt.Sprint(FormatVersion)}
+	}
+	if toolVersion != "" && head.ToolVersion != toolVersion {
+		return nil, &VersionError{What: "tool_version", Got: fmt.Sprintf("%q", head.ToolVersion), Want: fmt.Sprintf("%q", toolVersion)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("plan: corrupt plan: %v; compile the show again (onair plan -out FILE SHOW)", err)
+	}
+	if dec.More() {
+		return nil, errors.New("plan: corrupt plan: data after the plan's JSON object")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("plan: corrupt plan: %v", err)
+	}
+	return &p, nil
+}
+
+// Validate checks a plan's internal consistency: unique node ids, edges
+// between known nodes with positive capacity, loops and groups that name
+// known nodes.
+func (p *Plan) Validate() error {
+	ids := make(map[string]bool, len(p.Nodes))
+	for _, n := range p.Nodes {
+		if n.ID == "" || n.Kind == "" {
+			return fmt.Errorf("a node has no id or kind")
+		}
+		if ids[n.ID] {
+			return fmt.Errorf("node %q appears twice", n.ID)
+		}
+		ids[n.ID] = true
+		if n.Placement.Thread == (n.Placement.Loop != "") {
+			return fmt.Errorf("node %q must run on a loop or on a thread of its own", n.ID)
+		}
+	}
+	for _, e := range p.Edges {
+		if !ids[e.From] || !ids[e.To] {
+			return fmt.Errorf("edge %s -> %s names an unknown node", e.From, e.To)
+		}
+		if e.Capacity < 1 {
+			return fmt.Errorf("edge %s -> %s has capacity %d", e.From, e.To, e.Capacity)
+		}
+	}
+	loops := map[string]bool{}
+	for _, l := range p.Loops {
+		loops[l.Name] = true
+		for _, id := range l.Nodes {
+			if !ids[id] {
+				return fmt.Errorf("loop %s names unknown node %q", l.Name, id)
+			}
+		}
+	}
+	for _, n := range p.Nodes {
+		if n.Placement.Loop != "" && !loops[n.Placement.Loop] {
+			return fmt.Errorf("node %q is placed on unknown loop %q", n.ID, n.Placement.Loop)
+		}
+	}
+	return nil
+}
+
+// CheckShow refuses a plan compiled from another show (or other variable
+// values): showHash is lang.Show.Hash of the show about to run.
+func CheckShow(p *Plan, showHash string) error {
+	if p.ShowHash != showHash {
+		return fmt.Errorf("plan: compiled from another show (plan's show hash %s, this show's %s): the show or its variables changed since; compile it again (onair plan -out FILE SHOW)", short(p.ShowHash), short(showHash))
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "(none)"
+	}
+	return h
+}

@@ -1,0 +1,126 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func samplePlan() *Plan {
+	return &Plan{
+		FormatVersion: FormatVersion, ToolVersion: "1.2.3", Show: "s", ShowHash: "abc123",
+		Size: "1280x720", FrameRate: "30", Format: "nv12",
+		Nodes: []Node{
+			{ID: "source.a/test_pattern", Kind: "test_pattern", Address: "source.a", Group: "source.a", Placement: Placement{Loop: "pacing_0"}, Params: map[string]any{"pattern": "bars", "z": 1.0}},
+			{ID: "bus.m/compositor", Kind: "compositor", Address: "bus.m", Group: "bus.m", Placement: Placement{Thread: true}},
+		},
+		Edges: []Edge{{From: "source.a/test_pattern", To: "bus.m/compositor", Capacity: 3, Policy: "drop", Format: "nv12"}},
+		Loops: []Loop{{Name: "default"}, {Name: "pacing_0", Sources: []string{"source.a"}, Nodes: []string{"source.a/test_pattern"}}},
+	}
+}
+
+func TestMarshalLoadRoundTrip(t *testing.T) {
+	p := samplePlan()
+	b1, err := Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := LoadVersion(bytes.NewReader(b1), "1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b1, b2) {
+		t.Fatalf("round trip changed the bytes:\n%s\n---\n%s", b1, b2)
+	}
+}
+
+func TestLoadRefuses(t *testing.T) {
+	good, _ := Marshal(samplePlan())
+	other := samplePlan()
+	other.FormatVersion = FormatVersion + 1
+	otherFmt, _ := Marshal(other)
+	dangling := samplePlan()
+	dangling.Edges[0].To = "nowhere"
+	dang, _ := Marshal(dangling)
+	cases := []struct {
+		name, in, tool, want string
+	}{
+		{"corrupt", `{"format_version": 1, `, "", "corrupt JSON"},
+		{"not a plan", `{"hello": 1}`, "", "no format_version"},
+		{"other format", string(otherFmt), "", "plan format 2, but this onair reads format 1"},
+		{"other tool", string(good), "9.9.9", `onair "1.2.3", but this is onair "9.9.9"`},
+		{"unknown field", strings.Replace(string(good), `"show":`, `"extra": 1, "show":`, 1), "", "unknown field"},
+		{"trailing", string(good) + "{}", "", "corrupt JSON"},
+		{"dangling edge", string(dang), "", "unknown node"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadVersion(strings.NewReader(c.in), c.tool)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+	_, err := LoadVersion(bytes.NewReader(otherFmt), "")
+	var ve *VersionError
+	if !errors.As(err, &ve) || ve.What != "format_version" {
+		t.Fatalf("want a VersionError, got %v", err)
+	}
+}
+
+func TestLoadUsesToolVersion(t *testing.T) {
+	good, _ := Marshal(samplePlan())
+	old := ToolVersion
+	defer func() { ToolVersion = old }()
+	ToolVersion = "1.2.3"
+	if _, err := Load(bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	ToolVersion = "2.0.0"
+	if _, err := Load(bytes.NewReader(good)); err == nil {
+		t.Fatal("a plan of another tool version loaded")
+	}
+}
+
+func TestCheckShow(t *testing.T) {
+	p := samplePlan()
+	if err := CheckShow(p, "abc123"); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckShow(p, "def456")
+	if err == nil || !strings.Contains(err.Error(), "another show") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func FuzzLoadPlan(f *testing.F) {
+	good, _ := Marshal(samplePlan())
+	f.Add(good)
+	f.Add([]byte(`{"format_version":1}`))
+	f.Add([]byte(`{"format_version":1,"nodes":[{"id":"a","kind":"k","placement":{"thread":true}}],"edges":[{"from":"a","to":"a","capacity":1}]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := LoadVersion(bytes.NewReader(data), "")
+		if err != nil {
+			return
+		}
+		// Whatever loads must marshal, and load again to the same bytes.
+		b, err := Marshal(p)
+		if err != nil {
+			t.Fatalf("a loaded plan does not marshal: %v", err)
+		}
+		q, err := LoadVersion(bytes.NewReader(b), "")
+		if err != nil {
+			t.Fatalf("a marshalled plan does not load: %v\n%s", err, b)
+		}
+		b2, _ := Marshal(q)
+		if !bytes.Equal(b, b2) {
+			t.Fatalf("not stable:\n%s\n%s", b, b2)
+		}
+	})
+}
