@@ -10,6 +10,7 @@ package diff
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -284,6 +285,7 @@ func (d *differ) run() *Result {
 		st := &nodeState{node: n, oldID: n.ID}
 		st.node.ID = rn(n.ID)
 		st.node.Address = rn(n.Address)
+		st.node.Group = rn(n.Group)
 		if len(n.Params) > 0 {
 			st.node.Params = map[string]any{}
 			for k, v := range n.Params {
@@ -301,6 +303,8 @@ func (d *differ) run() *Result {
 		inNew    bool
 		moved    string
 		oldRange *plan.Range
+		oldKinds []string // kinds of its nodes in the old plan
+		newKinds []string
 	}
 	elems := map[string]*elem{}
 	get := func(addr string) *elem {
@@ -315,6 +319,7 @@ func (d *differ) run() *Result {
 		addr, moved := d.renamed(n.Address)
 		e := get(addr)
 		e.inOld = true
+		e.oldKinds = append(e.oldKinds, n.Kind)
 		if moved {
 			e.moved = n.Address
 		}
@@ -327,6 +332,7 @@ func (d *differ) run() *Result {
 	for _, n := range d.new.Nodes {
 		e := get(n.Address)
 		e.inNew = true
+		e.newKinds = append(e.newKinds, n.Kind)
 		if e.change.Range == nil {
 			e.change.Range = n.Range
 		}
@@ -406,9 +412,14 @@ func (d *differ) run() *Result {
 				c.Action, c.Reason = Replace, replace.Reason
 				c.Attribute = replace.Kind + "." + replace.Attribute
 				if replace.Attribute == "kind" {
-					c.Attribute = "kind of " + replace.ID
+					c.Attribute = "kind"
 				}
-			case (creates > 0 || deletes > 0) && c.Element == "source":
+			case len(e.oldKinds) == 1 && len(e.newKinds) == 1 && e.oldKinds[0] != e.newKinds[0]:
+				// One node that became another kind: an output "null"
+				// that is now "record".
+				c.Action, c.Reason, c.Attribute = Replace, ReasonKindChanged, "kind"
+				c.Attrs = append(c.Attrs, Attr{Name: "kind", Old: e.oldKinds[0], New: e.newKinds[0], Force: true})
+			case (creates > 0 || deletes > 0) && (c.Element == "source" || (creates > 0 && deletes > 0)):
 				// The source's chain changed shape: it restarts.
 				c.Action, c.Reason, c.Attribute = Replace, ReasonChainChanged, canvasCause
 			case creates > 0 || deletes > 0 || updates > 0:
@@ -643,8 +654,11 @@ func layerAttrs(old, new []plan.Layer) []Attr {
 }
 
 func layerString(l plan.Layer) string {
-	b, _ := json.Marshal(l)
-	return string(b)
+	s := fmt.Sprintf("%s at [%d, %d, %d, %d], fit %s, opacity %g, z %d", l.Source, l.Rect[0], l.Rect[1], l.Rect[2], l.Rect[3], l.Fit, l.Opacity, l.Z)
+	if l.Crop != nil {
+		s += fmt.Sprintf(", crop [%d, %d, %d, %d]", l.Crop[0], l.Crop[1], l.Crop[2], l.Crop[3])
+	}
+	return s
 }
 
 // showAttrs lists the show-level and canvas settings that changed.

@@ -83,7 +83,7 @@ func TestDiffActions(t *testing.T) {
 		{"opacity updates the scene", func(p *plan.Plan) { p.Scenes[0].Layers[1].Opacity = 0.5 },
 			want{actions: map[string]Action{"scene.s": Update}}},
 		{"kind change replaces", func(p *plan.Plan) { p.Nodes[2].Kind = "one_to_many" },
-			want{actions: map[string]Action{"source.a": Replace}, attr: map[string]string{"source.a": "kind of source.a/one_to_many_nb"},
+			want{actions: map[string]Action{"source.a": Replace}, attr: map[string]string{"source.a": "kind"},
 				glitches: []string{"bus.pgm"}, restarts: []string{"source.a"}}},
 		{"rename with moved is an update", func(p *plan.Plan) {
 			renameSource(p, "source.a", "source.z")

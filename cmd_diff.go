@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/diff"
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+)
+
+func init() {
+	register(&command{
+		name:    "diff",
+		summary: "Show what changes between two shows or saved plans: create, update in place, replace, delete, and which buses glitch.",
+		usage: "[-json] [-detailed-exitcode] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... OLD NEW\n\n" +
+			"OLD and NEW are each a show (a .hcl file or a directory) or a plan saved with\n" +
+			"onair plan -out (recognised by its content). Variables apply to both shows.\n" +
+			"Exit status: 0 success, 1 error; with -detailed-exitcode 0 no changes, 1 error, 2 changes.",
+		run: runDiff,
+	})
+}
+
+func runDiff(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(commands["diff"], stderr)
+	asJSON := fs.Bool("json", false, "print the diff as JSON")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	profile := fs.String("profile", "", "capacity profile `NAME` to compile shows against, overriding theirs")
+	vf := addVarFlags(fs)
+	if rc := parseFlags(fs, args); rc >= 0 {
+		return rc
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintf(stderr, "onair diff: want two arguments, OLD and NEW, got %d\n", fs.NArg())
+		fs.Usage()
+		return 2
+	}
+	sides := [2]*plan.Plan{}
+	for i, path := range fs.Args() {
+		p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile}, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
+			return 1
+		}
+		sides[i] = p
+	}
+	r := diff.Diff(sides[0], sides[1])
+	r.Old.Label, r.New.Label = fs.Arg(0), fs.Arg(1)
+	var err error
+	if *asJSON {
+		err = r.WriteJSON(stdout)
+	} else {
+		err = r.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "onair diff: %v\n", err)
+		return 1
+	}
+	if *detailed && r.Changed() {
+		return 2
+	}
+	return 0
+}
+
+// loadPlanOrShow reads a saved plan (a file whose content is a JSON
+// object) or loads and compiles a show. Diagnostics with errors are
+// printed to stderr with their snippets.
+func loadPlanOrShow(path string, lopts lang.Options, copts compiler.Options, stderr io.Writer) (*plan.Plan, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+			// A diff compares plans of any tool version of one format.
+			return plan.LoadVersion(bytes.NewReader(data), "")
+		}
+	}
+	show, diags := lang.Load([]string{path}, lopts)
+	if diags.HasErrors() {
+		writeErrors(stderr, show, diags)
+		return nil, fmt.Errorf("the show does not load (%d errors above)", countErrors(diags))
+	}
+	res, cdiags := compiler.Compile(show, copts)
+	if cdiags.HasErrors() || res.Plan == nil {
+		writeErrors(stderr, show, cdiags)
+		return nil, fmt.Errorf("the show does not compile (%d errors above)", countErrors(cdiags))
+	}
+	return res.Plan, nil
+}
+
+func writeErrors(w io.Writer, show *lang.Show, diags hcl.Diagnostics) {
+	var errs hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			errs = append(errs, d)
+		}
+	}
+	var files map[string][]byte
+	if show != nil {
+		files = show.Files
+	}
+	lang.WriteDiagnostics(w, files, errs, isTerminal(w))
+}
+
+func countErrors(diags hcl.Diagnostics) int {
+	n := 0
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,182 @@
+package diff_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/diff"
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// compile loads and compiles a show file of the test suite.
+func compile(t *testing.T, path string) *plan.Plan {
+	t.Helper()
+	show, diags := lang.Load([]string{path}, lang.Options{})
+	if diags.HasErrors() {
+		t.Fatalf("%s: %v", path, diags)
+	}
+	res, diags := compiler.Compile(show, compiler.Options{ToolVersion: "test"})
+	if diags.HasErrors() || res.Plan == nil {
+		t.Fatalf("%s: %v", path, diags)
+	}
+	return res.Plan
+}
+
+// Each case in testdata is a directory with old.hcl (the show on air) and
+// new.hcl (one change to it); want.txt and want.json are the golden
+// renderings, and the table says what a user relies on in each.
+func TestGoldenShowPairs(t *testing.T) {
+	tests := []struct {
+		dir      string
+		actions  map[string]diff.Action // element -> action; every other element unchanged
+		attr     map[string]string      // element -> the attribute that forced its replacement
+		glitches []string
+		restarts []string
+	}{
+		{dir: "path-replace",
+			actions:  map[string]diff.Action{"source.vt": diff.Replace},
+			attr:     map[string]string{"source.vt": "raw_video_file_cuda.path"},
+			glitches: []string{"bus.pgm"}, restarts: []string{"source.vt"}},
+		{dir: "opacity-update",
+			actions: map[string]diff.Action{"scene.two": diff.Update}},
+		{dir: "scene-cut",
+			actions: map[string]diff.Action{"bus.pgm": diff.Update}},
+		{dir: "added-source",
+			actions: map[string]diff.Action{"source.slate": diff.Create, "scene.bars": diff.Update, "bus.pgm": diff.Update}},
+		{dir: "rename-moved",
+			actions: map[string]diff.Action{"source.playout": diff.Update}},
+		{dir: "rename-no-moved",
+			actions:  map[string]diff.Action{"source.vt": diff.Delete, "source.playout": diff.Create, "scene.two": diff.Update, "bus.pgm": diff.Update},
+			glitches: []string{"bus.pgm"}},
+		{dir: "raw-upload-chain",
+			actions:  map[string]diff.Action{"source.vt": diff.Replace},
+			attr:     map[string]string{"source.vt": "canvas.raw_upload"},
+			glitches: []string{"bus.pgm"}, restarts: []string{"source.vt"}},
+		{dir: "kind-change",
+			actions:  map[string]diff.Action{"output.mon": diff.Replace},
+			attr:     map[string]string{"output.mon": "kind"},
+			glitches: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			dir := filepath.Join("testdata", tt.dir)
+			old := compile(t, filepath.Join(dir, "old.hcl"))
+			nw := compile(t, filepath.Join(dir, "new.hcl"))
+			r := diff.Diff(old, nw)
+			r.Old.Label, r.New.Label = "old.hcl", "new.hcl"
+
+			got := map[string]diff.Action{}
+			gotAttr := map[string]string{}
+			for _, c := range r.Changes {
+				got[c.Address] = c.Action
+				if c.Action == diff.Replace {
+					gotAttr[c.Address] = c.Attribute
+				}
+			}
+			if !equalMap(got, tt.actions) {
+				t.Errorf("actions = %v, want %v", got, tt.actions)
+			}
+			if tt.attr == nil {
+				tt.attr = map[string]string{}
+			}
+			if !equalMap(gotAttr, tt.attr) {
+				t.Errorf("forcing attributes = %v, want %v", gotAttr, tt.attr)
+			}
+			var gl []string
+			for _, g := range r.Impact.Glitches {
+				gl = append(gl, g.Bus)
+			}
+			if !equalSlice(gl, tt.glitches) || !equalSlice(r.Impact.Restarts, tt.restarts) {
+				t.Errorf("glitches %v restarts %v, want %v and %v", gl, r.Impact.Restarts, tt.glitches, tt.restarts)
+			}
+
+			// A saved old plan diffs exactly like the compiled show.
+			saved, err := json.Marshal(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reloaded, err := plan.LoadVersion(bytes.NewReader(saved), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2 := diff.Diff(reloaded, nw)
+			r2.Old.Label, r2.New.Label = "old.hcl", "new.hcl"
+
+			var txt, js, txt2 bytes.Buffer
+			if err := r.WriteText(&txt); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			if err := r2.WriteText(&txt2); err != nil {
+				t.Fatal(err)
+			}
+			if txt.String() != txt2.String() {
+				t.Errorf("a saved plan diffs differently from the show:\n%s\nvs\n%s", txt2.String(), txt.String())
+			}
+			golden(t, filepath.Join(dir, "want.txt"), txt.Bytes())
+			golden(t, filepath.Join(dir, "want.json"), js.Bytes())
+		})
+	}
+}
+
+func TestSameShowNoChanges(t *testing.T) {
+	for _, show := range []string{"../../shows/minimal.hcl", "../../shows/studio.hcl", "../../shows/demo-192.hcl"} {
+		p := compile(t, show)
+		if r := diff.Diff(p, compile(t, show)); r.Changed() {
+			var b bytes.Buffer
+			r.WriteText(&b)
+			t.Errorf("%s against itself:\n%s", show, b.String())
+		}
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func equalMap[V comparable](a, b map[string]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func equalSlice(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
