@@ -1,0 +1,63 @@
+package lang
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/REFERENCE.md from the schema")
+
+// TestReferenceIsCurrent fails when docs/REFERENCE.md differs from what the
+// schema generates; run `go test ./lang -run TestReferenceIsCurrent -update`.
+func TestReferenceIsCurrent(t *testing.T) {
+	const path = "../docs/REFERENCE.md"
+	want := Reference(true)
+	if *update {
+		os.MkdirAll("../docs", 0o755)
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v; generate it with: go test ./lang -run TestReferenceIsCurrent -update", err)
+	}
+	if string(got) != want {
+		t.Fatalf("docs/REFERENCE.md is out of date with lang/schema.go; regenerate with: go test ./lang -run TestReferenceIsCurrent -update (or make docs)")
+	}
+}
+
+// TestReferenceCoversSchema: every block, kind, attribute, enum value and
+// range of the schema appears in both renderings.
+func TestReferenceCoversSchema(t *testing.T) {
+	for _, md := range []bool{true, false} {
+		ref := Reference(md)
+		var walk func(b *Block)
+		walk = func(b *Block) {
+			if !strings.Contains(ref, header(b)) {
+				t.Errorf("markdown=%v: reference lacks block %s", md, header(b))
+			}
+			for _, a := range b.Attrs {
+				if !strings.Contains(ref, a.Name) || !strings.Contains(ref, a.Doc) {
+					t.Errorf("markdown=%v: reference lacks %s.%s", md, header(b), a.Name)
+				}
+				for _, e := range a.Enum {
+					if !strings.Contains(ref, e) {
+						t.Errorf("markdown=%v: reference lacks enum value %s of %s", md, e, a.Name)
+					}
+				}
+				if a.Range != nil && !strings.Contains(ref, allowedText(a)) {
+					t.Errorf("markdown=%v: reference lacks range of %s", md, a.Name)
+				}
+			}
+			for _, c := range b.Blocks {
+				walk(c)
+			}
+		}
+		for _, b := range Schema {
+			walk(b)
+		}
+	}
+}
