@@ -21,17 +21,23 @@ var (
 )
 
 func init() {
-	var ts unix.Timespec
-	before := time.Since(clockBase)
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		// Cannot happen on Linux; fall back to Go's own origin so the
-		// clock still runs (timers armed relative to it would be wrong,
-		// so the loop refuses to start: see NewEventLoop).
-		clockOffset = -1
-		return
+	// The narrowest of several samples: a goroutine switch between the
+	// readings would otherwise skew the offset.
+	best := time.Duration(1<<63 - 1)
+	for i := 0; i < 16; i++ {
+		var ts unix.Timespec
+		before := time.Since(clockBase)
+		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+			// Cannot happen on Linux; NewEventLoop refuses to start.
+			clockOffset = -1
+			return
+		}
+		after := time.Since(clockBase)
+		if w := after - before; w < best {
+			best = w
+			clockOffset = ts.Nano() - int64(before+after)/2
+		}
 	}
-	after := time.Since(clockBase)
-	clockOffset = ts.Nano() - int64(before+after)/2
 }
 
 // Now is the monotonic clock in nanoseconds (CLOCK_MONOTONIC).

@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTimeBaseConversions(t *testing.T) {
+	tests := []struct {
+		name string
+		tb   string
+		n    int64
+		ns   int64 // floor
+		ceil int64
+	}{
+		{"120k one frame at 30", "1/120000", 4000, 33_333_333, 33_333_334},
+		{"120k a day of 30 fps frames, no drift", "1/120000", 4000 * 30 * 86400, 86400_000_000_000, 86400_000_000_000},
+		{"ntsc tick", "1001/30000", 1, 33_366_666, 33_366_667},
+		{"ntsc a million ticks", "1001/30000", 1_000_000, 33_366_666_666_666, 33_366_666_666_667},
+		{"negative", "1/120000", -4000, -33_333_334, -33_333_333},
+		{"ms", "1/1000", 5, 5_000_000, 5_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := ParseTimeBase(tc.tb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tb.ToNanos(tc.n); got != tc.ns {
+				t.Errorf("ToNanos(%d) = %d, want %d", tc.n, got, tc.ns)
+			}
+			if got := tb.ToNanosCeil(tc.n); got != tc.ceil {
+				t.Errorf("ToNanosCeil(%d) = %d, want %d", tc.n, got, tc.ceil)
+			}
+			if got := tb.FromNanos(tb.ToNanosCeil(tc.n)); got != tc.n {
+				t.Errorf("FromNanos(ToNanosCeil(%d)) = %d", tc.n, got)
+			}
+		})
+	}
+	p, _ := FramePeriod("30000/1001")
+	if ticks, exact := Base120k.Ticks(p); ticks != 4004 || !exact {
+		t.Fatalf("a 29.97 fps tick is %d units of 1/120000 (exact %v), want 4004", ticks, exact)
+	}
+	if got := p.Convert(3, Base120k); got != 12012 {
+		t.Fatalf("3 ntsc ticks = %d/120000, want 12012", got)
+	}
+	for _, bad := range []string{"0/1", "1/0", "x", "-1/5"} {
+		if _, err := ParseTimeBase(bad); err == nil {
+			t.Errorf("time base %q accepted", bad)
+		}
+	}
+}
+
+func TestPacerConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  PacerConfig
+		ok   bool
+	}{
+		{"time base", PacerConfig{TimeBase: Base120k}, true},
+		{"tick period", PacerConfig{TickPeriod: TimeBase{1, 30}}, true},
+		{"both", PacerConfig{TimeBase: Base120k, TickPeriod: TimeBase{1, 30}}, false},
+		{"neither", PacerConfig{}, false},
+	}
+	for _, tc := range tests {
+		if _, err := NewPacer(tc.cfg); (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestPacerResync: a manual clock, timestamps that jump.
+func TestPacerResync(t *testing.T) {
+	var now int64 = 1_000_000_000
+	p, _ := NewPacer(PacerConfig{TimeBase: Base120k, Clock: func() int64 { return now }})
+	steps := []struct {
+		name    string
+		advance int64 // clock advance before Release, ns
+		pts     int64
+		want    int64 // release relative to the first anchor
+		resyncs uint64
+	}{
+		{"anchor", 0, 120000, 0, 0},
+		{"next frame", 0, 124000, 33_333_334, 0},
+		{"ten frames on", 330_000_000, 160000, 333_333_334, 0},
+		{"looped file restarts at 0", 10_000_000, 0, 340_000_000, 1},
+		{"continues from the new anchor", 0, 4000, 373_333_334, 1},
+		{"stall of 3 s", 3_000_000_000, 8000, 3_340_000_000, 2},
+	}
+	start := now
+	for _, s := range steps {
+		now += s.advance
+		if got := p.Release(s.pts) - start; got != s.want {
+			t.Fatalf("%s: release at +%d ns, want +%d", s.name, got, s.want)
+		}
+		if r := p.Stats().Resyncs; r != s.resyncs {
+			t.Fatalf("%s: %d resyncs, want %d", s.name, r, s.resyncs)
+		}
+	}
+}
+
+// TestPacerNoSpin: at 30 fps in 1/120000 s units on a clock that reads whole
+// milliseconds, a timer armed at a release time finds it due: one wake-up per
+// frame. The mutation (due only once the clock shows it) spins.
+func TestPacerNoSpin(t *testing.T) {
+	leakCheck(t)
+	msClock := func() int64 { n := Now(); return n - n%1_000_000 }
+	tests := []struct {
+		name      string
+		strict    bool
+		wantEarly bool
+	}{
+		{"release inside the current millisecond is due", false, false},
+		{"mutation: due only once the clock shows it", true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLoop(t, "pace")
+			p, _ := NewPacer(PacerConfig{TimeBase: Base120k, QuantumNs: 1_000_000, Clock: msClock})
+			p.strictDue = tc.strict
+			const frames = 15
+			done := make(chan struct{})
+			var emitted int
+			l.Do(func() {
+				p.Run(l, 0, func(pts int64) (int64, bool) {
+					return pts + 4000, pts+4000 < frames*4000
+				}, func(int64) {
+					if emitted++; emitted == frames {
+						close(done)
+					}
+				})
+			})
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("15 frames at 30 fps did not come in 10 s")
+			}
+			st, ls := p.Stats(), l.Stats()
+			if (st.Early > 0) != tc.wantEarly {
+				t.Fatalf("%d early wake-ups for %d frames (timer ran %d times)", st.Early, st.Released, ls.TimersFired)
+			}
+			if !tc.wantEarly {
+				if ls.TimersFired != frames || ls.Wakeups > frames+1 {
+					t.Fatalf("%d frames took %d timer runs and %d wake-ups, want one each", frames, ls.TimersFired, ls.Wakeups)
+				}
+			}
+			t.Logf("%d frames: %d timer runs, %d wake-ups, %d early", st.Released, ls.TimersFired, ls.Wakeups, st.Early)
+		})
+	}
+}
+
+func TestSmoother(t *testing.T) {
+	period := TimeBase{1, 30}
+	const T = 33_333_333
+	tests := []struct {
+		name        string
+		arrivals    func(i int) int64
+		frames      int
+		wantResyncs bool
+		maxLagNs    int64 // |real time - stamped time| at the end
+	}{
+		{"jitter of 8 ms around 30 fps", func(i int) int64 {
+			return int64(i)*T + int64((i*7919)%17-8)*1_000_000
+		}, 300, false, 20_000_000},
+		{"a source painting at 25 fps", func(i int) int64 { return int64(i) * 40_000_000 }, 250, true, 2 * T},
+		{"a one second pause", func(i int) int64 {
+			if i >= 100 {
+				return int64(i)*T + 1_000_000_000
+			}
+			return int64(i) * T
+		}, 200, true, 2 * T},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewSmoother(Base120k, period, T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := int64(5_000_000_000)
+			prev := int64(-1)
+			var last int64
+			for i := 0; i < tc.frames; i++ {
+				pts := s.Stamp(base + tc.arrivals(i))
+				if pts <= prev {
+					t.Fatalf("frame %d stamped %d after %d: timestamps must grow", i, pts, prev)
+				}
+				if s.Resyncs() == 0 && prev >= 0 && pts != prev+4000 {
+					t.Fatalf("frame %d stamped %d, want previous slot + 1 (%d)", i, pts, prev+4000)
+				}
+				prev, last = pts, tc.arrivals(i)
+			}
+			if (s.Resyncs() > 0) != tc.wantResyncs {
+				t.Fatalf("%d resyncs", s.Resyncs())
+			}
+			if lag := Base120k.ToNanos(prev) - last; lag > tc.maxLagNs || -lag > tc.maxLagNs {
+				t.Fatalf("stamped time is %d ns off real time after %d frames", lag, tc.frames)
+			}
+		})
+	}
+	if _, err := NewSmoother(Base120k, period, 0); err == nil {
+		t.Fatal("threshold 0 accepted")
+	}
+}
