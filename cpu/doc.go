@@ -13,3 +13,32 @@
 // runtime/, lang/, compiler/ or any cgo/CUDA package, so that the runtime can
 // depend on it and not the other way round.
 package cpu
+
+import "github.com/onairhq/onair/frame"
+
+// Source is what every CPU source offers: the format and size of its frames
+// and Next, which fills a frame (from a pool of that format and size) with
+// the next picture, its timestamp, colour tags and source identity. Next
+// returns io.EOF when a source that does not loop has ended.
+type Source interface {
+	Format() frame.Format
+	Width() int
+	Height() int
+	Next(dst *frame.Frame) error
+}
+
+// Output is what every CPU output accepts. Write must not keep f after it
+// returns unless it Retains it (and Releases it later).
+type Output interface {
+	Write(f *frame.Frame) error
+	Close() error
+}
+
+var (
+	_ Source = (*TestPattern)(nil)
+	_ Source = (*RawFile)(nil)
+	_ Source = (*Y4MReader)(nil)
+	_ Output = (*Record)(nil)
+	_ Output = (*Null)(nil)
+	_ Output = (*FFmpeg)(nil)
+)

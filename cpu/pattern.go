@@ -89,6 +89,9 @@ func (t *TestPattern) Format() frame.Format { return t.cfg.Format }
 func (t *TestPattern) Width() int           { return t.cfg.Width }
 func (t *TestPattern) Height() int          { return t.cfg.Height }
 
+// SetNext makes frame n the next one Next draws.
+func (t *TestPattern) SetNext(n int64) { t.n = n }
+
 // Next draws the next frame into dst (of the source's format and size).
 func (t *TestPattern) Next(dst *frame.Frame) error {
 	if dst.Format != t.cfg.Format || dst.Width != t.cfg.Width || dst.Height != t.cfg.Height {

@@ -91,7 +91,48 @@ func newFilter(src, dst int) *filter {
 		}
 		f.coef[i*taps+best] += (1 << coefBits) - isum
 	}
-	return f
+	return f.trim()
+}
+
+// trim drops the leading and trailing taps that are zero for every
+// position, so the inner loops do no useless multiplies.
+func (f *filter) trim() *filter {
+	// Per position, shift the window so it starts at its first non-zero tap,
+	// then keep the widest span of non-zero taps.
+	width := 0
+	firsts := make([]int, f.dst)
+	for i := 0; i < f.dst; i++ {
+		cf := f.coef[i*f.taps : (i+1)*f.taps]
+		lo, hi := 0, len(cf)-1
+		for lo < hi && cf[lo] == 0 {
+			lo++
+		}
+		for hi > lo && cf[hi] == 0 {
+			hi--
+		}
+		firsts[i] = lo
+		width = max(width, hi-lo+1)
+	}
+	if width == f.taps {
+		return f
+	}
+	n := &filter{src: f.src, dst: f.dst, taps: width, start: make([]int32, f.dst), coef: make([]int32, f.dst*width)}
+	for i := 0; i < f.dst; i++ {
+		st := int(f.start[i]) + firsts[i]
+		lo := firsts[i]
+		if st+width > f.src { // keep the window inside the source
+			d := st + width - f.src
+			st -= d
+			lo -= d
+		}
+		n.start[i] = int32(st)
+		for k := 0; k < width; k++ {
+			if o := lo + k; o >= 0 && o < f.taps {
+				n.coef[i*width+k] = f.coef[i*f.taps+o]
+			}
+		}
+	}
+	return n
 }
 
 // sample is a stored sample type: bytes for NV12, words for P010.
@@ -127,7 +168,7 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	rhi := int(j.fy.start[j.vy1-1]) + j.fy.taps
 	rows := rhi - rlo
 	rowLen := vw * j.ch
-	if need := rows * rowLen; cap(tmp) < need {
+	if need := rows*rowLen + rowLen; cap(tmp) < need {
 		tmp = make([]int32, need)
 	} else {
 		tmp = tmp[:need]
@@ -135,25 +176,40 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	fx, ch, shift := j.fx, j.ch, j.shift
 	taps := fx.taps
 	const hround = 1 << (coefBits - interBits - 1)
+	const hshift = coefBits - interBits
 	for r := 0; r < rows; r++ {
 		srow := j.src[(j.sy0+rlo+r)*j.srcPitch+j.sx0*ch:]
 		out := tmp[r*rowLen : (r+1)*rowLen]
-		o := 0
-		for x := j.vx0; x < j.vx1; x++ {
-			st := int(fx.start[x]) * ch
-			cf := fx.coef[x*taps : x*taps+taps]
-			for c := 0; c < ch; c++ {
+		if ch == 1 {
+			for i := range out {
+				x := j.vx0 + i
+				st := int(fx.start[x])
+				cf := fx.coef[x*taps : x*taps+taps]
+				sp := srow[st : st+len(cf)]
 				var s int32
-				p := st + c
-				for _, k := range cf {
-					s += k * (int32(srow[p]) >> shift)
-					p += ch
+				for k, c := range cf {
+					s += c * (int32(sp[k]) >> shift)
 				}
-				out[o] = (s + hround) >> (coefBits - interBits)
-				o++
+				out[i] = (s + hround) >> hshift
 			}
+			continue
+		}
+		for i := 0; i+1 < len(out); i += 2 {
+			x := j.vx0 + i/2
+			st := int(fx.start[x]) * 2
+			cf := fx.coef[x*taps : x*taps+taps]
+			sp := srow[st : st+2*len(cf)]
+			var s0, s1 int32
+			for k, c := range cf {
+				s0 += c * (int32(sp[2*k]) >> shift)
+				s1 += c * (int32(sp[2*k+1]) >> shift)
+			}
+			out[i] = (s0 + hround) >> hshift
+			out[i+1] = (s1 + hround) >> hshift
 		}
 	}
+	// Vertical pass: accumulate whole rows tap by tap (sequential memory).
+	acc := tmp[rows*rowLen : rows*rowLen+rowLen]
 	fy := j.fy
 	const vround = 1 << (coefBits + interBits - 1)
 	maxv := int32(255)
@@ -164,16 +220,22 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	for y := j.vy0; y < j.vy1; y++ {
 		base := (int(fy.start[y]) - rlo) * rowLen
 		cf := fy.coef[y*fy.taps : y*fy.taps+fy.taps]
-		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]
-		drow = drow[:rowLen]
-		for i := range drow {
-			var s int32
-			p := base + i
-			for _, k := range cf {
-				s += k * tmp[p]
-				p += rowLen
+		for i := range acc {
+			acc[i] = vround
+		}
+		for k, c := range cf {
+			if c == 0 {
+				continue
 			}
-			v := (s + vround) >> (coefBits + interBits)
+			src := tmp[base+k*rowLen : base+k*rowLen+len(acc)]
+			for i, v := range src {
+				acc[i] += c * v
+			}
+		}
+		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]
+		drow = drow[:len(acc)]
+		for i, s := range acc {
+			v := s >> (coefBits + interBits)
 			if v > maxv {
 				v = maxv
 			} else if v < 0 {

@@ -1,0 +1,339 @@
+package cpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onairhq/onair/frame"
+)
+
+func pattern(t testing.TB, f frame.Format, p Pattern, w, h int, id uint16, n int) *frame.Frame {
+	t.Helper()
+	tp, err := NewTestPattern(TestPatternConfig{ID: "src", StampID: id, Pattern: p, Format: f, Width: w, Height: h, Rate: frame.Rational{Num: 30, Den: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, _ := frame.New(f, w, h)
+	tp.SetNext(int64(n))
+	if err := tp.Next(fr); err != nil {
+		t.Fatal(err)
+	}
+	return fr
+}
+
+func luma(f *frame.Frame, x, y int) int {
+	if f.Format == frame.P010 {
+		return int(f.Plane16(0)[y*f.Pitch[0]/2+x] >> 6)
+	}
+	return int(f.Data[0][y*f.Pitch[0]+x])
+}
+
+func chroma(f *frame.Frame, x, y int) (int, int) {
+	if f.Format == frame.P010 {
+		p := f.Plane16(1)[(y/2)*f.Pitch[1]/2+(x&^1):]
+		return int(p[0] >> 6), int(p[1] >> 6)
+	}
+	p := f.Data[1][(y/2)*f.Pitch[1]+(x&^1):]
+	return int(p[0]), int(p[1])
+}
+
+func TestPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		sw, sh     int
+		crop, rect Rect
+		fit        Fit
+		want       Placement
+	}{
+		{"stretch", 1920, 1080, Rect{}, Rect{0, 0, 640, 480}, Stretch,
+			Placement{Rect{0, 0, 1920, 1080}, Rect{0, 0, 640, 480}, Rect{0, 0, 640, 480}}},
+		{"contain pillarbox", 640, 480, Rect{}, Rect{0, 0, 640, 360}, Contain,
+			Placement{Rect{0, 0, 640, 480}, Rect{80, 0, 480, 360}, Rect{0, 0, 640, 360}}},
+		{"contain letterbox", 1920, 1080, Rect{}, Rect{100, 100, 400, 400}, Contain,
+			Placement{Rect{0, 0, 1920, 1080}, Rect{100, 186, 400, 226}, Rect{100, 100, 400, 400}}},
+		{"cover crops top and bottom", 480, 480, Rect{}, Rect{0, 0, 640, 360}, Cover,
+			Placement{Rect{0, 104, 480, 270}, Rect{0, 0, 640, 360}, Rect{0, 0, 640, 360}}},
+		{"cover crops sides", 1920, 1080, Rect{}, Rect{0, 0, 300, 300}, Cover,
+			Placement{Rect{420, 0, 1080, 1080}, Rect{0, 0, 300, 300}, Rect{0, 0, 300, 300}}},
+		{"crop then stretch, odd rounded", 1920, 1080, Rect{1, 1, 99, 99}, Rect{0, 0, 100, 100}, Stretch,
+			Placement{Rect{0, 0, 100, 100}, Rect{0, 0, 100, 100}, Rect{0, 0, 100, 100}}},
+		{"crop clamped to picture", 640, 360, Rect{600, 300, 100, 100}, Rect{0, 0, 40, 60}, Stretch,
+			Placement{Rect{600, 300, 40, 60}, Rect{0, 0, 40, 60}, Rect{0, 0, 40, 60}}},
+	} {
+		if got := Place(tc.sw, tc.sh, tc.crop, tc.rect, tc.fit); got != tc.want {
+			t.Errorf("%s: Place = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRenderBackgroundIsLimitedBlack(t *testing.T) {
+	for _, f := range []frame.Format{frame.NV12, frame.P010} {
+		dst, _ := frame.New(f, 64, 32)
+		dst.FillRect(0, 0, 64, 32, 0, 0, 0)
+		if err := NewCompositor().Render(dst, nil); err != nil {
+			t.Fatal(err)
+		}
+		wantY, wantC := 16, 128
+		if f == frame.P010 {
+			wantY, wantC = 64, 512
+		}
+		cb, cr := chroma(dst, 10, 10)
+		if luma(dst, 10, 10) != wantY || cb != wantC || cr != wantC {
+			t.Errorf("%v: background %d/%d/%d, want %d/%d/%d", f, luma(dst, 10, 10), cb, cr, wantY, wantC, wantC)
+		}
+	}
+}
+
+// TestRenderLayers checks z-order, opacity, crop and contain padding on flat
+// colours, where the expected samples are exact.
+func TestRenderLayers(t *testing.T) {
+	for _, f := range []frame.Format{frame.NV12, frame.P010} {
+		sh := uint(0)
+		if f == frame.P010 {
+			sh = 8 // stored 8-bit values scaled to P010 words (x4 then <<6)
+		}
+		solid := func(y, c uint16) *frame.Frame {
+			fr, _ := frame.New(f, 64, 64)
+			fr.FillRect(0, 0, 64, 64, y<<sh, c<<sh, c<<sh)
+			return fr
+		}
+		red, white := solid(200, 60), solid(100, 180)
+		half := solid(16, 128)
+		half.FillRect(32, 0, 32, 64, 235<<sh, 128<<sh, 128<<sh) // right half white
+		dst, _ := frame.New(f, 128, 64)
+		c := NewCompositor()
+		err := c.Render(dst, []Layer{
+			{Frame: white, Rect: Rect{32, 0, 64, 64}, Opacity: 1, Z: 2},                           // on top despite order
+			{Frame: red, Rect: Rect{0, 0, 128, 64}, Opacity: 1, Z: 1},                             // under
+			{Frame: red, Rect: Rect{0, 0, 16, 16}, Opacity: 0, Z: 5},                              // invisible
+			{Frame: half, Rect: Rect{96, 0, 32, 64}, Crop: Rect{32, 0, 32, 64}, Opacity: 1, Z: 3}, // only the white half
+			{Frame: red, Rect: Rect{0, 0, 32, 64}, Opacity: 0.5, Z: 4, Fit: Contain},              // contain 1:1 into 32x64 with padding, blended
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scale := func(v int) int {
+			if f == frame.P010 {
+				return v << 2
+			}
+			return v
+		}
+		for _, chk := range []struct {
+			x, y, want int
+			what       string
+		}{
+			{50, 30, 100, "top layer (Z 2) over the full-canvas layer"},
+			{20, 30, 200, "opacity 0 layer not drawn; contain area blended 50 % red over red"},
+			{20, 4, 108, "contain padding: black at 50 % over red (200+16)/2"},
+			{110, 30, 235, "cropped to the white half"},
+		} {
+			if got := luma(dst, chk.x, chk.y); got < scale(chk.want)-scale(1) || got > scale(chk.want)+scale(1) {
+				t.Errorf("%v: %s: Y(%d,%d) = %d, want %d", f, chk.what, chk.x, chk.y, got, scale(chk.want))
+			}
+		}
+	}
+}
+
+func TestRenderFormatMismatch(t *testing.T) {
+	dst, _ := frame.New(frame.NV12, 64, 64)
+	src, _ := frame.New(frame.P010, 64, 64)
+	err := NewCompositor().Render(dst, []Layer{{Frame: src, Rect: Rect{0, 0, 64, 64}, Opacity: 1}})
+	if err == nil || !strings.Contains(err.Error(), "p010") {
+		t.Errorf("Render of a P010 layer on an NV12 canvas = %v, want an error naming the formats", err)
+	}
+}
+
+func TestRenderOffCanvasIsClipped(t *testing.T) {
+	src := pattern(t, frame.NV12, Bars, 640, 360, 1, 0)
+	dst, _ := frame.New(frame.NV12, 320, 180)
+	c := NewCompositor()
+	for _, r := range []Rect{{-100, -50, 320, 180}, {200, 100, 640, 360}, {1000, 1000, 10, 10}, {-500, 0, 100, 100}} {
+		if err := c.Render(dst, []Layer{{Frame: src, Rect: r, Opacity: 0.7}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestStampSurvivesCompositing draws four numbered sources into a 2×2 grid
+// and an inset at a quarter of their size, and reads every stamp back.
+func TestStampSurvivesCompositing(t *testing.T) {
+	for _, f := range []frame.Format{frame.NV12, frame.P010} {
+		var layers []Layer
+		for k := 0; k < 4; k++ {
+			src := pattern(t, f, Pattern(k), 640, 360, uint16(100+k), 40+k)
+			layers = append(layers, Layer{Frame: src, Rect: Rect{(k % 2) * 320, (k / 2) * 180, 320, 180}, Opacity: 1})
+		}
+		inset := pattern(t, f, Checker, 640, 360, 7, 123456)
+		layers = append(layers, Layer{Frame: inset, Rect: Rect{400, 200, 160, 90}, Opacity: 1, Z: 1})
+		dst, _ := frame.New(f, 640, 360)
+		if err := NewCompositor().Render(dst, layers); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 4; k++ {
+			r := layers[k].Rect
+			if k == 3 {
+				break // covered by the inset in part
+			}
+			id, n, ok := ReadStamp(dst, r)
+			if !ok || id != uint16(100+k) || n != uint32(40+k) {
+				t.Errorf("%v: grid cell %d: stamp %d/%d ok %v, want %d/%d", f, k, id, n, ok, 100+k, 40+k)
+			}
+		}
+		if id, n, ok := ReadStamp(dst, Rect{400, 200, 160, 90}); !ok || id != 7 || n != 123456 {
+			t.Errorf("%v: quarter-size inset: stamp %d/%d ok %v, want 7/123456", f, id, n, ok)
+		}
+		if _, _, ok := ReadStamp(dst, Rect{0, 0, 640, 360}); ok {
+			t.Errorf("%v: a stamp read from the whole grid, where there is none", f)
+		}
+	}
+}
+
+func TestPatternsMoveAndAreStamped(t *testing.T) {
+	for _, p := range []Pattern{Bars, Ramp, Solid, Checker} {
+		for _, f := range []frame.Format{frame.NV12, frame.P010} {
+			a := pattern(t, f, p, 320, 180, 3, 5)
+			b := pattern(t, f, p, 320, 180, 3, 6)
+			if id, n, ok := ReadStamp(a, Rect{0, 0, 320, 180}); !ok || id != 3 || n != 5 {
+				t.Errorf("%v %v: stamp %d/%d ok %v, want 3/5", p, f, id, n, ok)
+			}
+			if a.PTS != 5 || a.SourceFrame != 5 || a.TimeBase != (frame.Rational{Num: 1, Den: 30}) || a.Colour != frame.BT709 {
+				t.Errorf("%v %v: metadata PTS %d frame %d tb %v colour %v", p, f, a.PTS, a.SourceFrame, a.TimeBase, a.Colour)
+			}
+			// Below the stamp band the picture moves from frame to frame
+			// (except a solid colour).
+			moved := false
+			for x := 0; x < 320 && !moved; x++ {
+				moved = luma(a, x, 150) != luma(b, x, 150)
+			}
+			if moved != (p != Solid) {
+				t.Errorf("%v %v: moved = %v", p, f, moved)
+			}
+		}
+	}
+	if _, err := NewTestPattern(TestPatternConfig{Width: 31, Height: 32, Rate: frame.Rational{Num: 30, Den: 1}}); err == nil {
+		t.Error("odd width accepted")
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	for _, f := range []frame.Format{frame.NV12, frame.P010} {
+		sh := uint(0)
+		if f == frame.P010 {
+			sh = 8
+		}
+		a, _ := frame.New(f, 64, 32)
+		a.FillRect(0, 0, 64, 32, 40<<sh, 128<<sh, 128<<sh)
+		a.SourceFrame = 1
+		b, _ := frame.New(f, 64, 32)
+		b.FillRect(0, 0, 64, 32, 200<<sh, 100<<sh, 150<<sh)
+		b.SourceFrame = 2
+		dst, _ := frame.New(f, 64, 32)
+		scale := func(v int) int { return v << (sh / 4) } // 8-bit to the format's depth
+		for _, tc := range []struct {
+			tr       Transition
+			progress float64
+			x, y     int
+			want     int
+			meta     int64
+		}{
+			{Cut, 0, 10, 10, 200, 2},
+			{Fade, 0, 10, 10, 40, 1},
+			{Fade, 0.25, 10, 10, 80, 1},
+			{Fade, 0.5, 10, 10, 120, 2},
+			{Fade, 1, 10, 10, 200, 2},
+			{Wipe, 0.25, 14, 10, 200, 1}, // left of the edge at 16: new scene
+			{Wipe, 0.25, 16, 10, 40, 1},
+			{Wipe, 1, 63, 31, 200, 2},
+			{Wipe, -3, 0, 0, 40, 1},
+		} {
+			if err := tc.tr.Apply(dst, a, b, tc.progress); err != nil {
+				t.Fatal(err)
+			}
+			if got := luma(dst, tc.x, tc.y); got != scale(tc.want) || dst.SourceFrame != tc.meta {
+				t.Errorf("%v %v at %.2f: Y(%d,%d) = %d frame %d, want %d frame %d", f, tc.tr, tc.progress, tc.x, tc.y, got, dst.SourceFrame, scale(tc.want), tc.meta)
+			}
+		}
+		if err := Fade.Apply(dst, a, pattern(t, f, Bars, 640, 360, 1, 0), 0.5); err == nil {
+			t.Error("fade between different sizes accepted")
+		}
+	}
+}
+
+func TestRenderAllocatesNothing(t *testing.T) {
+	layers := benchLayers(t, frame.NV12, 640, 360)
+	dst, _ := frame.New(frame.NV12, 640, 360)
+	c := NewCompositor()
+	c.Render(dst, layers)
+	if a := testing.AllocsPerRun(5, func() { c.Render(dst, layers) }); a != 0 {
+		t.Errorf("Render allocates %.1f times per frame, want 0", a)
+	}
+}
+
+// benchLayers is the benchmark scene: four sources of sw×sh, three in a
+// grid at a quarter of the canvas each and one at half opacity in a contain
+// inset.
+func benchLayers(t testing.TB, f frame.Format, w, h int) []Layer {
+	return benchLayersFrom(t, f, w, h, w, h)
+}
+
+func benchLayersFrom(t testing.TB, f frame.Format, w, h, sw, sh int) []Layer {
+	var ls []Layer
+	for k := 0; k < 4; k++ {
+		src := pattern(t, f, Pattern(k), sw, sh, uint16(k), k)
+		r := Rect{(k % 2) * w / 2, (k / 2) * h / 2, w / 2, h / 2}
+		l := Layer{Frame: src, Rect: r, Opacity: 1}
+		if k == 3 {
+			l.Fit, l.Opacity, l.Rect = Contain, 0.5, Rect{w / 4, h / 4, w / 2, h / 3}
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// BenchmarkComposite renders four layers (three opaque in a 2×2 grid, one
+// blended at 50 % with contain padding) onto a canvas, from sources the size
+// of the canvas and, in the last case, from 1080p sources shrunk to 360p.
+func BenchmarkComposite(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		f      frame.Format
+		w, h   int
+		sw, sh int
+	}{
+		{"nv12-1080p", frame.NV12, 1920, 1080, 1920, 1080},
+		{"p010-1080p", frame.P010, 1920, 1080, 1920, 1080},
+		{"nv12-640x360", frame.NV12, 640, 360, 640, 360},
+		{"nv12-640x360-from-1080p", frame.NV12, 640, 360, 1920, 1080},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			layers := benchLayersFrom(b, tc.f, tc.w, tc.h, tc.sw, tc.sh)
+			dst, _ := frame.New(tc.f, tc.w, tc.h)
+			c := NewCompositor()
+			c.Render(dst, layers)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.Render(dst, layers)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
+			b.ReportMetric(float64(testing.AllocsPerRun(3, func() { c.Render(dst, layers) })), "allocs/frame")
+		})
+	}
+}
+
+// BenchmarkTransition measures a 1080p fade and wipe.
+func BenchmarkTransition(b *testing.B) {
+	for _, tr := range []Transition{Fade, Wipe} {
+		b.Run(tr.String(), func(b *testing.B) {
+			x := pattern(b, frame.NV12, Bars, 1920, 1080, 1, 0)
+			y := pattern(b, frame.NV12, Ramp, 1920, 1080, 2, 0)
+			dst, _ := frame.New(frame.NV12, 1920, 1080)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tr.Apply(dst, x, y, 0.37)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
+		})
+	}
+}
