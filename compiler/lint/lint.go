@@ -111,7 +111,9 @@ func Result(res *compiler.Result, diags hcl.Diagnostics) []Finding {
 		}
 		fs = append(fs, FromDiagnostics(RuleCompile, hcl.Diagnostics{d})...)
 	}
-	if res.Plan != nil && res.Graph != nil && !diags.HasErrors() {
+	// The lint rules need the plan; a check's error does not stop them
+	// (the capacity check fails after the plan is built).
+	if res.Plan != nil && res.Graph != nil {
 		fs = append(fs, fromCompiler(res.Run(rules...))...)
 	}
 	var files map[string][]byte
@@ -125,11 +127,13 @@ func Result(res *compiler.Result, diags hcl.Diagnostics) []Finding {
 	return ApplyIgnores(fs, files, infos)
 }
 
-// inFindings reports whether d is a finding's diagnostic by content (a
-// compiler may copy diagnostics into its return value).
+// inFindings reports whether d is a finding's diagnostic by content: the
+// compiler returns a copy of each finding's diagnostic with " [RULE-ID]"
+// after its summary.
 func inFindings(fs []compiler.Finding, d *hcl.Diagnostic) bool {
 	for _, f := range fs {
-		if f.Diag.Summary == d.Summary && f.Diag.Detail == d.Detail && sameSubject(f.Diag.Subject, d.Subject) {
+		sum := f.Diag.Summary == d.Summary || f.Diag.Summary+" ["+f.Rule.ID+"]" == d.Summary
+		if sum && f.Diag.Detail == d.Detail && sameSubject(f.Diag.Subject, d.Subject) {
 			return true
 		}
 	}

@@ -195,9 +195,9 @@ Resident raw sources keep each looped file's pictures in one page-locked
 block the size of the file. That memory cannot be swapped out: the seeds'
 47 two-second 1080p clips pinned 8.8 GB, and the mixer held about 10 GB. The
 rule fires when the plan's pinned host memory is above half of what the
-capacity profile allows (8 GiB without a profile), or cannot be sized
-because a file is missing. Use "direct" (one page-locked frame per source)
-where the memory is needed elsewhere.`,
+capacity profile allows (8 GiB without a profile); for a file it cannot read
+the compiler estimates two seconds of frames. Use "direct" (one page-locked
+frame per source) where the memory is needed elsewhere.`,
 	Run: func(p *compiler.Pass) {
 		if p.Show.Canvas.RawUpload != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
 			return
@@ -272,12 +272,12 @@ sources or more.`,
 		c := p.Show.Canvas
 		if c.InputPollMs == 0 && prog > 0 {
 			report(p, canvasRange(p.Show, "input_poll_ms"),
-				fmt.Sprintf("input_poll_ms = 0: the %s wake for every arriving frame from %d sources", plural(prog, "Program compositor"), len(p.Show.Sources)),
+				fmt.Sprintf("input_poll_ms = 0 wakes %s for every frame that arrives from %d sources", plural(prog, "Program compositor"), len(p.Show.Sources)),
 				"Set input_poll_ms = 8: a compositor then sleeps to its deadline and looks for frames at most every 8 ms (at once for a cut). The seeds' Program compositors fell from 3,400 to 230 wake-ups a second.")
 		}
 		if c.AuxInputPollMs == 0 && aux > 0 {
 			report(p, canvasRange(p.Show, "aux_input_poll_ms"),
-				fmt.Sprintf("aux_input_poll_ms = 0: the %s wake for every arriving frame", plural(aux, "AUX compositor")),
+				fmt.Sprintf("aux_input_poll_ms = 0 wakes %s for every frame that arrives", plural(aux, "AUX compositor")),
 				"Set aux_input_poll_ms = 8; the seeds' 20 AUX compositors fell from 264 to 184 wake-ups a second each.")
 		}
 	},

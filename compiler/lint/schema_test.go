@@ -1,4 +1,4 @@
-package lint
+package lint_test
 
 import (
 	"encoding/json"

@@ -1,0 +1,410 @@
+package lint_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/lint"
+	"github.com/onairhq/onair/lang"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func lintFile(t *testing.T, path string) ([]lint.Finding, map[string][]byte) {
+	t.Helper()
+	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{ToolVersion: "test"})
+	return fs, files
+}
+
+func report(t *testing.T, paths ...string) *lint.Report {
+	t.Helper()
+	r := &lint.Report{Files: map[string][]byte{}, Rules: lint.Infos(), ToolVersion: "test"}
+	for _, p := range paths {
+		fs, files := lintFile(t, p)
+		r.Findings = append(r.Findings, fs...)
+		for n, b := range files {
+			r.Files[n] = b
+		}
+	}
+	lint.Sort(r.Findings)
+	return r
+}
+
+func render(t *testing.T, r *lint.Report, format string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.Write(&b, format); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func rulesFound(fs []lint.Finding) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		if f.Ignored == nil {
+			out[f.Rule] = true
+		}
+	}
+	return out
+}
+
+// Every broken show in testdata/broken is named after the rule it breaks
+// (hygiene.hcl breaks three); its text report is golden.
+func TestBrokenShows(t *testing.T) {
+	expect := map[string][]string{
+		"hygiene": {"unused-source", "unused-scene", "bus-without-output"},
+		"raw-hwupload-rate": {"raw-hwupload-rate", "capacity"},
+	}
+	paths, _ := filepath.Glob("testdata/broken/*.hcl")
+	if len(paths) == 0 {
+		t.Fatal("no broken shows")
+	}
+	fired := map[string]bool{}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".hcl")
+		t.Run(name, func(t *testing.T) {
+			r := report(t, p)
+			got := rulesFound(r.Findings)
+			want := expect[name]
+			if want == nil {
+				want = []string{name}
+			}
+			for _, id := range want {
+				if !got[id] {
+					t.Errorf("rule %s did not fire; findings: %v", id, got)
+				}
+			}
+			// Nothing fires but what the show was written to break (and
+			// the language's warning about media files not on disk).
+			for id := range got {
+				if !contains(want, id) && id != lint.RuleLoad {
+					t.Errorf("unexpected rule %s fired", id)
+				}
+			}
+			for id := range got {
+				fired[id] = true
+			}
+			golden(t, strings.TrimSuffix(p, ".hcl")+".txt", render(t, r, "text"))
+		})
+	}
+	for _, r := range lint.Rules() {
+		if !fired[r.ID] {
+			t.Errorf("lint rule %s has no broken show in testdata/broken that makes it fire", r.ID)
+		}
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The shows in the repository lint without errors; their reports are
+// golden.
+func TestRepositoryShows(t *testing.T) {
+	paths, _ := filepath.Glob("../../shows/*.hcl")
+	if len(paths) == 0 {
+		t.Fatal("no shows in ../../shows")
+	}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".hcl")
+		t.Run(name, func(t *testing.T) {
+			r := report(t, p)
+			if e, _, _ := lint.Counts(r.Findings); e > 0 {
+				t.Errorf("%s has %d lint errors:\n%s", p, e, render(t, r, "text"))
+			}
+			golden(t, filepath.Join("testdata", "shows", name+".txt"), render(t, r, "text"))
+		})
+	}
+}
+
+func TestIgnores(t *testing.T) {
+	type want struct {
+		ignored []string // rules whose findings were ignored
+		active  []string // rules still reported
+	}
+	tests := map[string]want{
+		"with-reason":    {ignored: []string{"bus-without-output", "unused-source"}},
+		"without-reason": {active: []string{"bus-without-output", "ignore-without-reason", "ignore-without-reason", "unused-source"}},
+		"unknown-rule":   {active: []string{"bus-without-output", "ignore-unknown-rule", "unused-source"}},
+		"not-ignorable":  {active: []string{"ignore-not-allowed", "shared-output-path"}},
+		"unused":         {active: []string{"ignore-unused"}},
+	}
+	for name, w := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join("testdata", "ignores", name+".hcl")
+			r := report(t, p)
+			var ignored, active []string
+			for _, f := range r.Findings {
+				if f.Rule == lint.RuleLoad {
+					continue
+				}
+				if f.Ignored != nil {
+					if f.Ignored.Reason == "" {
+						t.Errorf("%s ignored without a reason", f.Rule)
+					}
+					ignored = append(ignored, f.Rule)
+				} else {
+					active = append(active, f.Rule)
+				}
+			}
+			sort.Strings(ignored)
+			sort.Strings(active)
+			if strings.Join(ignored, ",") != strings.Join(w.ignored, ",") || strings.Join(active, ",") != strings.Join(w.active, ",") {
+				t.Errorf("ignored %v active %v, want %v and %v", ignored, active, w.ignored, w.active)
+			}
+			golden(t, strings.TrimSuffix(p, ".hcl")+".txt", render(t, r, "text"))
+		})
+	}
+	// The did-you-mean for a misspelt id.
+	r := report(t, "testdata/ignores/unknown-rule.hcl")
+	for _, f := range r.Findings {
+		if f.Rule == lint.RuleIgnoreUnknownRule && !strings.Contains(f.Detail, `did you mean "unused-source"`) {
+			t.Errorf("no suggestion in %q", f.Detail)
+		}
+	}
+}
+
+func TestParseIgnores(t *testing.T) {
+	src := `a = "# onair-lint-ignore not-a-comment: inside a string"
+# onair-lint-ignore one, two: both on the next code line
+# an ordinary comment between
+
+b = 1 // onair-lint-ignore three: trailing, slashes
+/* onair-lint-ignore four: block comment */
+c = 2
+# onair-lint-ignore
+d = 3
+`
+	igs, bad := lint.ParseIgnores("x.hcl", []byte(src))
+	type got struct {
+		rules  string
+		reason string
+		line   int
+	}
+	var gs []got
+	for _, ig := range igs {
+		gs = append(gs, got{strings.Join(ig.Rules, "+"), ig.Reason, ig.Line})
+	}
+	want := []got{
+		{"one+two", "both on the next code line", 5},
+		{"three", "trailing, slashes", 5},
+		{"four", "block comment", 7},
+	}
+	if len(gs) != len(want) {
+		t.Fatalf("got %+v, want %+v", gs, want)
+	}
+	for i := range want {
+		if gs[i] != want[i] {
+			t.Errorf("ignore %d = %+v, want %+v", i, gs[i], want[i])
+		}
+	}
+	if len(bad) != 1 || bad[0].Subject.Start.Line != 8 || bad[0].Severity != hcl.DiagError {
+		t.Errorf("malformed ignore findings = %+v, want one error on line 8", bad)
+	}
+}
+
+// The JSON, SARIF and GitHub renderings of the same findings are golden.
+func TestFormats(t *testing.T) {
+	r := report(t, "testdata/ignores/with-reason.hcl", "testdata/broken/hygiene.hcl", "testdata/ignores/not-ignorable.hcl")
+	for _, f := range []string{"json", "sarif", "github"} {
+		golden(t, filepath.Join("testdata", "formats."+f), render(t, r, f))
+	}
+	var b bytes.Buffer
+	if err := r.Write(&b, "xml"); err == nil || !strings.Contains(err.Error(), "text, json, sarif, github") {
+		t.Errorf("unknown format: err = %v", err)
+	}
+}
+
+func TestGitHubCommands(t *testing.T) {
+	r := &lint.Report{Findings: []lint.Finding{{
+		Rule: "unused-source", Severity: hcl.DiagWarning, Summary: "100% unused: a, b", Detail: "line one\nline two",
+		Subject: hcl.Range{Filename: "shows/a,b.hcl", Start: hcl.Pos{Line: 3, Column: 1}, End: hcl.Pos{Line: 3, Column: 9}},
+	}, {
+		Rule: "capacity", Severity: hcl.DiagError, Summary: "no place",
+	}, {
+		Rule: "unused-scene", Severity: hcl.DiagWarning, Summary: "ignored", Ignored: &lint.Ignore{Reason: "r"},
+		Subject: hcl.Range{Filename: "x.hcl", Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 2}},
+	}}}
+	got := string(render(t, r, "github"))
+	want := "::warning file=shows/a%2Cb.hcl,line=3,col=1,endLine=3,endColumn=9,title=unused-source::100%25 unused: a, b%0Aline one%0Aline two\n" +
+		"::error title=capacity::no place\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The SARIF output of every test show validates against the SARIF 2.1.0
+// subset schema in testdata, and its cross-references hold.
+func TestSARIFValidates(t *testing.T) {
+	schema, err := os.ReadFile("testdata/sarif-2.1.0-subset.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob("testdata/broken/*.hcl")
+	more, _ := filepath.Glob("testdata/ignores/*.hcl")
+	r := report(t, append(paths, more...)...)
+	out := render(t, r, "sarif")
+	errs, err := validateSchema(schema, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		t.Error(e)
+	}
+
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID   string `json:"id"`
+						Help struct {
+							Text string `json:"text"`
+						} `json:"help"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Level     string `json:"level"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region struct {
+							StartLine, StartColumn, EndLine, EndColumn int
+						} `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				Suppressions []struct {
+					Kind          string `json:"kind"`
+					Justification string `json:"justification"`
+				} `json:"suppressions"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	rules := run.Tool.Driver.Rules
+	for _, want := range lint.Rules() {
+		found := false
+		for _, r := range rules {
+			found = found || r.ID == want.ID
+		}
+		if !found {
+			t.Errorf("rule %s missing from tool.driver.rules", want.ID)
+		}
+	}
+	suppressed := 0
+	for i, res := range run.Results {
+		if res.RuleIndex < 0 || res.RuleIndex >= len(rules) || rules[res.RuleIndex].ID != res.RuleID {
+			t.Errorf("result %d: ruleIndex %d does not point at %s", i, res.RuleIndex, res.RuleID)
+		}
+		if rules[res.RuleIndex].Help.Text == "" {
+			t.Errorf("rule %s has no help", res.RuleID)
+		}
+		for _, l := range res.Locations {
+			g := l.PhysicalLocation.Region
+			if g.EndLine < g.StartLine || (g.EndLine == g.StartLine && g.EndColumn < g.StartColumn) {
+				t.Errorf("result %d: region ends before it starts: %+v", i, g)
+			}
+			if !strings.HasPrefix(l.PhysicalLocation.ArtifactLocation.URI, "testdata/") {
+				t.Errorf("result %d: uri %q", i, l.PhysicalLocation.ArtifactLocation.URI)
+			}
+		}
+		for _, s := range res.Suppressions {
+			if s.Kind != "inSource" || s.Justification == "" {
+				t.Errorf("result %d: suppression %+v", i, s)
+			}
+			suppressed++
+		}
+	}
+	if suppressed != 2 {
+		t.Errorf("%d suppressed results, want the 2 ignored in with-reason.hcl", suppressed)
+	}
+
+	// The validator is not vacuous: a broken log fails it.
+	bad := strings.Replace(string(out), `"level": "warning"`, `"level": "loud"`, 1)
+	bad = strings.Replace(bad, `"startLine": `, `"startLine": -`, 1)
+	errs, err = validateSchema(schema, []byte(bad))
+	if err != nil || len(errs) != 2 {
+		t.Errorf("a log with a bad level and a negative line: %d errors %v (%v), want 2", len(errs), errs, err)
+	}
+	errs, _ = validateSchema(schema, []byte(`{"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"ruleId": "x"}]}]}`))
+	if len(errs) != 2 {
+		t.Errorf("a log without driver.name and result.message: %v, want 2 errors", errs)
+	}
+}
+
+var kebab = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+func TestRuleDocs(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range lint.Infos() {
+		if !kebab.MatchString(r.ID) {
+			t.Errorf("rule id %q is not kebab-case", r.ID)
+		}
+		if seen[r.ID] {
+			t.Errorf("rule id %q twice", r.ID)
+		}
+		seen[r.ID] = true
+		parts := strings.SplitN(strings.TrimSpace(r.Doc), "\n\n", 2)
+		if len(parts) < 2 || strings.Contains(parts[0], "\n") || strings.TrimSpace(parts[1]) == "" {
+			t.Errorf("rule %s: doc must be a title line, a blank line, then the explanation", r.ID)
+		}
+	}
+	for _, r := range lint.Rules() {
+		text, err := lint.Explain(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := strings.SplitN(strings.TrimSpace(r.Doc), "\n\n", 3)
+		if !strings.Contains(text, first[0]) || !strings.Contains(text, strings.TrimSpace(first[1])) {
+			t.Errorf("-explain %s does not print the doc's first paragraph:\n%s", r.ID, text)
+		}
+		if r.Ignorable == strings.Contains(text, "cannot be ignored") {
+			t.Errorf("-explain %s misstates whether it can be ignored:\n%s", r.ID, text)
+		}
+	}
+	if _, err := lint.Explain("unused-sorce"); err == nil || !strings.Contains(err.Error(), `"unused-source"`) {
+		t.Errorf("explain of a typo: %v", err)
+	}
+}
