@@ -127,7 +127,10 @@ func build(st *state) {
 
 // addNode attaches the kind's declaration and adds the node; an unknown
 // kind is reported at the node's range.
-func (st *state) addNode(n *Node) bool {
+func (st *state) addNode(n *Node) bool { return st.addNodeAt(n, nil) }
+
+// addNodeAt is addNode; with old set, n takes old's place in node order.
+func (st *state) addNodeAt(n, old *Node) bool {
 	k, ok := nodes.Lookup(n.Kind)
 	if !ok {
 		rng := n.Range
@@ -138,7 +141,11 @@ func (st *state) addNode(n *Node) bool {
 	if n.Domain == "" {
 		n.Domain = k.Traits.Domain
 	}
-	st.Graph.AddNode(n)
+	if old != nil {
+		st.Graph.Replace(old, n)
+	} else {
+		st.Graph.AddNode(n)
+	}
 	return true
 }
 

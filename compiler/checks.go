@@ -316,7 +316,9 @@ func (st *state) addFindings(fs []Finding) {
 		}
 		seen[key(f)] = true
 		st.Findings = append(st.Findings, f)
-		st.diags = append(st.diags, f.Diag)
+		d := *f.Diag
+		d.Summary += " [" + f.Rule.ID + "]"
+		st.diags = append(st.diags, &d)
 	}
 }
 
@@ -487,7 +489,8 @@ func budgetRange(s *lang.Show, name string) *hcl.Range {
 		if r, ok := s.Canvas.Attrs["raw_upload"]; ok {
 			return &r
 		}
-	case "sources", "raw sources":
+	}
+	if strings.Contains(name, "sources at") {
 		if r, ok := s.Attrs["frame_rate"]; ok {
 			return &r
 		}

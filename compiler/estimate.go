@@ -130,10 +130,10 @@ func estimate(st *state) {
 	sources := len(st.Show.Sources)
 	for _, l := range pr.SourceLimitFor(st.Show.Canvas.RawUpload, fps(st.Show.FrameRate)) {
 		if l.MaxSources > 0 {
-			budget("sources", float64(sources), float64(l.MaxSources), fmt.Sprintf("sources at %g fps", l.FrameRate))
+			budget(fmt.Sprintf("sources at %g fps", l.FrameRate), float64(sources), float64(l.MaxSources), "sources")
 		}
 		if l.MaxRawSources > 0 {
-			budget("raw sources", float64(raw), float64(l.MaxRawSources), fmt.Sprintf("%s sources at %g fps", l.Mode, l.FrameRate))
+			budget(fmt.Sprintf("raw %s sources at %g fps", l.Mode, l.FrameRate), float64(raw), float64(l.MaxRawSources), "sources")
 		}
 	}
 	if st.Options.Backend == "cpu" {
@@ -149,12 +149,10 @@ func estimate(st *state) {
 			nvenc++
 		}
 	}
-	if nvenc > 0 {
-		limit := 0.0
-		if pr.NVENC.Value > 0 {
-			limit = float64(nvenc)
-		}
-		budget("nvenc", float64(nvenc), limit, "outputs")
+	if nvenc > 0 && pr.NVENC.Value == 0 {
+		// The profile's GPU has no hardware encoder: every h264_nvenc
+		// output exceeds it.
+		budget("nvenc outputs", float64(nvenc), 0, "outputs")
 	}
 }
 

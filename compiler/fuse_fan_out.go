@@ -29,7 +29,7 @@ func fuseFanOut(st *state) {
 		ins := append([]*Edge(nil), g.In(old.ID)...)
 		outs := append([]*Edge(nil), g.Out(old.ID)...)
 		g.RemoveNode(old.ID)
-		if !st.addNode(&n) {
+		if !st.addNodeAt(&n, old) {
 			continue
 		}
 		for _, e := range ins {

@@ -4,7 +4,7 @@ package compiler
 // when canvas.input_routing = "input": input_rec hands the file's video
 // straight to the decoder, saving a thread and a queue per source.
 //
-// Needs: the checked naive graph. Leaves: input_rec → dec_video for
+// Needs: the checked graph, after raw upload fusion. Leaves: input_rec → dec_video for
 // one-stream sources (streams == 1), each removal in the fusion log; with
 // input_routing = "demux", or for files with more streams, the demuxer
 // stays.

@@ -7,8 +7,7 @@ package compiler
 // the reader, demuxer, decoder and upload with one raw_video_file_cuda
 // node that reads frames straight into page-locked memory.
 //
-// Needs: the checked graph, after input routing (which may have removed the
-// demuxer already). Leaves: the raw chains in their final shape, each
+// Needs: the checked naive graph. Leaves: the raw chains in their final shape, each
 // change in the fusion log. CPU-backend raw sources (raw_file_cpu) and
 // test patterns are left alone.
 
@@ -67,7 +66,7 @@ func fuseRawUpload(st *state) {
 			n := &Node{ID: addr + "/raw_video_file_cuda", Kind: "raw_video_file_cuda", Address: addr, Group: up.Group,
 				Source: src, Range: src.DeclRange, Size: up.Size, Format: pf, Domain: nodes.Device,
 				Params: map[string]any{"mode": mode, "path": src.Path, "loop": src.Loop, "format": pf, "size": sizeString(up.Size), "colour": format}}
-			if !st.addNode(n) {
+			if !st.addNodeAt(n, in) {
 				continue
 			}
 			edge.From = n.ID

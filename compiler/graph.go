@@ -33,6 +33,8 @@ type Node struct {
 	Bus    *lang.Bus
 	Output *lang.Output
 	Range  hcl.Range
+
+	seq float64 // position in Graph.Nodes: a replacement takes its predecessor's
 }
 
 // Edge is a bounded queue between two nodes.
@@ -51,7 +53,9 @@ type Graph struct {
 	nodes map[string]*Node
 	out   map[string][]*Edge
 	in    map[string][]*Edge
-	order []string // insertion order of live node ids (may hold removed ids; see Nodes)
+	order []*Node // nodes by seq (may hold removed nodes until Nodes runs)
+	next  float64
+	dirty bool
 }
 
 // NewGraph returns an empty graph.
@@ -73,7 +77,20 @@ func (g *Graph) AddNode(n *Node) {
 		panic("compiler: " + err.Error())
 	}
 	g.nodes[n.ID] = n
-	g.order = append(g.order, n.ID)
+	if n.seq == 0 {
+		g.next++
+		n.seq = g.next
+	} else {
+		g.dirty = true
+	}
+	g.order = append(g.order, n)
+}
+
+// Replace adds n in the place of the node old (already removed or about to
+// be), so that walks list n where old was.
+func (g *Graph) Replace(old, n *Node) {
+	n.seq = old.seq
+	g.AddNode(n)
 }
 
 // AddEdge joins two nodes with a queue.
@@ -136,18 +153,23 @@ func (g *Graph) Node(id string) *Node { return g.nodes[id] }
 func (g *Graph) Len() int { return len(g.nodes) }
 
 // Nodes returns the nodes in the order they were added (which follows the
-// show's declaration order).
+// show's declaration order); a replacement stands where its original stood.
 func (g *Graph) Nodes() []*Node {
-	out := make([]*Node, 0, len(g.nodes))
 	live := g.order[:0]
-	for _, id := range g.order {
-		if n, ok := g.nodes[id]; ok {
-			out = append(out, n)
-			live = append(live, id)
+	for _, n := range g.order {
+		if g.nodes[n.ID] == n {
+			live = append(live, n)
 		}
 	}
+	for i := len(live); i < len(g.order); i++ {
+		g.order[i] = nil
+	}
 	g.order = live
-	return out
+	if g.dirty {
+		sort.SliceStable(g.order, func(i, j int) bool { return g.order[i].seq < g.order[j].seq })
+		g.dirty = false
+	}
+	return append([]*Node(nil), g.order...)
 }
 
 // Out returns the edges leaving a node, in the order they were added.

@@ -17,8 +17,8 @@ var passes = [...]pass{
 	{name: "profile", fn: pickProfile, stopOnError: true}, // choose the capacity profile
 	{name: "build", fn: build, stopOnError: true},         // the naive graph per source kind, buses and outputs
 	{name: "check", fn: runChecks, stopOnError: true},     // rules over traits: order, routing, readiness, formats, queues
-	{name: "fuse input routing", fn: fuseInputRouting},    // no demux for one-stream files (input_routing = "input")
 	{name: "fuse raw upload", fn: fuseRawUpload},          // the raw chain raw_upload picks
+	{name: "fuse input routing", fn: fuseInputRouting},    // no demux for one-stream files (input_routing = "input")
 	{name: "fuse fan-out", fn: fuseFanOut},                // one_to_many → one_to_many_nb (source_fan_out = "event_loop")
 	{name: "fuse frame metadata", fn: fuseFrameMetadata},  // prune timestamp keys nobody reads
 	{name: "recheck", fn: runChecks, stopOnError: true},   // the fused graph must still pass every check
@@ -36,7 +36,8 @@ var passOrder = [...]struct {
 }{
 	{"profile", "check", "the checks compare against the profile"},
 	{"build", "check", "checks run over the built graph"},
-	{"check", "fuse input routing", "the naive graph must be sound before fusion rewrites it"},
+	{"check", "fuse raw upload", "the naive graph must be sound before fusion rewrites it"},
+	{"fuse raw upload", "fuse input routing", "direct and resident raw chains drop their demuxer with the rest of the stock chain; input routing then fuses only the chains that keep one"},
 	{"fuse raw upload", "fuse fan-out", "fan-out fusion places the fan-out on its source's loop, whatever chain raw_upload left"},
 	{"fuse input routing", "recheck", "the fused graph is rechecked"},
 	{"fuse raw upload", "recheck", "the fused graph is rechecked"},

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+)
+
+func init() {
+	// A saved plan runs only with the onair that compiled it.
+	plan.ToolVersion = version
+	register(&command{
+		name:    "plan",
+		summary: "Compile a show into a plan and show it: nodes, loops, threads, fusions and estimates against the GPU profile. Exit 1 when the show has errors or a check fails.",
+		usage:   "[-json] [-out FILE] [-summary] [-backend cuda|cpu] [-profile NAME] [-trace PASS] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
+		run:     runPlan,
+	})
+}
+
+// compileFlags are the flags plan and graph share.
+type compileFlags struct {
+	vars    *varFlags
+	backend *string
+	profile *string
+	trace   *string
+}
+
+func addCompileFlags(fs *flag.FlagSet) *compileFlags {
+	return &compileFlags{
+		vars:    addVarFlags(fs),
+		backend: fs.String("backend", "cuda", "compile for the `BACKEND`: cuda (the GPU chains) or cpu (the embedded backend)"),
+		profile: fs.String("profile", "", "compare against capacity profile `NAME` instead of the show's ("+strings.Join(compiler.ProfileNames(), ", ")+")"),
+		trace:   fs.String("trace", "", "print the graph after pass `PASS` on stderr (all: after every pass): "+strings.Join(compiler.PassNames(), ", ")),
+	}
+}
+
+// check validates the flag values; it returns 2 (usage error) or -1.
+func (cf *compileFlags) check(name string, stderr io.Writer) int {
+	if *cf.backend != "cuda" && *cf.backend != "cpu" {
+		fmt.Fprintf(stderr, "onair %s: -backend must be cuda or cpu, got %q\n", name, *cf.backend)
+		return 2
+	}
+	if *cf.profile != "" {
+		if _, ok := compiler.LookupProfile(*cf.profile); !ok {
+			fmt.Fprintf(stderr, "onair %s: no capacity profile %q; the profiles are %s\n", name, *cf.profile, strings.Join(compiler.ProfileNames(), ", "))
+			return 2
+		}
+	}
+	if t := *cf.trace; t != "" && t != "all" {
+		ok := false
+		for _, p := range compiler.PassNames() {
+			ok = ok || p == t
+		}
+		if !ok {
+			fmt.Fprintf(stderr, "onair %s: -trace names no pass %q; the passes are: all, %s\n", name, t, strings.Join(compiler.PassNames(), ", "))
+			return 2
+		}
+	}
+	return -1
+}
+
+// compileShow loads and compiles a show, printing diagnostics on stderr.
+// It returns the result and 0, or 1 when the show or a check has errors.
+func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler.Result, int) {
+	show, diags := lang.Load(paths, cf.vars.options())
+	var files map[string][]byte
+	if show != nil {
+		files = show.Files
+	}
+	if diags.HasErrors() {
+		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
+		return nil, 1
+	}
+	res, cdiags := compiler.Compile(show, compiler.Options{
+		ToolVersion: version, Backend: *cf.backend, Profile: *cf.profile,
+		Trace: *cf.trace, TraceOut: stderr,
+	})
+	all := append(diags, cdiags...)
+	if len(all) > 0 {
+		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
+	}
+	if all.HasErrors() {
+		return res, 1
+	}
+	return res, 0
+}
+
+func runPlan(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(commands["plan"], stderr)
+	cf := addCompileFlags(fs)
+	asJSON := fs.Bool("json", false, "print the plan as JSON instead of text")
+	out := fs.String("out", "", "also save the plan's JSON to `FILE` (for onair run and onair diff)")
+	summary := fs.Bool("summary", false, "print the summary only, not the detail by group")
+	if rc := parseFlags(fs, args); rc >= 0 {
+		return rc
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	if rc := cf.check("plan", stderr); rc >= 0 {
+		return rc
+	}
+	res, rc := cf.compileShow(fs.Args(), stderr)
+	if rc != 0 {
+		return rc
+	}
+	data, err := plan.Marshal(res.Plan)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair plan: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, data, 0o644); err != nil {
+			fmt.Fprintf(stderr, "onair plan: saving the plan: %v\n", err)
+			return 1
+		}
+	}
+	if *asJSON {
+		stdout.Write(data)
+		return 0
+	}
+	if err := compiler.WriteText(stdout, res.Plan, *summary, res.Notes); err != nil {
+		fmt.Fprintf(stderr, "onair plan: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		fmt.Fprintf(stdout, "\nSaved the plan to %s.\n", *out)
+	}
+	return 0
+}
