@@ -80,7 +80,7 @@ func rulesFound(fs []lint.Finding) map[string]bool {
 // (hygiene.hcl breaks three); its text report is golden.
 func TestBrokenShows(t *testing.T) {
 	expect := map[string][]string{
-		"hygiene": {"unused-source", "unused-scene", "bus-without-output"},
+		"hygiene":           {"unused-source", "unused-scene", "bus-without-output"},
 		"raw-hwupload-rate": {"raw-hwupload-rate", "capacity"},
 	}
 	paths, _ := filepath.Glob("testdata/broken/*.hcl")
