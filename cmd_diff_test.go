@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+)
+
+func TestDiffCommand(t *testing.T) {
+	const td = "compiler/diff/testdata/"
+	saved := filepath.Join(t.TempDir(), "old.plan.json")
+	show, diags := lang.Load([]string{td + "path-replace/old.hcl"}, lang.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	res, diags := compiler.Compile(show, compiler.Options{ToolVersion: version})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f, err := os.Create(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Save(f, res.Plan); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	corrupt := filepath.Join(t.TempDir(), "corrupt.json")
+	os.WriteFile(corrupt, []byte(`{"format_version": 1, "nodes": [`), 0o644)
+
+	tests := []struct {
+		name string
+		args []string
+		rc   int
+		in   string
+	}{
+		{"no change", []string{"diff", td + "path-replace/old.hcl", td + "path-replace/old.hcl"}, 0, "No changes"},
+		{"no change, detailed", []string{"diff", "-detailed-exitcode", td + "path-replace/old.hcl", td + "scene-cut/../path-replace/old.hcl"}, 0, "No changes"},
+		{"changes", []string{"diff", td + "path-replace/old.hcl", td + "path-replace/new.hcl"}, 0, "-/+ source.vt: replace, raw_video_file_cuda.path forces replacement"},
+		{"changes, detailed", []string{"diff", "-detailed-exitcode", td + "path-replace/old.hcl", td + "path-replace/new.hcl"}, 2, "! bus.pgm glitches: source.vt (replaced)"},
+		{"saved plan against a show", []string{"diff", "-detailed-exitcode", saved, td + "path-replace/new.hcl"}, 2, "Plan: 0 to create, 0 to update in place, 1 to replace, 0 to delete."},
+		{"json", []string{"diff", "-json", td + "added-source/old.hcl", td + "added-source/new.hcl"}, 0, `"action": "create"`},
+		{"corrupt plan", []string{"diff", corrupt, td + "path-replace/new.hcl"}, 1, "corrupt"},
+		{"a show that does not load", []string{"diff", td + "path-replace/old.hcl", td + "missing.hcl"}, 1, "does not load"},
+		{"one argument", []string{"diff", td + "path-replace/old.hcl"}, 2, "want two arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc, out, errOut := runCmd(tt.args...)
+			if rc != tt.rc || !strings.Contains(out+errOut, tt.in) {
+				t.Errorf("rc %d (want %d); want %q in:\n%s%s", rc, tt.rc, tt.in, out, errOut)
+			}
+			if strings.Contains(strings.Join(tt.args, " "), "-json") {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(out), &v); err != nil {
+					t.Errorf("-json output is not JSON: %v", err)
+				}
+			}
+		})
+	}
+}
