@@ -221,7 +221,7 @@ func stampCheck(v uint64) uint8 {
 // dst as large black and white blocks (chroma neutral).
 func DrawStamp(dst *frame.Frame, id uint16, n uint32) {
 	bits := stampBits(id, n)
-	bw, bh := dst.Width/stampCols&^1, dst.Height/stampBlockRows&^1
+	w, h := dst.Width, dst.Height
 	var y16, y235, c128 uint16 = 16, 235, 128
 	if dst.Format == frame.P010 {
 		y16, y235, c128 = 64<<6, 940<<6, 512<<6
@@ -232,7 +232,9 @@ func DrawStamp(dst *frame.Frame, id uint16, n uint32) {
 		if bits>>(47-i)&1 == 1 {
 			yv = y235
 		}
-		dst.FillRect(c*bw, r*bh, bw, bh, yv, c128, c128)
+		x0, x1 := c*w/stampCols&^1, (c+1)*w/stampCols&^1
+		y0, y1 := r*h/stampBlockRows&^1, (r+1)*h/stampBlockRows&^1
+		dst.FillRect(x0, y0, x1-x0, y1-y0, yv, c128, c128)
 	}
 }
 
