@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -397,8 +396,8 @@ func lastLines(s string, n int) string {
 
 // Close stops taking frames, writes what is queued to a running process,
 // closes its input so it can finish its file, and waits for it (killing it
-// after 10 s). It returns the last error the output saw, if any process
-// failed.
+// after 10 s). Failures along the way were reported through OnEvent and
+// Stats; Close itself returns nil. Closing twice waits for the first.
 func (o *FFmpeg) Close() error {
 	o.mu.Lock()
 	if o.closing {
@@ -417,4 +416,3 @@ func (o *FFmpeg) Close() error {
 	return nil
 }
 
-var _ io.Closer = (*FFmpeg)(nil)
