@@ -415,4 +415,3 @@ func (o *FFmpeg) Close() error {
 	<-o.done
 	return nil
 }
-
