@@ -1,0 +1,490 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+)
+
+// tframe is the test's frame: no pixels, just where it came from.
+type tframe struct {
+	src  string
+	inst int64 // which instance of the source made it (0 before a restart)
+	seq  int64
+	pts  int64
+}
+
+func (f *tframe) Timestamp() int64 { return f.pts }
+
+// world holds what the test nodes count, shared by every instance.
+type world struct {
+	mu        sync.Mutex
+	instances map[string]int64
+	produced  map[string]int64 // per edge name: frames accepted
+	dropped   map[string]int64 // per edge name: frames refused by a full drop edge
+	blocked   map[string]int64 // per edge name: frames a loop source could not hand over (kept, retried)
+	consumed  map[string]int64 // per edge name: frames taken
+	firstSeen map[string][]*tframe
+}
+
+func newWorld() *world {
+	return &world{instances: map[string]int64{}, produced: map[string]int64{}, dropped: map[string]int64{},
+		blocked: map[string]int64{}, consumed: map[string]int64{}, firstSeen: map[string][]*tframe{}}
+}
+
+func (w *world) add(m map[string]int64, k string) {
+	w.mu.Lock()
+	m[k]++
+	w.mu.Unlock()
+}
+
+func (w *world) lookup() Lookup[*tframe] {
+	kinds := map[string]Constructor[*tframe]{
+		"test_source": w.newSource,
+		"compositor":  w.newCompositor,
+		"sink":        w.newSink,
+	}
+	return func(kind string) (Constructor[*tframe], bool) { c, ok := kinds[kind]; return c, ok }
+}
+
+// testSource is paced on its loop at the show's frame rate, counting in
+// 1/120000 s, and fans each frame out to every output from the loop.
+type testSource struct {
+	w       *world
+	ctx     *NodeContext[*tframe]
+	inst    int64
+	failAt  int
+	silent  bool
+	pending []*tframe // per output: a frame a full block edge refused
+}
+
+func (w *world) newSource(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
+	failAt, err := ctx.ParamInt("fail_at", -1)
+	if err != nil {
+		return nil, err
+	}
+	silent, err := ctx.ParamBool("silent", false)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	inst := w.instances[n.ID]
+	w.instances[n.ID]++
+	w.mu.Unlock()
+	return &testSource{w: w, ctx: ctx, inst: inst, failAt: failAt, silent: silent, pending: make([]*tframe, len(ctx.Outputs))}, nil
+}
+
+func (s *testSource) Start(ctx *NodeContext[*tframe]) error {
+	period, err := ctx.FramePeriod()
+	if err != nil {
+		return err
+	}
+	step := period.Convert(1, Base120k)
+	p, err := NewPacer(PacerConfig{TimeBase: Base120k})
+	if err != nil {
+		return err
+	}
+	_, err = ctx.Pace(p, 0, func(pts int64) (int64, bool) { return pts + step, true }, func(pts int64) {
+		seq := pts / step
+		if s.silent {
+			return
+		}
+		if s.inst == 0 && int(seq) == s.failAt {
+			ctx.Fail(errors.New("synthetic failure"))
+			return
+		}
+		for i := range ctx.Outputs {
+			f := s.pending[i]
+			if f == nil {
+				f = &tframe{src: ctx.ID(), inst: s.inst, seq: seq, pts: pts}
+			}
+			name := ctx.Outputs[i].Name()
+			ok, err := ctx.Put(i, f)
+			switch {
+			case ok:
+				s.pending[i] = nil
+				s.w.add(s.w.produced, name)
+			case errors.Is(err, ErrWouldBlock):
+				if s.pending[i] == nil {
+					s.w.add(s.w.blocked, name)
+				}
+				s.pending[i] = f
+			case err == nil:
+				s.w.add(s.w.dropped, name)
+			default:
+				ctx.Fail(err)
+			}
+		}
+	})
+	return err
+}
+
+func (s *testSource) Stop() {}
+
+// testCompositor runs on its own thread: it sleeps to its next tick (or a
+// poll interval), takes frames only from the inputs that signalled, and
+// sends one frame per tick to its outputs.
+type testCompositor struct {
+	w       *world
+	every   time.Duration // look at most this often (a slow bus)
+	looked  atomic.Int64  // inputs looked at
+	fired   atomic.Int64  // inputs that had signalled
+	emitted int64
+}
+
+func (w *world) newCompositor(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
+	ms, err := ctx.ParamInt("every_ms", 0)
+	if err != nil {
+		return nil, err
+	}
+	return &testCompositor{w: w, every: time.Duration(ms) * time.Millisecond}, nil
+}
+
+func (c *testCompositor) Start(ctx *NodeContext[*tframe]) error {
+	period, err := ctx.FramePeriod()
+	if err != nil {
+		return err
+	}
+	sigs := []*Signal{ctx.Done()}
+	for _, in := range ctx.Inputs {
+		sigs = append(sigs, in.Produced())
+	}
+	mw, err := NewMultiWait(sigs...)
+	if err != nil {
+		return err
+	}
+	ctx.Go(func() error {
+		defer mw.Close()
+		next := Now() + period.ToNanos(1)
+		for !ctx.Stopping() {
+			fired, err := mw.Wait(next)
+			if err != nil {
+				return err
+			}
+			for _, i := range fired {
+				if i == 0 {
+					continue
+				}
+				c.fired.Add(1)
+				c.looked.Add(1)
+				for {
+					f, ok := ctx.Get(i - 1)
+					if !ok {
+						break
+					}
+					c.w.add(c.w.consumed, ctx.Inputs[i-1].Name())
+					c.w.mu.Lock()
+					if k := ctx.ID(); len(c.w.firstSeen[k]) < 8 {
+						c.w.firstSeen[k] = append(c.w.firstSeen[k], f)
+					}
+					c.w.mu.Unlock()
+					if c.every > 0 {
+						break // a slow bus takes one frame per look
+					}
+				}
+			}
+			if now := Now(); now >= next {
+				c.emitted++
+				for o := range ctx.Outputs {
+					if ok, _ := ctx.Put(o, &tframe{src: ctx.ID(), seq: c.emitted, pts: now}); ok {
+						c.w.add(c.w.produced, ctx.Outputs[o].Name())
+					} else {
+						c.w.add(c.w.dropped, ctx.Outputs[o].Name())
+					}
+				}
+				next += period.ToNanos(1)
+				if next < now {
+					next = now + period.ToNanos(1)
+				}
+			}
+			if c.every > 0 {
+				time.Sleep(c.every)
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+func (c *testCompositor) Stop() {}
+
+// testSink takes frames from its one input on its own thread, after an
+// optional start delay.
+type testSink struct {
+	w     *world
+	delay time.Duration
+}
+
+func (w *world) newSink(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
+	if len(ctx.Inputs) != 1 {
+		return nil, fmt.Errorf("sink %s: wants one input, has %d", n.ID, len(ctx.Inputs))
+	}
+	ms, err := ctx.ParamInt("start_delay_ms", 0)
+	if err != nil {
+		return nil, err
+	}
+	return &testSink{w: w, delay: time.Duration(ms) * time.Millisecond}, nil
+}
+
+func (k *testSink) Start(ctx *NodeContext[*tframe]) error {
+	ctx.Go(func() error {
+		if k.delay > 0 && ctx.Done().Wait(ctx.Stopping, k.delay) {
+			return nil
+		}
+		for !ctx.Stopping() {
+			f, ok := ctx.Take(0, -1)
+			if !ok {
+				continue
+			}
+			k.w.add(k.w.consumed, ctx.Inputs[0].Name())
+			k.w.mu.Lock()
+			if id := ctx.ID(); len(k.w.firstSeen[id]) < 8 {
+				k.w.firstSeen[id] = append(k.w.firstSeen[id], f)
+			}
+			k.w.mu.Unlock()
+		}
+		return nil
+	})
+	return nil
+}
+
+func (k *testSink) Stop() {}
+
+// showPlan is a hand-written plan: n sources on two pacing loops, each fanned
+// out from its loop to the Program compositor (block, 3) and to a slow
+// monitor bus (drop, 1); Program feeds a recorder sink.
+func showPlan(n int, edit func(p *plan.Plan)) *plan.Plan {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "runtime-test", FrameRate: "30", Size: "64x36", Format: "nv12",
+		Canvas: plan.Canvas{PacingLoops: 2},
+		Loops:  []plan.Loop{{Name: "default"}, {Name: "pacing_0"}, {Name: "pacing_1"}},
+	}
+	for i := 0; i < n; i++ {
+		addr := fmt.Sprintf("source.s[%d]", i)
+		id := addr + "/test_source"
+		p.Nodes = append(p.Nodes, plan.Node{ID: id, Kind: "test_source", Address: addr, Group: addr,
+			Placement: plan.Placement{Loop: fmt.Sprintf("pacing_%d", i%2)}, Params: map[string]any{}})
+		p.Groups = append(p.Groups, plan.Group{Name: addr, Order: 0, Readiness: "every edge leaving the group has carried a frame", Restartable: true})
+		p.Edges = append(p.Edges,
+			plan.Edge{From: id, To: "bus.pgm/compositor", Capacity: 3, Policy: "block", Format: "nv12"},
+			plan.Edge{From: id, To: "bus.mon/compositor", Capacity: 1, Policy: "drop", Format: "nv12"})
+	}
+	p.Nodes = append(p.Nodes,
+		plan.Node{ID: "bus.pgm/compositor", Kind: "compositor", Address: "bus.pgm", Group: "bus.pgm", Placement: plan.Placement{Thread: true}},
+		plan.Node{ID: "bus.mon/compositor", Kind: "compositor", Address: "bus.mon", Group: "bus.mon", Placement: plan.Placement{Thread: true}, Params: map[string]any{"every_ms": float64(100)}},
+		plan.Node{ID: "output.rec/sink", Kind: "sink", Address: "output.rec", Group: "output.rec", Placement: plan.Placement{Thread: true}})
+	p.Groups = append(p.Groups,
+		plan.Group{Name: "bus.pgm", Order: 1, Restartable: true},
+		plan.Group{Name: "bus.mon", Order: 1, Restartable: true},
+		plan.Group{Name: "output.rec", Order: 2})
+	p.Edges = append(p.Edges, plan.Edge{From: "bus.pgm/compositor", To: "output.rec/sink", Capacity: 3, Policy: "block"})
+	if edit != nil {
+		edit(p)
+	}
+	return p
+}
+
+func nodeByID(p *plan.Plan, id string) *plan.Node {
+	for i := range p.Nodes {
+		if p.Nodes[i].ID == id {
+			return &p.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// checkAccounting: on every edge, what producers handed over equals what
+// consumers took plus what is still queued; drops only on drop edges, and
+// the edge's own counters agree with the nodes'.
+func checkAccounting(t *testing.T, w *world, st Status) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range st.Edges {
+		prod, cons, drop := w.produced[e.Name], w.consumed[e.Name], w.dropped[e.Name]
+		if uint64(prod) != e.EnqueuedTotal || uint64(cons) != e.DequeuedTotal || uint64(drop) != e.Drops {
+			t.Errorf("edge %s: nodes counted produced %d, consumed %d, dropped %d; edge counted enqueued %d, dequeued %d, drops %d",
+				e.Name, prod, cons, drop, e.EnqueuedTotal, e.DequeuedTotal, e.Drops)
+		}
+		if prod != cons+int64(e.Occupied) {
+			t.Errorf("edge %s: produced %d != consumed %d + still queued %d", e.Name, prod, cons, e.Occupied)
+		}
+		if e.Policy == "block" && e.Drops != 0 {
+			t.Errorf("edge %s: %d drops on a block edge", e.Name, e.Drops)
+		}
+		if prod == 0 {
+			t.Errorf("edge %s carried nothing", e.Name)
+		}
+	}
+}
+
+func TestExecutorRunsAndAccountsForEveryFrame(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := showPlan(8, nil)
+	x, err := NewExecutor(p, w.lookup(), Options{ReadyTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	live := x.Status()
+	if err := x.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := x.Status()
+	checkAccounting(t, w, st)
+
+	var monDrops uint64
+	for _, e := range st.Edges {
+		if e.To == "bus.mon/compositor" {
+			monDrops += e.Drops
+		}
+	}
+	if monDrops == 0 {
+		t.Error("the slow monitor bus dropped nothing: the drop policy was not exercised")
+	}
+	if len(live.Loops) != 3 || live.Process.Threads == 0 || len(live.Threads) == 0 {
+		t.Errorf("status: %d loops, %d threads, %d thread rows", len(live.Loops), live.Process.Threads, len(live.Threads))
+	}
+	for _, l := range live.Loops {
+		if strings.HasPrefix(l.Name, "pacing_") && (l.TimersFired == 0 || l.Thread.Name == "") {
+			t.Errorf("loop %s: %d timers fired, thread %q", l.Name, l.TimersFired, l.Thread.Name)
+		}
+	}
+	for _, n := range live.Nodes {
+		if n.State != "running" {
+			t.Errorf("node %s is %s while the show runs", n.ID, n.State)
+		}
+	}
+	for _, n := range st.Nodes {
+		if n.State != "stopped" {
+			t.Errorf("node %s is %s after Stop", n.ID, n.State)
+		}
+	}
+	if _, err := json.Marshal(live); err != nil {
+		t.Fatalf("status does not marshal: %v", err)
+	}
+	// 8 sources at 30 fps for over a second: the Program bus took about 36 a source.
+	var pgm uint64
+	for _, e := range st.Edges {
+		if e.To == "bus.pgm/compositor" {
+			pgm += e.DequeuedTotal
+		}
+	}
+	if pgm < 8*20 {
+		t.Errorf("the Program compositor took %d frames from 8 sources in 1.2 s, want at least 160", pgm)
+	}
+}
+
+// TestExecutorRestartKeepsBufferedFrames: a source fails at its fourth
+// frame; its group restarts after the 1 s delay, and the frames it left on
+// its edge (the recorder starts late) are still there for the recorder.
+func TestExecutorRestartKeepsBufferedFrames(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := &plan.Plan{Show: "restart", FrameRate: "30", Loops: []plan.Loop{{Name: "default"}, {Name: "pacing_0"}},
+		Nodes: []plan.Node{
+			{ID: "source.s/test_source", Kind: "test_source", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}, Params: map[string]any{"fail_at": float64(3)}},
+			{ID: "output.rec/sink", Kind: "sink", Group: "output.rec", Placement: plan.Placement{Thread: true}, Params: map[string]any{"start_delay_ms": float64(1600)}},
+		},
+		Edges:  []plan.Edge{{From: "source.s/test_source", To: "output.rec/sink", Capacity: 3, Policy: "block"}},
+		Groups: []plan.Group{{Name: "source.s", Order: 0, Restartable: true}, {Name: "output.rec", Order: 1}},
+	}
+	x, err := NewExecutor(p, w.lookup(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := x.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Stop()
+	eventually(t, "the source group to restart", func() bool { return x.Status().Groups[0].Restarts == 1 })
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("the group restarted %v after start, before the 1 s delay", d)
+	}
+	eventually(t, "the recorder to take 6 frames", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.firstSeen["output.rec/sink"]) >= 6
+	})
+	x.Stop()
+	w.mu.Lock()
+	got := w.firstSeen["output.rec/sink"]
+	for i, f := range got[:3] {
+		if f.inst != 0 || f.seq != int64(i) {
+			t.Errorf("frame %d: instance %d seq %d; want the first instance's frame %d, kept across the restart", i, f.inst, f.seq, i)
+		}
+	}
+	if got[3].inst != 1 {
+		t.Errorf("frame 3 came from instance %d, want the restarted one", got[3].inst)
+	}
+	w.mu.Unlock()
+	st := x.Status()
+	if n := st.Nodes[0]; n.Restarts != 1 || !strings.Contains(n.LastError, "synthetic failure") {
+		t.Errorf("source status: %+v", n)
+	}
+	checkAccounting(t, w, st)
+}
+
+func TestExecutorReadinessNamesTheSilentEdge(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := showPlan(2, func(p *plan.Plan) { nodeByID(p, "source.s[1]/test_source").Params["silent"] = true })
+	x, err := NewExecutor(p, w.lookup(), Options{ReadyTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = x.Start(context.Background())
+	if err == nil {
+		x.Stop()
+		t.Fatal("a group whose source never produces became ready")
+	}
+	for _, want := range []string{`group "source.s[1]"`, `"source.s[1]/test_source -> bus.pgm/compositor"`, `"source.s[1]/test_source -> bus.mon/compositor"`, "never carried a frame"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestExecutorFailureEndsRun(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := showPlan(2, func(p *plan.Plan) {
+		nodeByID(p, "source.s[0]/test_source").Params["fail_at"] = float64(5)
+		p.Groups[0].Restartable = false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := Run(ctx, p, w.lookup(), Options{})
+	if err == nil || !strings.Contains(err.Error(), `group "source.s[0]" failed`) || !strings.Contains(err.Error(), "synthetic failure") {
+		t.Fatalf("Run returned %v, want the source's failure", err)
+	}
+}
+
+func TestNewExecutorReportsEveryProblem(t *testing.T) {
+	w := newWorld()
+	p := showPlan(1, func(p *plan.Plan) {
+		p.Nodes = append(p.Nodes, plan.Node{ID: "x/warp", Kind: "warp_drive", Group: "nowhere", Placement: plan.Placement{Loop: "pacing_9"}})
+		p.Edges = append(p.Edges, plan.Edge{From: "x/warp", To: "ghost", Capacity: 1}, plan.Edge{From: "source.s[0]/test_source", To: "output.rec/sink", Capacity: 0, Policy: "sometimes"})
+	})
+	_, err := NewExecutor(p, w.lookup(), Options{})
+	if err == nil {
+		t.Fatal("a broken plan was accepted")
+	}
+	for _, want := range []string{`kind "warp_drive" has no constructor`, `group "nowhere"`, `loop "pacing_9"`, `x/warp -> ghost`, `policy "sometimes"`, "capacity 0"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package runtime
+
+// Nodes: what a node kind implements, and what the runtime hands it.
+//
+// Invariants:
+//   - A Node instance lives for one start: Start once, Stop once. A group
+//     restart builds fresh instances through the Constructor; the edges
+//     (and the frames they hold) stay.
+//   - A loop-placed node's Start and Stop run on its loop's thread, so they
+//     never race its handlers; a thread-placed node's Start runs on the
+//     executor's goroutine and starts its work with ctx.Go.
+//   - Watches, timers and pacings made through the context are removed by
+//     the runtime after Stop, and goroutines started with ctx.Go are waited
+//     for: a stopped node leaves nothing running.
+//   - A loop-placed node never blocks its loop: ctx.Put returns
+//     ErrWouldBlock instead of waiting on a full block-policy edge.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+)
+
+// Node is a running node of a plan.
+type Node[T any] interface {
+	// Start begins the node's work and returns without blocking: on a loop,
+	// register watches and timers through ctx; on a thread, call ctx.Go.
+	Start(ctx *NodeContext[T]) error
+	// Stop ends the work Start began. The context is already stopping, its
+	// Done signal notified and its edges' waiters woken; Stop releases what
+	// the node holds (files, buffers). It is called even when Start failed,
+	// so that it can release what Start took.
+	Stop()
+}
+
+// Constructor makes a node of one kind from its plan entry. It checks the
+// node's params and returns an error naming the bad one; it should not start
+// anything (Start does).
+type Constructor[T any] func(n plan.Node, ctx *NodeContext[T]) (Node[T], error)
+
+// Lookup finds the constructor of a node kind: the caller's registry (the
+// runtime never imports nodes/).
+type Lookup[T any] func(kind string) (Constructor[T], bool)
+
+// ErrWouldBlock is returned by NodeContext.Put on a loop's thread when a
+// block-policy edge is full: keep the item and try again (on the next tick,
+// or when the edge's Consumed signal fires).
+var ErrWouldBlock = errors.New("edge full; a loop node must not block")
+
+// NodeStats counts a node's traffic; NodeContext.Put and Take keep it.
+type NodeStats struct {
+	In     atomic.Uint64
+	Out    atomic.Uint64
+	Drops  atomic.Uint64
+	Errors atomic.Uint64
+}
+
+// NodeContext is what the runtime gives a node: its plan entry, its edges,
+// its loop or thread, a logger and stats.
+type NodeContext[T any] struct {
+	// Plan is the node's plan entry; Show the plan's frame rate, size, format.
+	Plan plan.Node
+	Show *plan.Plan
+	// Inputs and Outputs are the node's edges, in plan order.
+	Inputs  []*Edge[T]
+	Outputs []*Edge[T]
+	// Log carries the node's id.
+	Log   *slog.Logger
+	Stats *NodeStats
+
+	loop     *EventLoop
+	done     *Signal
+	stopping atomic.Bool
+	fail     func(error)
+
+	mu      sync.Mutex
+	regs    []*Registration
+	timers  []*Timer
+	pacings []*Pacing
+	wg      sync.WaitGroup
+}
+
+// ID is the node's id.
+func (c *NodeContext[T]) ID() string { return c.Plan.ID }
+
+// Loop is the node's event loop; nil for a thread-placed node.
+func (c *NodeContext[T]) Loop() *EventLoop { return c.loop }
+
+// Stopping reports whether the node must stop.
+func (c *NodeContext[T]) Stopping() bool { return c.stopping.Load() }
+
+// Done is notified when the node must stop: add it to a MultiWait.
+func (c *NodeContext[T]) Done() *Signal { return c.done }
+
+// Fail reports that the node cannot go on: the runtime stops its group and,
+// if the group is restartable, starts it again after the restart delay.
+func (c *NodeContext[T]) Fail(err error) {
+	c.Stats.Errors.Add(1)
+	if !c.Stopping() {
+		c.fail(fmt.Errorf("node %s: %w", c.Plan.ID, err))
+	}
+}
+
+// Go runs fn on a goroutine locked to its own OS thread (the node's thread).
+// fn returns when ctx.Stopping() (watch ctx.Done()); a non-nil error fails
+// the node as Fail does.
+func (c *NodeContext[T]) Go(fn func() error) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		goruntime.LockOSThread()
+		defer goruntime.UnlockOSThread()
+		if err := fn(); err != nil && !c.Stopping() {
+			c.Fail(err)
+		}
+	}()
+}
+
+// Watch waits on the node's loop for s; fn runs on the loop's thread and
+// calls r.Rearm() to wait again. The runtime unregisters it after Stop.
+func (c *NodeContext[T]) Watch(s *Signal, fn func(r *Registration)) (*Registration, error) {
+	if c.loop == nil {
+		return nil, fmt.Errorf("node %s: Watch needs an event loop; this node is placed on a thread (use a MultiWait)", c.Plan.ID)
+	}
+	r, err := c.loop.Watch(s, fn)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", c.Plan.ID, err)
+	}
+	c.mu.Lock()
+	c.regs = append(c.regs, r)
+	c.mu.Unlock()
+	return r, nil
+}
+
+// AddTimer runs fn on the node's loop at monotonic time at (ns). The runtime
+// stops it after Stop.
+func (c *NodeContext[T]) AddTimer(at int64, fn func()) (*Timer, error) {
+	if c.loop == nil {
+		return nil, fmt.Errorf("node %s: AddTimer needs an event loop; this node is placed on a thread", c.Plan.ID)
+	}
+	t := c.loop.AddTimer(at, fn)
+	c.mu.Lock()
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	return t, nil
+}
+
+// Pace releases timestamps on the node's loop (see Pacer.Run); the runtime
+// stops it after Stop.
+func (c *NodeContext[T]) Pace(p *Pacer, first int64, next func(pts int64) (int64, bool), emit func(pts int64)) (*Pacing, error) {
+	if c.loop == nil {
+		return nil, fmt.Errorf("node %s: Pace needs an event loop; place the node on a pacing loop", c.Plan.ID)
+	}
+	g := p.Run(c.loop, first, next, emit)
+	c.mu.Lock()
+	c.pacings = append(c.pacings, g)
+	c.mu.Unlock()
+	return g, nil
+}
+
+// Put sends v on output out following the edge's policy and counts it. On a
+// full drop edge it returns (false, nil) and counts a drop; on a full block
+// edge it waits (until the node stops: ErrCancelled), except on the node's
+// loop thread, where it returns ErrWouldBlock.
+func (c *NodeContext[T]) Put(out int, v T) (bool, error) {
+	e := c.Outputs[out]
+	var ok bool
+	var err error
+	if c.loop != nil && e.cfg.Policy == Block && c.loop.OnLoop() {
+		if ok, err = e.TryPut(v); err == nil && !ok {
+			return false, fmt.Errorf("node %s: put on %s: %w", c.Plan.ID, e.Name(), ErrWouldBlock)
+		}
+	} else {
+		ok, err = e.Put(v, c.Stopping)
+	}
+	switch {
+	case ok:
+		c.Stats.Out.Add(1)
+	case err == nil:
+		c.Stats.Drops.Add(1)
+	}
+	return ok, err
+}
+
+// Get takes an item from input in without waiting, and counts it.
+func (c *NodeContext[T]) Get(in int) (T, bool) {
+	v, ok := c.Inputs[in].Get()
+	if ok {
+		c.Stats.In.Add(1)
+	}
+	return v, ok
+}
+
+// Take waits up to timeout (< 0: until the node stops) for an item on input
+// in. Never call it on a loop's thread.
+func (c *NodeContext[T]) Take(in int, timeout time.Duration) (T, bool) {
+	v, ok := c.Inputs[in].Take(timeout, c.Stopping)
+	if ok {
+		c.Stats.In.Add(1)
+	}
+	return v, ok
+}
+
+// FramePeriod is the show's frame period (1/30 s for "30").
+func (c *NodeContext[T]) FramePeriod() (TimeBase, error) {
+	rate := "30"
+	if c.Show != nil && c.Show.FrameRate != "" {
+		rate = c.Show.FrameRate
+	}
+	return FramePeriod(rate)
+}
+
+// Param reads a string param, or def when absent.
+func (c *NodeContext[T]) Param(key, def string) string {
+	switch v := c.Plan.Params[key].(type) {
+	case string:
+		return v
+	case nil:
+		return def
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// ParamInt reads a whole-number param (JSON numbers arrive as float64), or
+// def when absent; a value of another type is an error naming the param.
+func (c *NodeContext[T]) ParamInt(key string, def int) (int, error) {
+	switch v := c.Plan.Params[key].(type) {
+	case nil:
+		return def, nil
+	case int:
+		return v, nil
+	case int64:
+		return int(v), nil
+	case float64:
+		if v == float64(int(v)) {
+			return int(v), nil
+		}
+	case string:
+		if n, err := strconv.Atoi(v); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("node %s: param %q = %v: want a whole number", c.Plan.ID, key, c.Plan.Params[key])
+}
+
+// ParamBool reads a boolean param, or def when absent.
+func (c *NodeContext[T]) ParamBool(key string, def bool) (bool, error) {
+	switch v := c.Plan.Params[key].(type) {
+	case nil:
+		return def, nil
+	case bool:
+		return v, nil
+	}
+	return false, fmt.Errorf("node %s: param %q = %v: want true or false", c.Plan.ID, key, c.Plan.Params[key])
+}
+
+// cancel marks the context stopping and wakes everything the node may wait
+// on: its Done signal and both sides of its edges.
+func (c *NodeContext[T]) cancel() {
+	c.stopping.Store(true)
+	c.done.Notify()
+	for _, e := range c.Outputs {
+		e.consumed.Notify()
+	}
+	for _, e := range c.Inputs {
+		e.produced.Notify()
+	}
+}
+
+// cleanup removes the loop items made through the context; on the loop's
+// thread.
+func (c *NodeContext[T]) cleanup() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.pacings {
+		g.Stop()
+	}
+	for _, t := range c.timers {
+		t.Stop()
+	}
+	for _, r := range c.regs {
+		r.Unregister()
+	}
+	c.pacings, c.timers, c.regs = nil, nil, nil
+}

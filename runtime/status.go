@@ -1,0 +1,196 @@
+package runtime
+
+// Status: what the runtime is doing, per loop, edge, node and thread.
+//
+// Invariants:
+//   - Every type here marshals to JSON as is; the HTTP server that serves it
+//     lives elsewhere.
+//   - Thread figures come from /proc/self/task/*/stat (utime, stime in clock
+//     ticks of 1/100 s, the Linux default) and schedstat (time on a CPU and
+//     time runnable without one, in ns). A thread that exits between the
+//     listing and the read is skipped, not an error.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// clockTick is the kernel's USER_HZ: /proc reports utime/stime in it.
+const clockTick = 100
+
+// ThreadStatus is one OS thread of the process.
+type ThreadStatus struct {
+	Tid  int    `json:"tid"`
+	Name string `json:"name"` // comm: loop threads are "onair-<loop>"
+	// CPUNs is user+system time (from stat, 10 ms resolution).
+	CPUNs int64 `json:"cpu_ns"`
+	// RunNs is time on a CPU and RunQueueNs time runnable without one
+	// (schedstat, ns).
+	RunNs      int64  `json:"run_ns"`
+	RunQueueNs int64  `json:"run_queue_ns"`
+	Slices     uint64 `json:"slices"`
+}
+
+// ProcessStatus is the whole process.
+type ProcessStatus struct {
+	Threads int   `json:"threads"`
+	CPUNs   int64 `json:"cpu_ns"` // user+system since start (getrusage)
+	// CPUPercent is % of one core since the previous Status (or since the
+	// sampler was made).
+	CPUPercent float64 `json:"cpu_percent"`
+	RSSBytes   int64   `json:"rss_bytes"`
+}
+
+// ReadThread reads one thread's figures.
+func ReadThread(tid int) (ThreadStatus, error) {
+	ts := ThreadStatus{Tid: tid}
+	base := "/proc/self/task/" + strconv.Itoa(tid)
+	stat, err := os.ReadFile(base + "/stat")
+	if err != nil {
+		return ts, fmt.Errorf("thread %d: %w", tid, err)
+	}
+	s := string(stat)
+	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || close < open {
+		return ts, fmt.Errorf("thread %d: unexpected %s/stat format", tid, base)
+	}
+	ts.Name = s[open+1 : close]
+	f := strings.Fields(s[close+1:])
+	// after the name: state(0) ppid(1) ... utime(11) stime(12)
+	if len(f) > 12 {
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ts.CPUNs = (ut + st) * (1_000_000_000 / clockTick)
+	}
+	if sch, err := os.ReadFile(base + "/schedstat"); err == nil {
+		g := strings.Fields(string(sch))
+		if len(g) >= 3 {
+			ts.RunNs, _ = strconv.ParseInt(g[0], 10, 64)
+			ts.RunQueueNs, _ = strconv.ParseInt(g[1], 10, 64)
+			ts.Slices, _ = strconv.ParseUint(g[2], 10, 64)
+		}
+	}
+	return ts, nil
+}
+
+// ReadThreads reads every thread of the process.
+func ReadThreads() ([]ThreadStatus, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("listing threads: %w (is /proc mounted?)", err)
+	}
+	out := make([]ThreadStatus, 0, len(ents))
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ts, err := ReadThread(tid); err == nil {
+			out = append(out, ts)
+		}
+	}
+	return out, nil
+}
+
+// CPUSampler turns process CPU time into a percentage between samples.
+type CPUSampler struct {
+	mu     sync.Mutex
+	lastAt int64
+	lastNs int64
+}
+
+// NewCPUSampler starts sampling now.
+func NewCPUSampler() *CPUSampler {
+	s := &CPUSampler{}
+	s.lastAt, s.lastNs = Now(), processCPUNs()
+	return s
+}
+
+func processCPUNs() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// Sample reads the process: CPU % of one core since the previous sample,
+// thread count and resident memory.
+func (s *CPUSampler) Sample() ProcessStatus {
+	now, cpu := Now(), processCPUNs()
+	s.mu.Lock()
+	var pct float64
+	if d := now - s.lastAt; d > 0 {
+		pct = 100 * float64(cpu-s.lastNs) / float64(d)
+	}
+	s.lastAt, s.lastNs = now, cpu
+	s.mu.Unlock()
+	ps := ProcessStatus{CPUNs: cpu, CPUPercent: pct}
+	if ents, err := os.ReadDir("/proc/self/task"); err == nil {
+		ps.Threads = len(ents)
+	}
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 1 {
+			pages, _ := strconv.ParseInt(f[1], 10, 64)
+			ps.RSSBytes = pages * int64(os.Getpagesize())
+		}
+	}
+	return ps
+}
+
+// LoopStatus is a loop's counters and its thread's CPU.
+type LoopStatus struct {
+	LoopStats
+	Thread ThreadStatus `json:"thread"`
+}
+
+// LoopStatusOf reads a loop and its thread.
+func LoopStatusOf(l *EventLoop) LoopStatus {
+	ls := LoopStatus{LoopStats: l.Stats()}
+	if tid := l.Tid(); tid > 0 {
+		ls.Thread, _ = ReadThread(tid)
+	}
+	return ls
+}
+
+// NodeStatus is one node.
+type NodeStatus struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Group     string `json:"group"`
+	Loop      string `json:"loop,omitempty"`
+	Thread    bool   `json:"thread,omitempty"`
+	State     string `json:"state"` // starting | running | restarting | stopped | failed
+	Restarts  uint64 `json:"restarts"`
+	FramesIn  uint64 `json:"frames_in"`
+	FramesOut uint64 `json:"frames_out"`
+	Drops     uint64 `json:"drops"`
+	Errors    uint64 `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// GroupStatus is one node group.
+type GroupStatus struct {
+	Name     string `json:"name"`
+	Order    int    `json:"order"`
+	State    string `json:"state"`
+	Ready    bool   `json:"ready"`
+	Restarts uint64 `json:"restarts"`
+}
+
+// Status is the whole runtime: what Executor.Status returns.
+type Status struct {
+	Show    string         `json:"show"`
+	Uptime  int64          `json:"uptime_ns"`
+	Process ProcessStatus  `json:"process"`
+	Loops   []LoopStatus   `json:"loops"`
+	Groups  []GroupStatus  `json:"groups"`
+	Nodes   []NodeStatus   `json:"nodes"`
+	Edges   []EdgeStats    `json:"edges"`
+	Threads []ThreadStatus `json:"threads"`
+}
