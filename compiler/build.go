@@ -28,8 +28,13 @@ const (
 	outputQueue = 4  // a bus's frames waiting for an output
 )
 
-// allTimestampKeys are the keys the naive graph stamps on every frame.
-var allTimestampKeys = []string{"decode", "demux", "pace", "read"}
+// The timestamp keys (lang.FrameMetadataKeys) the naive graph has each
+// stamping node stamp; the frame metadata fusion prunes those the show's
+// frame_metadata does not list.
+var (
+	readerTimestampKeys  = []string{"input_rec_time", "pts_wallclock"}
+	decoderTimestampKeys = []string{"decode_time", "demux_time"}
+)
 
 // TimeBase is the pacers' unit: exact for every supported rate.
 const TimeBase = "1/120000"
@@ -221,11 +226,11 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 			st.errorf(&rng, "Source needs a GPU", "%s is a %s source, decoded on NVDEC; the cpu backend runs test_pattern and raw_file sources only. Compile with -backend cuda, or use a raw_file source.", addr, src.Kind)
 			return "", false
 		}
-		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": streams, "timestamp_keys": allTimestampKeys, "colour": colour})
+		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour})
 		in.Format = nodes.FormatPackets
 		dm := mk("demux", map[string]any{"streams": streams, "offers": 1})
 		dm.Format = nodes.FormatPackets
-		dec := mk("dec_video", map[string]any{"mode": "nvdec", "format": format, "timestamp_keys": allTimestampKeys})
+		dec := mk("dec_video", map[string]any{"mode": "nvdec", "format": format, "timestamp_keys": decoderTimestampKeys})
 		dec.Format = format
 		ns = []*Node{in, dm, dec, pacer, fan}
 	case "raw_file":
@@ -235,11 +240,11 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 			ns = []*Node{r, pacer, fan}
 			break
 		}
-		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": 1, "timestamp_keys": allTimestampKeys, "colour": colour})
+		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": 1, "timestamp_keys": readerTimestampKeys, "colour": colour})
 		in.Format = nodes.FormatPackets
 		dm := mk("demux", map[string]any{"streams": 1, "offers": 1})
 		dm.Format = nodes.FormatPackets
-		dec := mk("dec_video", map[string]any{"mode": "rawvideo", "format": format, "timestamp_keys": allTimestampKeys})
+		dec := mk("dec_video", map[string]any{"mode": "rawvideo", "format": format, "timestamp_keys": decoderTimestampKeys})
 		dec.Format, dec.Domain = format, nodes.Host
 		up := mk("upload", map[string]any{"mode": "hwupload"})
 		ns = []*Node{in, dm, dec, up, pacer, fan}

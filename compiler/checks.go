@@ -543,7 +543,7 @@ func fmtAmount(v float64, unit string) string {
 	case "bytes/s":
 		return fmt.Sprintf("%.2f GB/s", v/1e9)
 	case "frames/s":
-		return fmt.Sprintf("%.0f frames/s", v)
+		return fmt.Sprintf("%g frames/s", v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)
 }

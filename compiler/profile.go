@@ -23,7 +23,10 @@ type SourceLimit struct {
 	FrameRate     float64 `json:"frame_rate"`
 	MaxSources    int     `json:"max_sources,omitempty"`
 	MaxRawSources int     `json:"max_raw_sources,omitempty"`
-	Source        string  `json:"source"`
+	// AppliesFrom, when set, limits the entry to shows at or above this
+	// frame rate (a failure seen at 60 fps says nothing about 30).
+	AppliesFrom float64 `json:"applies_from,omitempty"`
+	Source      string  `json:"source"`
 }
 
 // Profile is a GPU capacity profile: what the capacity check and the plan's
@@ -119,7 +122,7 @@ func (p *Profile) SourceLimitFor(mode string, fps float64) []SourceLimit {
 		var fastest *SourceLimit
 		for i := range p.SourceLimits {
 			l := &p.SourceLimits[i]
-			if l.Mode != m {
+			if l.Mode != m || l.AppliesFrom > 0 && fps+1e-9 < l.AppliesFrom {
 				continue
 			}
 			if fastest == nil || l.FrameRate > fastest.FrameRate {
@@ -132,7 +135,7 @@ func (p *Profile) SourceLimitFor(mode string, fps float64) []SourceLimit {
 		if best == nil {
 			best = fastest
 		}
-		if best != nil && (m != "*" || true) {
+		if best != nil {
 			out = append(out, *best)
 		}
 		if mode == "*" {
@@ -143,6 +146,15 @@ func (p *Profile) SourceLimitFor(mode string, fps float64) []SourceLimit {
 	return out
 }
 
+// gib renders a byte count in GiB, or MiB/KiB when smaller.
 func gib(b float64) string {
-	return fmt.Sprintf("%.1f GiB", b/math.Pow(2, 30))
+	switch {
+	case b >= math.Pow(2, 30):
+		return fmt.Sprintf("%.1f GiB", b/math.Pow(2, 30))
+	case b >= math.Pow(2, 20):
+		return fmt.Sprintf("%.1f MiB", b/math.Pow(2, 20))
+	case b > 0:
+		return fmt.Sprintf("%.1f KiB", b/1024)
+	}
+	return "0"
 }

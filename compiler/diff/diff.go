@@ -11,7 +11,9 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -203,6 +205,9 @@ func renames(old, new *plan.Plan) []plan.Moved {
 // address) to its new name. A move of "source.a" also moves "source.a[3]"
 // and "source.a/dec_video".
 func (d *differ) renamed(s string) (string, bool) {
+	if len(d.rename) == 0 {
+		return s, false
+	}
 	for _, m := range d.rename {
 		if s == m.From {
 			return m.To, true
@@ -253,7 +258,7 @@ type nodeState struct {
 }
 
 func inputsOf(p *plan.Plan, rn func(string) string) map[string][]string {
-	in := map[string][]string{}
+	in := make(map[string][]string, len(p.Nodes))
 	for _, e := range p.Edges {
 		to := rn(e.To)
 		in[to] = append(in[to], rn(e.From)+"\x00"+edgeDesc(e))
@@ -280,7 +285,7 @@ func (d *differ) run() *Result {
 	oldIn := inputsOf(d.old, rn)
 	newIn := inputsOf(d.new, ident)
 
-	oldNodes := map[string]*nodeState{}
+	oldNodes := make(map[string]*nodeState, len(d.old.Nodes))
 	for _, n := range d.old.Nodes {
 		st := &nodeState{node: n, oldID: n.ID}
 		st.node.ID = rn(n.ID)
@@ -328,7 +333,7 @@ func (d *differ) run() *Result {
 		}
 	}
 
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(d.new.Nodes))
 	for _, n := range d.new.Nodes {
 		e := get(n.Address)
 		e.inNew = true
@@ -562,6 +567,9 @@ func edgeDesc(e plan.Edge) string {
 // inputAttrs lists the input edges added, removed or changed, one
 // attribute "input <from node>" each. Edges reconnect live.
 func inputAttrs(old, new []string) []Attr {
+	if slices.Equal(old, new) {
+		return nil
+	}
 	split := func(in []string) (map[string]string, []string) {
 		m := map[string]string{}
 		var order []string
@@ -613,9 +621,40 @@ func placementString(p plan.Placement) string {
 // sameValue compares two param values whatever their Go types (a saved
 // plan decodes numbers as float64 and lists as []any).
 func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case []string:
+		if y, ok := b.([]string); ok {
+			return slices.Equal(x, y)
+		}
+	}
+	if fa, ok := number(a); ok {
+		fb, ok := number(b)
+		return ok && fa == fb
+	}
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// number returns a numeric param value as float64, whatever its Go type.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float32:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 func layerAttrs(old, new []plan.Layer) []Attr {
@@ -835,7 +874,4 @@ func atoi(s string) (int, bool) {
 	return n, true
 }
 
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
-}
+func itoa(i int) string { return strconv.Itoa(i) }

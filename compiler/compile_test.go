@@ -1,0 +1,325 @@
+package compiler
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/lang"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// load reads a show file, failing the test on errors.
+func load(t testing.TB, path string, vars map[string]string) *lang.Show {
+	t.Helper()
+	show, diags := lang.Load([]string{path}, lang.Options{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatalf("%s: %v", path, diags)
+	}
+	return show
+}
+
+func compile(t testing.TB, show *lang.Show, opts Options) *Result {
+	t.Helper()
+	if opts.ToolVersion == "" {
+		opts.ToolVersion = "test"
+	}
+	res, diags := Compile(show, opts)
+	if diags.HasErrors() {
+		t.Fatalf("compile: %v", diags)
+	}
+	return res
+}
+
+// variant copies shows/demo-192.hcl with its canvas keys replaced.
+func variant(t testing.TB, canvas map[string]string) string {
+	t.Helper()
+	src, err := os.ReadFile("../shows/demo-192.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(src)
+	for k, v := range canvas {
+		re := regexp.MustCompile(`(?m)^(\s*` + k + `\s*=\s*).*$`)
+		if !re.MatchString(s) {
+			t.Fatalf("demo-192.hcl has no canvas key %s", k)
+		}
+		s = re.ReplaceAllString(s, "${1}"+v)
+	}
+	path := filepath.Join(t.TempDir(), "demo-192.hcl")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type census struct {
+	kinds   map[string]int
+	threads int
+	modes   map[string]int // "kind/mode"
+}
+
+func count(p *plan.Plan) census {
+	c := census{kinds: map[string]int{}, modes: map[string]int{}}
+	for _, n := range p.Nodes {
+		c.kinds[n.Kind]++
+		if m, ok := n.Params["mode"].(string); ok {
+			c.modes[n.Kind+"/"+m]++
+		}
+	}
+	c.threads = p.Estimates.Threads
+	return c
+}
+
+// The seeds' arithmetic on the 192-source show (105 HEVC, 47 raw, 40
+// browser): what each canvas switch adds or removes.
+func TestDemo192CanvasVariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the 192-source show eight times")
+	}
+	cases := []struct {
+		name   string
+		canvas map[string]string
+		kinds  map[string]int
+		modes  map[string]int
+	}{
+		{"demux keeps every HEVC demuxer", map[string]string{"input_routing": `"demux"`},
+			map[string]int{"demux": 105, "input_rec": 105, "dec_video": 105}, nil},
+		{"input removes them", map[string]string{"input_routing": `"input"`},
+			map[string]int{"demux": 0, "input_rec": 105}, nil},
+		{"thread fan-out", map[string]string{"source_fan_out": `"thread"`},
+			map[string]int{"one_to_many": 192, "one_to_many_nb": 0}, nil},
+		{"event loop fan-out", map[string]string{"source_fan_out": `"event_loop"`},
+			map[string]int{"one_to_many": 0, "one_to_many_nb": 192}, nil},
+		{"direct", map[string]string{"raw_upload": `"direct"`},
+			map[string]int{"raw_video_file_cuda": 47, "upload": 0}, map[string]int{"raw_video_file_cuda/direct": 47}},
+		{"resident", map[string]string{"raw_upload": `"resident"`},
+			map[string]int{"raw_video_file_cuda": 47, "upload": 0}, map[string]int{"raw_video_file_cuda/resident": 47}},
+		{"pinned", map[string]string{"raw_upload": `"pinned"`, "input_routing": `"demux"`},
+			map[string]int{"raw_video_file_cuda": 0, "upload": 47, "demux": 152, "input_rec": 152, "dec_video": 152},
+			map[string]int{"upload/pinned": 47, "dec_video/rawvideo": 47, "dec_video/nvdec": 105}},
+		{"hwupload", map[string]string{"raw_upload": `"hwupload"`},
+			map[string]int{"upload": 47, "demux": 0}, map[string]int{"upload/hwupload": 47}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := compile(t, load(t, variant(t, c.canvas), nil), Options{})
+			got := count(res.Plan)
+			for k, want := range c.kinds {
+				if got.kinds[k] != want {
+					t.Errorf("%s nodes: got %d, want %d", k, got.kinds[k], want)
+				}
+			}
+			for k, want := range c.modes {
+				if got.modes[k] != want {
+					t.Errorf("%s nodes: got %d, want %d", k, got.modes[k], want)
+				}
+			}
+		})
+	}
+}
+
+// Thread counts follow the seeds: no demux thread per file and no fan-out
+// thread per source took the mixer from 1,186 to 889 threads (297 fewer);
+// direct raw reading took it from 1,327 to 1,186 (three fewer per raw
+// source, 141).
+func TestDemo192ThreadArithmetic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the 192-source show four times")
+	}
+	threads := func(canvas map[string]string) int {
+		return compile(t, load(t, variant(t, canvas), nil), Options{}).Plan.Estimates.Threads
+	}
+	before := threads(map[string]string{"input_routing": `"demux"`, "source_fan_out": `"thread"`, "raw_upload": `"direct"`})
+	after := threads(map[string]string{"input_routing": `"input"`, "source_fan_out": `"event_loop"`, "raw_upload": `"direct"`})
+	if before-after != 297 {
+		t.Errorf("input routing + event-loop fan-out saved %d threads, the seeds say 297 (1,186 → 889)", before-after)
+	}
+	pinned := threads(map[string]string{"input_routing": `"demux"`, "source_fan_out": `"thread"`, "raw_upload": `"pinned"`})
+	if pinned-before != 141 {
+		t.Errorf("direct saved %d threads over pinned, the seeds say 141 (1,327 → 1,186)", pinned-before)
+	}
+}
+
+func TestDemo192Placement(t *testing.T) {
+	res := compile(t, load(t, "../shows/demo-192.hcl", nil), Options{})
+	p := res.Plan
+	if len(p.Loops) != 5 || p.Loops[0].Name != "default" {
+		t.Fatalf("loops: %+v", p.Loops)
+	}
+	for i, l := range p.Loops[1:] {
+		if l.Name != PacingLoop(i, 4) || len(l.Sources) != 48 {
+			t.Errorf("loop %s paces %d sources, want 48", l.Name, len(l.Sources))
+		}
+	}
+	for _, n := range p.Nodes {
+		src := strings.HasPrefix(n.Address, "source.")
+		switch {
+		case n.Kind == "one_to_many_nb" || n.Kind == "realtime" || n.Kind == "smooth_timestamps":
+			if !src || !strings.HasPrefix(n.Placement.Loop, "pacing_") {
+				t.Errorf("%s placed on %+v", n.ID, n.Placement)
+			}
+		case n.Kind == "compositor" || n.Kind == "dec_video" || n.Kind == "input_rec":
+			if !n.Placement.Thread {
+				t.Errorf("blocking %s not on its own thread", n.ID)
+			}
+		}
+	}
+	// Source i paces on pacing_{i % 4}: source.vt[0] is the 106th source.
+	for _, n := range p.Nodes {
+		if n.ID == "source.vt[0]/realtime" && n.Placement.Loop != "pacing_1" {
+			t.Errorf("source.vt[0] (index 105) paces on %s, want pacing_1", n.Placement.Loop)
+		}
+	}
+	// Resident: 47 two-second 1080p clips pin 8.8 GB (the seeds' figure).
+	if got := float64(p.Estimates.PinnedHostBytes) / 1e9; got < 8.7 || got > 8.9 {
+		t.Errorf("resident pinned memory %.2f GB, the seeds measured 8.8", got)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "2 s") {
+		t.Errorf("missing files must be noted as estimated: %v", res.Notes)
+	}
+	if p.Estimates.NVDECFramesPerSec != 3150 {
+		t.Errorf("nvdec %v frames/s, want 105 × 30", p.Estimates.NVDECFramesPerSec)
+	}
+	for _, b := range p.Estimates.Budgets {
+		if !b.OK {
+			t.Errorf("budget %s exceeded on the seeds' own show: %+v", b.Name, b)
+		}
+	}
+}
+
+// Golden plans: text and JSON for the shows in testdata/ and shows/.
+func TestGoldenPlans(t *testing.T) {
+	for _, name := range []string{"testdata/mixed.hcl", "testdata/cpu.hcl"} {
+		for _, backend := range []string{"cuda", "cpu"} {
+			base := strings.TrimSuffix(filepath.Base(name), ".hcl")
+			t.Run(base+"/"+backend, func(t *testing.T) {
+				show := load(t, name, nil)
+				res, diags := Compile(show, Options{ToolVersion: "test", Backend: backend})
+				var text bytes.Buffer
+				if diags.HasErrors() {
+					writeDiags(&text, diags)
+				} else {
+					if err := WriteText(&text, res.Plan, false, res.Notes); err != nil {
+						t.Fatal(err)
+					}
+					js, err := plan.Marshal(res.Plan)
+					if err != nil {
+						t.Fatal(err)
+					}
+					golden(t, filepath.Join("testdata", "golden", base+"."+backend+".json"), js)
+				}
+				golden(t, filepath.Join("testdata", "golden", base+"."+backend+".txt"), text.Bytes())
+			})
+		}
+	}
+}
+
+func writeDiags(w *bytes.Buffer, diags hcl.Diagnostics) {
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		w.WriteString(d.Summary + "\n")
+		if d.Subject != nil {
+			w.WriteString("  at " + d.Subject.String() + "\n")
+		}
+		w.WriteString("  " + d.Detail + "\n")
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the compiled plan (go test -update rewrites it):\n%s", path, firstDiff(string(want), string(got)))
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return "line " + itoa(i+1) + ":\n  want: " + x + "\n  got:  " + y
+		}
+	}
+	return ""
+}
+
+// The lead's shows compile without errors on the GPU backend.
+func TestShowsCompile(t *testing.T) {
+	for _, name := range []string{"../shows/minimal.hcl", "../shows/studio.hcl", "../shows/demo-192.hcl"} {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			res := compile(t, load(t, name, nil), Options{})
+			if len(res.Plan.Nodes) == 0 {
+				t.Fatal("no nodes")
+			}
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	var first []byte
+	for i := 0; i < 3; i++ {
+		res := compile(t, load(t, "../shows/demo-192.hcl", nil), Options{})
+		b, err := plan.Marshal(res.Plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(first, b) {
+			t.Fatalf("compile %d gave other bytes:\n%s", i, firstDiff(string(first), string(b)))
+		}
+	}
+	p, err := plan.LoadVersion(bytes.NewReader(first), "test")
+	if err != nil {
+		t.Fatalf("the compiled plan does not load: %v", err)
+	}
+	if err := plan.CheckShow(p, load(t, "../shows/demo-192.hcl", nil).Hash); err != nil {
+		t.Fatal(err)
+	}
+	other := load(t, "../shows/minimal.hcl", nil)
+	if err := plan.CheckShow(p, other.Hash); err == nil {
+		t.Fatal("a plan was accepted for another show")
+	}
+}
+
+func TestTrace(t *testing.T) {
+	var buf bytes.Buffer
+	compile(t, load(t, "testdata/mixed.hcl", nil), Options{Trace: "build", TraceOut: &buf})
+	out := buf.String()
+	if !strings.HasPrefix(out, "== after build ==\n") || !strings.Contains(out, "source.vt/upload (upload, nv12)") || !strings.Contains(out, "source.cam[0]/one_to_many (one_to_many, nv12) [thread]") == strings.Contains(out, "[thread]") {
+		t.Errorf("trace after build does not show the naive graph:\n%s", out)
+	}
+	if strings.Contains(out, "== after place ==") {
+		t.Error("trace printed after a pass it was not asked for")
+	}
+}
