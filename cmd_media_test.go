@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onairhq/onair/cpu"
+	"github.com/onairhq/onair/frame"
+)
+
+func TestMediaWritesRawAndY4M(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args  []string
+		file  string
+		bytes int
+	}{
+		{[]string{"-size", "640x360", "-rate", "30"}, "a.nv12", 60 * 640 * 360 * 3 / 2},
+		{[]string{"-size", "320x180", "-frames", "5", "-format", "p010", "-pattern", "ramp"}, "b.p010", 5 * 320 * 180 * 3},
+		{[]string{"-size", "320x180", "-rate", "25", "-pattern", "checker"}, "c.y4m", -1},
+	} {
+		path := filepath.Join(dir, tc.file)
+		rc, out, errs := runCLI(t, append(append([]string{"media"}, tc.args...), "-o", path)...)
+		if rc != 0 {
+			t.Fatalf("media %v: rc %d\n%s%s", tc.args, rc, out, errs)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.bytes >= 0 && st.Size() != int64(tc.bytes) {
+			t.Errorf("%s: %d bytes, want %d", tc.file, st.Size(), tc.bytes)
+		}
+	}
+	// The raw clip reads back through raw_file with its frame numbers.
+	r, err := cpu.OpenRawFile(cpu.RawFileConfig{Path: filepath.Join(dir, "a.nv12"), Format: frame.NV12, Width: 640, Height: 360, Rate: frame.Rational{Num: 30, Den: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fr, _ := frame.New(frame.NV12, 640, 360)
+	for i := 0; i < 60; i++ {
+		if err := r.Next(fr); err != nil {
+			t.Fatal(err)
+		}
+		if id, n, ok := cpu.ReadStamp(fr, cpu.Rect{W: 640, H: 360}); !ok || id != 1 || n != uint32(i) {
+			t.Fatalf("frame %d: stamp %d/%d ok %v", i, id, n, ok)
+		}
+	}
+	y, err := cpu.OpenY4M(filepath.Join(dir, "c.y4m"), "c", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if y.Rate() != (frame.Rational{Num: 25, Den: 1}) || y.Width() != 320 {
+		t.Errorf("y4m header: %v %d", y.Rate(), y.Width())
+	}
+}
+
+func TestMediaIsFast(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	for i := 0; i < 4; i++ {
+		if rc, _, errs := runCLI(t, "media", "-o", filepath.Join(dir, "clip"+string(rune('0'+i))+".nv12")); rc != 0 {
+			t.Fatal(errs)
+		}
+	}
+	d := time.Since(start)
+	t.Logf("four 640x360 two-second clips in %v", d)
+	if d > 2*time.Second && !testing.Short() {
+		t.Errorf("four clips took %v, want well under a second each", d)
+	}
+}
+
+func TestMediaBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "-o FILE is required"},
+		{[]string{"-o", "x", "-size", "641x360"}, "even"},
+		{[]string{"-o", "x", "-rate", "fast"}, "not a frame rate"},
+		{[]string{"-o", "x", "-format", "rgb"}, "nv12 or p010"},
+		{[]string{"-o", "x", "-pattern", "zebra"}, "bars, ramp"},
+		{[]string{"-o", "x", "-kind", "mp4"}, "raw or y4m"},
+	} {
+		rc, _, errs := runCLI(t, append([]string{"media"}, tc.args...)...)
+		if rc != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("media %v: rc %d, stderr %q; want 2 and %q", tc.args, rc, errs, tc.want)
+		}
+	}
+	if rc, _, errs := runCLI(t, "media", "-o", "/nonexistent/dir/x.nv12"); rc != 1 || !strings.Contains(errs, "directory") {
+		t.Errorf("unwritable: rc %d %q", rc, errs)
+	}
+}
