@@ -194,6 +194,14 @@ func TestPeerFFmpeg(t *testing.T) {
 			graph: "[0:v]scale=480:360:" + bil + ",pad=640:360:80:0:black",
 		},
 		{
+			name: "contain with padding p010", format: frame.P010,
+			inputs: []peerInput{{Bars, 480, 480}},
+			layers: func(in [][]*frame.Frame, i int) []Layer {
+				return []Layer{{Frame: in[0][i], Rect: full, Fit: Contain, Opacity: 1}}
+			},
+			graph: "[0:v]scale=360:360:" + bil + ",pad=640:360:140:0:black",
+		},
+		{
 			name: "cover", format: frame.NV12,
 			inputs: []peerInput{{Bars, 480, 480}},
 			layers: func(in [][]*frame.Frame, i int) []Layer {
@@ -233,6 +241,11 @@ func TestPeerFFmpeg(t *testing.T) {
 					if v < 40 {
 						t.Errorf("frame %d plane %d: PSNR %.2f dB < 40 against ffmpeg %q", i, p, v, sc.graph)
 					}
+				}
+				// The check can fail: the neighbouring frame (the pattern
+				// moved) must not pass for this one.
+				if o := psnr(got, ref[(i+1)%N]); o[0] >= 40 {
+					t.Errorf("frame %d: PSNR %.1f dB against ffmpeg's frame %d: the comparison does not see motion", i, o[0], (i+1)%N)
 				}
 			}
 		})
