@@ -285,15 +285,19 @@ func (d *dec) rect(name string) *Rect {
 	if !ok {
 		return nil
 	}
-	cv, err := convert.Convert(v, cty.List(cty.Number))
-	if err != nil || cv.LengthInt() != 4 {
+	ty := v.Type()
+	if !(ty.IsTupleType() || ty.IsListType()) || v.LengthInt() != 4 {
 		d.l.errorf(a.Expr.Range(), "Invalid rect", "%s must be a list of four whole numbers [x, y, width, height]; got %s.", name, showValue(v))
 		return nil
 	}
 	var n [4]int
-	i := 0
-	for it := cv.ElementIterator(); it.Next(); i++ {
-		_, e := it.Element()
+	for i := 0; i < 4; i++ {
+		e := v.Index(cty.NumberIntVal(int64(i)))
+		if e.Type() == cty.String {
+			if c, err := convert.Convert(e, cty.Number); err == nil {
+				e = c
+			}
+		}
 		x, whole := wholeNumber(e)
 		if !whole {
 			d.l.errorf(a.Expr.Range(), "Invalid rect", "%s must be four whole numbers [x, y, width, height]; element %d is %s.", name, i, showValue(e))
@@ -469,7 +473,10 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 
 func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 	sc := &Scene{Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
-	content := l.sceneContent(n, ctx)
+	content := n.content
+	if content == nil {
+		content = l.sceneContent(n, ctx)
+	}
 	if content == nil {
 		return sc
 	}
@@ -483,8 +490,15 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 		if lb.Type != "layer" {
 			continue
 		}
-		lc, diags := lb.Body.Content(spec.bodySchemaRequired())
-		l.diags = append(l.diags, diags...)
+		lc := n.layers[lb]
+		if lc == nil {
+			var diags hcl.Diagnostics
+			lc, diags = lb.Body.Content(spec.bodySchemaRequired())
+			l.diags = append(l.diags, diags...)
+			if n.layers != nil {
+				n.layers[lb] = lc
+			}
+		}
 		ly := &Layer{DeclRange: lb.DefRange, Attrs: Attrs{}}
 		d := l.newDec(spec, lc, ctx, n.dir, ly.Attrs)
 		if addr, ok := d.ref("source", "source"); ok {

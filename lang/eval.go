@@ -28,10 +28,10 @@ func functions() map[string]function.Function {
 		"trimspace": stdlib.TrimSpaceFunc, "trim": stdlib.TrimFunc, "trimprefix": stdlib.TrimPrefixFunc,
 		"trimsuffix": stdlib.TrimSuffixFunc, "chomp": stdlib.ChompFunc, "indent": stdlib.IndentFunc,
 		"substr": stdlib.SubstrFunc, "strlen": stdlib.StrlenFunc, "strrev": stdlib.ReverseFunc,
-		"length": stdlib.LengthFunc, "concat": stdlib.ConcatFunc, "merge": stdlib.MergeFunc,
+		"length": lengthFunc, "concat": stdlib.ConcatFunc, "merge": stdlib.MergeFunc,
 		"lookup": stdlib.LookupFunc, "keys": stdlib.KeysFunc, "values": stdlib.ValuesFunc,
 		"sort": stdlib.SortFunc, "distinct": stdlib.DistinctFunc, "flatten": stdlib.FlattenFunc,
-		"slice": stdlib.SliceFunc, "reverse": stdlib.ReverseListFunc, "element": stdlib.ElementFunc,
+		"slice": stdlib.SliceFunc, "reverse": stdlib.ReverseListFunc, "element": elementFunc,
 		"index": stdlib.IndexFunc, "contains": stdlib.ContainsFunc, "coalesce": stdlib.CoalesceFunc,
 		"coalescelist": stdlib.CoalesceListFunc, "compact": stdlib.CompactFunc, "chunklist": stdlib.ChunklistFunc,
 		"zipmap": stdlib.ZipmapFunc, "setproduct": stdlib.SetProductFunc, "setunion": stdlib.SetUnionFunc,
@@ -260,7 +260,7 @@ func (l *loader) evalExpanded(n *node) {
 	var count, forEach *hcl.Attribute
 	if n.content != nil {
 		count, forEach = n.content.Attributes["count"], n.content.Attributes["for_each"]
-	} else if n.typ == "scene" {
+	} else if n.typ == "scene" && n.block != nil {
 		// A scene's body holds dynamic blocks, so it is read per instance;
 		// count and for_each come from a partial read.
 		pc, _, diags := n.block.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "count"}, {Name: "for_each"}}})
@@ -268,6 +268,13 @@ func (l *loader) evalExpanded(n *node) {
 		count, forEach = pc.Attributes["count"], pc.Attributes["for_each"]
 	}
 	ins, ok := l.expand(n, ctx, count, forEach)
+	if ok && len(ins) > 1 {
+		variant := map[string]bool{"count": true, "each": true}
+		for it := range n.iters {
+			variant[it] = true
+		}
+		foldBody(n.block.Body, variant, ctx)
+	}
 	if !ok {
 		n.failed = true
 		n.value = cty.DynamicVal

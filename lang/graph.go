@@ -28,6 +28,7 @@ type node struct {
 	hasEach bool             // for_each set
 
 	refs   []hcl.Traversal // every reference its expressions make
+	iters  map[string]bool // names of its dynamic-block iterators
 	deps   []int
 	refSet map[string]bool // referenced addresses, "var.x"
 	// poison holds references already reported as wrong: root -> names
@@ -44,7 +45,8 @@ type node struct {
 	scenes  []*Scene
 	buses   []*Bus
 	outputs []*Output
-	missing []*Source // instances whose media file does not exist
+	missing []*Source                       // instances whose media file does not exist
+	layers  map[*hcl.Block]*hcl.BodyContent // a static scene's layers, read once
 }
 
 type loader struct {
@@ -170,6 +172,18 @@ func (l *loader) declare(blk *hcl.Block, dir string) {
 		if sb, ok := blk.Body.(*hclsyntax.Body); ok {
 			n.hasCnt = sb.Attributes["count"] != nil
 			n.hasEach = sb.Attributes["for_each"] != nil
+			dynamic := false
+			for _, b := range sb.Blocks {
+				dynamic = dynamic || b.Type == "dynamic"
+			}
+			if !dynamic {
+				// Without dynamic blocks the body reads the same for
+				// every instance: read it once.
+				content, diags := blk.Body.Content(n.spec.bodySchemaRequired())
+				l.diags = append(l.diags, diags...)
+				n.content = content
+				n.layers = map[*hcl.Block]*hcl.BodyContent{}
+			}
 		}
 		l.addNode(n)
 	case "moved":
@@ -189,6 +203,13 @@ func (l *loader) validName(name string, r hcl.Range, what string) bool {
 // bodySchemaRequired is bodySchema with required attributes marked, so hcl
 // reports missing ones at the block.
 func (b *Block) bodySchemaRequired() *hcl.BodySchema {
+	if b.schema != nil {
+		return b.schema
+	}
+	return b.buildSchema()
+}
+
+func (b *Block) buildSchema() *hcl.BodySchema {
 	s := b.bodySchema()
 	for i := range s.Attributes {
 		if a := b.Attr(s.Attributes[i].Name); a != nil && a.Required {
@@ -257,6 +278,7 @@ func (l *loader) buildGraph() {
 			continue
 		case n.block != nil:
 			n.refs = traversals(n.block.Body, nil, iters)
+			n.iters = iters
 		}
 		n.refSet = map[string]bool{}
 		depSet := map[int]bool{}

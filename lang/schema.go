@@ -74,6 +74,8 @@ type Block struct {
 	OneOf [][]string
 	// Free says the block takes any attribute names (locals).
 	Free bool
+
+	schema *hcl.BodySchema // bodySchemaRequired, built once in init
 }
 
 // Attr returns the named attribute's declaration, or nil.
@@ -362,6 +364,19 @@ func topBlock(typ string) *Block {
 		}
 	}
 	return nil
+}
+
+func init() {
+	var walk func(b *Block)
+	walk = func(b *Block) {
+		b.schema = b.buildSchema()
+		for _, c := range b.Blocks {
+			walk(c)
+		}
+	}
+	for _, b := range Schema {
+		walk(b)
+	}
 }
 
 // rootSchema is the top-level hcl schema, built from Schema.
