@@ -141,6 +141,9 @@ type Impact struct {
 	Restarts []string `json:"restarts,omitempty"` // sources that restart (replaced)
 	Starts   []string `json:"starts,omitempty"`   // sources that start
 	Stops    []string `json:"stops,omitempty"`    // sources that stop
+	// OutputsRestart are outputs re-created: a recording starts a new
+	// file, an encoder reconnects.
+	OutputsRestart []string `json:"outputs_restart,omitempty"`
 }
 
 // Glitch is one bus that glitches, and the sources (or its own compositor)
@@ -751,8 +754,13 @@ func (d *differ) impact(changes []Change, oldNodes map[string]*nodeState) Impact
 	}
 	busAction := map[string]Action{}
 	for _, c := range changes {
-		if c.Element == "bus" {
+		switch c.Element {
+		case "bus":
 			busAction[c.Address] = c.Action
+		case "output":
+			if c.Action == Replace {
+				im.OutputsRestart = append(im.OutputsRestart, c.Address)
+			}
 		}
 	}
 

@@ -160,3 +160,22 @@ func renameSource(p *plan.Plan, from, to string) {
 		}
 	}
 }
+
+func TestCompactAddresses(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"source.a"}, "source.a"},
+		{[]string{"source.vt[0] (replaced)", "source.vt[1] (replaced)", "source.vt[2] (replaced)"}, "source.vt[0..2] (replaced)"},
+		{[]string{"source.vt[0]", "source.vt[2]", "source.vt[3]"}, "source.vt[0], source.vt[2..3]"},
+		{[]string{"source.cam[4] (deleted)", "source.cam[5] (replaced)"}, "source.cam[4] (deleted), source.cam[5] (replaced)"},
+		{[]string{`source.cam["a"]`, `source.cam["b"]`, "source.x[1]", "source.y[2]"}, `source.cam["a"], source.cam["b"], source.x[1], source.y[2]`},
+	}
+	for _, tt := range tests {
+		if got := compact(tt.in); got != tt.want {
+			t.Errorf("compact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

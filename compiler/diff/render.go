@@ -67,19 +67,20 @@ func (r *Result) WriteText(w io.Writer) error {
 			}
 		}
 	}
-	if im := r.Impact; len(im.Glitches)+len(im.Restarts)+len(im.Starts)+len(im.Stops) > 0 {
+	if im := r.Impact; len(im.Glitches)+len(im.Restarts)+len(im.Starts)+len(im.Stops)+len(im.OutputsRestart) > 0 {
 		b.WriteString("\nOn air:\n")
 		for _, g := range im.Glitches {
-			fmt.Fprintf(&b, "  ! %s glitches: %s\n", g.Bus, strings.Join(g.Because, ", "))
+			fmt.Fprintf(&b, "  ! %s glitches: %s\n", g.Bus, compact(g.Because))
 		}
 		list := func(what string, addrs []string) {
 			if len(addrs) > 0 {
-				fmt.Fprintf(&b, "  %s: %s\n", what, strings.Join(addrs, ", "))
+				fmt.Fprintf(&b, "  %s: %s\n", what, compact(addrs))
 			}
 		}
 		list("sources restart", im.Restarts)
 		list("sources start", im.Starts)
 		list("sources stop", im.Stops)
+		list("outputs restart", im.OutputsRestart)
 		if len(im.Glitches) == 0 {
 			b.WriteString("  no bus glitches\n")
 		}
@@ -125,4 +126,47 @@ func value(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(bs)
+}
+
+// compact joins addresses, folding runs of consecutive count instances with
+// the same remark into one: "source.vt[0..46] (replaced)". The input is in
+// address order.
+func compact(items []string) string {
+	type run struct {
+		name, rest string
+		from, to   int
+		plain      string // an item that does not fold
+	}
+	var runs []run
+	for _, it := range items {
+		addr, rest, _ := strings.Cut(it, " ")
+		name, key := splitKey(addr)
+		n, isNum := atoi(key)
+		if !isNum {
+			runs = append(runs, run{plain: it})
+			continue
+		}
+		if k := len(runs) - 1; k >= 0 && runs[k].plain == "" && runs[k].name == name && runs[k].rest == rest && runs[k].to == n-1 {
+			runs[k].to = n
+			continue
+		}
+		runs = append(runs, run{name: name, rest: rest, from: n, to: n})
+	}
+	parts := make([]string, 0, len(runs))
+	for _, r := range runs {
+		switch {
+		case r.plain != "":
+			parts = append(parts, r.plain)
+		default:
+			s := fmt.Sprintf("%s[%d]", r.name, r.from)
+			if r.to > r.from {
+				s = fmt.Sprintf("%s[%d..%d]", r.name, r.from, r.to)
+			}
+			if r.rest != "" {
+				s += " " + r.rest
+			}
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
