@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onairhq/onair/compiler/plan"
+)
+
+func TestPlanCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plan.json")
+	cases := []struct {
+		name     string
+		args     []string
+		rc       int
+		stdout   []string
+		stderr   []string
+		noStdout []string
+	}{
+		{"summary", []string{"plan", "-summary", "shows/minimal.hcl"}, 0,
+			[]string{`Plan for show "minimal"`, "Nodes:", "Event loops:", "Threads:", "Fused hops:", "Estimates against nvidia_l4"}, nil,
+			[]string{"Groups in start order"}},
+		{"detail", []string{"plan", "shows/minimal.hcl"}, 0, []string{"Groups in start order", "source.bars (start order 0)"}, nil, nil},
+		{"cpu backend", []string{"plan", "-backend", "cpu", "shows/minimal.hcl"}, 0, []string{"test_pattern"}, nil, []string{"mode=pinned"}},
+		{"save", []string{"plan", "-summary", "-out", out, "shows/minimal.hcl"}, 0, []string{"Saved the plan to " + out}, nil, nil},
+		{"trace", []string{"plan", "-summary", "-trace", "build", "shows/minimal.hcl"}, 0, nil, []string{"== after build ==", "source.bars/one_to_many (one_to_many"}, nil},
+		{"a check fails", []string{"plan", "compiler/testdata/bad/formats.hcl"}, 1, nil,
+			[]string{"Formats disagree along an edge [formats]", "compiler/testdata/bad/formats.hcl line 11"}, []string{"Plan for"}},
+		{"show errors", []string{"plan", "compiler/testdata/no-such.hcl"}, 1, nil, []string{"no-such.hcl"}, nil},
+		{"bad backend", []string{"plan", "-backend", "metal", "shows/minimal.hcl"}, 2, nil, []string{"-backend must be cuda or cpu"}, nil},
+		{"bad trace", []string{"plan", "-trace", "nope", "shows/minimal.hcl"}, 2, nil, []string{"the passes are"}, nil},
+		{"bad profile", []string{"plan", "-profile", "nvidia_a100", "shows/minimal.hcl"}, 2, nil, []string{"nvidia_h200"}, nil},
+		{"no path", []string{"plan"}, 2, nil, []string{"usage: onair plan"}, nil},
+		{"help", []string{"plan", "-h"}, 0, nil, []string{"-summary", "-var-file"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc, stdout, stderr := runCLI(t, c.args...)
+			if rc != c.rc {
+				t.Fatalf("rc=%d, want %d\nstdout:\n%s\nstderr:\n%s", rc, c.rc, stdout, stderr)
+			}
+			for _, s := range c.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range c.noStdout {
+				if strings.Contains(stdout, s) {
+					t.Errorf("stdout has %q", s)
+				}
+			}
+			for _, s := range c.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+	// The saved plan loads in this version and belongs to this show.
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := plan.LoadVersion(f, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Show != "minimal" || p.ToolVersion != version {
+		t.Errorf("saved plan: show %q tool %q", p.Show, p.ToolVersion)
+	}
+}
+
+func TestPlanJSONIsDeterministic(t *testing.T) {
+	rc1, a, _ := runCLI(t, "plan", "-json", "shows/studio.hcl")
+	rc2, b, _ := runCLI(t, "plan", "-json", "shows/studio.hcl")
+	if rc1 != 0 || rc2 != 0 || a != b {
+		t.Fatalf("plan -json: rc %d %d, same bytes %v", rc1, rc2, a == b)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal([]byte(a), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.FormatVersion != plan.FormatVersion || len(p.Nodes) == 0 {
+		t.Fatalf("plan -json: %+v", p.Estimates)
+	}
+}
+
+func TestPlanVarChangesCanvasOfShow(t *testing.T) {
+	// studio.hcl's vt_count variable sets how many raw sources there are.
+	rc, out, errb := runCLI(t, "plan", "-json", "-var", "vt_count=2", "shows/studio.hcl")
+	if rc != 0 {
+		t.Fatalf("rc=%d: %s", rc, errb)
+	}
+	if n := strings.Count(out, `"kind": "raw_video_file_cuda"`); n != 2 {
+		t.Errorf("-var vt_count=2 gave %d raw readers", n)
+	}
+}
+
+func TestGraphCommand(t *testing.T) {
+	rc, out, errb := runCLI(t, "graph", "shows/minimal.hcl")
+	if rc != 0 || !strings.HasPrefix(out, `digraph "minimal"`) || !strings.Contains(out, "subgraph cluster_1") || !strings.Contains(out, `label="nv12 ×3"`) {
+		t.Fatalf("graph dot: rc=%d\n%s\n%s", rc, out, errb)
+	}
+	rc, out, _ = runCLI(t, "graph", "-format", "mermaid", "shows/minimal.hcl")
+	if rc != 0 || !strings.HasPrefix(out, "flowchart LR") || !strings.Contains(out, `subgraph loop_pacing_0["loop pacing_0"]`) {
+		t.Fatalf("graph mermaid: rc=%d\n%s", rc, out)
+	}
+	if rc, _, errb := runCLI(t, "graph", "-format", "svg", "shows/minimal.hcl"); rc != 2 || !strings.Contains(errb, "dot or mermaid") {
+		t.Fatalf("graph -format svg: rc=%d %s", rc, errb)
+	}
+	if rc, _, _ := runCLI(t, "graph", "compiler/testdata/bad/fanout.hcl"); rc != 1 {
+		t.Fatalf("graph of a show that cannot compile: rc=%d", rc)
+	}
+}
+
+func TestNodesCommand(t *testing.T) {
+	rc, out, _ := runCLI(t, "nodes")
+	if rc != 0 || !strings.Contains(out, "one_to_many_nb") || !strings.Contains(out, "return_queue") {
+		t.Fatalf("nodes: rc=%d\n%s", rc, out)
+	}
+	rc, md, _ := runCLI(t, "nodes", "-markdown")
+	if rc != 0 || !strings.HasPrefix(md, "# Node kinds") || !bytes.Contains([]byte(md), []byte("## raw_video_file_cuda")) {
+		t.Fatalf("nodes -markdown: rc=%d", rc)
+	}
+	if rc, _, _ := runCLI(t, "nodes", "extra"); rc != 2 {
+		t.Fatalf("nodes extra: rc=%d", rc)
+	}
+}
