@@ -56,6 +56,7 @@ type EventLoop struct {
 	armed    int64 // deadline the timerfd is armed to; 0: disarmed
 	regs     []*Registration
 	free     []int32
+	ready    []*Registration // watches re-armed with an event pending
 	fdOwner  map[int]*Registration
 
 	stats loopCounters
@@ -94,7 +95,9 @@ func NewEventLoop(name string) (*EventLoop, error) {
 		fd  int
 		tok int32
 	}{{l.wake.fd, tokenWake}, {l.tfd, tokenTimer}} {
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: r.tok}
+		// Edge-triggered and never read back: each write or expiry is a new
+		// edge, so neither costs the loop a read(2).
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: r.tok}
 		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, r.fd, &ev); err != nil {
 			l.closeFds()
 			return nil, fmt.Errorf("event loop %q: epoll_ctl: %w", name, err)
@@ -202,20 +205,36 @@ func (l *EventLoop) run() {
 
 	events := make([]unix.EpollEvent, 256)
 	var batch []func()
+	var readyBatch []*Registration
 	for {
-		// Posted work, then due timers.
+		// Posted work, re-armed watches with pending events, due timers.
 		l.mu.Lock()
 		batch, l.work = l.work, batch[:0]
+		readyBatch, l.ready = l.ready, readyBatch[:0]
 		l.mu.Unlock()
+		t := Now()
 		for i, fn := range batch {
-			l.timed(fn)
+			fn()
+			t = l.handled(t)
+			l.stats.workItems.Add(1)
 			batch[i] = nil
+		}
+		for i, r := range readyBatch {
+			l.mu.Lock()
+			r.queued = false
+			evs, run := r.take(0)
+			l.mu.Unlock()
+			if run {
+				l.dispatch(r, evs, t)
+				t = Now()
+			}
+			readyBatch[i] = nil
 		}
 		l.runTimers()
 
 		// Prepare to sleep: nothing left to do, timerfd armed to the earliest.
 		l.mu.Lock()
-		if len(l.work) > 0 {
+		if len(l.work) > 0 || len(l.ready) > 0 {
 			l.mu.Unlock()
 			continue
 		}
@@ -245,23 +264,43 @@ func (l *EventLoop) run() {
 		if err != nil {
 			continue // EINTR
 		}
+		t = Now()
 		for i := 0; i < n; i++ {
 			ev := events[i]
 			switch ev.Fd {
 			case tokenWake:
-				l.wake.consume()
+				l.wake.clear()
 			case tokenTimer:
-				var buf [8]byte
-				if k, _ := unix.Read(l.tfd, buf[:]); k == 8 {
-					l.mu.Lock()
-					l.armed = 0
-					l.mu.Unlock()
-				}
+				l.mu.Lock()
+				l.armed = 0 // expired; re-armed before the next sleep
+				l.mu.Unlock()
 			default:
-				l.dispatch(ev)
+				l.mu.Lock()
+				var r *Registration
+				if int(ev.Fd) < len(l.regs) {
+					r = l.regs[ev.Fd]
+				}
+				run := false
+				evs := ev.Events
+				if r != nil && r.gen == ev.Pad && r.active.Load() {
+					evs, run = r.take(ev.Events)
+				}
+				l.mu.Unlock()
+				if run {
+					l.dispatch(r, evs, t)
+					t = Now()
+				}
 			}
 		}
 	}
+}
+
+// handled records a handler that started at t and returns now.
+func (l *EventLoop) handled(t int64) int64 {
+	now := Now()
+	l.stats.handlerNs.Record(now - t)
+	l.stats.handlers.Add(1)
+	return now
 }
 
 // arm sets the timerfd to at; l.mu is held.
@@ -270,14 +309,6 @@ func (l *EventLoop) arm(at int64) {
 	if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err == nil {
 		l.armed = at
 	}
-}
-
-func (l *EventLoop) timed(fn func()) {
-	t0 := Now()
-	fn()
-	l.stats.handlerNs.Record(Now() - t0)
-	l.stats.handlers.Add(1)
-	l.stats.workItems.Add(1)
 }
 
 func (l *EventLoop) runTimers() {
@@ -300,23 +331,17 @@ func (l *EventLoop) runTimers() {
 	}
 }
 
-func (l *EventLoop) dispatch(ev unix.EpollEvent) {
-	l.mu.Lock()
-	var r *Registration
-	if int(ev.Fd) < len(l.regs) {
-		r = l.regs[ev.Fd]
+// dispatch runs r's handler (started at t); for a watch the loop first
+// clears the signal's flag: the handler then checks its condition.
+func (l *EventLoop) dispatch(r *Registration, events uint32, t int64) {
+	if !r.active.Load() {
+		return
 	}
-	l.mu.Unlock()
-	if r == nil || r.gen != ev.Pad || !r.active.Load() {
-		return // stale: unregistered, or the slot was reused
-	}
-	t0 := Now()
 	if r.signal != nil {
-		r.signal.consume()
+		r.signal.clear()
 	}
-	r.handler(r, ev.Events)
-	l.stats.handlerNs.Record(Now() - t0)
-	l.stats.handlers.Add(1)
+	r.handler(r, events)
+	l.handled(t)
 }
 
 // LoopStats is one loop's counters, ready for JSON.

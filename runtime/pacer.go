@@ -192,3 +192,7 @@ func (g *Pacing) Stop() {
 	g.done = true
 	g.timer.Stop()
 }
+
+// Release is the release time (monotonic ns) of the timestamp being
+// emitted, or of the next one between emits.
+func (g *Pacing) Release() int64 { return g.rel }

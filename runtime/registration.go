@@ -1,6 +1,6 @@
 package runtime
 
-// Registrations: one-shot epoll waits owned by a loop.
+// Registrations: one-shot waits owned by a loop.
 //
 // Invariants:
 //   - A registration's epoll data is (slot, generation); a slot is reused
@@ -10,9 +10,18 @@ package runtime
 //     last. Rearm and Unregister touch epoll only for the owner: after a
 //     descriptor is closed and its number reused by a new registration, the
 //     old registration's Unregister cannot remove the new one's wait.
-//   - The handler runs once per Rearm at most (EPOLLONESHOT). For a Signal
-//     watch the loop reads the eventfd and clears the signal's flag before
-//     the handler runs; the handler then checks its condition.
+//   - Every registration is one-shot: its handler runs once, then not again
+//     until Rearm. Two mechanisms give that:
+//     Register (any descriptor): EPOLLONESHOT; Rearm is epoll_ctl(MOD),
+//     which reports a descriptor that is already ready at once.
+//     Watch (a Signal): edge-triggered, never re-armed in the kernel; the
+//     one-shot state is a flag under the loop's mutex, and an event that
+//     arrives while the registration is disarmed is kept and delivered at
+//     Rearm. Taking the event from epoll is the signal's read (its eventfd
+//     counter is never read back: every write is a new edge), so a watch
+//     costs the loop no system call besides epoll_wait: the loop clears
+//     the signal's flag, then the handler checks its condition.
+//   - Handlers run on the loop's thread only.
 
 import (
 	"fmt"
@@ -31,6 +40,11 @@ type Registration struct {
 	handler func(r *Registration, events uint32)
 	signal  *Signal
 	active  atomic.Bool
+
+	// Watch only, under loop.mu:
+	armed   bool
+	pending uint32 // events that came while disarmed
+	queued  bool   // in loop.ready
 }
 
 // Register waits for events (unix.EPOLLIN, ...) on fd, one-shot: handler
@@ -39,15 +53,16 @@ func (l *EventLoop) Register(fd int, events uint32, handler func(r *Registration
 	return l.register(fd, events, handler, nil)
 }
 
-// Watch waits for s to be notified, one-shot: the loop consumes the
-// notification, then runs fn on its thread; fn checks its condition and
-// calls r.Rearm() to wait again.
+// Watch waits for s to be notified, one-shot: the loop takes the
+// notification (clearing the signal's flag), then runs fn on its thread; fn
+// checks its condition and calls r.Rearm() to wait again. A notification
+// that comes before the Rearm is delivered right after it.
 func (l *EventLoop) Watch(s *Signal, fn func(r *Registration)) (*Registration, error) {
 	return l.register(s.fd, unix.EPOLLIN, func(r *Registration, _ uint32) { fn(r) }, s)
 }
 
 func (l *EventLoop) register(fd int, events uint32, handler func(*Registration, uint32), s *Signal) (*Registration, error) {
-	r := &Registration{loop: l, fd: fd, events: events, handler: handler, signal: s}
+	r := &Registration{loop: l, fd: fd, events: events, handler: handler, signal: s, armed: true}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stopping {
@@ -62,6 +77,9 @@ func (l *EventLoop) register(fd int, events uint32, handler func(*Registration, 
 	}
 	r.gen = genCounter.Add(1) // unique per registration: a reused slot never matches an old event
 	ev := unix.EpollEvent{Events: events | unix.EPOLLONESHOT, Fd: r.slot, Pad: r.gen}
+	if s != nil {
+		ev.Events = events | unix.EPOLLET
+	}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.free = append(l.free, r.slot)
 		if err == unix.EEXIST {
@@ -77,19 +95,31 @@ func (l *EventLoop) register(fd int, events uint32, handler func(*Registration, 
 
 var genCounter atomic.Int32
 
-// Rearm lets the registration fire once more. If the descriptor is already
-// ready, the handler runs on the loop's next pass.
+// Rearm lets the registration fire once more. If it is already ready (a
+// notification came meanwhile), the handler runs on the loop's next pass.
 func (r *Registration) Rearm() error {
 	if !r.active.Load() {
 		return fmt.Errorf("event loop %q: rearm fd %d: registration %w", r.loop.name, r.fd, ErrClosed)
 	}
 	l := r.loop
 	l.mu.Lock()
-	owner := l.fdOwner[r.fd] == r
-	l.mu.Unlock()
-	if !owner {
+	if l.fdOwner[r.fd] != r {
+		l.mu.Unlock()
 		return fmt.Errorf("event loop %q: rearm fd %d: the descriptor was closed and its number reused", l.name, r.fd)
 	}
+	if r.signal != nil {
+		if !r.armed {
+			r.armed = true
+			if r.pending != 0 && !r.queued {
+				r.queued = true
+				l.ready = append(l.ready, r)
+				l.wakeLocked()
+			}
+		}
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
 	ev := unix.EpollEvent{Events: r.events | unix.EPOLLONESHOT, Fd: r.slot, Pad: r.gen}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, r.fd, &ev); err != nil {
 		return fmt.Errorf("event loop %q: rearm fd %d: %w", l.name, r.fd, err)
@@ -115,4 +145,20 @@ func (r *Registration) Unregister() {
 		l.regs[r.slot] = nil
 		l.free = append(l.free, r.slot)
 	}
+}
+
+// take decides, under l.mu, whether an event for r runs its handler now:
+// a disarmed watch keeps the event for its Rearm.
+func (r *Registration) take(events uint32) (uint32, bool) {
+	if r.signal == nil {
+		return events, true
+	}
+	if !r.armed {
+		r.pending |= events
+		return 0, false
+	}
+	r.armed = false
+	events |= r.pending
+	r.pending = 0
+	return events, true
 }

@@ -9,7 +9,8 @@ package runtime
 //     costs one write(2), however many producers.
 //   - Every reader (Signal.Wait, MultiWait, the event loop's watch) reads the
 //     descriptor first, then clears pending, then checks its own condition
-//     again. Clearing before reading could swallow a write made in between
+//     again. (The loop watches edge-triggered: taking the edge from epoll is
+//     its read, and the counter is never read back.) Clearing before reading could swallow a write made in between
 //     and leave pending true with nothing to read: every later Notify would
 //     then be skipped, a lost wake-up forever. TestSignalMutation shows it.
 //   - A producer makes its condition true before calling Notify; a reader
@@ -97,6 +98,15 @@ func (s *Signal) consume() bool {
 		s.reads.Add(1)
 	}
 	return n == 8
+}
+
+// clear is the edge-triggered reader's half (an EventLoop watch): taking
+// the edge from epoll was the read, so only the flag is cleared. The
+// eventfd's counter is left to grow; every later write is a new edge.
+func (s *Signal) clear() {
+	if s.pending.Swap(false) {
+		s.reads.Add(1)
+	}
 }
 
 // Wait blocks until cond is true or the timeout passes (timeout < 0: no

@@ -1,0 +1,126 @@
+// Package runtime executes a compiled plan: event loops on epoll, coalesced
+// eventfd signals, bounded edges between nodes, a realtime pacer, and the
+// executor that starts node groups in order, waits for their readiness,
+// restarts failed groups and reports status.
+//
+// It is Linux only (epoll, eventfd, timerfd, /proc) and must never import
+// nodes/, lang/ or compiler/ other than compiler/plan: node kinds reach it as
+// Constructors through a Lookup the caller passes, so the CPU and CUDA
+// backends plug in without changing this package.
+//
+// # The parts
+//
+//   - EventLoop: one epoll set on one locked OS thread; one-shot waits
+//     re-armed by their handler (Watch, Register, Registration.Rearm),
+//     nanosecond timers in a heap behind one timerfd (AddTimer, NewTimer,
+//     Timer.Reset), posted work (Post, Do). Adding from the loop's own
+//     thread never wakes it.
+//   - Signal: an eventfd written only when the last write was read. Every
+//     reader reads, clears, then checks its condition again.
+//   - Edge[T]: a bounded FIFO with Produced/Consumed signals, policy Block
+//     or Drop, and counters (EdgeStats).
+//   - MultiWait: wait on several signals until a deadline and learn which
+//     fired.
+//   - TimeBase, Pacer, Smoother: rational time, release times that count a
+//     release inside the clock's current quantum as due, and slot numbering
+//     for irregular sources.
+//   - Executor[T] (NewExecutor, Start, Wait, Stop, Status) and Run.
+//
+// # Writing a node
+//
+// A node kind is a Constructor: it reads its plan entry's params through the
+// NodeContext and returns a Node, whose Start begins the work and whose Stop
+// releases what it holds. A node placed on a loop (plan Placement.Loop) runs
+// Start, Stop and all its handlers on that loop's thread and must never
+// block it; a node placed on a thread (Placement.Thread) starts its work
+// with ctx.Go. What a node registers through the context (Watch, AddTimer,
+// Pace, Go) is cleaned up by the runtime when the node stops or its group
+// restarts.
+//
+// A test-pattern source paced on its loop, fanning each frame out to its
+// outputs from the loop:
+//
+//	type pattern struct{ pending []*frame.Frame }
+//
+//	func newPattern(n plan.Node, ctx *runtime.NodeContext[*frame.Frame]) (runtime.Node[*frame.Frame], error) {
+//		return &pattern{pending: make([]*frame.Frame, len(ctx.Outputs))}, nil
+//	}
+//
+//	func (p *pattern) Start(ctx *runtime.NodeContext[*frame.Frame]) error {
+//		period, err := ctx.FramePeriod() // the show's frame rate
+//		if err != nil {
+//			return err
+//		}
+//		step := period.Convert(1, runtime.Base120k) // 4000 at 30 fps
+//		pacer, err := runtime.NewPacer(runtime.PacerConfig{TimeBase: runtime.Base120k})
+//		if err != nil {
+//			return err
+//		}
+//		_, err = ctx.Pace(pacer, 0,
+//			func(pts int64) (int64, bool) { return pts + step, true },
+//			func(pts int64) {
+//				for i := range ctx.Outputs {
+//					f := p.pending[i]
+//					if f == nil {
+//						f = drawPattern(pts) // stamped in 1/120000 s
+//					}
+//					// On a loop, a full block edge answers ErrWouldBlock: keep
+//					// the frame and offer it again next tick.
+//					if _, err := ctx.Put(i, f); errors.Is(err, runtime.ErrWouldBlock) {
+//						p.pending[i] = f
+//						continue
+//					}
+//					p.pending[i] = nil
+//				}
+//			})
+//		return err
+//	}
+//
+//	func (p *pattern) Stop() {}
+//
+// A compositor on its own thread sleeps to its next tick and takes frames
+// only from the inputs that signalled:
+//
+//	func (c *comp) Start(ctx *runtime.NodeContext[*frame.Frame]) error {
+//		sigs := []*runtime.Signal{ctx.Done()}
+//		for _, in := range ctx.Inputs {
+//			sigs = append(sigs, in.Produced())
+//		}
+//		mw, err := runtime.NewMultiWait(sigs...)
+//		if err != nil {
+//			return err
+//		}
+//		period, _ := ctx.FramePeriod()
+//		ctx.Go(func() error {
+//			defer mw.Close()
+//			next := runtime.Now() + period.ToNanos(1)
+//			for !ctx.Stopping() {
+//				fired, err := mw.Wait(next) // returns at next if nothing fired
+//				if err != nil {
+//					return err // fails the node: its group restarts
+//				}
+//				for _, i := range fired {
+//					if i > 0 {
+//						c.takeLatest(ctx, i-1) // ctx.Get until empty
+//					}
+//				}
+//				if runtime.Now() >= next {
+//					ctx.Put(0, c.draw())
+//					next += period.ToNanos(1)
+//				}
+//			}
+//			return nil
+//		})
+//		return nil
+//	}
+//
+// A sink (a Y4M writer) takes frames on its thread with ctx.Take(0, -1),
+// which returns false once the node stops, and closes its file in Stop.
+//
+// The caller runs a plan with its registry:
+//
+//	err := runtime.Run(ctx, thePlan, func(kind string) (runtime.Constructor[*frame.Frame], bool) {
+//		c, ok := registry[kind]
+//		return c, ok
+//	}, runtime.Options{})
+package runtime
