@@ -61,11 +61,12 @@ func ParseIgnores(filename string, src []byte) ([]*Ignore, []Finding) {
 			}
 		}
 	}
-	var lines []int
-	for l := range codeLines {
-		lines = append(lines, l)
+	commentLines := map[int]bool{} // lines holding only comments
+	for _, c := range cmts {
+		if !codeLines[c.rng.Start.Line] {
+			commentLines[c.rng.Start.Line] = true
+		}
 	}
-	sort.Ints(lines)
 
 	var igs []*Ignore
 	var bad []Finding
@@ -82,9 +83,12 @@ func ParseIgnores(filename string, src []byte) ([]*Ignore, []Finding) {
 		if c.trailing {
 			ig.Line = c.rng.Start.Line
 		} else {
-			i := sort.SearchInts(lines, c.rng.Start.Line+1)
-			if i < len(lines) {
-				ig.Line = lines[i]
+			// The next line, past any comment-only lines, so that several
+			// ignore comments can stack above one line. A blank line
+			// ends the search: the comment then ignores nothing.
+			ig.Line = c.rng.Start.Line + 1
+			for commentLines[ig.Line] {
+				ig.Line++
 			}
 		}
 		lm := idListRE.FindStringSubmatch(m[1])

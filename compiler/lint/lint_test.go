@@ -201,12 +201,14 @@ func TestParseIgnores(t *testing.T) {
 	src := `a = "# onair-lint-ignore not-a-comment: inside a string"
 # onair-lint-ignore one, two: both on the next code line
 # an ordinary comment between
-
 b = 1 // onair-lint-ignore three: trailing, slashes
 /* onair-lint-ignore four: block comment */
 c = 2
 # onair-lint-ignore
 d = 3
+# onair-lint-ignore five: a blank line follows, so it ignores line 10 only
+
+e = 4
 `
 	igs, bad := lint.ParseIgnores("x.hcl", []byte(src))
 	type got struct {
@@ -219,9 +221,10 @@ d = 3
 		gs = append(gs, got{strings.Join(ig.Rules, "+"), ig.Reason, ig.Line})
 	}
 	want := []got{
-		{"one+two", "both on the next code line", 5},
-		{"three", "trailing, slashes", 5},
-		{"four", "block comment", 7},
+		{"one+two", "both on the next code line", 4},
+		{"three", "trailing, slashes", 4},
+		{"four", "block comment", 6},
+		{"five", "a blank line follows, so it ignores line 10 only", 10},
 	}
 	if len(gs) != len(want) {
 		t.Fatalf("got %+v, want %+v", gs, want)
@@ -231,8 +234,8 @@ d = 3
 			t.Errorf("ignore %d = %+v, want %+v", i, gs[i], want[i])
 		}
 	}
-	if len(bad) != 1 || bad[0].Subject.Start.Line != 8 || bad[0].Severity != hcl.DiagError {
-		t.Errorf("malformed ignore findings = %+v, want one error on line 8", bad)
+	if len(bad) != 1 || bad[0].Subject.Start.Line != 7 || bad[0].Severity != hcl.DiagError {
+		t.Errorf("malformed ignore findings = %+v, want one error on line 7", bad)
 	}
 }
 
