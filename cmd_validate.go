@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/onairhq/onair/lang"
 )
@@ -27,7 +30,21 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	show, diags := lang.Load(fs.Args(), vf.options())
+	// Each PATH is a show; a directory of shows (each file with its own
+	// show block, like shows/) is checked file by file.
+	var diags hcl.Diagnostics
+	files := map[string][]byte{}
+	opts := vf.options()
+	shows := lang.SplitShows(fs.Args())
+	for _, paths := range shows {
+		show, d := lang.Load(paths, opts)
+		diags = append(diags, d...)
+		if show != nil {
+			for name, data := range show.Files {
+				files[name] = data
+			}
+		}
+	}
 	if *asJSON {
 		out, err := lang.DiagnosticsJSON(diags)
 		if err != nil {
@@ -36,13 +53,13 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		stdout.Write(append(out, '\n'))
 	} else {
-		var files map[string][]byte
-		if show != nil {
-			files = show.Files
-		}
 		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
 		if !diags.HasErrors() {
-			io.WriteString(stdout, "The show is valid.\n")
+			if len(shows) == 1 {
+				io.WriteString(stdout, "The show is valid.\n")
+			} else {
+				fmt.Fprintf(stdout, "The %d shows are valid.\n", len(shows))
+			}
 		}
 	}
 	if diags.HasErrors() {

@@ -14,7 +14,7 @@ import (
 
 // maxInstances bounds count and for_each so that a typo cannot ask for a
 // billion sources.
-const maxInstances = 100000
+const maxInstances = 10000
 
 func functions() map[string]function.Function {
 	return map[string]function.Function{

@@ -1,0 +1,110 @@
+package lang
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDiagnosticsJSONShape(t *testing.T) {
+	_, diags := Load([]string{"testdata/bad/bad_fit.hcl"}, Options{})
+	out, err := DiagnosticsJSON(diags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Valid        *bool `json:"valid"`
+		ErrorCount   *int  `json:"error_count"`
+		WarningCount *int  `json:"warning_count"`
+		Diagnostics  []struct {
+			Severity, Summary, Detail string
+			Range                     struct {
+				Filename   string
+				Start, End struct{ Line, Column, Byte int }
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Valid == nil || *doc.Valid || *doc.ErrorCount != 2 || *doc.WarningCount != 0 || len(doc.Diagnostics) != 2 {
+		t.Fatalf("report = %s", out)
+	}
+	d := doc.Diagnostics[0]
+	if d.Severity != "error" || d.Summary != "Invalid value" || !strings.Contains(d.Detail, `Did you mean "contain"?`) ||
+		d.Range.Filename != "testdata/bad/bad_fit.hcl" || d.Range.Start.Line != 11 || d.Range.Start.Column != 14 || d.Range.End.Column != 23 || d.Range.Start.Byte == 0 {
+		t.Errorf("first diagnostic = %+v", d)
+	}
+
+	s, diags := Load([]string{"../examples/cpu-demo.hcl"}, Options{})
+	out, _ = DiagnosticsJSON(diags)
+	if diags.HasErrors() || !bytes.Contains(out, []byte(`"valid": true`)) || s == nil {
+		t.Errorf("valid show: %s", out)
+	}
+	out, _ = DiagnosticsJSON(nil)
+	if !bytes.Contains(out, []byte(`"diagnostics": []`)) {
+		t.Errorf("empty report = %s", out)
+	}
+}
+
+func TestWriteDiagnosticsSnippet(t *testing.T) {
+	s, diags := Load([]string{"testdata/bad/bad_enum.hcl"}, Options{})
+	var buf bytes.Buffer
+	if err := WriteDiagnostics(&buf, s.Files, diags, false); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{"Error: Invalid value", "on testdata/bad/bad_enum.hcl line 8", `pattern = "bar"`, `Did you mean "bars"?`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Rational
+		err  string
+	}{
+		{"30", Rational{30, 1}, ""},
+		{"30000/1001", Rational{30000, 1001}, ""},
+		{"60/2", Rational{30, 1}, ""},
+		{" 25 ", Rational{25, 1}, ""},
+		{"29.97", Rational{}, `"30000/1001"`},
+		{"59.94", Rational{}, `"60000/1001"`},
+		{"30.0", Rational{}, `Write "30"`},
+		{"0", Rational{}, "positive"},
+		{"30/0", Rational{}, "positive"},
+		{"fast", Rational{}, "not a frame rate"},
+		{"5000", Rational{}, "at most 1000"},
+	}
+	for _, c := range cases {
+		got, msg := ParseRate(c.in)
+		if got != c.want || (c.err == "") != (msg == "") || !strings.Contains(msg, c.err) {
+			t.Errorf("ParseRate(%q) = %v, %q; want %v, %q", c.in, got, msg, c.want, c.err)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Size
+		err  string
+	}{
+		{"1920x1080", Size{1920, 1080}, ""},
+		{"3840x2160", Size{3840, 2160}, ""},
+		{"1921x1080", Size{}, "even"},
+		{"0x1080", Size{}, "between"},
+		{"1920*1080", Size{}, "WIDTHxHEIGHT"},
+		{"axb", Size{}, "whole pixels"},
+	}
+	for _, c := range cases {
+		got, msg := ParseSize(c.in)
+		if got != c.want || (c.err == "") != (msg == "") || !strings.Contains(msg, c.err) {
+			t.Errorf("ParseSize(%q) = %v, %q; want %v, %q", c.in, got, msg, c.want, c.err)
+		}
+	}
+}
