@@ -510,27 +510,37 @@ func (l *loader) reportCycle(comp []int) {
 	for _, i := range comp {
 		in[i] = true
 	}
-	// Walk from the first node along dependencies inside the component
-	// until we come back, preferring unvisited nodes so the path covers as
-	// much of the component as it can.
+	// The shortest path from the first declared node back to itself
+	// through dependencies inside the component (breadth first).
 	start := comp[0]
-	path := []int{start}
-	seen := map[int]bool{start: true}
-	cur := start
-	for {
-		next := -1
+	prev := map[int]int{}
+	queue := []int{start}
+	last := -1
+	for len(queue) > 0 && last < 0 {
+		cur := queue[0]
+		queue = queue[1:]
 		for _, d := range l.nodes[cur].deps {
-			if in[d] && !seen[d] {
-				next = d
+			if !in[d] {
+				continue
+			}
+			if d == start {
+				last = cur
 				break
 			}
+			if _, seen := prev[d]; !seen {
+				prev[d] = cur
+				queue = append(queue, d)
+			}
 		}
-		if next < 0 {
-			break
-		}
-		path = append(path, next)
-		seen[next] = true
-		cur = next
+	}
+	path := []int{}
+	for cur := last; cur != start && cur >= 0; cur = prev[cur] {
+		path = append([]int{cur}, path...)
+	}
+	path = append([]int{start}, path...)
+	seen := map[int]bool{}
+	for _, i := range path {
+		seen[i] = true
 	}
 	names := make([]string, 0, len(path)+1)
 	for _, i := range path {
