@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -332,6 +333,22 @@ func BenchmarkTransition(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				tr.Apply(dst, x, y, 0.37)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
+		})
+	}
+}
+
+// BenchmarkTestPattern draws one stamped 640x360 and 1080p NV12 frame.
+func BenchmarkTestPattern(b *testing.B) {
+	for _, sz := range [][2]int{{640, 360}, {1920, 1080}} {
+		b.Run(strconv.Itoa(sz[0])+"x"+strconv.Itoa(sz[1]), func(b *testing.B) {
+			tp, _ := NewTestPattern(TestPatternConfig{Pattern: Bars, Format: frame.NV12, Width: sz[0], Height: sz[1], Rate: frame.Rational{Num: 30, Den: 1}})
+			fr, _ := frame.New(frame.NV12, sz[0], sz[1])
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tp.Next(fr)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
 		})

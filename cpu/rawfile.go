@@ -47,6 +47,7 @@ type RawFile struct {
 	mtime  time.Time
 	size   int64
 	reload int // how many times the kept pictures were dropped
+	st     statBuf
 }
 
 // OpenRawFile opens the file and checks that it holds at least one frame.
@@ -92,18 +93,17 @@ func (r *RawFile) Reloads() int { return r.reload }
 // how many frames the pass has, and in resident mode a changed file drops
 // the pictures kept in memory.
 func (r *RawFile) startPass() error {
-	st, err := r.f.Stat()
+	size, mtime, err := fileStat(r.f, &r.st)
 	if err != nil {
 		return fmt.Errorf("raw_file %s: %w", r.cfg.Path, err)
 	}
-	size := st.Size()
 	if size < r.frameSize {
 		return fmt.Errorf("raw_file %s: the file holds %d bytes, less than one %dx%d %v frame (%d bytes): check size and format",
 			r.cfg.Path, size, r.cfg.Width, r.cfg.Height, r.cfg.Format, r.frameSize)
 	}
 	r.frames = (size + r.frameSize - 1) / r.frameSize
 	if r.cfg.Resident {
-		if r.mem == nil || !st.ModTime().Equal(r.mtime) || size != r.size {
+		if r.mem == nil || !mtime.Equal(r.mtime) || size != r.size {
 			if r.mem != nil {
 				r.reload++
 			}
@@ -114,7 +114,7 @@ func (r *RawFile) startPass() error {
 			r.mem = r.mem[:r.frames*r.frameSize]
 			r.loaded = r.loaded[:r.frames]
 			clear(r.loaded)
-			r.mtime, r.size = st.ModTime(), size
+			r.mtime, r.size = mtime, size
 		}
 	}
 	return nil
