@@ -3,16 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/lint"
+	"github.com/onairhq/onair/lang"
 )
 
 func init() {
@@ -50,10 +45,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	var shows [][]string
-	for _, p := range fs.Args() {
-		shows = append(shows, showsAt(p)...)
-	}
+	shows := lang.SplitShows(fs.Args())
 	report := &lint.Report{Files: map[string][]byte{}, Rules: lint.Infos(), ToolVersion: version}
 	copts := compiler.Options{ToolVersion: version, Profile: *profile}
 	for _, paths := range shows {
@@ -114,42 +106,4 @@ func lintExplain(ids []string, stdout, stderr io.Writer) int {
 		io.WriteString(stdout, text)
 	}
 	return rc
-}
-
-// showsAt returns the shows at a path: the path itself, or, for a
-// directory where several .hcl files each hold a show block, each file.
-func showsAt(path string) [][]string {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.IsDir() {
-		return [][]string{{path}} // lang.Load reports a missing path
-	}
-	names, _ := filepath.Glob(filepath.Join(path, "*.hcl"))
-	sort.Strings(names)
-	var withShow []string
-	for _, n := range names {
-		src, err := os.ReadFile(n)
-		if err != nil {
-			return [][]string{{path}}
-		}
-		f, diags := hclsyntax.ParseConfig(src, n, hcl.Pos{Line: 1, Column: 1})
-		if diags.HasErrors() {
-			return [][]string{{path}}
-		}
-		if body, ok := f.Body.(*hclsyntax.Body); ok {
-			for _, b := range body.Blocks {
-				if b.Type == "show" {
-					withShow = append(withShow, n)
-					break
-				}
-			}
-		}
-	}
-	if len(withShow) < 2 || len(withShow) != len(names) {
-		return [][]string{{path}}
-	}
-	out := make([][]string, len(withShow))
-	for i, n := range withShow {
-		out[i] = []string{n}
-	}
-	return out
 }
