@@ -60,6 +60,8 @@ func TestGoldenShowPairs(t *testing.T) {
 			actions:  map[string]diff.Action{"source.vt": diff.Replace},
 			attr:     map[string]string{"source.vt": "canvas.raw_upload"},
 			glitches: []string{"bus.pgm"}, restarts: []string{"source.vt"}},
+		{dir: "scene-rename-moved",
+			actions: map[string]diff.Action{"scene.test": diff.Update}},
 		{dir: "kind-change",
 			actions:  map[string]diff.Action{"output.mon": diff.Replace},
 			attr:     map[string]string{"output.mon": "kind"},
