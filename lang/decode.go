@@ -150,14 +150,22 @@ func (d *dec) stringList(name string) []string {
 	if !ok {
 		return append([]string(nil), def...)
 	}
-	cv, err := convert.Convert(v, cty.List(cty.String))
-	if err != nil || cv.IsNull() {
+	ty := v.Type()
+	if !(ty.IsTupleType() || ty.IsListType() || ty.IsSetType()) {
 		d.typeErr(a, "a list of strings", v)
 		return def
 	}
 	out := []string{}
-	for it := cv.ElementIterator(); it.Next(); {
+	for it := v.ElementIterator(); it.Next(); {
 		_, e := it.Element()
+		if e.Type() != cty.String {
+			if c, err := convert.Convert(e, cty.String); err == nil {
+				e = c
+			} else {
+				d.typeErr(a, "a list of strings", v)
+				return def
+			}
+		}
 		if e.IsNull() {
 			d.typeErr(a, "a list of strings without nulls", v)
 			return def
@@ -473,52 +481,136 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 
 func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 	sc := &Scene{Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
-	content := n.content
-	if content == nil {
-		content = l.sceneContent(n, ctx)
-	}
-	if content == nil {
-		return sc
-	}
-	for _, name := range []string{"count", "for_each"} {
-		if a := content.Attributes[name]; a != nil {
-			sc.Attrs[name] = a.Range
+	if n.content != nil {
+		for _, name := range []string{"count", "for_each"} {
+			if a := n.content.Attributes[name]; a != nil {
+				sc.Attrs[name] = a.Range
+			}
 		}
 	}
-	spec := n.spec.Block("layer")
-	for _, lb := range content.Blocks {
-		if lb.Type != "layer" {
+	for _, it := range n.items {
+		if it.dyn == nil {
+			sc.Layers = append(sc.Layers, l.decodeLayer(n, it.layer.DefRange, it.content, ctx))
 			continue
 		}
-		lc := n.layers[lb]
-		if lc == nil {
-			var diags hcl.Diagnostics
-			lc, diags = lb.Body.Content(spec.bodySchemaRequired())
-			l.diags = append(l.diags, diags...)
-			if n.layers != nil {
-				n.layers[lb] = lc
+		v, diags := it.forEach.Value(ctx)
+		l.diags = append(l.diags, diags...)
+		if diags.HasErrors() || !v.IsWhollyKnown() {
+			continue
+		}
+		ty := v.Type()
+		if v.IsNull() || !(ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType()) {
+			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each of a dynamic block takes a list, set, map or object; got %s.", showValue(v))
+			continue
+		}
+		if v.LengthInt() > maxInstances {
+			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each has %d elements; at most %d layers are allowed.", v.LengthInt(), maxInstances)
+			continue
+		}
+		for iter := v.ElementIterator(); iter.Next(); {
+			k, ev := iter.Element()
+			if ty.IsSetType() {
+				k = ev
 			}
+			child := ctx.NewChild()
+			child.Variables = map[string]cty.Value{it.iter: cty.ObjectVal(map[string]cty.Value{"key": k, "value": ev})}
+			sc.Layers = append(sc.Layers, l.decodeLayer(n, it.dyn.DefRange, it.content, child))
 		}
-		ly := &Layer{DeclRange: lb.DefRange, Attrs: Attrs{}}
-		d := l.newDec(spec, lc, ctx, n.dir, ly.Attrs)
-		if addr, ok := d.ref("source", "source"); ok {
-			ly.Source = l.srcByAddr[addr]
-			if ly.Source == nil {
-				l.errorf(lc.Attributes["source"].Expr.Range(), "Unknown reference", "There is no source instance %s.", addr)
-			}
-		}
-		ly.Rect = Rect{W: l.show.Size.W, H: l.show.Size.H}
-		if r := d.rect("rect"); r != nil {
-			ly.Rect = *r
-		}
-		ly.Fit = d.str("fit")
-		ly.Crop = d.rect("crop")
-		ly.Opacity = d.number("opacity")
-		ly.Z = d.integer("z")
-		sc.Layers = append(sc.Layers, ly)
 	}
 	sort.SliceStable(sc.Layers, func(i, j int) bool { return sc.Layers[i].Z < sc.Layers[j].Z })
 	return sc
+}
+
+func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *hcl.EvalContext) *Layer {
+	spec := n.spec.Block("layer")
+	ly := &Layer{DeclRange: rng, Attrs: Attrs{}}
+	d := l.newDec(spec, lc, ctx, n.dir, ly.Attrs)
+	if addr, ok := d.ref("source", "source"); ok {
+		ly.Source = l.srcByAddr[addr]
+		if ly.Source == nil {
+			l.errorf(lc.Attributes["source"].Expr.Range(), "Unknown reference", "There is no source instance %s.", addr)
+		}
+	}
+	ly.Rect = Rect{W: l.show.Size.W, H: l.show.Size.H}
+	if r := d.rect("rect"); r != nil {
+		ly.Rect = *r
+	}
+	ly.Fit = d.str("fit")
+	ly.Crop = d.rect("crop")
+	ly.Opacity = d.number("opacity")
+	ly.Z = d.integer("z")
+	return ly
+}
+
+// sceneItem is one layer block, or one dynamic "layer" block, of a scene,
+// read once when the scene is declared.
+type sceneItem struct {
+	layer   *hcl.Block       // a layer block; nil for a dynamic one
+	content *hcl.BodyContent // the layer's (or the dynamic content's) attributes
+	dyn     *hcl.Block       // the dynamic block
+	forEach hcl.Expression
+	iter    string // the iterator's name
+}
+
+var sceneBodySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "count"}, {Name: "for_each"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "layer"}, {Type: "dynamic", LabelNames: []string{"type"}}},
+}
+
+var dynamicBodySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "for_each", Required: true}, {Name: "iterator"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "content"}},
+}
+
+// readScene reads a scene's body: count, for_each, and its layer and
+// dynamic "layer" blocks in file order.
+func (l *loader) readScene(n *node) {
+	content, diags := n.block.Body.Content(sceneBodySchema)
+	l.diags = append(l.diags, diags...)
+	n.content = content
+	spec := n.spec.Block("layer")
+	for _, b := range content.Blocks {
+		if b.Type == "layer" {
+			lc, diags := b.Body.Content(spec.bodySchemaRequired())
+			l.diags = append(l.diags, diags...)
+			n.items = append(n.items, sceneItem{layer: b, content: lc})
+			continue
+		}
+		if b.Labels[0] != "layer" {
+			l.errorf(b.LabelRanges[0], "Unsupported dynamic block type", "A scene can generate only layer blocks; got %q.%s", b.Labels[0], didYouMean(b.Labels[0], []string{"layer"}))
+			continue
+		}
+		dc, diags := b.Body.Content(dynamicBodySchema)
+		l.diags = append(l.diags, diags...)
+		if dc.Attributes["for_each"] == nil {
+			continue
+		}
+		it := sceneItem{dyn: b, forEach: dc.Attributes["for_each"].Expr, iter: "layer"}
+		if a := dc.Attributes["iterator"]; a != nil {
+			t, diags := hcl.AbsTraversalForExpr(a.Expr)
+			if diags.HasErrors() || len(t) != 1 {
+				l.errorf(a.Expr.Range(), "Invalid dynamic iterator name", "iterator takes a bare name, e.g. iterator = cam.")
+				continue
+			}
+			it.iter = t.RootName()
+		}
+		var cb *hcl.Block
+		for _, c := range dc.Blocks {
+			if cb != nil {
+				l.errorf(c.DefRange, "Duplicate content block", "A dynamic block has one content block; the first is at %s.", cb.DefRange.String())
+				continue
+			}
+			cb = c
+		}
+		if cb == nil {
+			l.errorf(b.DefRange, "Missing content block", "A dynamic \"layer\" block needs a content { ... } block with the layer's attributes.")
+			continue
+		}
+		lc, diags := cb.Body.Content(spec.bodySchemaRequired())
+		l.diags = append(l.diags, diags...)
+		it.content = lc
+		n.items = append(n.items, it)
+	}
 }
 
 func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/ext/dynblock"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
@@ -318,15 +317,6 @@ func (l *loader) evalExpanded(n *node) {
 			l.warnf(r, "Media files not found", "%d of the %d instances of %s name files that do not exist, the first %s (%s). The show validates, but running it will fail until the files are there.", len(n.missing), len(ins), n.key, first.Address(), first.Path)
 		}
 	}
-}
-
-// sceneContent reads a scene instance's body with its dynamic blocks
-// expanded in the instance's context.
-func (l *loader) sceneContent(n *node, ctx *hcl.EvalContext) *hcl.BodyContent {
-	body := dynblock.Expand(n.block.Body, ctx)
-	content, diags := body.Content(n.spec.bodySchemaRequired())
-	l.diags = append(l.diags, diags...)
-	return content
 }
 
 // assemble puts the instances into the Show in declaration order.

@@ -46,7 +46,7 @@ type node struct {
 	buses   []*Bus
 	outputs []*Output
 	missing []*Source                       // instances whose media file does not exist
-	layers  map[*hcl.Block]*hcl.BodyContent // a static scene's layers, read once
+	items   []sceneItem // a scene's layers and dynamic layers
 }
 
 type loader struct {
@@ -172,20 +172,10 @@ func (l *loader) declare(blk *hcl.Block, dir string) {
 		if sb, ok := blk.Body.(*hclsyntax.Body); ok {
 			n.hasCnt = sb.Attributes["count"] != nil
 			n.hasEach = sb.Attributes["for_each"] != nil
-			dynamic := false
-			for _, b := range sb.Blocks {
-				dynamic = dynamic || b.Type == "dynamic"
-			}
-			if !dynamic {
-				// Without dynamic blocks the body reads the same for
-				// every instance: read it once.
-				content, diags := blk.Body.Content(n.spec.bodySchemaRequired())
-				l.diags = append(l.diags, diags...)
-				n.content = content
-				n.layers = map[*hcl.Block]*hcl.BodyContent{}
-			}
 		}
-		l.addNode(n)
+		if l.addNode(n) {
+			l.readScene(n)
+		}
 	case "moved":
 		l.moved = append(l.moved, blk)
 	}

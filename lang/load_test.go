@@ -41,6 +41,7 @@ func TestMalformedShows(t *testing.T) {
 		"decimal_rate":          {"4:16 Invalid frame rate"},
 		"duplicate_source":      {`8:1 Duplicate source "a"`},
 		"dynamic_bad":           {"14:26 Invalid index"},
+		"dynamic_misuse":        {"9:11 Unsupported dynamic block type", "15:3 Missing content block", "19:16 Invalid dynamic for_each value", "26:10 Unknown reference"},
 		"each_without_for_each": {`8:12 Reference to "each" in context without for_each`},
 		"for_each_list":         {"8:14 Invalid for_each"},
 		"frame_metadata":        {"8:20 Invalid value"},
