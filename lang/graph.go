@@ -45,7 +45,7 @@ type node struct {
 	scenes  []*Scene
 	buses   []*Bus
 	outputs []*Output
-	missing []*Source                       // instances whose media file does not exist
+	missing []*Source   // instances whose media file does not exist
 	items   []sceneItem // a scene's layers and dynamic layers
 }
 
