@@ -128,7 +128,7 @@ func writeMedia(path, kind string, tp *cpu.TestPattern, f frame.Format, w, h int
 		if err := tp.Next(fr); err != nil {
 			return err
 		}
-		if _, err := bw.Write(fr.Bytes()); err != nil {
+		if _, err := fr.WriteTo(bw); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}

@@ -344,7 +344,7 @@ func (o *FFmpeg) runOnce() (time.Duration, bool) {
 			}
 		}
 		pw.SetWriteDeadline(time.Now().Add(o.cfg.StallTimeout))
-		_, err := pw.Write(f.Bytes())
+		_, err := f.WriteTo(pw)
 		f.Release()
 		if err != nil {
 			pw.Close()

@@ -185,7 +185,8 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 				x := j.vx0 + i
 				st := int(fx.start[x])
 				cf := fx.coef[x*taps : x*taps+taps]
-				sp := srow[st : st+len(cf)]
+				sp := srow[st:]
+				sp = sp[:len(cf)]
 				var s int32
 				for k, c := range cf {
 					s += c * (int32(sp[k]) >> shift)
@@ -198,7 +199,8 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 			x := j.vx0 + i/2
 			st := int(fx.start[x]) * 2
 			cf := fx.coef[x*taps : x*taps+taps]
-			sp := srow[st : st+2*len(cf)]
+			sp := srow[st:]
+			sp = sp[:2*len(cf)]
 			var s0, s1 int32
 			for k, c := range cf {
 				s0 += c * (int32(sp[2*k]) >> shift)
@@ -227,9 +229,10 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 			if c == 0 {
 				continue
 			}
-			src := tmp[base+k*rowLen : base+k*rowLen+len(acc)]
-			for i, v := range src {
-				acc[i] += c * v
+			src := tmp[base+k*rowLen:]
+			src = src[:len(acc)]
+			for i := range acc {
+				acc[i] += c * src[i]
 			}
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]

@@ -14,6 +14,7 @@ package frame
 
 import (
 	"fmt"
+	"io"
 	"sync/atomic"
 	"unsafe"
 )
@@ -162,6 +163,30 @@ func alloc(f Format, w, h int) *Frame {
 // the frame is tightly packed, as frames from New and pools are: the layout
 // of a raw .nv12/.p010 file, so a file read can land in it directly.
 func (fr *Frame) Bytes() []byte { return fr.buf }
+
+// WriteTo writes the picture as a packed raw frame (the luma rows, then the
+// chroma rows, no padding): the layout of .nv12/.p010 files and of ffmpeg's
+// rawvideo nv12/p010le. A packed frame goes out in one write.
+func (fr *Frame) WriteTo(w io.Writer) (int64, error) {
+	size := fr.Format.Size(fr.Width, fr.Height)
+	if len(fr.buf) == size && fr.Pitch[0] == fr.Width*fr.Format.BytesPerSample() && fr.Pitch[1] == fr.Pitch[0] &&
+		len(fr.Data[0]) > 0 && &fr.Data[0][0] == &fr.buf[0] {
+		n, err := w.Write(fr.buf)
+		return int64(n), err
+	}
+	rowBytes := fr.Width * fr.Format.BytesPerSample()
+	var total int64
+	for p := 0; p < 2; p++ {
+		for r := 0; r < fr.Height>>p; r++ {
+			n, err := w.Write(fr.Data[p][r*fr.Pitch[p] : r*fr.Pitch[p]+rowBytes])
+			total += int64(n)
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
+}
 
 // Plane16 returns plane i of a P010 frame as 16-bit words (native order,
 // which is little-endian on every host onair supports).

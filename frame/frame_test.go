@@ -159,3 +159,31 @@ func BenchmarkPool(b *testing.B) {
 		f.Release()
 	})), "allocs/frame")
 }
+
+func TestWriteToPacksPaddedFrames(t *testing.T) {
+	packed, _ := New(NV12, 8, 4)
+	packed.FillRect(2, 0, 2, 2, 99, 7, 8)
+	// The same picture with a pitch of 12: rows padded with junk.
+	padded := &Frame{Format: NV12, Width: 8, Height: 4, Pitch: [2]int{12, 12}}
+	padded.Data[0] = make([]byte, 12*4)
+	padded.Data[1] = make([]byte, 12*2)
+	for i := range padded.Data[0] {
+		padded.Data[0][i] = 0xee
+	}
+	for r := 0; r < 4; r++ {
+		copy(padded.Data[0][r*12:], packed.Data[0][r*8:r*8+8])
+	}
+	for r := 0; r < 2; r++ {
+		copy(padded.Data[1][r*12:], packed.Data[1][r*8:r*8+8])
+	}
+	var a, b strings.Builder
+	if n, err := packed.WriteTo(&a); err != nil || n != 48 {
+		t.Fatalf("packed: %d %v", n, err)
+	}
+	if n, err := padded.WriteTo(&b); err != nil || n != 48 {
+		t.Fatalf("padded: %d %v", n, err)
+	}
+	if a.String() != b.String() {
+		t.Error("a padded frame writes different bytes from the packed one")
+	}
+}
