@@ -407,6 +407,17 @@ func (d *dec) colour() Colour {
 	return c
 }
 
+// exists reports whether a media file exists, asking the file system once
+// per path (counted sources often share a few clips).
+func (l *loader) exists(path string) bool {
+	if ok, seen := l.statCache[path]; seen {
+		return ok
+	}
+	_, err := os.Stat(path)
+	l.statCache[path] = err == nil
+	return err == nil
+}
+
 func (l *loader) showDefaults() (Size, Rational, PixelFormat) {
 	return l.show.Size, l.show.FrameRate, l.show.Format
 }
@@ -464,7 +475,7 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 		s.Path = d.path("path")
 		s.Loop = d.boolean("loop")
 		if s.Path != "" {
-			if _, err := os.Stat(s.Path); err != nil {
+			if !l.exists(s.Path) {
 				n.missing = append(n.missing, s)
 			}
 		}

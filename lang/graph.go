@@ -69,6 +69,7 @@ type loader struct {
 	srcByAddr   map[string]*Source
 	sceneByAddr map[string]*Scene
 	busByAddr   map[string]*Bus
+	statCache   map[string]bool
 }
 
 func newLoader(opts Options) *loader {
@@ -83,6 +84,7 @@ func newLoader(opts Options) *loader {
 		srcByAddr:   map[string]*Source{},
 		sceneByAddr: map[string]*Scene{},
 		busByAddr:   map[string]*Bus{},
+		statCache:   map[string]bool{},
 	}
 }
 
