@@ -76,7 +76,7 @@ func BenchmarkLoopHandler200(b *testing.B) {
 // loop to two Program compositors (block edges of 3), which look for frames
 // every 8 ms through a MultiWait. No pixels. It measures for d after a
 // warm-up and reports per-loop wake-ups, CPU and the pacing jitter.
-func paceShow(b *testing.B, sources, loops int, d time.Duration) {
+func paceShow(b *testing.B, sources, loops int, grid bool, d time.Duration) {
 	ls := make([]*EventLoop, loops)
 	for i := range ls {
 		l, err := NewEventLoop(fmt.Sprintf("pacing_%d", i))
@@ -95,29 +95,37 @@ func paceShow(b *testing.B, sources, loops int, d time.Duration) {
 			edges[c] = append(edges[c], e)
 		}
 	}
-	// Two compositors, polling every 8 ms.
+	// Two compositors, looking every 8 ms at the inputs that signalled
+	// (a ReadySet: one signal for all 192 inputs).
 	stop := make(chan struct{})
 	compDone := make(chan struct{}, 2)
 	var taken atomic.Int64
+	var compWrites [2]func() uint64
 	for c := range edges {
-		var sigs []*Signal
-		for _, e := range edges[c] {
-			sigs = append(sigs, e.Produced())
+		set, err := NewReadySet(sources)
+		if err != nil {
+			b.Fatal(err)
 		}
-		mw, err := NewMultiWait(sigs...)
+		for i, e := range edges[c] {
+			e.Attach(set, i)
+		}
+		compWrites[c] = set.Signal().Writes
+		mw, err := NewMultiWait(set.Signal())
 		if err != nil {
 			b.Fatal(err)
 		}
 		go func(in []*Edge[*tframe]) {
 			defer func() { mw.Close(); compDone <- struct{}{} }()
+			var ready []int
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				fired, _ := mw.Wait(Now() + int64(8*time.Millisecond))
-				for _, i := range fired {
+				mw.Wait(Now() + int64(8*time.Millisecond))
+				ready = set.Take(ready[:0])
+				for _, i := range ready {
 					for {
 						if _, ok := in[i].Get(); !ok {
 							break
@@ -133,17 +141,24 @@ func paceShow(b *testing.B, sources, loops int, d time.Duration) {
 	jitter := make([][]int64, loops)
 	measuring := atomic.Bool{}
 	rng := rand.New(rand.NewSource(7))
+	gridOrigin := Now()
 	pacings := make([]*Pacing, sources)
 	var blocked atomic.Int64
 	for i := 0; i < sources; i++ {
 		li := i % loops
 		l := ls[li]
-		p, _ := NewPacer(PacerConfig{TimeBase: Base120k})
+		cfg := PacerConfig{TimeBase: Base120k}
+		if grid {
+			cfg.AlignPeriod, cfg.AlignOriginNs = TimeBase{1, 30}, gridOrigin
+		}
+		p, _ := NewPacer(cfg)
 		phase := rng.Int63n(33_333_333)
 		i := i
 		l.Do(func() {
 			p.Release(0)
-			p.originNs += phase // spread the sources over the frame period
+			if !grid {
+				p.originNs += phase // sources that started at random moments
+			}
 			var g *Pacing
 			g = p.Run(l, 1, func(pts int64) (int64, bool) { return pts + 4000, true }, func(pts int64) {
 				if measuring.Load() {
@@ -167,12 +182,14 @@ func paceShow(b *testing.B, sources, loops int, d time.Duration) {
 		cpu0[i], w0[i] = loopCPU(b, l), l.Stats().Wakeups
 	}
 	sampler := NewCPUSampler()
+	cw0 := compWrites[0]() + compWrites[1]()
 	t0 := Now()
 	measuring.Store(true)
 	time.Sleep(d)
 	measuring.Store(false)
 	el := float64(Now() - t0)
 	proc := sampler.Sample()
+	cw := compWrites[0]() + compWrites[1]() - cw0
 	var cpuSum, cpuMax, wakeSum float64
 	var all []int64
 	for i, l := range ls {
@@ -218,18 +235,27 @@ func paceShow(b *testing.B, sources, loops int, d time.Duration) {
 	b.ReportMetric(q(0.99), "jitter-p99-µs")
 	b.ReportMetric(float64(len(all))/(el/1e9), "frames/s")
 	b.ReportMetric(float64(blocked.Load()), "blocked-puts")
+	b.ReportMetric(float64(cw)/2/(el/1e9), "signal-writes/s/compositor")
 }
 
 // BenchmarkPacing192: 192 sources at 30 fps, fan-out on the loops, over 4
-// loops and over 1 (the seeds' sharding question). Runs 3 s per case; use
+// loops and over 1 (the seeds' sharding question); phase=random anchors each
+// source where it started (the seeds' case: a wake-up per source), phase=grid
+// on the show's ticks (a wake-up per tick). Runs 3 s per case; use
 // -benchtime=1x.
 func BenchmarkPacing192(b *testing.B) {
 	for _, loops := range []int{4, 1} {
-		b.Run(fmt.Sprintf("loops=%d", loops), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				paceShow(b, 192, loops, 3*time.Second)
+		for _, grid := range []bool{false, true} {
+			phase := "random"
+			if grid {
+				phase = "grid"
 			}
-		})
+			b.Run(fmt.Sprintf("loops=%d/phase=%s", loops, phase), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					paceShow(b, 192, loops, grid, 3*time.Second)
+				}
+			})
+		}
 	}
 }
 
@@ -237,6 +263,6 @@ func BenchmarkPacing192(b *testing.B) {
 // sources on one loop, 3 s.
 func BenchmarkPacingJitter30fps(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		paceShow(b, 8, 1, 3*time.Second)
+		paceShow(b, 8, 1, false, 3*time.Second)
 	}
 }

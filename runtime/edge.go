@@ -7,8 +7,9 @@ package runtime
 //   - enqueued_total = dequeued_total + occupied, always (read under the
 //     lock); drops counts items refused by a full drop-policy edge and is
 //     never touched on a block-policy edge.
-//   - Every accepted Put notifies Produced once; every Get that takes an
-//     item notifies Consumed once. Both are coalesced Signals: a burst
+//   - Every accepted Put notifies Produced once (and marks the edge's input
+//     in an attached ReadySet); every Get that takes an item notifies
+//     Consumed once. Both are coalesced Signals: a burst
 //     costs one eventfd write per read by the other side.
 //   - Close wakes every waiter; a closed edge refuses Put and still gives
 //     out what it holds. Release (after every user has stopped) frees the
@@ -84,6 +85,20 @@ type Edge[T any] struct {
 	drops    atomic.Uint64
 	lastPut  atomic.Int64
 	lastTS   atomic.Int64
+	ready    atomic.Pointer[readyLink]
+}
+
+// Attach makes every accepted Put mark input i of set (as well as notify
+// Produced); nil detaches. If items are queued already, i is marked now.
+func (e *Edge[T]) Attach(set *ReadySet, i int) {
+	if set == nil {
+		e.ready.Store(nil)
+		return
+	}
+	e.ready.Store(&readyLink{set: set, i: i})
+	if e.Len() > 0 {
+		set.Mark(i)
+	}
 }
 
 // NewEdge makes an edge.
@@ -138,6 +153,9 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.lastPut.Store(Now())
 	if ts, ok := any(v).(Timestamped); ok {
 		e.lastTS.Store(ts.Timestamp())
+	}
+	if rl := e.ready.Load(); rl != nil {
+		rl.set.Mark(rl.i)
 	}
 	e.produced.Notify()
 	return true, nil

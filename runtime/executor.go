@@ -324,7 +324,7 @@ func (x *Executor[T]) startNode(g *group[T], gen uint64, s *nodeSlot[T]) error {
 	}
 	ctx := &NodeContext[T]{
 		Plan: s.spec, Show: x.plan, Inputs: s.inputs, Outputs: s.outputs,
-		Log: x.log.With("node", s.spec.ID), Stats: &s.stats, loop: s.loop, done: done,
+		Log: x.log.With("node", s.spec.ID), Stats: &s.stats, loop: s.loop, done: done, GridOriginNs: x.started,
 		fail: func(err error) { s.setErr(err); x.report(g, gen, err) },
 	}
 	node, err := s.ctor(s.spec, ctx)
@@ -394,6 +394,7 @@ func (x *Executor[T]) stopNode(s *nodeSlot[T], state string) {
 		stop()
 	}
 	ctx.wg.Wait()
+	ctx.release()
 	ctx.done.Close()
 }
 

@@ -135,7 +135,6 @@ func (s *testSource) Stop() {}
 type testCompositor struct {
 	w       *world
 	every   time.Duration // look at most this often (a slow bus)
-	looked  atomic.Int64  // inputs looked at
 	fired   atomic.Int64  // inputs that had signalled
 	emitted int64
 }
@@ -153,41 +152,39 @@ func (c *testCompositor) Start(ctx *NodeContext[*tframe]) error {
 	if err != nil {
 		return err
 	}
-	sigs := []*Signal{ctx.Done()}
-	for _, in := range ctx.Inputs {
-		sigs = append(sigs, in.Produced())
+	set, err := ctx.ReadyInputs()
+	if err != nil {
+		return err
 	}
-	mw, err := NewMultiWait(sigs...)
+	mw, err := NewMultiWait(ctx.Done(), set.Signal())
 	if err != nil {
 		return err
 	}
 	ctx.Go(func() error {
 		defer mw.Close()
 		next := Now() + period.ToNanos(1)
+		var ready []int
 		for !ctx.Stopping() {
-			fired, err := mw.Wait(next)
-			if err != nil {
+			if _, err := mw.Wait(next); err != nil {
 				return err
 			}
-			for _, i := range fired {
-				if i == 0 {
-					continue
-				}
+			ready = set.Take(ready[:0])
+			for _, i := range ready {
 				c.fired.Add(1)
-				c.looked.Add(1)
 				for {
-					f, ok := ctx.Get(i - 1)
+					f, ok := ctx.Get(i)
 					if !ok {
 						break
 					}
-					c.w.add(c.w.consumed, ctx.Inputs[i-1].Name())
+					c.w.add(c.w.consumed, ctx.Inputs[i].Name())
 					c.w.mu.Lock()
 					if k := ctx.ID(); len(c.w.firstSeen[k]) < 8 {
 						c.w.firstSeen[k] = append(c.w.firstSeen[k], f)
 					}
 					c.w.mu.Unlock()
 					if c.every > 0 {
-						break // a slow bus takes one frame per look
+						set.Mark(i) // a slow bus takes one frame per look; look again next time
+						break
 					}
 				}
 			}

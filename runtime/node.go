@@ -74,6 +74,10 @@ type NodeContext[T any] struct {
 	// Log carries the node's id.
 	Log   *slog.Logger
 	Stats *NodeStats
+	// GridOriginNs is the show's first frame tick (monotonic ns): pacers
+	// given AlignOriginNs = GridOriginNs and AlignPeriod = the frame period
+	// release on the show's ticks, so a loop wakes once per tick.
+	GridOriginNs int64
 
 	loop     *EventLoop
 	done     *Signal
@@ -84,6 +88,7 @@ type NodeContext[T any] struct {
 	regs    []*Registration
 	timers  []*Timer
 	pacings []*Pacing
+	sets    []*ReadySet
 	wg      sync.WaitGroup
 }
 
@@ -189,6 +194,24 @@ func (c *NodeContext[T]) Put(out int, v T) (bool, error) {
 	return ok, err
 }
 
+// ReadyInputs attaches every input to a new ReadySet (input i is index i)
+// and returns it; the runtime detaches and frees it when the node stops. A
+// compositor waits on its Signal (with ctx.Done in a MultiWait) and takes
+// frames only from the inputs Take returns.
+func (c *NodeContext[T]) ReadyInputs() (*ReadySet, error) {
+	set, err := NewReadySet(len(c.Inputs))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", c.Plan.ID, err)
+	}
+	for i, e := range c.Inputs {
+		e.Attach(set, i)
+	}
+	c.mu.Lock()
+	c.sets = append(c.sets, set)
+	c.mu.Unlock()
+	return set, nil
+}
+
 // Get takes an item from input in without waiting, and counts it.
 func (c *NodeContext[T]) Get(in int) (T, bool) {
 	v, ok := c.Inputs[in].Get()
@@ -290,4 +313,19 @@ func (c *NodeContext[T]) cleanup() {
 		r.Unregister()
 	}
 	c.pacings, c.timers, c.regs = nil, nil, nil
+}
+
+// release frees what outlives the node's goroutines: its ready sets.
+func (c *NodeContext[T]) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, set := range c.sets {
+		for _, e := range c.Inputs {
+			if rl := e.ready.Load(); rl != nil && rl.set == set {
+				e.Attach(nil, 0)
+			}
+		}
+		set.Close()
+	}
+	c.sets = nil
 }

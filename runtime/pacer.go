@@ -17,6 +17,10 @@ package runtime
 //   - A discontinuity (a release more than ResyncAfter ahead of or behind
 //     the clock: a looped file's timestamps restarting, a stalled reader)
 //     re-anchors the origin to now instead of bursting or stalling.
+//   - With a grid (AlignPeriod, AlignOriginNs: the show's frame ticks), an
+//     anchor is the first grid instant at or after now, so every source of
+//     that rate on a loop is released in the same wake-up: the loop wakes
+//     once per tick, not once per source.
 
 import (
 	"fmt"
@@ -37,6 +41,10 @@ type PacerConfig struct {
 	ResyncAfterNs int64
 	// Clock reads the time in ns; nil means Now.
 	Clock func() int64
+	// AlignPeriod and AlignOriginNs put anchors on a grid of instants
+	// origin + k periods (the show's frame ticks); zero: anchor at now.
+	AlignPeriod   TimeBase
+	AlignOriginNs int64
 }
 
 // Pacer maps timestamps to release times on the monotonic clock.
@@ -48,6 +56,8 @@ type Pacer struct {
 	synced    bool
 	originPTS int64
 	originNs  int64
+	align     TimeBase
+	alignAt   int64
 
 	// mutation check: the pre-fix rule (due only once the clock shows it)
 	strictDue bool
@@ -64,7 +74,7 @@ func NewPacer(cfg PacerConfig) (*Pacer, error) {
 	if tb == tp {
 		return nil, fmt.Errorf("pacer: set time_base (such as 1/120000) or tick_period (such as 1/30), exactly one; got time_base %v, tick_period %v", cfg.TimeBase, cfg.TickPeriod)
 	}
-	p := &Pacer{unit: cfg.TimeBase, quantum: cfg.QuantumNs, resync: cfg.ResyncAfterNs, clock: cfg.Clock}
+	p := &Pacer{unit: cfg.TimeBase, quantum: cfg.QuantumNs, resync: cfg.ResyncAfterNs, clock: cfg.Clock, align: cfg.AlignPeriod, alignAt: cfg.AlignOriginNs}
 	if tp {
 		p.unit = cfg.TickPeriod
 	}
@@ -91,16 +101,32 @@ func (p *Pacer) Now() int64 { return p.clock() }
 func (p *Pacer) Release(pts int64) int64 {
 	now := p.clock()
 	if !p.synced {
-		p.synced, p.originPTS, p.originNs = true, pts, now
-		return now
+		p.synced, p.originPTS, p.originNs = true, pts, p.anchor(now)
+		return p.originNs
 	}
 	r := p.originNs + p.unit.ToNanosCeil(pts-p.originPTS)
 	if r-now > p.resync || now-r > p.resync {
 		p.resyncs.Add(1)
-		p.originPTS, p.originNs = pts, now
-		return now
+		p.originPTS, p.originNs = pts, p.anchor(now)
+		return p.originNs
 	}
 	return r
+}
+
+// anchor is now, or with a grid the first grid instant at or after now.
+func (p *Pacer) anchor(now int64) int64 {
+	if !p.align.Valid() || now <= p.alignAt {
+		if p.align.Valid() {
+			return p.alignAt
+		}
+		return now
+	}
+	k := p.align.FromNanos(now - p.alignAt)
+	at := p.alignAt + p.align.ToNanosCeil(k)
+	if at < now {
+		at = p.alignAt + p.align.ToNanosCeil(k+1)
+	}
+	return at
 }
 
 // Due reports whether release r is due at the clock's current reading:

@@ -20,6 +20,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,7 @@ var ErrClosed = errors.New("closed")
 // can wait on it.
 type Signal struct {
 	fd      int
+	fdMu    sync.RWMutex // a write never meets a Close: the number may be reused
 	pending atomic.Bool
 	closed  atomic.Bool
 	writes  atomic.Uint64 // eventfd writes made
@@ -67,11 +69,12 @@ func (s *Signal) Notify() {
 	if !s.pending.CompareAndSwap(false, true) {
 		return
 	}
-	if s.closed.Load() {
-		return
+	s.fdMu.RLock()
+	if !s.closed.Load() {
+		s.writes.Add(1)
+		unix.Write(s.fd, one[:]) // EAGAIN only if the counter is at its maximum: still readable
 	}
-	s.writes.Add(1)
-	unix.Write(s.fd, one[:]) // EAGAIN only if the counter is at its maximum: still readable
+	s.fdMu.RUnlock()
 }
 
 // consume is the reader's half: read the eventfd, then clear pending. It
@@ -152,8 +155,11 @@ func (s *Signal) Writes() uint64 { return s.writes.Load() }
 func (s *Signal) Reads() uint64 { return s.reads.Load() }
 
 // Close releases the eventfd. Unregister the signal from loops and
-// MultiWaits first; a closed signal's Notify does nothing.
+// MultiWaits first. A Notify racing with Close either writes before the
+// descriptor closes or does nothing; never to a reused number.
 func (s *Signal) Close() error {
+	s.fdMu.Lock()
+	defer s.fdMu.Unlock()
 	if s.closed.Swap(true) {
 		return nil
 	}

@@ -99,6 +99,31 @@ func TestPacerResync(t *testing.T) {
 	}
 }
 
+func TestPacerGrid(t *testing.T) {
+	var now int64
+	period := TimeBase{1001, 30000}
+	tests := []struct {
+		name  string
+		start int64
+		want  int64
+	}{
+		{"before the origin", 500, 1000},
+		{"on a tick", 1000 + 33_366_667, 1000 + 33_366_667},
+		{"between ticks", 1000 + 40_000_000, 1000 + 66_733_334},
+		{"a million ticks on", 1000 + 33_366_666_666_666 + 5, 1000 + 33_366_700_033_334},
+	}
+	for _, tc := range tests {
+		now = tc.start
+		p, _ := NewPacer(PacerConfig{TickPeriod: period, AlignPeriod: period, AlignOriginNs: 1000, Clock: func() int64 { return now }})
+		if got := p.Release(7); got != tc.want {
+			t.Errorf("%s: anchored at %d, want %d", tc.name, got, tc.want)
+		}
+		if got := p.Release(8) - p.Release(7); got < 33_366_666 || got > 33_366_667 {
+			t.Errorf("%s: next tick %d ns later", tc.name, got)
+		}
+	}
+}
+
 // TestPacerNoSpin: at 30 fps in 1/120000 s units on a clock that reads whole
 // milliseconds, a timer armed at a release time finds it due: one wake-up per
 // frame. The mutation (due only once the clock shows it) spins.
