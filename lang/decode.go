@@ -458,7 +458,7 @@ func (l *loader) decodeCanvas(d *dec) {
 }
 
 func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
-	s := &Source{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	s := &Source{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: make(Attrs, len(n.content.Attributes)+1)}
 	d := l.newDec(n.spec, n.content, ctx, n.dir, s.Attrs)
 	size, rate, format := l.showDefaults()
 	s.Size = d.size("size", size)
@@ -534,7 +534,7 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 
 func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *hcl.EvalContext) *Layer {
 	spec := n.spec.Block("layer")
-	ly := &Layer{DeclRange: rng, Attrs: Attrs{}}
+	ly := &Layer{DeclRange: rng, Attrs: make(Attrs, len(lc.Attributes))}
 	d := l.newDec(spec, lc, ctx, n.dir, ly.Attrs)
 	if addr, ok := d.ref("source", "source"); ok {
 		ly.Source = l.srcByAddr[addr]
@@ -625,7 +625,7 @@ func (l *loader) readScene(n *node) {
 }
 
 func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
-	b := &Bus{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	b := &Bus{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: make(Attrs, len(n.content.Attributes))}
 	d := l.newDec(n.spec, n.content, ctx, n.dir, b.Attrs)
 	for _, group := range n.spec.OneOf {
 		var set []string
@@ -656,7 +656,7 @@ func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
 }
 
 func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
-	o := &Output{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: Attrs{}}
+	o := &Output{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: make(Attrs, len(n.content.Attributes))}
 	d := l.newDec(n.spec, n.content, ctx, n.dir, o.Attrs)
 	if addr, ok := d.ref("bus", "bus"); ok {
 		o.Bus = l.busByAddr[addr]

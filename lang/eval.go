@@ -162,7 +162,7 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 		}
 		out := make([]instance, c)
 		for i := range out {
-			out[i] = instance{key: Key{Kind: IntKey, Int: i}, vars: map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(i))})}}
+			out[i] = instance{key: Key{Kind: IntKey, Int: i}, vars: l.countVars(i)}
 		}
 		return out, true
 	case forEach != nil:
@@ -206,6 +206,16 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 		return out, true
 	}
 	return []instance{{key: Key{Kind: NoKey}}}, true
+}
+
+// countVars returns the variables {count = {index = i}}, built once per
+// index per Load and shared by every counted block (they are read-only).
+func (l *loader) countVars(i int) map[string]cty.Value {
+	for len(l.counts) <= i {
+		n := len(l.counts)
+		l.counts = append(l.counts, map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(n))})})
+	}
+	return l.counts[i]
 }
 
 func eachVars(k, v cty.Value) map[string]cty.Value {

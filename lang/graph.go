@@ -70,6 +70,7 @@ type loader struct {
 	sceneByAddr map[string]*Scene
 	busByAddr   map[string]*Bus
 	statCache   map[string]bool
+	counts      []map[string]cty.Value // countVars, by index
 }
 
 func newLoader(opts Options) *loader {
