@@ -325,66 +325,76 @@ func (st *state) addFindings(fs []Finding) {
 // groupOrder orders the node groups so that each comes after the groups
 // feeding it (ties in the order groups first appear), and returns the
 // cycles between groups, each as its member groups in first-seen order.
+// It is Kahn's algorithm over group indices: linear and deterministic;
+// only when groups are left over does it build a dominikbraun graph of the
+// groups to name the strongly connected components.
 func groupOrder(g *Graph) (order []string, cycles [][]string) {
-	gg := graph.New(graph.StringHash, graph.Directed())
-	first := map[string]int{}
+	all := g.Nodes()
+	idx := make(map[string]int, len(all)/3+1)
 	var names []string
-	for _, n := range g.Nodes() {
-		if _, ok := first[n.Group]; !ok {
-			first[n.Group] = len(names)
+	for _, n := range all {
+		if _, ok := idx[n.Group]; !ok {
+			idx[n.Group] = len(names)
 			names = append(names, n.Group)
-			_ = gg.AddVertex(n.Group)
 		}
 	}
-	deps := map[string]map[string]bool{}
-	for _, e := range g.Edges() {
-		a, b := g.Node(e.From).Group, g.Node(e.To).Group
-		if a == b {
-			continue
-		}
-		if deps[b] == nil {
-			deps[b] = map[string]bool{}
-		}
-		if !deps[b][a] {
-			deps[b][a] = true
-			_ = gg.AddEdge(a, b)
+	seen := make(map[uint64]struct{})
+	adj := make([][]int, len(names))
+	indeg := make([]int, len(names))
+	for _, n := range all {
+		a := idx[n.Group]
+		for _, e := range g.Out(n.ID) {
+			b := idx[g.Node(e.To).Group]
+			if a == b {
+				continue
+			}
+			k := uint64(a)<<32 | uint64(b)
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+			adj[a] = append(adj[a], b)
+			indeg[b]++
 		}
 	}
-	// Kahn's algorithm with a ready set ordered by first appearance:
-	// linear, deterministic, and what is left over lies on or behind a cycle.
-	indeg := make(map[string]int, len(names))
-	for b, as := range deps {
-		indeg[b] = len(as)
-	}
-	adj, _ := gg.AdjacencyMap()
 	ready := &intHeap{}
-	for _, nm := range names {
-		if indeg[nm] == 0 {
-			ready.push(first[nm])
+	for i := range names {
+		if indeg[i] == 0 {
+			ready.push(i)
 		}
 	}
+	order = make([]string, 0, len(names))
 	for ready.len() > 0 {
-		nm := names[ready.pop()]
-		order = append(order, nm)
-		for next := range adj[nm] {
-			indeg[next]--
-			if indeg[next] == 0 {
-				ready.push(first[next])
+		i := ready.pop()
+		order = append(order, names[i])
+		for _, j := range adj[i] {
+			indeg[j]--
+			if indeg[j] == 0 {
+				ready.push(j)
 			}
 		}
 	}
 	if len(order) == len(names) {
 		return order, nil
 	}
+	gg := graph.New(graph.StringHash, graph.Directed())
+	for _, nm := range names {
+		_ = gg.AddVertex(nm)
+	}
+	for a, bs := range adj {
+		for _, b := range bs {
+			_ = gg.AddEdge(names[a], names[b])
+		}
+	}
 	sccs, _ := graph.StronglyConnectedComponents(gg)
 	for _, c := range sccs {
 		if len(c) < 2 {
 			continue
 		}
-		sort.Slice(c, func(i, j int) bool { return first[c[i]] < first[c[j]] })
+		sort.Slice(c, func(i, j int) bool { return idx[c[i]] < idx[c[j]] })
 		cycles = append(cycles, c)
 	}
-	sort.Slice(cycles, func(i, j int) bool { return first[cycles[i][0]] < first[cycles[j][0]] })
+	sort.Slice(cycles, func(i, j int) bool { return idx[cycles[i][0]] < idx[cycles[j][0]] })
 	return order, cycles
 }
 

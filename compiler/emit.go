@@ -47,6 +47,12 @@ func emit(st *state) {
 	p.Nodes = make([]plan.Node, 0, len(all))
 	loopNodes := map[string][]string{}
 	for _, n := range all {
+		if err := n.Decl.Validate(n.Params); err != nil {
+			// The compiler built a node its kind refuses: a compiler bug,
+			// reported rather than emitted into a plan the runtime would
+			// refuse later.
+			st.errorf(rangePtr(n.Range), "Internal error: invalid node parameters", "%s: %v. Please report this with the show.", n.ID, err)
+		}
 		p.Nodes = append(p.Nodes, plan.Node{
 			ID: n.ID, Kind: n.Kind, Address: n.Address, Group: n.Group, Placement: n.Placement,
 			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Range: PlanRange(n.Range),

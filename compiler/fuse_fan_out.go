@@ -11,6 +11,7 @@ package compiler
 
 import (
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/nodes"
 )
 
 func fuseFanOut(st *state) {
@@ -23,34 +24,17 @@ func fuseFanOut(st *state) {
 		if old == nil {
 			continue
 		}
-		n := *old
-		n.ID, n.Kind = src.Address()+"/one_to_many_nb", "one_to_many_nb"
-		n.Params = copyParams(old.Params)
-		ins := append([]*Edge(nil), g.In(old.ID)...)
-		outs := append([]*Edge(nil), g.Out(old.ID)...)
-		g.RemoveNode(old.ID)
-		if !st.addNodeAt(&n, old) {
-			continue
+		oldID := old.ID
+		decl, ok := nodes.Lookup("one_to_many_nb")
+		if !ok {
+			rng := old.Range
+			st.errorf(&rng, "Unknown node kind", "source_fan_out = \"event_loop\" needs node kind one_to_many_nb, which is not registered in nodes/.")
+			return
 		}
-		for _, e := range ins {
-			c := *e
-			c.To = n.ID
-			g.AddEdge(&c)
-		}
-		for _, e := range outs {
-			c := *e
-			c.From = n.ID
-			g.AddEdge(&c)
-		}
-		st.fused(plan.Fusion{Pass: "fuse fan-out", Group: n.Group, Removed: []string{old.ID}, Added: []string{n.ID},
+		g.Rename(old, src.Address()+"/one_to_many_nb", "one_to_many_nb", decl)
+		n := old
+		st.fused(plan.Fusion{Pass: "fuse fan-out", Group: n.Group, Removed: []string{oldID}, Added: []string{n.ID},
 			Reason: "source_fan_out = \"event_loop\": the fan-out runs on the source's pacing loop instead of a thread of its own"})
 	}
 }
 
-func copyParams(p map[string]any) map[string]any {
-	out := make(map[string]any, len(p))
-	for k, v := range p {
-		out[k] = v
-	}
-	return out
-}

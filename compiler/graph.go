@@ -45,9 +45,11 @@ type Edge struct {
 	Format   string // what travels
 }
 
-// Graph is the node graph, stored in a github.com/dominikbraun/graph
-// directed graph, with adjacency kept in insertion order so that every walk
-// over it is deterministic.
+// Graph is the node graph. It is a github.com/dominikbraun/graph directed
+// graph whose store is the Graph itself (see store.go): adjacency is kept
+// in insertion order, so every walk over it is deterministic, and the
+// library's algorithms (paths, cycles, topological order) run over the
+// same data through Graph.Graph().
 type Graph struct {
 	g     graph.Graph[string, *Node]
 	nodes map[string]*Node
@@ -56,34 +58,25 @@ type Graph struct {
 	order []*Node // nodes by seq (may hold removed nodes until Nodes runs)
 	next  float64
 	dirty bool
+	edges int
 }
 
 // NewGraph returns an empty graph.
 func NewGraph() *Graph {
-	return &Graph{
-		g:     graph.New(func(n *Node) string { return n.ID }, graph.Directed()),
+	g := &Graph{
 		nodes: map[string]*Node{},
 		out:   map[string][]*Edge{},
 		in:    map[string][]*Edge{},
 	}
+	g.g = graph.NewWithStore(func(n *Node) string { return n.ID }, graph.Store[string, *Node](store{g}), graph.Directed())
+	return g
 }
 
 // AddNode adds n; a node id already present is a compiler bug and panics.
 func (g *Graph) AddNode(n *Node) {
-	if _, dup := g.nodes[n.ID]; dup {
-		panic("compiler: node added twice: " + n.ID)
-	}
 	if err := g.g.AddVertex(n); err != nil {
-		panic("compiler: " + err.Error())
+		panic("compiler: node " + n.ID + ": " + err.Error())
 	}
-	g.nodes[n.ID] = n
-	if n.seq == 0 {
-		g.next++
-		n.seq = g.next
-	} else {
-		g.dirty = true
-	}
-	g.order = append(g.order, n)
 }
 
 // Replace adds n in the place of the node old (already removed or about to
@@ -98,25 +91,10 @@ func (g *Graph) AddEdge(e *Edge) {
 	if err := g.g.AddEdge(e.From, e.To, graph.EdgeData(e)); err != nil {
 		panic("compiler: edge " + e.From + " -> " + e.To + ": " + err.Error())
 	}
-	g.out[e.From] = append(g.out[e.From], e)
-	g.in[e.To] = append(g.in[e.To], e)
 }
 
 // RemoveEdge removes the queue from -> to.
-func (g *Graph) RemoveEdge(from, to string) {
-	_ = g.g.RemoveEdge(from, to)
-	g.out[from] = dropEdge(g.out[from], from, to)
-	g.in[to] = dropEdge(g.in[to], from, to)
-}
-
-func dropEdge(es []*Edge, from, to string) []*Edge {
-	for i, e := range es {
-		if e.From == from && e.To == to {
-			return append(es[:i:i], es[i+1:]...)
-		}
-	}
-	return es
-}
+func (g *Graph) RemoveEdge(from, to string) { _ = g.g.RemoveEdge(from, to) }
 
 // RemoveNode removes a node and every edge touching it.
 func (g *Graph) RemoveNode(id string) {
@@ -127,9 +105,28 @@ func (g *Graph) RemoveNode(id string) {
 		g.RemoveEdge(e.From, e.To)
 	}
 	_ = g.g.RemoveVertex(id)
-	delete(g.nodes, id)
-	delete(g.out, id)
-	delete(g.in, id)
+}
+
+// Rename gives a node a new id and kind in place: its edges (the same Edge
+// values, so every neighbour's edge order is kept) now name the new id.
+func (g *Graph) Rename(n *Node, id, kind string, decl *nodes.Kind) {
+	old := n.ID
+	if _, dup := g.nodes[id]; dup {
+		panic("compiler: rename onto an existing node: " + id)
+	}
+	outs, ins := g.out[old], g.in[old]
+	delete(g.nodes, old)
+	delete(g.out, old)
+	delete(g.in, old)
+	n.ID, n.Kind, n.Decl = id, kind, decl
+	g.nodes[id] = n
+	for _, e := range outs {
+		e.From = id
+	}
+	for _, e := range ins {
+		e.To = id
+	}
+	g.out[id], g.in[id] = outs, ins
 }
 
 // Splice removes a node that has one input and one output edge and joins

@@ -15,6 +15,7 @@ package nodes
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -243,11 +244,8 @@ func (p *Param) Check(v any) error {
 		if !ok {
 			return fmt.Errorf("%s must be a string, got %v", p.Name, v)
 		}
-		if p.Type == Rational {
-			var a, b int64
-			if n, err := fmt.Sscanf(s, "%d/%d", &a, &b); err != nil || n != 2 || b <= 0 || a <= 0 {
-				return fmt.Errorf("%s must be a fraction such as \"1/120000\", got %q", p.Name, s)
-			}
+		if p.Type == Rational && !isRational(s) {
+			return fmt.Errorf("%s must be a positive whole number or fraction such as \"30\" or \"1/120000\", got %q", p.Name, s)
 		}
 	case Enum:
 		s, ok := v.(string)
@@ -305,6 +303,16 @@ func (p *Param) rangeText() string {
 		return fmt.Sprintf("<= %d", *p.Max)
 	}
 	return ""
+}
+
+// isRational accepts "N" and "N/D" with N, D positive.
+func isRational(s string) bool {
+	num, den, frac := strings.Cut(s, "/")
+	pos := func(x string) bool {
+		n, err := strconv.ParseInt(x, 10, 64)
+		return err == nil && n > 0
+	}
+	return pos(num) && (!frac || pos(den))
 }
 
 func asInt(v any) (int, bool) {
