@@ -316,6 +316,7 @@ func BenchmarkComposite(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				c.Render(dst, layers)
 			}
+			b.StopTimer()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
 			b.ReportMetric(float64(testing.AllocsPerRun(3, func() { c.Render(dst, layers) })), "allocs/frame")
 		})
