@@ -180,6 +180,30 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	for r := 0; r < rows; r++ {
 		srow := j.src[(j.sy0+rlo+r)*j.srcPitch+j.sx0*ch:]
 		out := tmp[r*rowLen : (r+1)*rowLen]
+		if ch == 1 && taps == 4 { // the 2:1 shrink of a grid cell
+			for i := range out {
+				x := j.vx0 + i
+				sp := srow[int(fx.start[x]):]
+				sp = sp[:4]
+				cf := fx.coef[x*4:]
+				cf = cf[:4]
+				s := cf[0]*(int32(sp[0])>>shift) + cf[1]*(int32(sp[1])>>shift) + cf[2]*(int32(sp[2])>>shift) + cf[3]*(int32(sp[3])>>shift)
+				out[i] = (s + hround) >> hshift
+			}
+			continue
+		}
+		if ch == 2 && taps == 4 {
+			for i := 0; i+1 < len(out); i += 2 {
+				x := j.vx0 + i/2
+				sp := srow[int(fx.start[x])*2:]
+				sp = sp[:8]
+				cf := fx.coef[x*4:]
+				cf = cf[:4]
+				out[i] = (cf[0]*(int32(sp[0])>>shift) + cf[1]*(int32(sp[2])>>shift) + cf[2]*(int32(sp[4])>>shift) + cf[3]*(int32(sp[6])>>shift) + hround) >> hshift
+				out[i+1] = (cf[0]*(int32(sp[1])>>shift) + cf[1]*(int32(sp[3])>>shift) + cf[2]*(int32(sp[5])>>shift) + cf[3]*(int32(sp[7])>>shift) + hround) >> hshift
+			}
+			continue
+		}
 		if ch == 1 {
 			for i := range out {
 				x := j.vx0 + i
