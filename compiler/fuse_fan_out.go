@@ -37,4 +37,3 @@ func fuseFanOut(st *state) {
 			Reason: "source_fan_out = \"event_loop\": the fan-out runs on the source's pacing loop instead of a thread of its own"})
 	}
 }
-
