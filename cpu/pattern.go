@@ -89,6 +89,9 @@ func (t *TestPattern) Format() frame.Format { return t.cfg.Format }
 func (t *TestPattern) Width() int           { return t.cfg.Width }
 func (t *TestPattern) Height() int          { return t.cfg.Height }
 
+// Rate is the source's frame rate.
+func (t *TestPattern) Rate() frame.Rational { return t.cfg.Rate }
+
 // SetNext makes frame n the next one Next draws.
 func (t *TestPattern) SetNext(n int64) { t.n = n }
 

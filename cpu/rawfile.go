@@ -48,6 +48,7 @@ type RawFile struct {
 	size   int64
 	reload int // how many times the kept pictures were dropped
 	st     statBuf
+	err    error // sticky: a file that ended inside a frame stopped the source
 }
 
 // OpenRawFile opens the file and checks that it holds at least one frame.
@@ -80,6 +81,9 @@ func OpenRawFile(cfg RawFileConfig) (*RawFile, error) {
 func (r *RawFile) Format() frame.Format { return r.cfg.Format }
 func (r *RawFile) Width() int           { return r.cfg.Width }
 func (r *RawFile) Height() int          { return r.cfg.Height }
+
+// Rate is the source's frame rate.
+func (r *RawFile) Rate() frame.Rational { return r.cfg.Rate }
 
 // FramesInFile is the number of frames (a partial last one included) the
 // file held at the start of the current pass.
@@ -131,6 +135,9 @@ func (r *RawFile) Next(dst *frame.Frame) error {
 	if dst.Format != r.cfg.Format || dst.Width != r.cfg.Width || dst.Height != r.cfg.Height || int64(len(dst.Bytes())) != r.frameSize {
 		return fmt.Errorf("raw_file %s: frame is %v %dx%d, want a packed %v %dx%d", r.cfg.Path, dst.Format, dst.Width, dst.Height, r.cfg.Format, r.cfg.Width, r.cfg.Height)
 	}
+	if r.err != nil {
+		return r.err
+	}
 	if r.pos >= r.frames {
 		if !r.cfg.Loop {
 			return io.EOF
@@ -167,8 +174,9 @@ func (r *RawFile) pread(buf []byte, off int64) error {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
-		return fmt.Errorf("raw_file %s: the file ends inside frame %d at offset %d (%d of %d bytes): the file must hold whole %dx%d %v frames",
+		r.err = fmt.Errorf("raw_file %s: the file ends inside frame %d at offset %d (%d of %d bytes): the file must hold whole %dx%d %v frames",
 			r.cfg.Path, r.pos, off+int64(got), got, len(buf), r.cfg.Width, r.cfg.Height, r.cfg.Format)
+		return r.err
 	}
 	return fmt.Errorf("raw_file %s: reading frame %d at offset %d: %w", r.cfg.Path, r.pos, off, err)
 }

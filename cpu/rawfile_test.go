@@ -105,6 +105,9 @@ func TestRawFileEndsInsideAFrame(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.offset) || !strings.Contains(err.Error(), "ends inside frame 1") {
 				t.Errorf("error = %v, want one naming %s, frame 1 and %s", err, path, tc.offset)
 			}
+			if again := r.Next(fr); again == nil || again.Error() != err.Error() {
+				t.Errorf("after the error Next = %v, want the same error: the source has stopped", again)
+			}
 		})
 	}
 	t.Run("truncated after open", func(t *testing.T) {
