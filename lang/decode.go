@@ -518,6 +518,9 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each has %d elements; at most %d layers are allowed.", v.LengthInt(), maxInstances)
 			continue
 		}
+		if !l.spend(v.LengthInt(), it.forEach.Range()) {
+			continue
+		}
 		for iter := v.ElementIterator(); iter.Next(); {
 			k, ev := iter.Element()
 			if ty.IsSetType() {

@@ -15,6 +15,25 @@ import (
 // billion sources.
 const maxInstances = 10000
 
+// maxElements bounds the whole expanded show (instances and layers), so a
+// show cannot expand into millions of elements (10,000 scenes of 1,000
+// dynamic layers each).
+const maxElements = 100000
+
+// spend counts n more expanded elements and reports false, with an error
+// the first time, once the show has more than maxElements.
+func (l *loader) spend(n int, r hcl.Range) bool {
+	l.elements += n
+	if l.elements <= maxElements {
+		return true
+	}
+	if !l.tooBig {
+		l.tooBig = true
+		l.errorf(r, "Show too large", "The show expands to more than %d sources, scenes, buses, outputs and layers; this block goes past the limit. Check its count, for_each or dynamic for_each.", maxElements)
+	}
+	return false
+}
+
 func functions() map[string]function.Function {
 	return map[string]function.Function{
 		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc,
@@ -277,6 +296,9 @@ func (l *loader) evalExpanded(n *node) {
 		count, forEach = pc.Attributes["count"], pc.Attributes["for_each"]
 	}
 	ins, ok := l.expand(n, ctx, count, forEach)
+	if ok && !l.spend(len(ins), n.rng) {
+		ok = false
+	}
 	if ok && len(ins) > 1 {
 		variant := map[string]bool{"count": true, "each": true}
 		for it := range n.iters {

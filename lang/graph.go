@@ -64,13 +64,16 @@ type loader struct {
 	moved    []*hcl.Block
 
 	// provided raw variable values
-	varVals map[string]cty.Value
+	varVals   map[string]cty.Value
+	varOrigin map[string]string // where each given value came from
 
 	srcByAddr   map[string]*Source
 	sceneByAddr map[string]*Scene
 	busByAddr   map[string]*Bus
 	statCache   map[string]bool
 	counts      []map[string]cty.Value // countVars, by index
+	elements    int                    // expanded so far, for maxElements
+	tooBig      bool
 }
 
 func newLoader(opts Options) *loader {

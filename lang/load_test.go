@@ -59,6 +59,7 @@ func TestMalformedShows(t *testing.T) {
 		"show_refs_source":      {"2:16 Invalid reference"},
 		"string_ref":            {"9:12 Invalid reference"},
 		"syntax_error":          {"8:13 Invalid expression"},
+		"too_big":               {"11:16 Show too large"},
 		"two_shows":             {"7:1 Duplicate show block"},
 		"unknown_attr":          {"8:3 Unsupported argument"},
 		"unknown_block":         {"7:1 Unsupported block type"},

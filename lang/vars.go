@@ -78,7 +78,9 @@ func (l *loader) readVarValues() {
 		raw[name] = rawVar{text: l.opts.Vars[name], origin: "-var " + name}
 	}
 	l.varVals = map[string]cty.Value{}
+	l.varOrigin = map[string]string{}
 	for name, rv := range raw {
+		l.varOrigin[name] = rv.origin
 		n := l.nodes[l.byKey["var."+name]]
 		ty := l.varType(n)
 		v, ok := l.parseRaw(rv, ty)
@@ -162,7 +164,11 @@ func (l *loader) evalVariable(n *node) {
 	}
 	cv, err := convert.Convert(val, ty)
 	if err != nil {
-		l.errorf(subject, "Invalid value for variable", "var.%s must be %s: %s.", n.name, typeexpr.TypeString(ty), err)
+		from := "its default"
+		if given {
+			from = "the value from " + l.varOrigin[n.name]
+		}
+		l.errorf(subject, "Invalid value for variable", "var.%s must be %s, but %s, %s, is not: %s.", n.name, typeexpr.TypeString(ty), from, showValue(val), err)
 		n.failed = true
 		return
 	}
@@ -200,7 +206,11 @@ func (l *loader) evalVariable(n *node) {
 		if !diags.HasErrors() && m.Type() == cty.String && m.IsKnown() && !m.IsNull() {
 			text = m.AsString()
 		}
-		l.errorf(subject, "Invalid value for variable", "var.%s: %s (validation rule at %s).", n.name, text, cond.Expr.Range().String())
+		from := ""
+		if given {
+			from = " (value from " + l.varOrigin[n.name] + ")"
+		}
+		l.errorf(subject, "Invalid value for variable", "var.%s%s: %s (validation rule at %s).", n.name, from, text, cond.Expr.Range().String())
 		n.failed = true
 		n.value = cty.DynamicVal
 	}
