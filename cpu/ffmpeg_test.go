@@ -244,3 +244,40 @@ func mustFrame(t *testing.T) *frame.Frame {
 	}
 	return fr
 }
+
+// TestFFmpegOutputReportsAnExitOnItsOwn runs an ffmpeg that stops after two
+// frames: each exit is reported and the process restarted, with backoff.
+func TestFFmpegOutputReportsAnExitOnItsOwn(t *testing.T) {
+	needFFmpeg(t)
+	var ev events
+	o, err := StartFFmpeg(FFmpegConfig{Args: []string{"-frames:v", "2", "-f", "null", "-"}, Format: frame.NV12, Width: 64, Height: 64,
+		Rate: frame.Rational{Num: 30, Den: 1}, Queue: 4, BackoffMin: 10 * time.Millisecond, BackoffMax: 40 * time.Millisecond, OnEvent: ev.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := mustFrame64(t)
+	waitFor(t, "three exits", 20*time.Second, func() bool {
+		o.Write(fr)
+		time.Sleep(2 * time.Millisecond)
+		n, _ := ev.count(FFmpegExited)
+		return n >= 3
+	})
+	o.Close()
+	if _, last := ev.count(FFmpegExited); last.Err == nil || !strings.Contains(last.Err.Error(), "process") {
+		t.Errorf("exit reported as %v", last.Err)
+	}
+	if st := o.Stats(); st.Restarts < 2 || st.Exits < 3 || st.Written < 6 {
+		t.Errorf("stats %+v: want 3 exits, 2 restarts and 2 frames taken by each process", st)
+	}
+	if fr.Refs() != 1 {
+		t.Errorf("frame holds %d references after Close, want 1", fr.Refs())
+	}
+}
+
+func mustFrame64(t *testing.T) *frame.Frame {
+	fr, err := frame.New(frame.NV12, 64, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fr
+}
