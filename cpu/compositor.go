@@ -148,7 +148,8 @@ func (c *Compositor) scalerFor(k scalerKey) *scaler {
 }
 
 // Render paints dst black (limited range) and draws the layers on it in
-// z-order. Every layer's frame must have dst's format.
+// z-order. Every layer's frame must have dst's format, and none may be dst
+// itself. dst's metadata is left to the caller (a bus stamps its own tick).
 func (c *Compositor) Render(dst *frame.Frame, layers []Layer) error {
 	c.renders++
 	for i := range layers {

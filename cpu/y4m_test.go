@@ -178,3 +178,55 @@ func TestCreateRecordErrors(t *testing.T) {
 		t.Errorf("wrong size: %v", err)
 	}
 }
+
+// TestY4MReaderReadsFFmpegsY4M reads a Y4M that ffmpeg wrote and compares
+// every frame with ffmpeg's own nv12/p010le conversion of that file.
+func TestY4MReaderReadsFFmpegsY4M(t *testing.T) {
+	needFFmpeg(t)
+	for _, tc := range []struct {
+		f           frame.Format
+		y4mPix, raw string
+	}{
+		{frame.NV12, "yuv420p", "nv12"},
+		{frame.P010, "yuv420p10le", "p010le"},
+	} {
+		dir := t.TempDir()
+		y4m, raw := filepath.Join(dir, "src.y4m"), filepath.Join(dir, "src.raw")
+		src := []string{"-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x180:r=25", "-frames:v", "5"}
+		for _, args := range [][]string{
+			append(append([]string{}, src...), "-pix_fmt", tc.y4mPix, "-strict", "-1", y4m),
+			{"-v", "error", "-i", y4m, "-pix_fmt", tc.raw, "-f", "rawvideo", raw},
+		} {
+			if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
+				t.Fatalf("ffmpeg %v: %v\n%s", args, err, out)
+			}
+		}
+		want, _ := os.ReadFile(raw)
+		y, err := OpenY4M(y4m, "ff", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if y.Format() != tc.f || y.Rate() != (frame.Rational{Num: 25, Den: 1}) {
+			t.Errorf("%v: read as %v at %v", tc.f, y.Format(), y.Rate())
+		}
+		fr, _ := frame.New(tc.f, 320, 180)
+		size := tc.f.Size(320, 180)
+		n := 0
+		for ; ; n++ {
+			err := y.Next(fr)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fr.Bytes(), want[n*size:(n+1)*size]) {
+				t.Errorf("%v: frame %d differs from ffmpeg's %s", tc.f, n, tc.raw)
+			}
+		}
+		y.Close()
+		if n != 5 {
+			t.Errorf("%v: read %d frames, want 5", tc.f, n)
+		}
+	}
+}
