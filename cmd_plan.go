@@ -126,7 +126,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(data)
 		return 0
 	}
-	if err := compiler.WriteText(stdout, res.Plan, *summary, res.Notes); err != nil {
+	if err := compiler.WriteText(stdout, res.Plan, *summary); err != nil {
 		fmt.Fprintf(stderr, "onair plan: %v\n", err)
 		return 1
 	}

@@ -51,9 +51,6 @@ type Result struct {
 	Profile  *Profile
 	Options  Options
 	Findings []Finding
-	// Notes are remarks the passes made that are not findings (for example
-	// an estimate made without the file it needed).
-	Notes []string
 }
 
 // Compile runs the pass table over a show. The diagnostics hold every
@@ -66,6 +63,10 @@ func Compile(show *lang.Show, opts Options) (*Result, hcl.Diagnostics) {
 	st := &state{Result: Result{Show: show, Options: opts}}
 	if show == nil {
 		return &st.Result, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No show to compile"}}
+	}
+	if opts.Backend != "cuda" && opts.Backend != "cpu" {
+		return &st.Result, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown backend",
+			Detail: fmt.Sprintf("The backend %q does not exist; compile for cuda (the GPU) or cpu (the embedded backend).", opts.Backend)}}
 	}
 	for _, p := range passes {
 		p.fn(st)

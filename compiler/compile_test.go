@@ -183,8 +183,8 @@ func TestDemo192Placement(t *testing.T) {
 	if got := float64(p.Estimates.PinnedHostBytes) / 1e9; got < 8.7 || got > 8.9 {
 		t.Errorf("resident pinned memory %.2f GB, the seeds measured 8.8", got)
 	}
-	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "2 s") {
-		t.Errorf("missing files must be noted as estimated: %v", res.Notes)
+	if n := p.Estimates.Notes; len(n) == 0 || !strings.Contains(n[0], "2 s") {
+		t.Errorf("missing files must be noted as estimated: %v", n)
 	}
 	if p.Estimates.NVDECFramesPerSec != 3150 {
 		t.Errorf("nvdec %v frames/s, want 105 × 30", p.Estimates.NVDECFramesPerSec)
@@ -208,7 +208,7 @@ func TestGoldenPlans(t *testing.T) {
 				if diags.HasErrors() {
 					writeDiags(&text, diags)
 				} else {
-					if err := WriteText(&text, res.Plan, false, res.Notes); err != nil {
+					if err := WriteText(&text, res.Plan, false); err != nil {
 						t.Fatal(err)
 					}
 					js, err := plan.Marshal(res.Plan)

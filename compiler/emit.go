@@ -29,6 +29,7 @@ func emit(st *state) {
 		ToolVersion:   st.Options.ToolVersion,
 		Show:          show.Name,
 		ShowHash:      show.Hash,
+		Backend:       st.Options.Backend,
 		Size:          sizeString(show.Size),
 		FrameRate:     ratString(show.FrameRate),
 		Format:        string(show.Format),

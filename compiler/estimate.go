@@ -118,7 +118,7 @@ func estimate(st *state) {
 	e.VRAMBytes, e.PinnedHostBytes, e.PCIeBytesPerSec = vram, pinned, pcie
 	e.NVDECFramesPerSec = round3(nvdec)
 	if len(guessed) > 0 {
-		st.Notes = append(st.Notes, fmt.Sprintf("pinned host memory for %d resident source(s) estimated as frame size × frame rate × 2 s: their files could not be read (%s)", len(guessed), strings.Join(firstN(guessed, 3), ", ")))
+		e.Notes = append(e.Notes, fmt.Sprintf("pinned host memory for %d resident source(s) estimated as frame size × frame rate × 2 s: their files could not be read (%s)", len(guessed), strings.Join(firstN(guessed, 3), ", ")))
 	}
 	if st.Profile == nil {
 		return

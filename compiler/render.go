@@ -11,14 +11,16 @@ import (
 )
 
 // WriteText renders a plan for people: counts by kind, loops and their
-// sources, threads, fused hops and estimates against the profile; then,
-// unless summary, the detail folded by group (consecutive groups of the
-// same shape print once, with their count). notes are printed after the
-// estimates.
-func WriteText(w io.Writer, p *plan.Plan, summary bool, notes []string) error {
+// sources, threads, fused hops and estimates against the profile (with the
+// estimates' notes); then, unless summary, the detail folded by group
+// (consecutive groups of the same shape print once, with their count).
+func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	bw := &errWriter{w: w}
 	pf := bw.printf
 	pf("Plan for show %q: %s at %s fps, %s", p.Show, p.Size, p.FrameRate, p.Format)
+	if p.Backend != "" {
+		pf(", backend %s", p.Backend)
+	}
 	if p.Profile != "" {
 		pf(", profile %s", p.Profile)
 	}
@@ -112,7 +114,7 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool, notes []string) error {
 			pf("  %-20s %14s %14s  %s%s\n", b.Name, fmtAmount(b.Used, b.Unit), fmtAmount(b.Limit, b.Unit), verdict, pct)
 		}
 	}
-	for _, n := range notes {
+	for _, n := range e.Notes {
 		pf("  note: %s\n", n)
 	}
 	if summary {

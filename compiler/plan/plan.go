@@ -20,6 +20,9 @@ type Plan struct {
 	Show          string `json:"show"`      // the show's name
 	ShowHash      string `json:"show_hash"` // lang.Show.Hash
 	Profile       string `json:"profile,omitempty"`
+	// Backend is what the plan was compiled for: "cuda" (the GPU chains) or
+	// "cpu" (the embedded backend's sources).
+	Backend string `json:"backend,omitempty"`
 
 	Size      string `json:"size"`       // "1920x1080"
 	FrameRate string `json:"frame_rate"` // "30" or "30000/1001"
@@ -147,6 +150,9 @@ type Estimates struct {
 	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
 	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
 	Budgets           []Budget `json:"budgets,omitempty"` // each estimate against the profile
+	// Notes say how an estimate was made where it could not be measured
+	// (a resident file that could not be read, for example).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Budget is one estimate against one limit of the capacity profile.
