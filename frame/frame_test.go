@@ -84,6 +84,13 @@ func TestPoolReferenceCounting(t *testing.T) {
 		t.Fatalf("after the last Release the pool holds %d frames, want 1", p.Free())
 	}
 	b, _ := p.Get()
+	b.Retain()
+	p.Put(b)
+	p.Put(b)
+	if p.Free() != 1 {
+		t.Fatalf("Put twice after Retain: pool holds %d, want 1", p.Free())
+	}
+	b, _ = p.Get()
 	if b != a {
 		t.Error("Get did not reuse the released frame")
 	}

@@ -75,6 +75,15 @@ func (p *Pool) Get() (*Frame, error) {
 	return fr, nil
 }
 
+// Put drops one reference to fr, a frame from this pool, as fr.Release
+// does: the frame goes back to the pool when its last user lets go.
+func (p *Pool) Put(fr *Frame) {
+	if fr.pool != p {
+		panic("frame: Put of a frame into a pool it did not come from")
+	}
+	fr.Release()
+}
+
 func (p *Pool) put(fr *Frame) {
 	p.mu.Lock()
 	p.free = append(p.free, fr)
