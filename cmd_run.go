@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/cpubackend"
+	"github.com/onairhq/onair/cuda"
+	"github.com/onairhq/onair/lang"
+)
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "Compile a show and run it until Ctrl-C or -duration, serving status and control over HTTP; print a summary at the end.",
+		usage:   "[-backend auto|cpu|cuda] [-duration D] [-listen ADDR] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-plan FILE] [-var NAME=VALUE]... PATH...",
+		run:     runRun,
+	})
+}
+
+// cue is a switch scheduled at a time after the start of the run.
+type cue struct {
+	at         time.Duration
+	bus, scene string
+	kind       string
+	d          time.Duration
+}
+
+type cueList []cue
+
+func (c *cueList) String() string { return "" }
+func (c *cueList) Set(s string) error {
+	f := strings.Fields(s)
+	if len(f) < 3 || len(f) > 5 {
+		return fmt.Errorf("want 'AT BUS SCENE [cut|fade|wipe [DURATION]]', such as '5s bus.pgm scene.clip fade 500ms'")
+	}
+	at, err := time.ParseDuration(f[0])
+	if err != nil || at < 0 {
+		return fmt.Errorf("%q is not a time after the start such as 5s", f[0])
+	}
+	cu := cue{at: at, bus: f[1], scene: f[2], kind: "cut"}
+	if len(f) > 3 {
+		cu.kind = f[3]
+		if cu.kind != "cut" && cu.kind != "fade" && cu.kind != "wipe" {
+			return fmt.Errorf("transition %q: use cut, fade or wipe", cu.kind)
+		}
+		cu.d = time.Second
+	}
+	if len(f) > 4 {
+		if cu.d, err = time.ParseDuration(f[4]); err != nil || cu.d <= 0 {
+			return fmt.Errorf("transition duration %q: write a duration such as 500ms", f[4])
+		}
+	}
+	if cu.kind == "cut" {
+		cu.d = 0
+	}
+	*c = append(*c, cu)
+	return nil
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(commands["run"], stderr)
+	vars := addVarFlags(fs)
+	backend := fs.String("backend", "auto", "`BACKEND` to run on: auto (CUDA when a GPU is usable, else the CPU), cpu or cuda")
+	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
+	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (GET /status, /metrics, /plan; POST /buses/BUS/cut); empty: none")
+	token := fs.String("token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
+	savedPlan := fs.String("plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
+	quiet := fs.Bool("quiet", false, "log only warnings and errors while running")
+	var cues cueList
+	fs.Var(&cues, "cue", "schedule a switch: 'AT BUS SCENE [cut|fade|wipe [DURATION]]' (repeatable), such as '5s bus.pgm scene.clip'")
+	if rc := parseFlags(fs, args); rc >= 0 {
+		return rc
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	switch *backend {
+	case "auto", "cpu", "cuda":
+	default:
+		fmt.Fprintf(stderr, "onair run: -backend must be auto, cpu or cuda, got %q\n", *backend)
+		return 2
+	}
+
+	// The backend.
+	chosen, why := pickBackend(*backend)
+	if chosen == "" {
+		fmt.Fprintf(stderr, "onair run: %s\n", why)
+		return 1
+	}
+	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
+
+	// The show and its plan.
+	show, diags := lang.Load(fs.Args(), vars.options())
+	var files map[string][]byte
+	if show != nil {
+		files = show.Files
+	}
+	if diags.HasErrors() {
+		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
+		return 1
+	}
+	res, cdiags := compiler.Compile(show, compiler.Options{ToolVersion: version, Backend: chosen})
+	all := append(diags, cdiags...)
+	if len(all) > 0 {
+		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
+	}
+	if all.HasErrors() {
+		return 1
+	}
+	p := res.Plan
+	if *savedPlan != "" {
+		f, err := os.Open(*savedPlan)
+		if err != nil {
+			fmt.Fprintf(stderr, "onair run: %v\n", err)
+			return 1
+		}
+		p, err = plan.Load(f)
+		f.Close()
+		if err == nil {
+			err = plan.CheckShow(p, show.Hash)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onair run: saved plan %s: %v\n", *savedPlan, err)
+			return 1
+		}
+	}
+	planJSON, err := plan.Marshal(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair run: %v\n", err)
+		return 1
+	}
+	for _, cu := range cues {
+		if err := checkCue(p, cu); err != nil {
+			fmt.Fprintf(stderr, "onair run: -cue: %v\n", err)
+			return 2
+		}
+	}
+
+	// Run.
+	level := slog.LevelInfo
+	if *quiet {
+		level = slog.LevelWarn
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	started := time.Now()
+	running, err := cpubackend.Start(ctx, p, planJSON, cpubackend.Options{}, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair run: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "on air: %s, %d nodes on %d loops; started in %v\n", p.Show, len(p.Nodes), len(p.Loops), time.Since(started).Round(time.Millisecond))
+	var srv *control.Server
+	if *listen != "" {
+		srv, err = control.Start(running, control.Options{Addr: *listen, Token: *token})
+		if err != nil {
+			// The show goes on without its status server.
+			fmt.Fprintf(stderr, "onair run: no status server: %v\n", err)
+		} else {
+			fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
+		}
+	}
+	var timers []*time.Timer
+	for _, cu := range cues {
+		cu := cu
+		timers = append(timers, time.AfterFunc(cu.at-time.Since(started), func() {
+			if err := running.Switch(cu.bus, cu.scene, cu.kind, cu.d); err != nil {
+				log.Error("cue", "error", err)
+				return
+			}
+			log.Info("cue", "bus", cu.bus, "scene", cu.scene, "transition", cu.kind)
+		}))
+	}
+	var failure error
+	select {
+	case <-ctx.Done():
+	case <-running.Exec.Failed():
+		failure = running.Exec.Err()
+	}
+	for _, t := range timers {
+		t.Stop()
+	}
+	if srv != nil {
+		srv.Close()
+	}
+	if err := running.Stop(); err != nil && failure == nil {
+		failure = err
+	}
+	fmt.Fprintf(stdout, "\nRan %s for %v.\n", p.Show, time.Since(started).Round(time.Millisecond))
+	running.Backend.Summary().WriteText(stdout)
+	if failure != nil && !errors.Is(failure, context.Canceled) {
+		fmt.Fprintf(stderr, "onair run: %v\n", failure)
+		return 1
+	}
+	return 0
+}
+
+// pickBackend resolves -backend: the backend to compile for and run on, and
+// why; "" when the asked-for backend cannot run here.
+func pickBackend(asked string) (string, string) {
+	if asked == "cpu" {
+		return "cpu", "asked for"
+	}
+	d, err := cuda.Probe()
+	if asked == "cuda" {
+		if err != nil {
+			return "", "-backend cuda: no usable GPU: " + err.Error()
+		}
+		return "", fmt.Sprintf("-backend cuda: found %s (CUDA %s), but this build's CUDA backend has only the driver probe: its NVDEC, upload and compositor nodes are not built yet; run with -backend cpu", d.Devices[0].Name, d.VersionString())
+	}
+	if err != nil {
+		return "cpu", "auto: no usable GPU: " + err.Error()
+	}
+	return "cpu", fmt.Sprintf("auto: found %s (CUDA %s), but this build runs shows on the CPU backend only", d.Devices[0].Name, d.VersionString())
+}
+
+// checkCue refuses a cue for a bus or scene the plan does not have, before
+// the show starts.
+func checkCue(p *plan.Plan, cu cue) error {
+	bus := cu.bus
+	if !strings.HasPrefix(bus, "bus.") {
+		bus = "bus." + bus
+	}
+	scene := cu.scene
+	if !strings.HasPrefix(scene, "scene.") {
+		scene = "scene." + scene
+	}
+	for _, n := range p.Nodes {
+		if n.Kind == "compositor" && n.Address == bus {
+			if scenes := paramList(n.Params["scenes"]); scenes != nil {
+				for _, s := range scenes {
+					if s == scene {
+						return nil
+					}
+				}
+				return fmt.Errorf("%s cannot show %s (its scenes: %s)", bus, scene, strings.Join(scenes, ", "))
+			}
+			return fmt.Errorf("%s shows one source and has no scenes to switch to", bus)
+		}
+	}
+	return fmt.Errorf("the show has no bus %s", bus)
+}
+
+// paramList reads a list param as a freshly compiled plan ([]string) or a
+// loaded one ([]any) holds it.
+func paramList(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+package cpubackend
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/cpu"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/runtime"
+)
+
+// compositor draws one bus on a thread of its own. It sleeps to its next
+// tick's deadline; in between it looks at its inputs at most every
+// input_poll_ms (0: whenever one signals), and only at the inputs that
+// signalled; a switch request makes it look at once. Each tick shows, for
+// every layer, the newest frame of its source at or before the tick; the
+// tick is committed once every output took it (or its deadline passed).
+type compositor struct {
+	b      *Backend
+	bus    *BusState
+	n      plan.Node
+	format frame.Format
+	w, h   int
+	poll   int64 // ns
+
+	inputOf map[string]int // source address → input index
+	inputs  []*playout.Input[Frame]
+	cur     []Frame // the frame each input shows this tick
+	fresh   []bool
+	scenes  [][]sceneLayer // per scene index
+	aux     []sceneLayer   // an AUX bus showing one source
+
+	comp   *cpu.Compositor
+	pool   *frame.Pool
+	layers []cpu.Layer
+	ready  []int
+}
+
+type sceneLayer struct {
+	input int
+	layer cpu.Layer // Frame filled in per tick
+}
+
+func newCompositor(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	f, w, h, _, err := b.videoParams(&n)
+	if err != nil {
+		return nil, err
+	}
+	pollMs, err := ctx.ParamInt("input_poll_ms", 0)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := frame.NewPool(f, w, h, 0)
+	if err != nil {
+		return nil, err
+	}
+	c := &compositor{
+		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h, poll: int64(pollMs) * 1_000_000,
+		inputOf: map[string]int{}, comp: cpu.NewCompositor(), pool: pool,
+	}
+	for i, e := range ctx.Inputs {
+		from, ok := b.nodes[e.Config().From]
+		if !ok {
+			return nil, fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", n.ID, i, e.Config().From)
+		}
+		c.inputOf[from.Address] = i
+		c.inputs = append(c.inputs, playout.NewInput(func(f Frame) { f.Release() }))
+	}
+	c.cur = make([]Frame, len(c.inputs))
+	c.fresh = make([]bool, len(c.inputs))
+	for _, addr := range c.bus.Scenes {
+		sc := b.scenes[addr]
+		var ls []sceneLayer
+		for _, l := range sc.Layers {
+			in, ok := c.inputOf[l.Source]
+			if !ok {
+				return nil, fmt.Errorf("node %s: %s shows %s, but the plan gives the bus no edge from it", n.ID, addr, l.Source)
+			}
+			fit, err := cpu.ParseFit(l.Fit)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %s: %v", n.ID, addr, err)
+			}
+			cl := cpu.Layer{Rect: cpu.Rect{X: l.Rect[0], Y: l.Rect[1], W: l.Rect[2], H: l.Rect[3]}, Fit: fit, Opacity: l.Opacity, Z: l.Z}
+			if l.Crop != nil {
+				cl.Crop = cpu.Rect{X: l.Crop[0], Y: l.Crop[1], W: l.Crop[2], H: l.Crop[3]}
+			}
+			ls = append(ls, sceneLayer{input: in, layer: cl})
+		}
+		c.scenes = append(c.scenes, ls)
+	}
+	if len(c.scenes) == 0 {
+		// An AUX bus with one source: the source over the whole canvas.
+		if len(c.inputs) != 1 {
+			return nil, fmt.Errorf("node %s: an AUX bus without a scene shows one source; the plan gives it %d inputs", n.ID, len(c.inputs))
+		}
+		c.aux = []sceneLayer{{input: 0, layer: cpu.Layer{Rect: cpu.Rect{W: w, H: h}, Fit: cpu.Contain, Opacity: 1}}}
+	}
+	return c, nil
+}
+
+func (c *compositor) Start(ctx *runtime.NodeContext[Frame]) error {
+	set, err := ctx.ReadyInputs()
+	if err != nil {
+		return err
+	}
+	// Two waits: one that also watches the inputs, one (between looks, when
+	// input_poll_ms is set) that watches only the stop and switch signals.
+	all, err := runtime.NewMultiWait(ctx.Done(), c.bus.wake, set.Signal())
+	if err != nil {
+		return err
+	}
+	quiet, err := runtime.NewMultiWait(ctx.Done(), c.bus.wake)
+	if err != nil {
+		all.Close()
+		return err
+	}
+	ctx.Go(func() error {
+		defer all.Close()
+		defer quiet.Close()
+		defer c.release() // on this thread: Stop runs before it returns
+		return c.run(ctx, set, all, quiet)
+	})
+	return nil
+}
+
+func (c *compositor) run(ctx *runtime.NodeContext[Frame], set *runtime.ReadySet, all, quiet *runtime.MultiWait) error {
+	clock := c.b.opts.Clock
+	grid := c.b.grid()
+	sched := playout.NewSchedule(grid, 2, clock())
+	var lastLook int64
+	for !ctx.Stopping() {
+		deadline := sched.NextDeadline()
+		now := clock()
+		wait, until := all, deadline
+		if c.poll > 0 && now < lastLook+c.poll {
+			wait, until = quiet, min(deadline, lastLook+c.poll)
+		}
+		if now < until {
+			fired, err := wait.Wait(until)
+			if err != nil {
+				return err
+			}
+			for _, i := range fired {
+				if i == 1 { // a switch: look at every input at once
+					lastLook = 0
+				}
+			}
+		}
+		now = clock()
+		if c.poll == 0 || now >= lastLook+c.poll {
+			c.look(ctx, set)
+			lastLook = now
+		}
+		k, due := sched.Due(now)
+		if !due {
+			continue
+		}
+		c.look(ctx, set) // the freshest frames for the draw
+		lastLook = now
+		if err := c.tick(ctx, sched, grid, k, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// look takes the frames of the inputs that signalled.
+func (c *compositor) look(ctx *runtime.NodeContext[Frame], set *runtime.ReadySet) {
+	c.ready = set.Take(c.ready[:0])
+	for _, i := range c.ready {
+		for {
+			f, ok := ctx.Get(i)
+			if !ok {
+				break
+			}
+			c.inputs[i].Offer(f, f.PTS)
+		}
+	}
+}
+
+// tick draws tick k and hands it to the outputs.
+func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedule, grid playout.Grid, k, start int64) error {
+	t := grid.At(k)
+	for i, in := range c.inputs {
+		f, ok, fresh := in.Pick(t)
+		if !ok {
+			f = nil
+		}
+		c.cur[i], c.fresh[i] = f, fresh
+	}
+	c.bus.mu.Lock()
+	from, to, kind, progress := c.bus.switcher.At(k)
+	for i := range c.bus.cuts {
+		if c.bus.cuts[i].Tick < 0 {
+			c.bus.cuts[i].Tick, c.bus.cuts[i].DeadlineNs = k, sched.Deadline(k)-c.b.origin
+		}
+	}
+	c.bus.mu.Unlock()
+
+	out, err := c.pool.Get()
+	if err != nil {
+		return err
+	}
+	var repeats uint64
+	if progress == 0 || to == from {
+		repeats, err = c.render(out, from)
+	} else {
+		repeats, err = c.transition(out, from, to, kind, progress)
+	}
+	if err != nil {
+		out.Release()
+		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+	}
+	out.PTS, out.TimeBase, out.SourceFrame, out.Source = k, c.b.rate.Inverse(), k, c.bus.Address
+	drawn := clock(c.b)
+
+	// Hand off: every output takes the frame, or its deadline passes.
+	var drops uint64
+	for i := range ctx.Outputs {
+		out.Retain()
+		ok, err := ctx.Put(i, out)
+		if !ok {
+			out.Release()
+			if err != nil && !errors.Is(err, runtime.ErrCancelled) {
+				return err
+			}
+			drops++
+		}
+	}
+	out.Release()
+	sched.Commit(k)
+	end := clock(c.b)
+
+	c.bus.mu.Lock()
+	c.bus.ticks++
+	c.bus.missed = sched.Missed
+	c.bus.repeats += repeats
+	c.bus.outDrops += drops
+	c.bus.onAirAt = k
+	p := c.bus.period
+	deadline := sched.Deadline(k)
+	c.bus.timing.Draw.Observe(end-deadline, p)
+	c.bus.timing.Queue.Observe(drawn-start, p)
+	c.bus.timing.GPUWait.Observe(0, p)
+	c.bus.timing.HandOff.Observe(end-drawn, p)
+	c.bus.mu.Unlock()
+	return nil
+}
+
+func clock(b *Backend) int64 { return b.opts.Clock() }
+
+// layersOf fills c.layers with scene s's layers and counts the visible
+// layers whose frame is a repeat.
+func (c *compositor) layersOf(s int) uint64 {
+	ls := c.aux
+	if s >= 0 && s < len(c.scenes) {
+		ls = c.scenes[s]
+	}
+	c.layers = c.layers[:0]
+	var repeats uint64
+	for _, l := range ls {
+		cl := l.layer
+		cl.Frame = c.cur[l.input]
+		if cl.Frame != nil && !c.fresh[l.input] && cl.Opacity > 0 {
+			repeats++
+		}
+		c.layers = append(c.layers, cl)
+	}
+	return repeats
+}
+
+func (c *compositor) render(dst Frame, s int) (uint64, error) {
+	r := c.layersOf(s)
+	return r, c.comp.Render(dst, c.layers)
+}
+
+func (c *compositor) transition(dst Frame, from, to int, kind playout.Kind, progress float64) (uint64, error) {
+	a, err := c.pool.Get()
+	if err != nil {
+		return 0, err
+	}
+	defer a.Release()
+	bb, err := c.pool.Get()
+	if err != nil {
+		return 0, err
+	}
+	defer bb.Release()
+	r1, err := c.render(a, from)
+	if err != nil {
+		return 0, err
+	}
+	r2, err := c.render(bb, to)
+	if err != nil {
+		return 0, err
+	}
+	t := cpu.Fade
+	if kind == playout.Wipe {
+		t = cpu.Wipe
+	}
+	return r1 + r2, t.Apply(dst, a, bb, progress)
+}
+
+func (c *compositor) Stop() {}
+
+// release lets go of every frame the inputs hold.
+func (c *compositor) release() {
+	for _, in := range c.inputs {
+		in.Close()
+	}
+}

@@ -1,0 +1,218 @@
+package cpubackend
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/cpu"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/lang"
+)
+
+// compile loads and compiles a show file for the CPU backend.
+func compile(t testing.TB, path string, vars map[string]string) *plan.Plan {
+	t.Helper()
+	show, diags := lang.Load([]string{path}, lang.Options{Vars: vars})
+	if diags.HasErrors() {
+		var b bytes.Buffer
+		lang.WriteDiagnostics(&b, show.Files, diags, false)
+		t.Fatalf("load %s:\n%s", path, b.String())
+	}
+	res, cdiags := compiler.Compile(show, compiler.Options{Backend: "cpu", ToolVersion: "test"})
+	if cdiags.HasErrors() {
+		var b bytes.Buffer
+		lang.WriteDiagnostics(&b, show.Files, cdiags, false)
+		t.Fatalf("compile %s:\n%s", path, b.String())
+	}
+	return res.Plan
+}
+
+// writeShow writes a show into a new directory and returns its path.
+func writeShow(t testing.TB, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "show.hcl")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func startShow(t testing.TB, p *plan.Plan) *Show {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := Start(context.Background(), p, nil, Options{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// readY4M returns every frame of a Y4M file the record output wrote.
+func readY4M(t testing.TB, path string) []*frame.Frame {
+	t.Helper()
+	r, err := cpu.OpenY4M(path, "rec", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []*frame.Frame
+	for {
+		f, err := frame.New(r.Format(), r.Width(), r.Height())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Next(f); err != nil {
+			break
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+const twoSources = `
+show {
+  name       = "two"
+  size       = "320x180"
+  frame_rate = "30"
+}
+canvas {
+  pacing_loops  = 2
+  input_poll_ms = 8
+}
+source "test_pattern" "one" {
+  pattern = "ramp"
+}
+source "test_pattern" "two" {
+  pattern = "checker"
+}
+scene "one" {
+  layer {
+    source = source.one
+  }
+}
+scene "two" {
+  layer {
+    source = source.two
+  }
+}
+bus "program" "pgm" {
+  scene = scene.one
+}
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}
+`
+
+// TestCutLandsWithinAFrameAndNothingIsLostSilently runs a two-source show
+// for a few seconds with a cut in the middle, then reads the recording back
+// and checks, from the frame numbers stamped into the pictures, that the
+// cut happened once and within a frame of its request, and that every frame
+// missing from the recording was counted.
+func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
+	showPath := writeShow(t, twoSources)
+	p := compile(t, showPath, nil)
+	s := startShow(t, p)
+	time.Sleep(1500 * time.Millisecond)
+	if err := s.Switch("pgm", "two", "cut", 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sum := s.Backend.Summary()
+	var b bytes.Buffer
+	sum.WriteText(&b)
+	t.Logf("summary:\n%s", b.String())
+
+	frames := readY4M(t, filepath.Join(filepath.Dir(showPath), "pgm.y4m"))
+	bus, out := sum.Buses[0], sum.Outputs[0]
+	if uint64(len(frames)) != out.Written {
+		t.Fatalf("the recording holds %d frames, the output wrote %d", len(frames), out.Written)
+	}
+	if out.Written+bus.OutputDrops != bus.Ticks {
+		t.Fatalf("bus drew %d ticks, the output wrote %d and dropped %d", bus.Ticks, out.Written, bus.OutputDrops)
+	}
+	if len(frames) < 60 {
+		t.Fatalf("only %d frames in 3 s", len(frames))
+	}
+
+	// Read the stamps: which source and which of its frames each picture shows.
+	// The first ticks may come before any source frame was released: they
+	// are black, and only they may be.
+	for len(frames) > 0 {
+		if _, _, ok := cpu.ReadStamp(frames[0], cpu.Rect{W: frames[0].Width, H: frames[0].Height}); ok {
+			break
+		}
+		frames = frames[1:]
+	}
+	ids := make([]uint16, len(frames))
+	nums := make([]uint32, len(frames))
+	for i, f := range frames {
+		id, n, ok := cpu.ReadStamp(f, cpu.Rect{W: f.Width, H: f.Height})
+		if !ok {
+			t.Fatalf("frame %d: no stamp", i)
+		}
+		ids[i], nums[i] = id, n
+	}
+	one, two := s.Backend.stamps["source.one"], s.Backend.stamps["source.two"]
+	cut := -1
+	for i := range ids {
+		if ids[i] == two && cut < 0 {
+			cut = i
+		}
+		if cut < 0 && ids[i] != one || cut >= 0 && ids[i] != two {
+			t.Fatalf("frame %d shows source %d; want source %d before the cut and %d after, one clean switch (ids %v)", i, ids[i], one, two, ids)
+		}
+	}
+	if cut < 0 {
+		t.Fatal("the cut never reached the recording")
+	}
+	if len(bus.Cuts) != 1 || bus.Cuts[0].Tick < 0 {
+		t.Fatalf("cut log %+v", bus.Cuts)
+	}
+	c := bus.Cuts[0]
+	period := int64(time.Second / 30)
+	if lat := c.DeadlineNs - c.AskedNs; lat < 0 || lat > period+period/2 {
+		t.Errorf("the cut asked at %v was drawn at %v: not within a frame", time.Duration(c.AskedNs), time.Duration(c.DeadlineNs))
+	}
+	// Frame numbers: a source's numbers step by 1 from picture to picture;
+	// a 0 step is a repeat and a larger step a frame not shown, and each
+	// must have been counted (repeats, missed deadlines, drops).
+	var repeats, skipped uint64
+	for i := 1; i < len(nums); i++ {
+		if i == cut {
+			continue
+		}
+		switch d := int64(nums[i]) - int64(nums[i-1]); {
+		case d == 0:
+			repeats++
+		case d > 1:
+			skipped += uint64(d - 1)
+		case d < 0:
+			t.Fatalf("frame %d shows source frame %d after %d: time went backwards", i, nums[i], nums[i-1])
+		}
+	}
+	var srcDrops, underruns uint64
+	for _, src := range sum.Sources {
+		srcDrops += src.Drops
+		underruns += src.Underruns
+	}
+	if repeats > bus.Repeats {
+		t.Errorf("%d repeated pictures in the recording, the bus counted %d", repeats, bus.Repeats)
+	}
+	if skipped > bus.Missed+bus.OutputDrops+srcDrops+underruns+uint64(len(frames)) && skipped > 0 {
+		t.Errorf("%d source frames skipped, counted: %d missed, %d output drops, %d source drops", skipped, bus.Missed, bus.OutputDrops, srcDrops)
+	}
+	fmt.Fprintf(os.Stderr, "cut at frame %d: source frames %d → %d; %d repeats, %d skipped\n", cut, nums[cut-1], nums[cut], repeats, skipped)
+}
