@@ -167,6 +167,10 @@ func TestDemo192Placement(t *testing.T) {
 			if !src || !strings.HasPrefix(n.Placement.Loop, "pacing_") {
 				t.Errorf("%s placed on %+v", n.ID, n.Placement)
 			}
+		case n.Kind == "compositor" && n.Params["bus"] == "aux":
+			if n.Placement.Loop != "default" {
+				t.Errorf("AUX compositor %s placed on %+v, want the default loop", n.ID, n.Placement)
+			}
 		case n.Kind == "compositor" || n.Kind == "dec_video" || n.Kind == "input_rec":
 			if !n.Placement.Thread {
 				t.Errorf("blocking %s not on its own thread", n.ID)

@@ -63,7 +63,7 @@ func estimate(st *state) {
 	all := g.Nodes()
 	for _, n := range all {
 		t := n.Decl.Traits
-		if t.Blocking {
+		if n.Placement.Thread {
 			threads++
 		}
 		fb := FrameBytes(n.Size, n.Format)

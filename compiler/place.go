@@ -1,10 +1,10 @@
 package compiler
 
-// place decides where each node runs. Blocking nodes (traits.Blocking) get
-// a thread of their own. The rest run on an event loop: a source's nodes on
+// place decides where each node runs. Blocking nodes (traits.Blocking,
+// unless their parameters match traits.LoopWhen) get a thread of their own. The rest run on an event loop: a source's nodes on
 // pacing_{i % pacing_loops}, where i is the source's index in the show;
-// compositors' and outputs' loop-driven nodes (outputs, AUX and wipe
-// pacing) on "default".
+// the loop-driven nodes of buses and outputs (outputs, AUX compositors and
+// wipe pacing) on "default".
 //
 // Needs: the fused graph. Leaves: every node's Placement.
 
@@ -21,7 +21,7 @@ func place(st *state) {
 	}
 	for _, n := range st.Graph.Nodes() {
 		switch {
-		case n.Decl.Traits.Blocking:
+		case n.Decl.RunsOnThread(n.Params):
 			n.Placement = plan.Placement{Thread: true}
 		case n.Source != nil:
 			n.Placement = plan.Placement{Loop: PacingLoop(n.Source.Index, loops)}

@@ -140,7 +140,7 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "compositor",
-		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut).",
+		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut). A Program compositor has a thread of its own; an AUX compositor is paced by the default loop.",
 		Params: []Param{
 			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
 			{Name: "input_poll_ms", Type: Int, Default: 0, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
@@ -148,7 +148,7 @@ var builtin = []*Kind{
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			formatParam, sizeParam, rateParam,
 		},
-		Traits:    Traits{Blocking: true, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
+		Traits:    Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
 		Readiness: "a first tick has been drawn",
 	},
 	{

@@ -113,6 +113,10 @@ type Traits struct {
 	// Blocking nodes need a thread of their own; the rest are driven by an
 	// event loop.
 	Blocking bool
+	// LoopWhen lists parameter values under which a blocking kind runs on
+	// an event loop after all (an AUX compositor is paced by the default
+	// loop; a Program compositor has its own thread).
+	LoopWhen map[string][]string
 	Roles    Role
 	Domain   Domain   // where the frames it emits live; "" for sinks
 	Takes    []string // formats accepted on input edges; empty for sources
@@ -147,6 +151,26 @@ func (k *Kind) Param(name string) (*Param, bool) {
 		}
 	}
 	return nil, false
+}
+
+// RunsOnThread reports whether a node of this kind with these parameters
+// needs a thread of its own.
+func (k *Kind) RunsOnThread(params map[string]any) bool {
+	if !k.Traits.Blocking {
+		return false
+	}
+	for name, values := range k.Traits.LoopWhen {
+		v, ok := params[name]
+		if !ok {
+			if p, found := k.Param(name); found {
+				v = p.Default
+			}
+		}
+		if s, isStr := v.(string); isStr && contains(values, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // Has reports whether the kind has every role in r.

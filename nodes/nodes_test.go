@@ -89,6 +89,20 @@ func TestParams(t *testing.T) {
 	}
 }
 
+func TestRunsOnThread(t *testing.T) {
+	comp, _ := Lookup("compositor")
+	if !comp.RunsOnThread(map[string]any{"bus": "program"}) || !comp.RunsOnThread(nil) {
+		t.Error("a Program compositor has a thread of its own")
+	}
+	if comp.RunsOnThread(map[string]any{"bus": "aux"}) {
+		t.Error("an AUX compositor is paced by the default loop")
+	}
+	rt, _ := Lookup("realtime")
+	if rt.RunsOnThread(nil) {
+		t.Error("realtime is loop-driven")
+	}
+}
+
 func TestLiveParams(t *testing.T) {
 	live := map[string]bool{"compositor.input_poll_ms": true, "gpu_import.import_ttl_ms": true, "output_preview.quality": true}
 	notLive := []string{"dec_video.mode", "raw_video_file_cuda.mode", "ipc_dmabuf_source.return_queue"}

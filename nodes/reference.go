@@ -3,6 +3,7 @@ package nodes
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -18,6 +19,9 @@ func WriteReference(w io.Writer, markdown bool) error {
 		thread := "loop-driven (runs on an event loop)"
 		if t.Blocking {
 			thread = "blocking (a thread of its own)"
+			for _, name := range sortedNames(t.LoopWhen) {
+				thread += fmt.Sprintf("; on an event loop when %s = %s", name, strings.Join(t.LoopWhen[name], " | "))
+			}
 		}
 		if markdown {
 			ew.printf("\n## %s\n\n%s\n\n", k.Name, k.Doc)
@@ -93,6 +97,15 @@ func defaultText(p Param) string {
 		return "[" + strings.Join(v, ", ") + "]"
 	}
 	return fmt.Sprint(p.Default)
+}
+
+func sortedNames(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func orNone(xs []string) string {
