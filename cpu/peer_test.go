@@ -186,6 +186,19 @@ func TestPeerFFmpeg(t *testing.T) {
 				"[a][b]hstack[top];[c][d]hstack[bot];[top][bot]vstack",
 		},
 		{
+			name: "2x2 grid p010", format: frame.P010,
+			inputs: []peerInput{{Bars, 640, 360}, {Ramp, 640, 360}, {Checker, 640, 360}, {Bars, 1280, 720}},
+			layers: func(in [][]*frame.Frame, i int) []Layer {
+				var ls []Layer
+				for k := 0; k < 4; k++ {
+					ls = append(ls, Layer{Frame: in[k][i], Rect: Rect{(k % 2) * 320, (k / 2) * 180, 320, 180}, Opacity: 1})
+				}
+				return ls
+			},
+			graph: "[0:v]scale=320:180:" + bil + "[a];[1:v]scale=320:180:" + bil + "[b];[2:v]scale=320:180:" + bil + "[c];[3:v]scale=320:180:" + bil + "[d];" +
+				"[a][b]hstack[top];[c][d]hstack[bot];[top][bot]vstack",
+		},
+		{
 			name: "contain with padding", format: frame.NV12,
 			inputs: []peerInput{{Ramp, 640, 480}},
 			layers: func(in [][]*frame.Frame, i int) []Layer {
