@@ -9,9 +9,24 @@ FUZZTIME  ?= 10s
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
 
-# run: the main job on the embedded default (CPU backend when there is no GPU).
-run: build
-	./bin/onair run -backend auto -duration 10s examples/cpu-demo.hcl
+DEMO_MEDIA := examples/media/clip0.nv12 examples/media/clip1.nv12
+
+# run: the main job on the embedded default (CPU backend when there is no
+# GPU): make the demo's media with onair's own generator, play
+# examples/cpu-demo.hcl for ten seconds with a cut to scene.clip at 5 s and a
+# wipe back at 7 s, write out/*.y4m and print the summary.
+run: build $(DEMO_MEDIA)
+	./bin/onair run -backend auto -duration 10s \
+		-cue '5s bus.pgm scene.clip' -cue '7s bus.pgm scene.grid wipe 1s' \
+		examples/cpu-demo.hcl
+
+examples/media/clip0.nv12: | build
+	mkdir -p $(@D)
+	./bin/onair media -size 640x360 -rate 30 -frames 60 -pattern ramp -id 3 -o $@
+
+examples/media/clip1.nv12: | build
+	mkdir -p $(@D)
+	./bin/onair media -size 640x360 -rate 30 -frames 60 -pattern checker -id 4 -o $@
 
 test: build
 	$(GO) vet ./...
