@@ -75,6 +75,28 @@ func TestPlanCommand(t *testing.T) {
 	}
 }
 
+// The seeds' show: the fused counts `onair plan` opens with.
+func TestPlanDemo192Counts(t *testing.T) {
+	rc, out, errb := runCLI(t, "plan", "-summary", "shows/demo-192.hcl")
+	if rc != 0 {
+		t.Fatalf("rc=%d: %s", rc, errb)
+	}
+	for _, want := range []string{
+		"  one_to_many_nb            192\n",
+		"  raw_video_file_cuda        47\n",
+		"  dec_video                 105\n",
+		"fuse input routing     105 groups, removed demux ×105",
+		"fuse fan-out           192 groups, removed one_to_many ×192, added one_to_many_nb ×192",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan -summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "  demux ") || strings.Contains(out, "  one_to_many  ") {
+		t.Errorf("fused kinds still counted:\n%s", out)
+	}
+}
+
 func TestPlanJSONIsDeterministic(t *testing.T) {
 	rc1, a, _ := runCLI(t, "plan", "-json", "shows/studio.hcl")
 	rc2, b, _ := runCLI(t, "plan", "-json", "shows/studio.hcl")

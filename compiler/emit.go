@@ -96,7 +96,7 @@ func emit(st *state) {
 	p.Groups = make([]plan.Group, 0, len(order))
 	for i, name := range order {
 		p.Groups = append(p.Groups, plan.Group{Name: name, Order: i, DependsOn: deps[name],
-			Readiness: groupReadiness(g, members[name]), Restartable: restartable(members[name])})
+			Readiness: groupReadiness(g, members[name]), ReadyTimeoutMs: ReadinessTimeoutMs, Restartable: restartable(members[name])})
 	}
 	for _, sc := range show.Scenes {
 		ps := plan.Scene{Address: sc.Address(), Layers: []plan.Layer{}, Range: PlanRange(sc.DeclRange)}
