@@ -122,14 +122,14 @@ type Loop struct {
 // Group is a node group: the unit that starts, waits for readiness and
 // restarts together.
 type Group struct {
-	Name        string   `json:"name"`
-	Order       int      `json:"order"`                // start order, 0 first
-	DependsOn   []string `json:"depends_on,omitempty"` // groups that must be ready first
-	Readiness   string   `json:"readiness"`            // e.g. "every edge leaving the group has carried a frame"
+	Name      string   `json:"name"`
+	Order     int      `json:"order"`                // start order, 0 first
+	DependsOn []string `json:"depends_on,omitempty"` // groups that must be ready first
+	Readiness string   `json:"readiness"`            // e.g. "every edge leaving the group has carried a frame"
 	// ReadyTimeoutMs is how long the group may take to become ready before
 	// starting fails with an error naming the edge that carried no frame.
-	ReadyTimeoutMs int `json:"ready_timeout_ms,omitempty"`
-	Restartable bool     `json:"restartable,omitempty"`
+	ReadyTimeoutMs int  `json:"ready_timeout_ms,omitempty"`
+	Restartable    bool `json:"restartable,omitempty"`
 }
 
 // Fusion is one entry of the fusion log: a pass that changed the naive graph.
