@@ -8,8 +8,10 @@
 // The compiler's checks read traits, never kind names; `onair nodes` prints
 // the reference from these declarations.
 //
-// This package must never import lang/, compiler/ or runtime/ (runtime
-// imports it, and the compiler imports it): it is data, read by all of them.
+// This package must never import lang/, compiler/ or runtime/: it is data.
+// The compiler imports it; the runtime reads only compiler/plan, so a
+// kind's constructor (Kind.New) is filled in by whatever wires the runtime
+// to the registry (the CLI), never by nodes/ importing the runtime.
 package nodes
 
 import (
@@ -138,8 +140,9 @@ type Kind struct {
 	Readiness string
 	// Exclusive lists sets of parameters of which at most one may be set.
 	Exclusive [][]string
-	// New is the runtime's constructor, filled in by the runtime package
-	// (its concrete type is the runtime's to define; nodes/ never imports it).
+	// New is the runtime's constructor for the kind. Its concrete type is
+	// the runtime's to define; it is set by the code that wires the runtime
+	// to this registry (nodes/ never imports the runtime, nor it nodes/).
 	New any
 }
 
