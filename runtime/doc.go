@@ -20,7 +20,8 @@
 //   - Edge[T]: a bounded FIFO with Produced/Consumed signals, policy Block
 //     or Drop, and counters (EdgeStats).
 //   - MultiWait: wait on several signals until a deadline and learn which
-//     fired.
+//     fired. ReadySet: which of many inputs got frames, behind one coalesced
+//     signal (NodeContext.ReadyInputs), for compositors with many inputs.
 //   - TimeBase, Pacer, Smoother: rational time, release times that count a
 //     release inside the clock's current quantum as due, and slot numbering
 //     for irregular sources.
@@ -78,15 +79,19 @@
 //
 //	func (p *pattern) Stop() {}
 //
+// Pass AlignPeriod: period and AlignOriginNs: ctx.GridOriginNs in the
+// PacerConfig to release on the show's ticks: the loop then wakes once per
+// tick for all its sources instead of once per source.
+//
 // A compositor on its own thread sleeps to its next tick and takes frames
 // only from the inputs that signalled:
 //
 //	func (c *comp) Start(ctx *runtime.NodeContext[*frame.Frame]) error {
-//		sigs := []*runtime.Signal{ctx.Done()}
-//		for _, in := range ctx.Inputs {
-//			sigs = append(sigs, in.Produced())
+//		ready, err := ctx.ReadyInputs() // one signal for all inputs
+//		if err != nil {
+//			return err
 //		}
-//		mw, err := runtime.NewMultiWait(sigs...)
+//		mw, err := runtime.NewMultiWait(ctx.Done(), ready.Signal())
 //		if err != nil {
 //			return err
 //		}
@@ -94,15 +99,16 @@
 //		ctx.Go(func() error {
 //			defer mw.Close()
 //			next := runtime.Now() + period.ToNanos(1)
+//			var inputs []int
 //			for !ctx.Stopping() {
-//				fired, err := mw.Wait(next) // returns at next if nothing fired
-//				if err != nil {
+//				// returns at next if nothing fired; an input poll interval
+//				// (input_poll_ms) is a sleep here between looks
+//				if _, err := mw.Wait(next); err != nil {
 //					return err // fails the node: its group restarts
 //				}
-//				for _, i := range fired {
-//					if i > 0 {
-//						c.takeLatest(ctx, i-1) // ctx.Get until empty
-//					}
+//				inputs = ready.Take(inputs[:0])
+//				for _, i := range inputs {
+//					c.takeLatest(ctx, i) // ctx.Get(i) until empty
 //				}
 //				if runtime.Now() >= next {
 //					ctx.Put(0, c.draw())
@@ -115,7 +121,17 @@
 //	}
 //
 // A sink (a Y4M writer) takes frames on its thread with ctx.Take(0, -1),
-// which returns false once the node stops, and closes its file in Stop.
+// which returns false once the node stops, and closes its file in Stop. A
+// node on a loop that consumes (a fan-out) watches its input instead:
+//
+//	ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
+//		for f, ok := ctx.Get(0); ok; f, ok = ctx.Get(0) {
+//			for o := range ctx.Outputs {
+//				ctx.Put(o, f)
+//			}
+//		}
+//		r.Rearm() // one-shot: wait again
+//	})
 //
 // The caller runs a plan with its registry:
 //

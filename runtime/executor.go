@@ -212,6 +212,9 @@ func NewExecutor[T any](p *plan.Plan, lookup Lookup[T], opts Options) (*Executor
 // Start makes the loops and edges, then starts the groups in order, each
 // ready before the next. On error nothing is left running.
 func (x *Executor[T]) Start(ctx context.Context) error {
+	if x.started != 0 {
+		return fmt.Errorf("plan %q: the executor was started already; make a new one", x.plan.Show)
+	}
 	x.started = Now()
 	x.sampler = NewCPUSampler()
 	for _, name := range x.loopNames {

@@ -14,6 +14,8 @@ package runtime
 //     for: a stopped node leaves nothing running.
 //   - A loop-placed node never blocks its loop: ctx.Put returns
 //     ErrWouldBlock instead of waiting on a full block-policy edge.
+//   - A node's ReadySets are detached from its inputs and freed after its
+//     goroutines have exited.
 
 import (
 	"errors"
@@ -171,14 +173,16 @@ func (c *NodeContext[T]) Pace(p *Pacer, first int64, next func(pts int64) (int64
 }
 
 // Put sends v on output out following the edge's policy and counts it. On a
-// full drop edge it returns (false, nil) and counts a drop; on a full block
-// edge it waits (until the node stops: ErrCancelled), except on the node's
-// loop thread, where it returns ErrWouldBlock.
+// full drop edge it returns (false, nil) and counts a drop. On a full block
+// edge a thread-placed node waits (until the node stops: ErrCancelled); a
+// loop-placed node never waits: it gets ErrWouldBlock, keeps v and offers it
+// again (next tick, or when the edge's Consumed signal fires). A goroutine
+// of a loop-placed node that may block calls Outputs[out].Put itself.
 func (c *NodeContext[T]) Put(out int, v T) (bool, error) {
 	e := c.Outputs[out]
 	var ok bool
 	var err error
-	if c.loop != nil && e.cfg.Policy == Block && c.loop.OnLoop() {
+	if c.loop != nil && e.cfg.Policy == Block {
 		if ok, err = e.TryPut(v); err == nil && !ok {
 			return false, fmt.Errorf("node %s: put on %s: %w", c.Plan.ID, e.Name(), ErrWouldBlock)
 		}
