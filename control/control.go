@@ -1,5 +1,6 @@
 // Package control serves a running show over HTTP: GET /status (JSON),
-// GET /metrics (Prometheus), GET /plan (the plan being run), and POST
+// GET /metrics (Prometheus), GET /plan (the plan being run), GET
+// /preview/{output} (a preview output's latest JPEG), and POST
 // /buses/{bus}/cut, /fade and /wipe to put a scene on a bus. It also holds
 // the client that `onair status` and `onair cut` use.
 //
@@ -40,6 +41,12 @@ type Show interface {
 	Switch(bus, scene, kind string, d time.Duration) error
 	// Collect sends the show's metrics (see Sample).
 	Collect(func(Sample))
+}
+
+// Previewer is a Show with preview outputs: GET /preview/{output} serves
+// the output's latest JPEG snapshot.
+type Previewer interface {
+	Preview(output string) ([]byte, bool)
 }
 
 // Errors a Show returns, mapped to HTTP status codes.
@@ -147,6 +154,20 @@ func (s *Server) Handler() http.Handler {
 		w.Write(s.show.Plan())
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /preview/{output}", func(w http.ResponseWriter, r *http.Request) {
+		pv, ok := s.show.(Previewer)
+		var jpg []byte
+		if ok {
+			jpg, ok = pv.Preview(r.PathValue("output"))
+		}
+		if !ok {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("no snapshot of %q: name a preview output of the show (output \"preview\" \"NAME\"); it has one once its bus drew a frame", r.PathValue("output")))
+			return
+		}
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(jpg)
+	})
 	for _, kind := range []string{"cut", "fade", "wipe"} {
 		mux.HandleFunc("POST /buses/{bus}/"+kind, s.switchHandler(kind))
 	}

@@ -216,3 +216,91 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	}
 	fmt.Fprintf(os.Stderr, "cut at frame %d: source frames %d → %d; %d repeats, %d skipped\n", cut, nums[cut-1], nums[cut], repeats, skipped)
 }
+
+const withMissingFile = `
+show {
+  name       = "missing"
+  size       = "320x180"
+  frame_rate = "30"
+}
+source "raw_file" "gone" {
+  path = "no-such-clip.nv12"
+}
+source "test_pattern" "bars" {
+}
+scene "both" {
+  layer {
+    source = source.gone
+    rect   = [0, 0, 160, 180]
+  }
+  layer {
+    source = source.bars
+    rect   = [160, 0, 160, 180]
+  }
+}
+bus "program" "pgm" {
+  scene = scene.both
+}
+bus "aux" "bars" {
+  source = source.bars
+}
+output "null" "pgm" {
+  bus = bus.pgm
+}
+output "preview" "bars" {
+  bus         = bus.bars
+  interval_ms = 100
+}
+`
+
+// TestMissingMediaShowsBlackAndTheShowGoesOn: a raw source whose file is
+// missing reports the error and shows black, while both buses keep their
+// deadlines; when the file appears, the source picks it up.
+func TestMissingMediaShowsBlackAndTheShowGoesOn(t *testing.T) {
+	showPath := writeShow(t, withMissingFile)
+	p := compile(t, showPath, nil)
+	s := startShow(t, p)
+	time.Sleep(1200 * time.Millisecond)
+	mid := s.Backend.Summary()
+	var gone SourceSummary
+	for _, src := range mid.Sources {
+		if src.Address == "source.gone" {
+			gone = src
+		}
+	}
+	if gone.Errors == 0 || gone.LastError == "" || !bytes.Contains([]byte(gone.LastError), []byte("no-such-clip.nv12")) {
+		t.Errorf("the missing file was not reported: %+v", gone)
+	}
+	// Write the file: a few black-and-stamped frames from the generator's
+	// own code, and the source must recover within its retry second.
+	clip := filepath.Join(filepath.Dir(showPath), "no-such-clip.nv12")
+	tp, _ := cpu.NewTestPattern(cpu.TestPatternConfig{ID: "clip", StampID: 9, Width: 320, Height: 180, Rate: frame.Rational{Num: 30, Den: 1}})
+	var data []byte
+	for i := 0; i < 10; i++ {
+		f, _ := frame.New(frame.NV12, 320, 180)
+		tp.Next(f)
+		data = append(data, f.Bytes()...)
+	}
+	if err := os.WriteFile(clip, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if jpg, ok := s.Backend.Preview("bars"); !ok || len(jpg) < 100 || jpg[0] != 0xFF || jpg[1] != 0xD8 {
+		t.Errorf("no JPEG preview of bus.bars (%d bytes)", len(jpg))
+	}
+	s.Stop()
+	sum := s.Backend.Summary()
+	for _, b := range sum.Buses {
+		if b.Ticks < 60 {
+			t.Errorf("%s drew only %d ticks in 2.7 s while a source was missing", b.Address, b.Ticks)
+		}
+		if b.Missed > b.Ticks/10 {
+			t.Errorf("%s missed %d of %d deadlines", b.Address, b.Missed, b.Ticks)
+		}
+	}
+	for _, src := range sum.Sources {
+		if src.Address == "source.gone" && src.LastError != "" {
+			t.Errorf("the source did not pick up its file once it appeared: %s", src.LastError)
+		}
+	}
+}
