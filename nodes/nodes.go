@@ -207,6 +207,18 @@ func Lookup(name string) (*Kind, bool) {
 	return k, ok
 }
 
+// SetConstructor fills a registered kind's constructor slot (Kind.New).
+func SetConstructor(name string, new any) error {
+	mu.Lock()
+	defer mu.Unlock()
+	k, ok := kinds[name]
+	if !ok {
+		return fmt.Errorf("nodes: no kind %q to give a constructor", name)
+	}
+	k.New = new
+	return nil
+}
+
 // All returns every registered kind, sorted by name.
 func All() []*Kind {
 	mu.RLock()

@@ -162,6 +162,21 @@ func TestRegisterOneCall(t *testing.T) {
 	}
 }
 
+func TestSetConstructor(t *testing.T) {
+	Register(&Kind{Name: "zz_test_ctor", Doc: "A kind given a constructor.", Traits: Traits{Roles: Sink}, Readiness: "always"})
+	ctor := func() string { return "made" }
+	if err := SetConstructor("zz_test_ctor", ctor); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := Lookup("zz_test_ctor")
+	if f, ok := k.New.(func() string); !ok || f() != "made" {
+		t.Fatalf("constructor not set: %v", k.New)
+	}
+	if err := SetConstructor("no_such_kind", ctor); err == nil {
+		t.Fatal("a constructor was set on a kind that does not exist")
+	}
+}
+
 func TestReference(t *testing.T) {
 	for _, md := range []bool{false, true} {
 		var buf bytes.Buffer
