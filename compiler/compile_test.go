@@ -327,3 +327,51 @@ func TestTrace(t *testing.T) {
 		t.Error("trace printed after a pass it was not asked for")
 	}
 }
+
+// A source shown twice in one scene (and on two buses) has one reader, one
+// decoder and one fan-out, with one queue to each compositor.
+func TestSourceUsedTwice(t *testing.T) {
+	dir := t.TempDir()
+	show := `show {
+  name       = "twice"
+  size       = "1280x720"
+  frame_rate = "25"
+}
+source "hevc_file" "cam" {
+  path = "cam.hevc"
+}
+scene "pip" {
+  layer {
+    source = source.cam
+  }
+  layer {
+    source = source.cam
+    rect   = [960, 540, 320, 180]
+  }
+}
+bus "program" "pgm" {
+  scene = scene.pip
+}
+bus "aux" "mon" {
+  scene = scene.pip
+}
+`
+	path := filepath.Join(dir, "twice.hcl")
+	if err := os.WriteFile(path, []byte(show), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := compile(t, load(t, path, nil), Options{})
+	c := count(res.Plan)
+	if c.kinds["input_rec"] != 1 || c.kinds["dec_video"] != 1 || c.kinds["one_to_many_nb"] != 1 {
+		t.Errorf("kinds: %v", c.kinds)
+	}
+	var toComp []string
+	for _, e := range res.Plan.Edges {
+		if e.From == "source.cam/one_to_many_nb" {
+			toComp = append(toComp, e.To)
+		}
+	}
+	if strings.Join(toComp, ",") != "bus.pgm/compositor,bus.mon/compositor" {
+		t.Errorf("fan-out edges: %v", toComp)
+	}
+}

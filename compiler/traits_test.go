@@ -35,13 +35,21 @@ type row struct{ id, kind, group, format string }
 func handGraph(t *testing.T, rows []row, edges [][2]string) *Result {
 	t.Helper()
 	g := NewGraph()
+	sources := map[string]*lang.Source{}
 	for _, r := range rows {
 		k, ok := nodes.Lookup(r.kind)
 		if !ok {
 			t.Fatalf("no kind %s", r.kind)
 		}
-		g.AddNode(&Node{ID: r.id, Kind: r.kind, Decl: k, Address: r.group, Group: r.group, Format: r.format,
-			Params: map[string]any{}, Range: hcl.Range{Filename: "hand.hcl", Start: hcl.Pos{Line: 1, Column: 1}}})
+		n := &Node{ID: r.id, Kind: r.kind, Decl: k, Address: r.group, Group: r.group, Format: r.format,
+			Params: map[string]any{}, Range: hcl.Range{Filename: "hand.hcl", Start: hcl.Pos{Line: 1, Column: 1}}}
+		if strings.HasPrefix(r.group, "source.") {
+			if sources[r.group] == nil {
+				sources[r.group] = &lang.Source{Kind: "hevc_file", Name: strings.TrimPrefix(r.group, "source.")}
+			}
+			n.Source = sources[r.group]
+		}
+		g.AddNode(n)
 	}
 	for _, e := range edges {
 		g.AddEdge(&Edge{From: e[0], To: e[1], Capacity: 3, Policy: "block", Format: g.Node(e[0]).Format})
@@ -112,6 +120,24 @@ func TestRulesReadTraitsNotNames(t *testing.T) {
 			rows:  []row{{"s/pat", "test_pattern", "s", "p010"}, {"s/fan", "test_spray", "s", "p010"}, {"a/c", "compositor", "a", "nv12"}},
 			edges: [][2]string{{"s/pat", "s/fan"}, {"s/fan", "a/c"}},
 			rule:  "formats", want: "emits p010 (10-bit) but a works in nv12 (8-bit)",
+		},
+		{
+			name: "a source decoded twice",
+			rows: []row{{"source.cam/in", "input_rec", "source.cam", "packets"}, {"source.cam/split", "test_splitter", "source.cam", "packets"},
+				{"source.cam/dec", "dec_video", "source.cam", "nv12"}, {"source.cam/dec2", "dec_video", "source.cam", "nv12"}},
+			edges: [][2]string{{"source.cam/in", "source.cam/split"}, {"source.cam/split", "source.cam/dec"}, {"source.cam/split", "source.cam/dec2"}},
+			rule: "input-routing", want: "source.cam has 1 reading and 2 decoding nodes",
+		},
+		{
+			name: "a source reaching a compositor past its fan-out",
+			rows: []row{{"source.cam/pat", "test_pattern", "source.cam", "nv12"}, {"source.cam/rt", "realtime", "source.cam", "nv12"}, {"bus.a/c", "compositor", "bus.a", "nv12"}},
+			edges: [][2]string{{"source.cam/pat", "source.cam/rt"}, {"source.cam/rt", "bus.a/c"}},
+			rule: "input-routing", want: "feeds bus.a directly from source.cam/rt",
+		},
+		{
+			name: "a source without colour tags",
+			rows: []row{{"source.cam/pat", "test_pattern", "source.cam", "nv12"}},
+			rule: "formats", want: "emits frames without colour tags",
 		},
 		{
 			name: "groups in a cycle",
