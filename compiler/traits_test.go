@@ -126,13 +126,13 @@ func TestRulesReadTraitsNotNames(t *testing.T) {
 			rows: []row{{"source.cam/in", "input_rec", "source.cam", "packets"}, {"source.cam/split", "test_splitter", "source.cam", "packets"},
 				{"source.cam/dec", "dec_video", "source.cam", "nv12"}, {"source.cam/dec2", "dec_video", "source.cam", "nv12"}},
 			edges: [][2]string{{"source.cam/in", "source.cam/split"}, {"source.cam/split", "source.cam/dec"}, {"source.cam/split", "source.cam/dec2"}},
-			rule: "input-routing", want: "source.cam has 1 reading and 2 decoding nodes",
+			rule:  "input-routing", want: "source.cam has 1 reading and 2 decoding nodes",
 		},
 		{
-			name: "a source reaching a compositor past its fan-out",
-			rows: []row{{"source.cam/pat", "test_pattern", "source.cam", "nv12"}, {"source.cam/rt", "realtime", "source.cam", "nv12"}, {"bus.a/c", "compositor", "bus.a", "nv12"}},
+			name:  "a source reaching a compositor past its fan-out",
+			rows:  []row{{"source.cam/pat", "test_pattern", "source.cam", "nv12"}, {"source.cam/rt", "realtime", "source.cam", "nv12"}, {"bus.a/c", "compositor", "bus.a", "nv12"}},
 			edges: [][2]string{{"source.cam/pat", "source.cam/rt"}, {"source.cam/rt", "bus.a/c"}},
-			rule: "input-routing", want: "feeds bus.a directly from source.cam/rt",
+			rule:  "input-routing", want: "feeds bus.a directly from source.cam/rt",
 		},
 		{
 			name: "a source without colour tags",
