@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -102,7 +104,7 @@ func (t *testPattern) Stop() {
 	}
 }
 
-// rawFile reads a raw NV12/P010 file on a thread of its own and blocks on
+// rawFile reads a raw NV12/P010 file (or a Y4M file) on a thread of its own and blocks on
 // its output edge, which the pacer empties one frame per period. A file that
 // is missing or breaks is reported (node status, the source's last error)
 // and the source sends black frames while it tries the file again every
@@ -145,8 +147,32 @@ func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
 	return nil
 }
 
+// reader is what rawFile reads frames from: a raw file, or a Y4M file.
+type reader interface {
+	Next(dst *frame.Frame) error
+	Close() error
+}
+
+// open opens the source's file: a .y4m file through the Y4M reader (its
+// header must agree with the source's format and size), anything else as
+// raw frames back to back.
+func (r *rawFile) open() (reader, error) {
+	if !strings.EqualFold(filepath.Ext(r.cfg.Path), ".y4m") {
+		return cpu.OpenRawFile(r.cfg)
+	}
+	y, err := cpu.OpenY4M(r.cfg.Path, r.cfg.ID, r.cfg.Loop)
+	if err != nil {
+		return nil, err
+	}
+	if y.Format() != r.cfg.Format || y.Width() != r.cfg.Width || y.Height() != r.cfg.Height {
+		y.Close()
+		return nil, fmt.Errorf("y4m %s holds %v %dx%d frames, but the source declares %v %dx%d: set the source's format and size to match", r.cfg.Path, y.Format(), y.Width(), y.Height(), r.cfg.Format, r.cfg.Width, r.cfg.Height)
+	}
+	return y, nil
+}
+
 func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
-	var src *cpu.RawFile
+	var src reader
 	defer func() {
 		if src != nil {
 			src.Close()
@@ -156,7 +182,7 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 	n := int64(r.st.Produced.Load())
 	for !ctx.Stopping() {
 		if src == nil && time.Now().After(nextTry) {
-			s, err := cpu.OpenRawFile(r.cfg)
+			s, err := r.open()
 			if err != nil {
 				r.report(ctx, err)
 				nextTry = time.Now().Add(r.retry)
