@@ -138,8 +138,10 @@ func NewExecutor[T any](p *plan.Plan, lookup Lookup[T], opts Options) (*Executor
 	}
 	for _, g := range p.Groups {
 		for _, d := range g.DependsOn {
-			if groups[d] == nil {
+			if dg := groups[d]; dg == nil {
 				bad("group %q depends on %q, which the plan does not declare", g.Name, d)
+			} else if dg.spec.Order >= g.Order {
+				bad("group %q (order %d) depends on %q, which starts at order %d: a dependency must start first; recompile the plan", g.Name, g.Order, d, dg.spec.Order)
 			}
 		}
 	}

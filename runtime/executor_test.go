@@ -219,6 +219,7 @@ func (c *testCompositor) Stop() {}
 type testSink struct {
 	w     *world
 	delay time.Duration
+	panic bool // panic on the first frame (first instance only)
 }
 
 func (w *world) newSink(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
@@ -229,7 +230,15 @@ func (w *world) newSink(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], 
 	if err != nil {
 		return nil, err
 	}
-	return &testSink{w: w, delay: time.Duration(ms) * time.Millisecond}, nil
+	pan, err := ctx.ParamBool("panic", false)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	inst := w.instances[n.ID]
+	w.instances[n.ID]++
+	w.mu.Unlock()
+	return &testSink{w: w, delay: time.Duration(ms) * time.Millisecond, panic: pan && inst == 0}, nil
 }
 
 func (k *testSink) Start(ctx *NodeContext[*tframe]) error {
@@ -243,6 +252,9 @@ func (k *testSink) Start(ctx *NodeContext[*tframe]) error {
 				continue
 			}
 			k.w.add(k.w.consumed, ctx.Inputs[0].Name())
+			if k.panic {
+				panic("synthetic bug in a sink")
+			}
 			k.w.mu.Lock()
 			if id := ctx.ID(); len(k.w.firstSeen[id]) < 8 {
 				k.w.firstSeen[id] = append(k.w.firstSeen[id], f)
@@ -475,12 +487,13 @@ func TestNewExecutorReportsEveryProblem(t *testing.T) {
 	p := showPlan(1, func(p *plan.Plan) {
 		p.Nodes = append(p.Nodes, plan.Node{ID: "x/warp", Kind: "warp_drive", Group: "nowhere", Placement: plan.Placement{Loop: "pacing_9"}})
 		p.Edges = append(p.Edges, plan.Edge{From: "x/warp", To: "ghost", Capacity: 1}, plan.Edge{From: "source.s[0]/test_source", To: "output.rec/sink", Capacity: 0, Policy: "sometimes"})
+		p.Groups[0].DependsOn = []string{"output.rec"}
 	})
 	_, err := NewExecutor(p, w.lookup(), Options{})
 	if err == nil {
 		t.Fatal("a broken plan was accepted")
 	}
-	for _, want := range []string{`kind "warp_drive" has no constructor`, `group "nowhere"`, `loop "pacing_9"`, `x/warp -> ghost`, `policy "sometimes"`, "capacity 0"} {
+	for _, want := range []string{`kind "warp_drive" has no constructor`, `group "nowhere"`, `loop "pacing_9"`, `x/warp -> ghost`, `policy "sometimes"`, "capacity 0", `depends on "output.rec", which starts at order 2`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s:\n%v", want, err)
 		}
@@ -581,4 +594,38 @@ func TestExecutorLoopNodes(t *testing.T) {
 	if b := w.consumed["source.s/relay -> output.b/sink"]; b < 10 {
 		t.Errorf("the late sink took %d frames after its 0.3 s delay", b)
 	}
+}
+
+// TestExecutorNodePanicRestartsGroup: a panic on a node's thread fails the
+// node like an error; its restartable group comes back.
+func TestExecutorNodePanicRestartsGroup(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := showPlan(2, func(p *plan.Plan) {
+		nodeByID(p, "output.rec/sink").Params = map[string]any{"panic": true}
+		p.Groups[len(p.Groups)-1].Restartable = true
+	})
+	x, err := NewExecutor(p, w.lookup(), Options{RestartDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Stop()
+	eventually(t, "the recorder group to restart", func() bool {
+		for _, g := range x.Status().Groups {
+			if g.Name == "output.rec" {
+				return g.Restarts == 1 && g.State == "running"
+			}
+		}
+		return false
+	})
+	for _, n := range x.Status().Nodes {
+		if n.ID == "output.rec/sink" && !strings.Contains(n.LastError, "panic on the node's thread: synthetic bug") {
+			t.Errorf("sink status after the panic: %+v", n)
+		}
+	}
+	x.Stop()
+	checkAccounting(t, w, x.Status())
 }

@@ -116,15 +116,23 @@ func (c *NodeContext[T]) Fail(err error) {
 }
 
 // Go runs fn on a goroutine locked to its own OS thread (the node's thread).
-// fn returns when ctx.Stopping() (watch ctx.Done()); a non-nil error fails
-// the node as Fail does.
+// fn returns when ctx.Stopping() (watch ctx.Done()); a non-nil error, or a
+// panic, fails the node as Fail does.
 func (c *NodeContext[T]) Go(fn func() error) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		goruntime.LockOSThread()
 		defer goruntime.UnlockOSThread()
-		if err := fn(); err != nil && !c.Stopping() {
+		err := func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("panic on the node's thread: %v", p)
+				}
+			}()
+			return fn()
+		}()
+		if err != nil && !c.Stopping() {
 			c.Fail(err)
 		}
 	}()

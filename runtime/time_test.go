@@ -3,7 +3,25 @@ package runtime
 import (
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// TestNowIsClockMonotonic: Now reads the clock the timerfds are armed on.
+func TestNowIsClockMonotonic(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		var ts unix.Timespec
+		before := Now()
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		after := Now()
+		if k := ts.Nano(); k < before-int64(time.Millisecond) || k > after+int64(time.Millisecond) {
+			t.Fatalf("CLOCK_MONOTONIC %d outside Now's [%d, %d] by more than 1 ms", k, before, after)
+		}
+		if after < before {
+			t.Fatalf("Now went backwards: %d then %d", before, after)
+		}
+	}
+}
 
 func TestTimeBaseConversions(t *testing.T) {
 	tests := []struct {
