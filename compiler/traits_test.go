@@ -236,3 +236,25 @@ func TestProfiles(t *testing.T) {
 		t.Error("a figure without a source note was accepted")
 	}
 }
+
+// Only compositors scale: a pacer fed frames of another size than it
+// passes on is reported; a compositor taking any size is not.
+func TestFrameSizesAgreeAlongEdges(t *testing.T) {
+	res := handGraph(t, []row{{"s/pat", "test_pattern", "s", "nv12"}, {"s/rt", "realtime", "s", "nv12"}, {"s/fan", "one_to_many", "s", "nv12"}, {"a/c", "compositor", "a", "nv12"}},
+		[][2]string{{"s/pat", "s/rt"}, {"s/rt", "s/fan"}, {"s/fan", "a/c"}})
+	g := res.Graph
+	g.Node("s/pat").Size = lang.Size{W: 640, H: 360}
+	g.Node("s/rt").Size = lang.Size{W: 1280, H: 720}
+	g.Node("s/fan").Size = lang.Size{W: 1280, H: 720}
+	g.Node("a/c").Size = lang.Size{W: 1920, H: 1080}
+	got := findingsOf(res.Run(formatsRule))["formats"]
+	var sizes []string
+	for _, f := range got {
+		if strings.Contains(f, "sizes disagree") {
+			sizes = append(sizes, f)
+		}
+	}
+	if len(sizes) != 1 || !strings.Contains(sizes[0], "s/pat emits 640x360 frames into s/rt, which expects 1280x720") {
+		t.Fatalf("size findings: %v", sizes)
+	}
+}
