@@ -18,7 +18,8 @@ var forbidden = map[string][]string{
 	"frame":         {"runtime", "lang", "compiler", "nodes"},
 	"cpu":           {"runtime", "lang", "compiler", "nodes"},
 	"cuda":          {"runtime", "lang", "compiler", "nodes"},
-	"control":       {"lang", "compiler", "cpu", "cuda", "frame", "nodes"},
+	"control":       {"lang", "compiler", "cpu", "cuda", "frame", "nodes", "cpubackend"},
+	"cpubackend":    {"lang", "compiler", "nodes"},
 }
 
 const module = "github.com/onairhq/onair/"
