@@ -3,7 +3,6 @@ package compiler
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -321,5 +320,3 @@ func graphIDs(p *plan.Plan) map[string]string {
 	}
 	return ids
 }
-
-var _ = sort.Strings
