@@ -313,11 +313,13 @@ func BenchmarkComposite(b *testing.B) {
 			c.Render(dst, layers)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				c.Render(dst, layers)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/1e6, "cpu-ms/frame")
 			b.ReportMetric(float64(testing.AllocsPerRun(3, func() { c.Render(dst, layers) })), "allocs/frame")
 		})
 	}
@@ -332,10 +334,12 @@ func BenchmarkTransition(b *testing.B) {
 			dst, _ := frame.New(frame.NV12, 1920, 1080)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				tr.Apply(dst, x, y, 0.37)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/1e6, "cpu-ms/frame")
 		})
 	}
 }

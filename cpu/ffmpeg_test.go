@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -148,7 +147,11 @@ func TestFFmpegOutputRestartsAfterKill(t *testing.T) {
 	}()
 	waitFor(t, "the first process to take frames", 10*time.Second, func() bool { return o.Stats().Written > 5 })
 	pid := o.PID()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "a restarted process", 10*time.Second, func() bool {
