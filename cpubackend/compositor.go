@@ -1,8 +1,8 @@
 package cpubackend
 
 import (
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/cpu"
@@ -216,19 +216,10 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 	out.PTS, out.TimeBase, out.SourceFrame, out.Source = k, c.b.rate.Inverse(), k, c.bus.Address
 	drawn := clock(c.b)
 
-	// Hand off: every output takes the frame, or its deadline passes.
-	var drops uint64
-	for i := range ctx.Outputs {
-		out.Retain()
-		ok, err := ctx.Put(i, out)
-		if !ok {
-			out.Release()
-			if err != nil && !errors.Is(err, runtime.ErrCancelled) {
-				return err
-			}
-			drops++
-		}
-	}
+	// Hand off: the tick is committed once every output took the frame. An
+	// output whose edge is full gets until the next tick's deadline; then
+	// the frame is dropped for that output alone, and counted.
+	drops := c.handOff(ctx, out, sched.Deadline(k+1))
 	out.Release()
 	sched.Commit(k)
 	end := clock(c.b)
@@ -250,6 +241,31 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 }
 
 func clock(b *Backend) int64 { return b.opts.Clock() }
+
+// handOff puts out on every output edge, waiting for room until limit
+// (monotonic ns); it returns how many outputs did not take it.
+func (c *compositor) handOff(ctx *runtime.NodeContext[Frame], out Frame, limit int64) uint64 {
+	var drops uint64
+	for _, e := range ctx.Outputs {
+		for {
+			out.Retain()
+			ok, err := e.TryPut(out)
+			if ok {
+				ctx.Stats.Out.Add(1)
+				break
+			}
+			out.Release()
+			left := limit - clock(c.b)
+			if err != nil || left <= 0 || ctx.Stopping() {
+				drops++
+				ctx.Stats.Drops.Add(1)
+				break
+			}
+			e.Consumed().Wait(func() bool { return e.Len() < e.Config().Capacity || ctx.Stopping() }, time.Duration(left))
+		}
+	}
+	return drops
+}
 
 // layersOf fills c.layers with scene s's layers and counts the visible
 // layers whose frame is a repeat.
