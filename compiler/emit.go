@@ -56,7 +56,7 @@ func emit(st *state) {
 		}
 		p.Nodes = append(p.Nodes, plan.Node{
 			ID: n.ID, Kind: n.Kind, Address: n.Address, Group: n.Group, Placement: n.Placement,
-			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Range: PlanRange(n.Range),
+			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Size: frameSize(n), Range: PlanRange(n.Range),
 		})
 		if n.Placement.Loop != "" {
 			loopNodes[n.Placement.Loop] = append(loopNodes[n.Placement.Loop], n.ID)
@@ -119,6 +119,14 @@ func emit(st *state) {
 		p.Moved = append(p.Moved, plan.Moved{From: m.From, To: m.To})
 	}
 	st.Plan = p
+}
+
+// frameSize is the size of the frames a node emits, "" when it emits none.
+func frameSize(n *Node) string {
+	if !isFrame(n.Format) || n.Size == (lang.Size{}) || len(n.Decl.Traits.Emits) == 0 {
+		return ""
+	}
+	return sizeString(n.Size)
 }
 
 // groupReadiness states a group's readiness from its nodes' kinds: each

@@ -92,6 +92,7 @@ type Node struct {
 	Params    map[string]any `json:"params,omitempty"` // values are string, float64/int, bool or []string
 	Format    string         `json:"format,omitempty"` // the format it emits: nv12 | p010
 	Domain    string         `json:"domain,omitempty"` // where its output lives: host | device
+	Size      string         `json:"size,omitempty"`   // the frame size it emits, "1920x1080"; empty for packets and sinks
 
 	Range *Range `json:"range,omitempty"` // the show-file range that made it
 }
