@@ -246,17 +246,32 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	for y := j.vy0; y < j.vy1; y++ {
 		base := (int(fy.start[y]) - rlo) * rowLen
 		cf := fy.coef[y*fy.taps : y*fy.taps+fy.taps]
-		for i := range acc {
-			acc[i] = vround
-		}
-		for k, c := range cf {
-			if c == 0 {
-				continue
-			}
-			src := tmp[base+k*rowLen:]
-			src = src[:len(acc)]
+		if len(cf) == 4 { // the 2:1 shrink: one fused pass
+			r0 := tmp[base:]
+			r0 = r0[:len(acc)]
+			r1 := tmp[base+rowLen:]
+			r1 = r1[:len(acc)]
+			r2 := tmp[base+2*rowLen:]
+			r2 = r2[:len(acc)]
+			r3 := tmp[base+3*rowLen:]
+			r3 = r3[:len(acc)]
+			c0, c1, c2, c3 := cf[0], cf[1], cf[2], cf[3]
 			for i := range acc {
-				acc[i] += c * src[i]
+				acc[i] = vround + c0*r0[i] + c1*r1[i] + c2*r2[i] + c3*r3[i]
+			}
+		} else {
+			for i := range acc {
+				acc[i] = vround
+			}
+			for k, c := range cf {
+				if c == 0 {
+					continue
+				}
+				src := tmp[base+k*rowLen:]
+				src = src[:len(acc)]
+				for i := range acc {
+					acc[i] += c * src[i]
+				}
 			}
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]
