@@ -54,7 +54,7 @@ func fuseRawUpload(st *state) {
 				continue
 			}
 			pacer, edge := next[0].To, *next[0]
-			format, _ := in.Params["colour"].(string)
+			colour, _ := in.Params["colour"].(string)
 			dec := g.Node(addr + "/dec_video")
 			pf := up.Format
 			if dec != nil {
@@ -65,7 +65,7 @@ func fuseRawUpload(st *state) {
 			}
 			n := &Node{ID: addr + "/raw_video_file_cuda", Kind: "raw_video_file_cuda", Address: addr, Group: up.Group,
 				Source: src, Range: src.DeclRange, Size: up.Size, Format: pf, Domain: nodes.Device,
-				Params: map[string]any{"mode": mode, "path": src.Path, "loop": src.Loop, "format": pf, "size": sizeString(up.Size), "colour": format}}
+				Params: map[string]any{"mode": mode, "path": src.Path, "loop": src.Loop, "format": pf, "size": sizeString(up.Size), "colour": colour}}
 			if !st.addNodeAt(n, in) {
 				continue
 			}
