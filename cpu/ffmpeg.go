@@ -44,10 +44,10 @@ type FFmpegConfig struct {
 type FFmpegEventKind uint8
 
 const (
-	FFmpegStarted FFmpegEventKind = iota
-	FFmpegExited
-	FFmpegStalled
-	FFmpegStartFailed
+	FFmpegStarted     FFmpegEventKind = iota // a process started (the first, or a restart)
+	FFmpegExited                             // a process exited before Close (a crash, a kill, or its own end)
+	FFmpegStalled                            // a frame waited StallTimeout for the pipe; the process was killed
+	FFmpegStartFailed                        // the binary could not be started; retried after backoff
 )
 
 func (k FFmpegEventKind) String() string {

@@ -124,9 +124,6 @@ func (r *RawFile) startPass() error {
 	return nil
 }
 
-// ErrEndOfFile ends a source that does not loop after its last frame.
-var ErrEndOfFile = io.EOF
-
 // Next reads the next frame into dst, a tightly packed frame of the
 // source's format and size (as frame pools make). It returns io.EOF after
 // the last frame when not looping, and an error naming the file and the

@@ -1,7 +1,7 @@
 package frame
 
 import (
-	"fmt"
+	"errors"
 	"sync"
 )
 
@@ -47,7 +47,7 @@ func (p *Pool) Free() int {
 }
 
 // ErrExhausted is returned by Get when a bounded pool has every frame out.
-var ErrExhausted = fmt.Errorf("frame: pool exhausted: every frame is still referenced (a user forgot Release, or the pool is too small)")
+var ErrExhausted = errors.New("frame: pool exhausted: every frame is still referenced (a user forgot Release, or the pool is too small)")
 
 // Get returns a frame with one reference. Its pixels are whatever the last
 // user left; its metadata is cleared.
