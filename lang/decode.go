@@ -521,13 +521,16 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 		if !l.spend(v.LengthInt(), it.forEach.Range()) {
 			continue
 		}
+		// One child context serves every iteration: a layer's expressions
+		// are evaluated before the next iteration replaces the iterator.
+		child := ctx.NewChild()
+		child.Variables = map[string]cty.Value{}
 		for iter := v.ElementIterator(); iter.Next(); {
 			k, ev := iter.Element()
 			if ty.IsSetType() {
 				k = ev
 			}
-			child := ctx.NewChild()
-			child.Variables = map[string]cty.Value{it.iter: cty.ObjectVal(map[string]cty.Value{"key": k, "value": ev})}
+			child.Variables[it.iter] = cty.ObjectVal(map[string]cty.Value{"key": k, "value": ev})
 			sc.Layers = append(sc.Layers, l.decodeLayer(n, it.dyn.DefRange, it.content, child))
 		}
 	}

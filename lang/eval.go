@@ -253,10 +253,13 @@ func instanceCtx(base *hcl.EvalContext, in instance) *hcl.EvalContext {
 
 // refValue is the value a reference to one instance evaluates to: an object
 // carrying its address, which the decoder maps back to the instance.
+//
+// It holds only address and name: cty walks every value passed to a
+// function (concat(source.cam, source.vt), length(local.all)) attribute by
+// attribute, so each extra attribute costs on every call.
 func refValue(addr, kind, name string) cty.Value {
 	return cty.ObjectVal(map[string]cty.Value{
 		"address": cty.StringVal(addr),
-		"kind":    cty.StringVal(kind),
 		"name":    cty.StringVal(name),
 	})
 }
@@ -304,7 +307,7 @@ func (l *loader) evalExpanded(n *node) {
 		for it := range n.iters {
 			variant[it] = true
 		}
-		foldBody(n.block.Body, variant, ctx)
+		foldBody(n.block.Body, variant, ctx, l.show.Files[n.rng.Filename], l.foldMemo)
 	}
 	if !ok {
 		n.failed = true
@@ -333,7 +336,7 @@ func (l *loader) evalExpanded(n *node) {
 		case "output":
 			o := l.decodeOutput(n, ictx, in.key)
 			n.outputs = append(n.outputs, o)
-			vals[i] = refValue(o.Address(), o.Kind, o.Name)
+			vals[i] = cty.EmptyObjectVal // nothing refers to outputs
 		}
 	}
 	n.value = collect(n, ins, vals)

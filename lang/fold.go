@@ -3,6 +3,7 @@ package lang
 import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Folding instance-invariant calls.
@@ -19,29 +20,53 @@ import (
 
 // foldBody folds the invariant calls in every attribute of body and its
 // nested blocks.
-func foldBody(body hcl.Body, variant map[string]bool, ctx *hcl.EvalContext) {
+//
+// memo holds the calls already folded in this Load by their source text:
+// an invariant call refers only to variables, locals and whole blocks, whose
+// values never change once evaluated, so the same text has the same value
+// in every block (length(local.all) in ten scenes is evaluated once).
+func foldBody(body hcl.Body, variant map[string]bool, ctx *hcl.EvalContext, src []byte, memo map[string]cty.Value) {
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
 		return
 	}
+	f := folder{variant: variant, ctx: ctx, src: src, memo: memo}
 	for _, a := range sb.Attributes {
-		foldChildren(a.Expr, variant, ctx)
+		f.children(a.Expr)
 	}
 	for _, b := range sb.Blocks {
-		foldBody(b.Body, variant, ctx)
+		foldBody(b.Body, variant, ctx, src, memo)
 	}
 }
 
+type folder struct {
+	variant map[string]bool
+	ctx     *hcl.EvalContext
+	src     []byte // the file's bytes, for the memo key
+	memo    map[string]cty.Value
+}
+
 // fold returns e, or a literal of its value when e is an invariant call.
-func fold(e hclsyntax.Expression, variant map[string]bool, ctx *hcl.EvalContext) hclsyntax.Expression {
-	if call, ok := e.(*hclsyntax.FunctionCallExpr); ok && invariant(call, variant) {
-		v, diags := call.Value(ctx)
+func (f folder) fold(e hclsyntax.Expression) hclsyntax.Expression {
+	if call, ok := e.(*hclsyntax.FunctionCallExpr); ok && invariant(call, f.variant) {
+		r := call.Range()
+		var key string
+		if r.End.Byte <= len(f.src) && r.Start.Byte <= r.End.Byte {
+			key = string(f.src[r.Start.Byte:r.End.Byte])
+			if v, ok := f.memo[key]; ok {
+				return &hclsyntax.LiteralValueExpr{Val: v, SrcRange: r}
+			}
+		}
+		v, diags := call.Value(f.ctx)
 		if !diags.HasErrors() && v.IsWhollyKnown() {
-			return &hclsyntax.LiteralValueExpr{Val: v, SrcRange: call.Range()}
+			if key != "" {
+				f.memo[key] = v
+			}
+			return &hclsyntax.LiteralValueExpr{Val: v, SrcRange: r}
 		}
 		return e
 	}
-	foldChildren(e, variant, ctx)
+	f.children(e)
 	return e
 }
 
@@ -54,41 +79,41 @@ func invariant(e hclsyntax.Expression, variant map[string]bool) bool {
 	return true
 }
 
-func foldChildren(e hclsyntax.Expression, variant map[string]bool, ctx *hcl.EvalContext) {
+func (f folder) children(e hclsyntax.Expression) {
 	switch x := e.(type) {
 	case *hclsyntax.FunctionCallExpr:
 		for i := range x.Args {
-			x.Args[i] = fold(x.Args[i], variant, ctx)
+			x.Args[i] = f.fold(x.Args[i])
 		}
 	case *hclsyntax.BinaryOpExpr:
-		x.LHS = fold(x.LHS, variant, ctx)
-		x.RHS = fold(x.RHS, variant, ctx)
+		x.LHS = f.fold(x.LHS)
+		x.RHS = f.fold(x.RHS)
 	case *hclsyntax.UnaryOpExpr:
-		x.Val = fold(x.Val, variant, ctx)
+		x.Val = f.fold(x.Val)
 	case *hclsyntax.ConditionalExpr:
-		x.Condition = fold(x.Condition, variant, ctx)
-		x.TrueResult = fold(x.TrueResult, variant, ctx)
-		x.FalseResult = fold(x.FalseResult, variant, ctx)
+		x.Condition = f.fold(x.Condition)
+		x.TrueResult = f.fold(x.TrueResult)
+		x.FalseResult = f.fold(x.FalseResult)
 	case *hclsyntax.IndexExpr:
-		x.Collection = fold(x.Collection, variant, ctx)
-		x.Key = fold(x.Key, variant, ctx)
+		x.Collection = f.fold(x.Collection)
+		x.Key = f.fold(x.Key)
 	case *hclsyntax.TupleConsExpr:
 		for i := range x.Exprs {
-			x.Exprs[i] = fold(x.Exprs[i], variant, ctx)
+			x.Exprs[i] = f.fold(x.Exprs[i])
 		}
 	case *hclsyntax.ObjectConsExpr:
 		for i := range x.Items {
-			x.Items[i].ValueExpr = fold(x.Items[i].ValueExpr, variant, ctx)
+			x.Items[i].ValueExpr = f.fold(x.Items[i].ValueExpr)
 		}
 	case *hclsyntax.TemplateExpr:
 		for i := range x.Parts {
-			x.Parts[i] = fold(x.Parts[i], variant, ctx)
+			x.Parts[i] = f.fold(x.Parts[i])
 		}
 	case *hclsyntax.TemplateWrapExpr:
-		x.Wrapped = fold(x.Wrapped, variant, ctx)
+		x.Wrapped = f.fold(x.Wrapped)
 	case *hclsyntax.ParenthesesExpr:
-		x.Expression = fold(x.Expression, variant, ctx)
+		x.Expression = f.fold(x.Expression)
 	case *hclsyntax.RelativeTraversalExpr:
-		x.Source = fold(x.Source, variant, ctx)
+		x.Source = f.fold(x.Source)
 	}
 }

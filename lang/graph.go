@@ -74,6 +74,7 @@ type loader struct {
 	counts      []map[string]cty.Value // countVars, by index
 	elements    int                    // expanded so far, for maxElements
 	tooBig      bool
+	foldMemo    map[string]cty.Value // folded calls by source text
 }
 
 func newLoader(opts Options) *loader {
@@ -89,6 +90,7 @@ func newLoader(opts Options) *loader {
 		sceneByAddr: map[string]*Scene{},
 		busByAddr:   map[string]*Bus{},
 		statCache:   map[string]bool{},
+		foldMemo:    map[string]cty.Value{},
 	}
 }
 

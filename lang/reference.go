@@ -24,7 +24,7 @@ func Reference(markdown bool) string {
 		"rect: [x, y, width, height] in canvas pixels; width and height positive.",
 		"path: a string; a relative path is relative to the directory of the file that holds it.",
 		"enum: one of the listed strings; a near miss gets a did-you-mean.",
-		"reference: source.NAME, source.NAME[0] (count), source.NAME[\"key\"] (for_each), scene.NAME, bus.NAME. A reference to a counted block without an index is the whole list, which a local may collect (concat(source.cam, source.vt)) and a dynamic block may iterate.",
+		"reference: source.NAME, source.NAME[0] (count), source.NAME[\"key\"] (for_each), scene.NAME, bus.NAME. A reference to a counted block without an index is the whole list (a for_each block: a map by key), which a local may collect (concat(source.cam, source.vt)) and a dynamic block may iterate. One instance's value is an object with address (\"source.cam[3]\") and name (\"cam\"), e.g. for keys: { for s in local.cams : s.address => s }.",
 		"null for an optional attribute means its default.",
 	})
 
