@@ -9,6 +9,8 @@ package runtime
 //     ready (every edge leaving it has carried a frame) within
 //     Options.ReadyTimeout before the next starts, or Start fails naming
 //     each edge that never carried one, and leaves nothing running.
+//   - A group's start and stop never overlap (a node can fail while its
+//     group is still starting; the stop waits for the start to finish).
 //   - A node failure stops its whole group; a restartable group starts
 //     again (fresh node instances) after Options.RestartDelay, any other
 //     failure stops the run and Wait returns it.
@@ -74,6 +76,7 @@ type failure struct {
 }
 
 type group[T any] struct {
+	opMu     sync.Mutex // held by startGroup and stopGroup: one at a time
 	spec     plan.Group
 	nodes    []*nodeSlot[T]
 	leaving  []*Edge[T]
@@ -307,6 +310,8 @@ func quoteAll(names []string) string {
 
 // startGroup builds and starts fresh instances of g's nodes.
 func (x *Executor[T]) startGroup(g *group[T]) error {
+	g.opMu.Lock()
+	defer g.opMu.Unlock()
 	gen := g.gen.Add(1)
 	g.state.Store("starting")
 	for i, s := range g.nodes {
@@ -404,6 +409,10 @@ func (x *Executor[T]) stopNode(s *nodeSlot[T], state string) {
 }
 
 func (x *Executor[T]) stopGroup(g *group[T], state string) {
+	// A node may fail while its group is still starting: the supervisor's
+	// stop then waits here for the start to finish, and stops it all.
+	g.opMu.Lock()
+	defer g.opMu.Unlock()
 	g.gen.Add(1) // failures reported by the old instances are stale now
 	g.ready.Store(false)
 	for _, s := range g.nodes {

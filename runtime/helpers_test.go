@@ -10,11 +10,22 @@ import (
 // openFDs counts this process's open descriptors.
 func openFDs(t testing.TB) int {
 	t.Helper()
+	return len(fdTable(t))
+}
+
+// fdTable maps this process's descriptors to what they are.
+func fdTable(t testing.TB) map[string]string {
+	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Fatalf("reading /proc/self/fd: %v", err)
 	}
-	return len(ents)
+	m := map[string]string{}
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		m[e.Name()] = target
+	}
+	return m
 }
 
 // settle waits until the goroutine count falls to want (goroutines exit
@@ -32,15 +43,23 @@ func settle(want int) int {
 // the test if either grew.
 func leakCheck(t *testing.T) {
 	t.Helper()
-	fds, gs := openFDs(t), goruntime.NumGoroutine()
+	before, gs := fdTable(t), goruntime.NumGoroutine()
 	t.Cleanup(func() {
 		if n := settle(gs); n > gs {
 			buf := make([]byte, 1<<16)
 			buf = buf[:goruntime.Stack(buf, true)]
 			t.Errorf("goroutines: %d before, %d after; stacks:\n%s", gs, n, buf)
 		}
-		if n := openFDs(t); n != fds {
-			t.Errorf("open descriptors: %d before, %d after", fds, n)
+		after := fdTable(t)
+		for fd, what := range after {
+			if before[fd] != what {
+				t.Errorf("descriptor %s (%s) was not open before the test", fd, what)
+			}
+		}
+		for fd, what := range before {
+			if after[fd] != what {
+				t.Errorf("descriptor %s (%s) was closed by the test", fd, what)
+			}
 		}
 	})
 }
