@@ -162,7 +162,7 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 	}
 	switch {
 	case count != nil:
-		v, diags := count.Expr.Value(ctx)
+		v, diags := l.evalMemo(count.Expr, ctx)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() {
 			return nil, false
@@ -185,7 +185,7 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 		}
 		return out, true
 	case forEach != nil:
-		v, diags := forEach.Expr.Value(ctx)
+		v, diags := l.evalMemo(forEach.Expr, ctx)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() || !v.IsWhollyKnown() {
 			return nil, false
@@ -235,6 +235,27 @@ func (l *loader) countVars(i int) map[string]cty.Value {
 		l.counts = append(l.counts, map[string]cty.Value{"count": cty.ObjectVal(map[string]cty.Value{"index": cty.NumberIntVal(int64(n))})})
 	}
 	return l.counts[i]
+}
+
+// evalMemo evaluates a count or for_each expression. These refer only to
+// variables, locals and whole blocks, whose values are fixed once
+// evaluated, so the same text has the same value in every block of the
+// show (count = length(local.all) on several scenes walks local.all once).
+func (l *loader) evalMemo(e hcl.Expression, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	r := e.Range()
+	src := l.show.Files[r.Filename]
+	if r.Start.Byte > r.End.Byte || r.End.Byte > len(src) {
+		return e.Value(ctx)
+	}
+	key := string(src[r.Start.Byte:r.End.Byte])
+	if v, ok := l.foldMemo[key]; ok {
+		return v, nil
+	}
+	v, diags := e.Value(ctx)
+	if !diags.HasErrors() && v.IsWhollyKnown() {
+		l.foldMemo[key] = v
+	}
+	return v, diags
 }
 
 func eachVars(k, v cty.Value) map[string]cty.Value {
