@@ -254,10 +254,24 @@ func TestLoopStopLeavesNothing(t *testing.T) {
 		l.AddTimer(Now()+int64(time.Hour), func() {})
 		s.Notify()
 		l.Post(func() {})
+		s2, _ := NewSignal()
+		sigs = append(sigs, s2)
+		reg, err := l.Watch(s2, func(*Registration) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Watch(s2, func(*Registration) {}); err == nil {
+			t.Fatal("watching one signal twice on a loop succeeded")
+		}
 		l.Stop()
 		if err := l.Post(func() {}); err == nil {
 			t.Fatal("post after stop succeeded")
 		}
+		if err := reg.Rearm(); err == nil {
+			t.Fatal("rearm after stop succeeded")
+		}
+		reg.Unregister() // must not touch the closed epoll descriptor's number
+		l.AddTimer(Now(), func() {})
 	}
 	for _, s := range sigs {
 		s.Close()

@@ -103,6 +103,10 @@ func (r *Registration) Rearm() error {
 	}
 	l := r.loop
 	l.mu.Lock()
+	if l.stopping {
+		l.mu.Unlock()
+		return fmt.Errorf("event loop %q: rearm fd %d: loop %w", l.name, r.fd, ErrClosed)
+	}
 	if l.fdOwner[r.fd] != r {
 		l.mu.Unlock()
 		return fmt.Errorf("event loop %q: rearm fd %d: the descriptor was closed and its number reused", l.name, r.fd)
@@ -139,7 +143,11 @@ func (r *Registration) Unregister() {
 	defer l.mu.Unlock()
 	if l.fdOwner[r.fd] == r {
 		delete(l.fdOwner, r.fd)
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, r.fd, nil) // ENOENT/EBADF: closed already
+		// A stopping loop's epoll descriptor is closed or about to be: its
+		// number may belong to someone else by now.
+		if !l.stopping {
+			unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, r.fd, nil) // ENOENT/EBADF: closed already
+		}
 	}
 	if int(r.slot) < len(l.regs) && l.regs[r.slot] == r {
 		l.regs[r.slot] = nil
