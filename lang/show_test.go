@@ -178,3 +178,23 @@ func TestDirectoryMerge(t *testing.T) {
 		t.Errorf("merged show wrong: %+v", s)
 	}
 }
+
+// TestConcurrentLoads: Load shares nothing between calls (the schema and
+// function table are read-only), so commands may load shows in parallel.
+func TestConcurrentLoads(t *testing.T) {
+	done := make(chan *Show)
+	for i := 0; i < 4; i++ {
+		go func() {
+			s, _ := Load([]string{"testdata/good/features.hcl"}, Options{})
+			done <- s
+		}()
+	}
+	var hash string
+	for i := 0; i < 4; i++ {
+		s := <-done
+		if s == nil || (hash != "" && s.Hash != hash) {
+			t.Fatalf("concurrent loads disagree")
+		}
+		hash = s.Hash
+	}
+}
