@@ -557,7 +557,11 @@ func (x *Executor[T]) Status() Status {
 		for _, s := range g.nodes {
 			s.mu.Lock()
 			ns := NodeStatus{ID: s.spec.ID, Kind: s.spec.Kind, Group: g.spec.Name, Thread: s.spec.Placement.Thread, State: s.state, LastError: s.lastErr}
+			ctx := s.ctx
 			s.mu.Unlock()
+			if ctx != nil {
+				ns.Threads = ctx.threads()
+			}
 			if s.loop != nil {
 				ns.Loop = s.loop.Name()
 			}

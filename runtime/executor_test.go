@@ -375,6 +375,9 @@ func TestExecutorRunsAndAccountsForEveryFrame(t *testing.T) {
 		if n.State != "running" {
 			t.Errorf("node %s is %s while the show runs", n.ID, n.State)
 		}
+		if n.Thread && (len(n.Threads) != 1 || n.Threads[0].Name != n.Kind) {
+			t.Errorf("node %s: threads %+v, want one named %q", n.ID, n.Threads, n.Kind)
+		}
 	}
 	for _, n := range st.Nodes {
 		if n.State != "stopped" {

@@ -27,6 +27,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/onairhq/onair/compiler/plan"
 )
 
@@ -91,7 +93,22 @@ type NodeContext[T any] struct {
 	timers  []*Timer
 	pacings []*Pacing
 	sets    []*ReadySet
+	tids    []int
 	wg      sync.WaitGroup
+}
+
+// threads reads the node's threads.
+func (c *NodeContext[T]) threads() []ThreadStatus {
+	c.mu.Lock()
+	tids := append([]int(nil), c.tids...)
+	c.mu.Unlock()
+	var out []ThreadStatus
+	for _, tid := range tids {
+		if ts, err := ReadThread(tid); err == nil {
+			out = append(out, ts)
+		}
+	}
+	return out
 }
 
 // ID is the node's id.
@@ -115,15 +132,25 @@ func (c *NodeContext[T]) Fail(err error) {
 	}
 }
 
-// Go runs fn on a goroutine locked to its own OS thread (the node's thread).
-// fn returns when ctx.Stopping() (watch ctx.Done()); a non-nil error, or a
-// panic, fails the node as Fail does.
+// Go runs fn on a goroutine locked to its own OS thread (the node's thread,
+// named after the node's kind in /proc, listed in the node's status; it
+// exits with fn). fn returns when ctx.Stopping() (watch ctx.Done()); a
+// non-nil error, or a panic, fails the node as Fail does.
 func (c *NodeContext[T]) Go(fn func() error) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		goruntime.LockOSThread()
-		defer goruntime.UnlockOSThread()
+		goruntime.LockOSThread() // never unlocked: the named thread exits with fn
+		tid := unix.Gettid()
+		name := []byte(c.Plan.Kind)
+		if len(name) > 15 {
+			name = name[:15]
+		}
+		name = append(name, 0)
+		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafePointer(&name[0])), 0, 0, 0)
+		c.mu.Lock()
+		c.tids = append(c.tids, tid)
+		c.mu.Unlock()
 		err := func() (err error) {
 			defer func() {
 				if p := recover(); p != nil {

@@ -172,6 +172,8 @@ type NodeStatus struct {
 	Drops     uint64 `json:"drops"`
 	Errors    uint64 `json:"errors"`
 	LastError string `json:"last_error,omitempty"`
+	// Threads are the node's own threads (ctx.Go), with their CPU.
+	Threads []ThreadStatus `json:"threads,omitempty"`
 }
 
 // GroupStatus is one node group.
