@@ -151,6 +151,7 @@ func finishDiags(in hcl.Diagnostics) hcl.Diagnostics {
 			continue
 		}
 		seen[k] = true
+		indexHint(d)
 		out = append(out, d)
 	}
 	sort.SliceStable(out, func(i, j int) bool {

@@ -46,6 +46,7 @@ func TestMalformedShows(t *testing.T) {
 		"for_each_list":         {"8:14 Invalid for_each"},
 		"frame_metadata":        {"8:20 Invalid value"},
 		"index_out_of_range":    {"11:22 Invalid index"},
+		"key_typo":              {"12:20 Invalid index"},
 		"missing_required":      {"7:24 Missing required argument"},
 		"moved_bad":             {"8:10 Invalid address"},
 		"multi_errors":          {"8:25 Value out of range", "9:25 Value out of range", "10:25 Invalid value"},
@@ -106,6 +107,8 @@ func TestDiagnosticDetails(t *testing.T) {
 		{"decimal_rate", `write "30000/1001"`},
 		{"validation", "At most 192 sources fit on one L4."},
 		{"whole_collection", "pick one"},
+		{"index_out_of_range", "source.cam has 2 elements, indexes 0 to 1; the index is 2."},
+		{"key_typo", `source.g has the keys left, right. Did you mean "left"?`},
 		{"duplicate_source", "already declared at testdata/bad/duplicate_source.hcl:7"},
 	}
 	for _, c := range cases {
