@@ -144,6 +144,7 @@ func (l *loader) evalVariable(n *node) {
 		}
 		ty = t
 	}
+	secret := l.sensitive(n)
 	val, given := l.varVals[n.name]
 	var subject hcl.Range = n.rng
 	if !given {
@@ -168,7 +169,11 @@ func (l *loader) evalVariable(n *node) {
 		if given {
 			from = "the value from " + l.varOrigin[n.name]
 		}
-		l.errorf(subject, "Invalid value for variable", "var.%s must be %s, but %s, %s, is not: %s.", n.name, typeexpr.TypeString(ty), from, showValue(val), err)
+		shown := showValue(val)
+		if secret {
+			shown = "(sensitive)"
+		}
+		l.errorf(subject, "Invalid value for variable", "var.%s must be %s, but %s, %s, is not: %s.", n.name, typeexpr.TypeString(ty), from, shown, err)
 		n.failed = true
 		return
 	}
@@ -214,4 +219,21 @@ func (l *loader) evalVariable(n *node) {
 		n.failed = true
 		n.value = cty.DynamicVal
 	}
+}
+
+// sensitive reports whether a variable is declared sensitive = true; its
+// value is then never printed in a diagnostic.
+func (l *loader) sensitive(n *node) bool {
+	a := n.content.Attributes["sensitive"]
+	if a == nil {
+		return false
+	}
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() || v.Type() != cty.Bool || !v.IsKnown() || v.IsNull() {
+		if !diags.HasErrors() && !(v.Type() == cty.Bool) {
+			l.errorf(a.Expr.Range(), "Incorrect attribute value type", "sensitive must be true or false; got %s.", showValue(v))
+		}
+		return false
+	}
+	return v.True()
 }
