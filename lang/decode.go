@@ -56,7 +56,7 @@ func (d *dec) typeErr(a *hcl.Attribute, want string, v cty.Value) {
 	d.l.errorf(a.Expr.Range(), "Incorrect attribute value type", "%s must be %s; got %s.", a.Name, want, showValue(v))
 }
 
-func (d *dec) spec_(name string) *Attr {
+func (d *dec) attrSpec(name string) *Attr {
 	s := d.spec.Attr(name)
 	if s == nil {
 		panic("lang: schema has no attribute " + name + " in " + d.spec.Type + " " + d.spec.Kind)
@@ -65,7 +65,7 @@ func (d *dec) spec_(name string) *Attr {
 }
 
 func (d *dec) str(name string) string {
-	s := d.spec_(name)
+	s := d.attrSpec(name)
 	def, _ := s.Default.(string)
 	v, a, ok := d.value(name)
 	if !ok {
@@ -85,7 +85,7 @@ func (d *dec) str(name string) string {
 }
 
 func (d *dec) integer(name string) int {
-	s := d.spec_(name)
+	s := d.attrSpec(name)
 	def, _ := s.Default.(int)
 	v, a, ok := d.value(name)
 	if !ok {
@@ -109,7 +109,7 @@ func (d *dec) integer(name string) int {
 }
 
 func (d *dec) number(name string) float64 {
-	s := d.spec_(name)
+	s := d.attrSpec(name)
 	def, _ := s.Default.(float64)
 	v, a, ok := d.value(name)
 	if !ok {
@@ -129,7 +129,7 @@ func (d *dec) number(name string) float64 {
 }
 
 func (d *dec) boolean(name string) bool {
-	s := d.spec_(name)
+	s := d.attrSpec(name)
 	def, _ := s.Default.(bool)
 	v, a, ok := d.value(name)
 	if !ok {
@@ -144,7 +144,7 @@ func (d *dec) boolean(name string) bool {
 }
 
 func (d *dec) stringList(name string) []string {
-	s := d.spec_(name)
+	s := d.attrSpec(name)
 	def, _ := s.Default.([]string)
 	v, a, ok := d.value(name)
 	if !ok {

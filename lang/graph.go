@@ -248,7 +248,7 @@ var referenceRoots = []string{"var", "local", "source", "scene", "bus", "count",
 // buildGraph finds every node's references, reports the bad ones and links
 // the dependencies.
 func (l *loader) buildGraph() {
-	for i, n := range l.nodes {
+	for _, n := range l.nodes {
 		iters := map[string]bool{}
 		switch {
 		case n.expr != nil:
@@ -292,7 +292,6 @@ func (l *loader) buildGraph() {
 			n.deps = append(n.deps, d)
 		}
 		sortInts(n.deps)
-		_ = i
 	}
 }
 

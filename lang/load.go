@@ -40,8 +40,9 @@ type sourceFile struct {
 
 // Load reads a show from paths (each a .hcl file or a directory whose .hcl
 // files are merged, in name order), resolves and expands it, and returns the
-// typed model. With errors it returns the diagnostics and a nil or partial
-// Show; warnings come back beside a complete Show.
+// typed model. The Show is never nil: with errors it is partial (do not
+// compile it), but its Files always hold what was read, for
+// WriteDiagnostics. Warnings come back beside a complete Show.
 func Load(paths []string, opts Options) (*Show, hcl.Diagnostics) {
 	files, diags := readPaths(paths)
 	if diags.HasErrors() {
@@ -124,11 +125,7 @@ func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 	}
 	l.assemble()
 	l.show.Hash = l.hash(files)
-	diags := finishDiags(l.diags)
-	if diags.HasErrors() {
-		return l.show, diags
-	}
-	return l.show, diags
+	return l.show, finishDiags(l.diags)
 }
 
 // finishDiags drops duplicates (a counted block reports a mistake once, not

@@ -178,9 +178,6 @@ func (l *loader) evalVariable(n *node) {
 		return
 	}
 	n.value = cv
-	if d := n.content.Attributes["description"]; d == nil {
-		_ = d
-	}
 	ctx := &hcl.EvalContext{Functions: l.funcs, Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{n.name: cv})}}
 	for _, vb := range n.content.Blocks {
 		if vb.Type != "validation" {
