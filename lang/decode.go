@@ -22,7 +22,6 @@ type dec struct {
 	ctx     *hcl.EvalContext
 	dir     string
 	attrs   Attrs
-	prefix  string // "colour." for nested blocks' Attrs keys
 }
 
 func (l *loader) newDec(spec *Block, content *hcl.BodyContent, ctx *hcl.EvalContext, dir string, attrs Attrs) *dec {
@@ -40,7 +39,6 @@ func (d *dec) value(name string) (cty.Value, *hcl.Attribute, bool) {
 	if a == nil {
 		return cty.NilVal, nil, false
 	}
-	d.attrs[d.prefix+name] = a.Range
 	v, diags := a.Expr.Value(d.ctx)
 	d.l.diags = append(d.l.diags, diags...)
 	if diags.HasErrors() || !v.IsWhollyKnown() {
@@ -396,15 +394,55 @@ func (d *dec) colour() Colour {
 	if blk == nil {
 		return c
 	}
-	content, diags := blk.Body.Content(spec.bodySchemaRequired())
-	d.l.diags = append(d.l.diags, diags...)
-	d.attrs["colour"] = blk.DefRange
-	cd := &dec{l: d.l, spec: spec, content: content, ctx: d.ctx, dir: d.dir, attrs: d.attrs, prefix: "colour."}
+	content := d.l.blockContent(blk, spec)
+	cd := &dec{l: d.l, spec: spec, content: content, ctx: d.ctx, dir: d.dir, attrs: d.attrs}
 	c.Primaries = cd.str("primaries")
 	c.Transfer = cd.str("transfer")
 	c.Matrix = cd.str("matrix")
 	c.Range = cd.str("range")
 	return c
+}
+
+// blockContent reads a nested block's body once per Load, however many
+// instances share it.
+func (l *loader) blockContent(blk *hcl.Block, spec *Block) *hcl.BodyContent {
+	if c, ok := l.nested[blk]; ok {
+		return c
+	}
+	c, diags := blk.Body.Content(spec.bodySchemaRequired())
+	l.diags = append(l.diags, diags...)
+	l.nested[blk] = c
+	return c
+}
+
+// attrsFor returns the Attrs of a body: the range of every attribute
+// written, and of a colour block and its attributes ("colour.range").
+// Instances of one block share one map: the ranges are the same.
+func (l *loader) attrsFor(content *hcl.BodyContent, spec *Block) Attrs {
+	if content == nil {
+		return Attrs{}
+	}
+	if a, ok := l.attrs[content]; ok {
+		return a
+	}
+	a := make(Attrs, len(content.Attributes)+1)
+	for name, at := range content.Attributes {
+		a[name] = at.Range
+	}
+	if cs := spec.Block("colour"); cs != nil {
+		for _, b := range content.Blocks {
+			if b.Type != "colour" {
+				continue
+			}
+			a["colour"] = b.DefRange
+			for name, at := range l.blockContent(b, cs).Attributes {
+				a["colour."+name] = at.Range
+			}
+			break
+		}
+	}
+	l.attrs[content] = a
+	return a
 }
 
 // exists reports whether a media file exists, asking the file system once
@@ -426,7 +464,7 @@ func (l *loader) evalShow(n *node) {
 	ctx := l.ctxFor(n)
 	s := l.show
 	s.DeclRange = n.rng
-	s.Attrs = Attrs{}
+	s.Attrs = l.attrsFor(n.content, n.spec)
 	d := l.newDec(n.spec, n.content, ctx, n.dir, s.Attrs)
 	s.Name = d.str("name")
 	s.Size = d.size("size", Size{})
@@ -438,7 +476,7 @@ func (l *loader) evalShow(n *node) {
 func (l *loader) evalCanvas(n *node) {
 	c := &l.show.Canvas
 	c.DeclRange = n.rng
-	l.decodeCanvas(l.newDec(n.spec, n.content, l.ctxFor(n), n.dir, Attrs{}))
+	l.decodeCanvas(l.newDec(n.spec, n.content, l.ctxFor(n), n.dir, l.attrsFor(n.content, n.spec)))
 }
 
 // decodeCanvas fills the canvas from d; with an empty body it applies the
@@ -458,7 +496,7 @@ func (l *loader) decodeCanvas(d *dec) {
 }
 
 func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
-	s := &Source{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: make(Attrs, len(n.content.Attributes)+1)}
+	s := &Source{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: l.attrsFor(n.content, n.spec)}
 	d := l.newDec(n.spec, n.content, ctx, n.dir, s.Attrs)
 	size, rate, format := l.showDefaults()
 	s.Size = d.size("size", size)
@@ -540,7 +578,7 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 
 func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *hcl.EvalContext) *Layer {
 	spec := n.spec.Block("layer")
-	ly := &Layer{DeclRange: rng, Attrs: make(Attrs, len(lc.Attributes))}
+	ly := &Layer{DeclRange: rng, Attrs: l.attrsFor(lc, spec)}
 	d := l.newDec(spec, lc, ctx, n.dir, ly.Attrs)
 	if addr, ok := d.ref("source", "source"); ok {
 		ly.Source = l.srcByAddr[addr]
@@ -631,7 +669,7 @@ func (l *loader) readScene(n *node) {
 }
 
 func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
-	b := &Bus{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: make(Attrs, len(n.content.Attributes))}
+	b := &Bus{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: l.attrsFor(n.content, n.spec)}
 	d := l.newDec(n.spec, n.content, ctx, n.dir, b.Attrs)
 	for _, group := range n.spec.OneOf {
 		var set []string
@@ -662,7 +700,7 @@ func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
 }
 
 func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
-	o := &Output{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: make(Attrs, len(n.content.Attributes))}
+	o := &Output{Kind: n.spec.Kind, Name: n.name, Key: key, DeclRange: n.rng, Attrs: l.attrsFor(n.content, n.spec)}
 	d := l.newDec(n.spec, n.content, ctx, n.dir, o.Attrs)
 	if addr, ok := d.ref("bus", "bus"); ok {
 		o.Bus = l.busByAddr[addr]

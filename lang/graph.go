@@ -75,6 +75,8 @@ type loader struct {
 	elements    int                    // expanded so far, for maxElements
 	tooBig      bool
 	foldMemo    map[string]cty.Value // folded calls by source text
+	nested      map[*hcl.Block]*hcl.BodyContent
+	attrs       map[*hcl.BodyContent]Attrs
 }
 
 func newLoader(opts Options) *loader {
@@ -91,6 +93,8 @@ func newLoader(opts Options) *loader {
 		busByAddr:   map[string]*Bus{},
 		statCache:   map[string]bool{},
 		foldMemo:    map[string]cty.Value{},
+		nested:      map[*hcl.Block]*hcl.BodyContent{},
+		attrs:       map[*hcl.BodyContent]Attrs{},
 	}
 }
 

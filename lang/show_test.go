@@ -79,7 +79,13 @@ func TestFeatures(t *testing.T) {
 	if cam.Path != filepath.Join("testdata", "good", "clip.hevc") || !cam.Loop || cam.Format != P010 || cam.Size != s.Size || cam.Streams != 1 || cam.Colour.Primaries != "bt709" {
 		t.Errorf("cam[0] = %+v", cam)
 	}
+	if !cam.Attrs.Has("path") || !cam.Attrs.Has("format") || cam.Attrs.Has("loop") || cam.Attrs["path"].Start.Line != 38 {
+		t.Errorf("cam[0].Attrs = %v", cam.Attrs)
+	}
 	bars := s.Sources[3]
+	if !bars.Attrs.Has("colour") || bars.Attrs["colour.transfer"].Start.Line != 46 || bars.Attrs.Has("colour.bogus") {
+		t.Errorf("bars.Attrs = %v", bars.Attrs)
+	}
 	if bars.Pattern != "ramp" || bars.Colour != (Colour{"bt2020", "pq", "bt2020nc", "full"}) || bars.Format != P010 {
 		t.Errorf("bars = %+v", bars)
 	}
