@@ -41,7 +41,10 @@ func (d *dec) value(name string) (cty.Value, *hcl.Attribute, bool) {
 	}
 	v, diags := a.Expr.Value(d.ctx)
 	d.l.diags = append(d.l.diags, diags...)
-	if diags.HasErrors() || !v.IsWhollyKnown() {
+	// Only the top level is checked here (IsWhollyKnown walks the value);
+	// the decoders below skip unknown elements silently: an unknown value
+	// comes from something that failed and was reported already.
+	if diags.HasErrors() || !v.IsKnown() {
 		return cty.NilVal, a, false
 	}
 	if v.IsNull() {
@@ -156,6 +159,9 @@ func (d *dec) stringList(name string) []string {
 	out := []string{}
 	for it := v.ElementIterator(); it.Next(); {
 		_, e := it.Element()
+		if !e.IsKnown() {
+			return def
+		}
 		if e.Type() != cty.String {
 			if c, err := convert.Convert(e, cty.String); err == nil {
 				e = c
@@ -299,6 +305,9 @@ func (d *dec) rect(name string) *Rect {
 	var n [4]int
 	for i := 0; i < 4; i++ {
 		e := v.Index(cty.NumberIntVal(int64(i)))
+		if !e.IsKnown() {
+			return nil
+		}
 		if e.Type() == cty.String {
 			if c, err := convert.Convert(e, cty.Number); err == nil {
 				e = c
@@ -348,7 +357,11 @@ func (d *dec) ref(name, typ string) (string, bool) {
 	}
 	ty := v.Type()
 	if ty.IsObjectType() && ty.HasAttribute("address") && ty.AttributeType("address") == cty.String {
-		addr := v.GetAttr("address").AsString()
+		av := v.GetAttr("address")
+		if !av.IsKnown() || av.IsNull() {
+			return "", false
+		}
+		addr := av.AsString()
 		if !strings.HasPrefix(addr, typ+".") {
 			d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes a %s, but this refers to %s.", name, typ, addr)
 			return "", false
@@ -544,7 +557,7 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 		}
 		v, diags := it.forEach.Value(ctx)
 		l.diags = append(l.diags, diags...)
-		if diags.HasErrors() || !v.IsWhollyKnown() {
+		if diags.HasErrors() || !v.IsKnown() {
 			continue
 		}
 		ty := v.Type()
