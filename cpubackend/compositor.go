@@ -11,7 +11,8 @@ import (
 	"github.com/onairhq/onair/runtime"
 )
 
-// compositor draws one bus on a thread of its own. It sleeps to its next
+// compositor draws one bus, on a thread of its own or (startOnLoop) as
+// handlers on an event loop, as the plan places it. It sleeps to its next
 // tick's deadline; in between it looks at its inputs at most every
 // input_poll_ms (0: whenever one signals), and only at the inputs that
 // signalled; a switch request makes it look at once. Each tick shows, for
@@ -31,6 +32,8 @@ type compositor struct {
 	fresh   []bool
 	scenes  [][]sceneLayer // per scene index
 	aux     []sceneLayer   // an AUX bus showing one source
+
+	onLoop bool // placed on an event loop (handlers) rather than a thread
 
 	comp   *cpu.Compositor
 	pool   *frame.Pool
@@ -105,6 +108,9 @@ func (c *compositor) Start(ctx *runtime.NodeContext[Frame]) error {
 	if err != nil {
 		return err
 	}
+	if ctx.Loop() != nil {
+		return c.startOnLoop(ctx, set)
+	}
 	// Two waits: one that also watches the inputs, one (between looks, when
 	// input_poll_ms is set) that watches only the stop and switch signals.
 	all, err := runtime.NewMultiWait(ctx.Done(), c.bus.wake, set.Signal())
@@ -166,6 +172,68 @@ func (c *compositor) run(ctx *runtime.NodeContext[Frame], set *runtime.ReadySet,
 	return nil
 }
 
+// startOnLoop runs the compositor as handlers on its event loop (the plan
+// puts AUX buses on the default loop): a timer at each tick's deadline, a
+// watch on the inputs that is held back to one look per input_poll_ms by a
+// second timer, and a watch on switch requests. Nothing here waits: an
+// output that cannot take a tick drops it at once.
+func (c *compositor) startOnLoop(ctx *runtime.NodeContext[Frame], set *runtime.ReadySet) error {
+	clock := c.b.opts.Clock
+	grid := c.b.grid()
+	sched := playout.NewSchedule(grid, 2, clock())
+	c.onLoop = true
+	var lastLook int64
+	var pollArmed bool
+	var pollTimer, tickTimer *runtime.Timer
+	look := func() {
+		c.look(ctx, set)
+		lastLook = clock()
+	}
+	var err error
+	pollTimer, err = ctx.AddTimer(0, func() {
+		pollArmed = false
+		look()
+	})
+	if err != nil {
+		return err
+	}
+	pollTimer.Stop()
+	tickTimer, err = ctx.AddTimer(sched.NextDeadline(), func() {
+		now := clock()
+		if k, due := sched.Due(now); due {
+			look()
+			if err := c.tick(ctx, sched, grid, k, now); err != nil {
+				ctx.Fail(err)
+				return
+			}
+		}
+		tickTimer.Reset(sched.NextDeadline())
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := ctx.Watch(set.Signal(), func(r *runtime.Registration) {
+		if now := clock(); c.poll > 0 && now < lastLook+c.poll {
+			if !pollArmed {
+				pollArmed = true
+				pollTimer.Reset(lastLook + c.poll)
+			}
+		} else {
+			look()
+		}
+		r.Rearm()
+	}); err != nil {
+		return err
+	}
+	if _, err := ctx.Watch(c.bus.wake, func(r *runtime.Registration) {
+		look() // a switch: look at once
+		r.Rearm()
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
 // look takes the frames of the inputs that signalled.
 func (c *compositor) look(ctx *runtime.NodeContext[Frame], set *runtime.ReadySet) {
 	c.ready = set.Take(c.ready[:0])
@@ -219,7 +287,15 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 	// Hand off: the tick is committed once every output took the frame. An
 	// output whose edge is full gets until the next tick's deadline; then
 	// the frame is dropped for that output alone, and counted.
-	drops := c.handOff(ctx, out, sched.Deadline(k+1))
+	if ctx.Stopping() { // the outputs may be gone: this tick is not shown
+		out.Release()
+		return nil
+	}
+	limit := sched.Deadline(k + 1)
+	if c.onLoop {
+		limit = 0 // a loop never waits
+	}
+	drops := c.handOff(ctx, out, limit)
 	out.Release()
 	sched.Commit(k)
 	end := clock(c.b)
@@ -318,7 +394,11 @@ func (c *compositor) transition(dst Frame, from, to int, kind playout.Kind, prog
 	return r1 + r2, t.Apply(dst, a, bb, progress)
 }
 
-func (c *compositor) Stop() {}
+func (c *compositor) Stop() {
+	if c.onLoop { // on the loop's thread, after its last handler
+		c.release()
+	}
+}
 
 // release lets go of every frame the inputs hold.
 func (c *compositor) release() {

@@ -32,16 +32,32 @@ func (s *sink) Start(ctx *runtime.NodeContext[Frame]) error {
 			if !ok {
 				continue
 			}
-			err := s.write(f)
-			f.Release()
-			if err != nil {
-				s.st.fail(err)
+			if err := s.writeOne(f); err != nil {
 				return err // fails the node: the runtime restarts its group
 			}
-			s.st.Written.Add(1)
 		}
-		return nil
+		// A show that stops writes what its bus already handed over.
+		for {
+			f, ok := ctx.Get(0)
+			if !ok {
+				return nil
+			}
+			if err := s.writeOne(f); err != nil {
+				return nil
+			}
+		}
 	})
+	return nil
+}
+
+func (s *sink) writeOne(f Frame) error {
+	err := s.write(f)
+	f.Release()
+	if err != nil {
+		s.st.fail(err)
+		return err
+	}
+	s.st.Written.Add(1)
 	return nil
 }
 
