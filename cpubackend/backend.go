@@ -43,10 +43,11 @@ type Options struct {
 
 // Backend holds the constructors and the state of one run of a plan.
 type Backend struct {
-	plan   *plan.Plan
-	opts   Options
-	origin int64 // tick 0 of every bus grid
-	rate   frame.Rational
+	plan       *plan.Plan
+	opts       Options
+	origin     int64 // tick 0 of every bus grid
+	originOnce sync.Once
+	rate       frame.Rational
 
 	nodes   map[string]*plan.Node // by id
 	scenes  map[string]*plan.Scene
@@ -214,6 +215,13 @@ func (b *Backend) Lookup(kind string) (runtime.Constructor[Frame], bool) {
 		return nil, false
 	}
 	return func(n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+		// Every bus's tick grid and every aligned pacer start at the
+		// executor's grid origin.
+		b.originOnce.Do(func() {
+			if ctx.GridOriginNs != 0 {
+				b.origin = ctx.GridOriginNs
+			}
+		})
 		return mk(b, n, ctx)
 	}, true
 }

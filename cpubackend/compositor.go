@@ -199,6 +199,9 @@ func (c *compositor) startOnLoop(ctx *runtime.NodeContext[Frame], set *runtime.R
 	}
 	pollTimer.Stop()
 	tickTimer, err = ctx.AddTimer(sched.NextDeadline(), func() {
+		if ctx.Stopping() {
+			return
+		}
 		now := clock()
 		if k, due := sched.Due(now); due {
 			look()
@@ -289,6 +292,7 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 	// the frame is dropped for that output alone, and counted.
 	if ctx.Stopping() { // the outputs may be gone: this tick is not shown
 		out.Release()
+		sched.Commit(k)
 		return nil
 	}
 	limit := sched.Deadline(k + 1)

@@ -368,3 +368,37 @@ output "record" "pgm" {
 		t.Fatalf("source errors: %+v", sum.Sources[0])
 	}
 }
+
+// TestStopIsPromptWithLoopCompositors starts and stops a show with an AUX
+// bus (a compositor on the default loop) several times; every stop must
+// finish at once, with every frame the bus committed written.
+func TestStopIsPromptWithLoopCompositors(t *testing.T) {
+	p := compile(t, writeShow(t, withMissingFile), nil)
+	for i := 0; i < 4; i++ {
+		s := startShow(t, p)
+		time.Sleep(time.Duration(100+i*37) * time.Millisecond)
+		done := make(chan error, 1)
+		go func() { done <- s.Stop() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("run %d: Stop did not return within 5 s", i)
+		}
+		for _, b := range s.Backend.Summary().Buses {
+			if b.Address == "bus.bars" {
+				var written uint64
+				for _, o := range s.Backend.Summary().Outputs {
+					if o.Address == "output.bars" {
+						written = o.Written
+					}
+				}
+				if written+b.OutputDrops != b.Ticks {
+					t.Errorf("run %d: bus.bars committed %d ticks, its output wrote %d and dropped %d", i, b.Ticks, written, b.OutputDrops)
+				}
+			}
+		}
+	}
+}

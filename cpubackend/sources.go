@@ -245,10 +245,11 @@ func (r *rawFile) Stop() {}
 // frame with its release time on the monotonic clock, the clock the buses'
 // tick grids use.
 type realtime struct {
-	b    *Backend
-	st   *SourceState
-	tb   runtime.TimeBase
-	step int64
+	b      *Backend
+	st     *SourceState
+	tb     runtime.TimeBase
+	step   int64
+	period runtime.TimeBase
 }
 
 func newRealtime(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -268,11 +269,13 @@ func newRealtime(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (runt
 	if step <= 0 {
 		return nil, fmt.Errorf("node %s: a frame period of %v is shorter than the time base %v", n.ID, period, tb)
 	}
-	return &realtime{b: b, st: b.sources[n.Address], tb: tb, step: step}, nil
+	return &realtime{b: b, st: b.sources[n.Address], tb: tb, step: step, period: period}, nil
 }
 
 func (r *realtime) Start(ctx *runtime.NodeContext[Frame]) error {
-	p, err := runtime.NewPacer(runtime.PacerConfig{TimeBase: r.tb})
+	// Release on the show's frame grid, so a pacing loop wakes once per tick
+	// for all of its sources.
+	p, err := runtime.NewPacer(runtime.PacerConfig{TimeBase: r.tb, AlignPeriod: r.period, AlignOriginNs: r.b.origin})
 	if err != nil {
 		return err
 	}
