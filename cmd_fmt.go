@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/onairhq/onair/lang"
 )
 
 func init() {
@@ -54,8 +56,7 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 		}
 		out, diags := formatShow(name, src)
 		if diags.HasErrors() {
-			wr := hcl.NewDiagnosticTextWriter(stderr, map[string]*hcl.File{name: {Bytes: src}}, 100, false)
-			wr.WriteDiagnostics(diags)
+			lang.WriteDiagnostics(stderr, map[string][]byte{name: src}, diags, isTerminal(stderr))
 			rc = 1
 			continue
 		}

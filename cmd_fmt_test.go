@@ -93,7 +93,7 @@ func TestFmtSyntaxErrorPointsAtTheLine(t *testing.T) {
 	if rc != 1 {
 		t.Fatalf("rc=%d, want 1", rc)
 	}
-	if !strings.Contains(errs, p) || !strings.Contains(errs, "line 3") {
+	if !strings.Contains(errs, p+":3:") || !strings.Contains(errs, "^") {
 		t.Errorf("error does not name %s line 3:\n%s", p, errs)
 	}
 }

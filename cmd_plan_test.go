@@ -29,7 +29,7 @@ func TestPlanCommand(t *testing.T) {
 		{"save", []string{"plan", "-summary", "-out", out, "shows/minimal.hcl"}, 0, []string{"Saved the plan to " + out}, nil, nil},
 		{"trace", []string{"plan", "-summary", "-trace", "build", "shows/minimal.hcl"}, 0, nil, []string{"== after build ==", "source.bars/one_to_many (one_to_many"}, nil},
 		{"a check fails", []string{"plan", "compiler/testdata/bad/formats.hcl"}, 1, nil,
-			[]string{"Formats disagree along an edge [formats]", "compiler/testdata/bad/formats.hcl line 11"}, []string{"Plan for"}},
+			[]string{"Formats disagree along an edge [formats]", "compiler/testdata/bad/formats.hcl:11:3: error: Formats disagree"}, []string{"Plan for"}},
 		{"show errors", []string{"plan", "compiler/testdata/no-such.hcl"}, 1, nil, []string{"no-such.hcl"}, nil},
 		{"bad backend", []string{"plan", "-backend", "metal", "shows/minimal.hcl"}, 2, nil, []string{"-backend must be cuda or cpu"}, nil},
 		{"bad trace", []string{"plan", "-trace", "nope", "shows/minimal.hcl"}, 2, nil, []string{"the passes are"}, nil},

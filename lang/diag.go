@@ -1,7 +1,9 @@
 package lang
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -9,16 +11,89 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// WriteDiagnostics prints diagnostics as text: severity, summary, the file
-// position, a snippet with the span marked, and the detail. files maps file
-// names to their bytes (Show.Files); a diagnostic about a file not in it is
-// printed without a snippet.
+// WriteDiagnostics prints diagnostics as text, one block each:
+//
+//	shows/x.hcl:3:10: error: Invalid size
+//	  3 |   size = "1921x1080"
+//	    |          ^^^^^^^^^^^
+//	  "1921x1080": width and height must be even (4:2:0 chroma is ...
+//
+// files maps file names to their bytes (Show.Files); a diagnostic about a
+// file not in it is printed without a snippet. With color, the severity is
+// drawn in red (errors) or yellow (warnings).
 func WriteDiagnostics(w io.Writer, files map[string][]byte, diags hcl.Diagnostics, color bool) error {
-	hf := make(map[string]*hcl.File, len(files))
-	for name, data := range files {
-		hf[name] = &hcl.File{Bytes: data}
+	var b bytes.Buffer
+	for _, d := range diags {
+		sev, paint := "error", "\x1b[1;31m"
+		if d.Severity == hcl.DiagWarning {
+			sev, paint = "warning", "\x1b[1;33m"
+		}
+		if color {
+			sev = paint + sev + "\x1b[0m"
+		}
+		if d.Subject != nil {
+			fmt.Fprintf(&b, "%s:%d:%d: ", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", sev, d.Summary)
+		if d.Subject != nil {
+			WriteSnippet(&b, files[d.Subject.Filename], *d.Subject)
+		}
+		if d.Detail != "" {
+			for _, l := range strings.Split(Wrap(d.Detail, 76), "\n") {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+		b.WriteString("\n")
 	}
-	return hcl.NewDiagnosticTextWriter(w, hf, 100, color).WriteDiagnostics(diags)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteSnippet prints the range's first line with a line-number gutter and
+// underlines the range on it with carets (to the end of the line when the
+// range runs on). Nothing is printed when src lacks the line.
+func WriteSnippet(w io.Writer, src []byte, rng hcl.Range) {
+	if src == nil {
+		return
+	}
+	lines := bytes.Split(src, []byte("\n"))
+	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
+		return
+	}
+	line := strings.TrimRight(string(lines[rng.Start.Line-1]), "\r")
+	num := fmt.Sprint(rng.Start.Line)
+	fmt.Fprintf(w, "  %s | %s\n", num, strings.ReplaceAll(line, "\t", " "))
+	startCol, endCol := rng.Start.Column, rng.End.Column
+	if rng.End.Line != rng.Start.Line {
+		endCol = len([]rune(line)) + 1
+	}
+	startCol = max(startCol, 1)
+	if endCol <= startCol {
+		endCol = startCol + 1
+	}
+	fmt.Fprintf(w, "  %s | %s%s\n", strings.Repeat(" ", len(num)), strings.Repeat(" ", startCol-1), strings.Repeat("^", endCol-startCol))
+}
+
+// Wrap breaks text into lines of at most width characters at spaces,
+// keeping its own line breaks.
+func Wrap(s string, width int) string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			if line != "" && len(line)+1+len(word) > width {
+				out = append(out, line)
+				line = word
+				continue
+			}
+			if line != "" {
+				line += " "
+			}
+			line += word
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // JSONPos is a position in a show file.

@@ -55,7 +55,7 @@ func TestWriteDiagnosticsSnippet(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := buf.String()
-	for _, want := range []string{"Error: Invalid value", "on testdata/bad/bad_enum.hcl line 8", `pattern = "bar"`, `Did you mean "bars"?`} {
+	for _, want := range []string{"testdata/bad/bad_enum.hcl:8:", "error: Invalid value", `pattern = "bar"`, "^^^^^", `Did you mean`, `"bars"?`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("text lacks %q:\n%s", want, got)
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/lang"
 )
 
 // The renderers: one function each over the same findings. Ignored
@@ -89,53 +91,11 @@ func plural(n int, s string) string {
 	return fmt.Sprintf("%d %ss", n, s)
 }
 
-// writeSnippet prints the range's first line with a gutter and underlines
-// the range on it.
-func writeSnippet(b *bytes.Buffer, src []byte, rng hcl.Range) {
-	if src == nil {
-		return
-	}
-	lines := bytes.Split(src, []byte("\n"))
-	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
-		return
-	}
-	line := strings.TrimRight(string(lines[rng.Start.Line-1]), "\r")
-	num := fmt.Sprint(rng.Start.Line)
-	fmt.Fprintf(b, "  %s | %s\n", num, strings.ReplaceAll(line, "\t", " "))
-	startCol := rng.Start.Column
-	endCol := rng.End.Column
-	if rng.End.Line != rng.Start.Line {
-		endCol = len([]rune(line)) + 1
-	}
-	if startCol < 1 {
-		startCol = 1
-	}
-	if endCol <= startCol {
-		endCol = startCol + 1
-	}
-	fmt.Fprintf(b, "  %s | %s%s\n", strings.Repeat(" ", len(num)), strings.Repeat(" ", startCol-1), strings.Repeat("^", endCol-startCol))
-}
+// writeSnippet prints the range's first line with the range underlined.
+func writeSnippet(b *bytes.Buffer, src []byte, rng hcl.Range) { lang.WriteSnippet(b, src, rng) }
 
 // wrap breaks text into lines of at most width characters at spaces.
-func wrap(s string, width int) string {
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, word := range strings.Fields(para) {
-			if line != "" && len(line)+1+len(word) > width {
-				out = append(out, line)
-				line = word
-				continue
-			}
-			if line != "" {
-				line += " "
-			}
-			line += word
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
-}
+func wrap(s string, width int) string { return lang.Wrap(s, width) }
 
 type jsonPos struct {
 	Line   int `json:"line"`
