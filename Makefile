@@ -37,8 +37,13 @@ test: build
 test-short:
 	$(GO) test -short ./...
 
+# fuzz: each parser for a bounded time. New inputs are minimized for at most
+# a second, so the time goes to exploring.
+FUZZ = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME) ./lang/
+	$(FUZZ) -fuzz '^FuzzLoad$$' ./lang/
+	$(FUZZ) -fuzz '^FuzzLoadPlan$$' ./compiler/plan/
+	$(FUZZ) -fuzz '^FuzzIgnores$$' ./compiler/lint/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

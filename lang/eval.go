@@ -12,13 +12,13 @@ import (
 )
 
 // maxInstances bounds count and for_each so that a typo cannot ask for a
-// billion sources.
-const maxInstances = 10000
+// billion sources. (A variable only so the fuzz test can make it small.)
+var maxInstances = 10000
 
 // maxElements bounds the whole expanded show (instances and layers), so a
 // show cannot expand into millions of elements (10,000 scenes of 1,000
 // dynamic layers each).
-const maxElements = 100000
+var maxElements = 100000
 
 // spend counts n more expanded elements and reports false, with an error
 // the first time, once the show has more than maxElements.

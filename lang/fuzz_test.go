@@ -23,6 +23,10 @@ func FuzzLoad(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	// Small limits keep every input fast, so the fuzzer explores instead of
+	// expanding mutated counts into thousands of instances; the limits
+	// themselves are tested with their real values in the bad-show table.
+	maxInstances, maxElements = 50, 500
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, diags := loadFiles([]sourceFile{{name: "fuzz.hcl", data: data}}, Options{})
 		for _, d := range diags {
