@@ -144,7 +144,7 @@ var builtin = []*Kind{
 		Params: []Param{
 			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
 			{Name: "input_poll_ms", Type: Int, Default: 0, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
-			{Name: "scenes", Type: Strings, Doc: "Scenes the bus may show."},
+			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			formatParam, sizeParam, rateParam,
 		},

@@ -62,6 +62,8 @@ func TestGoldenShowPairs(t *testing.T) {
 			glitches: []string{"bus.pgm"}, restarts: []string{"source.vt"}},
 		{dir: "scene-rename-moved",
 			actions: map[string]diff.Action{"scene.test": diff.Update}},
+		{dir: "added-scene",
+			actions: map[string]diff.Action{"scene.pip": diff.Create, "bus.pgm": diff.Update}},
 		{dir: "kind-change",
 			actions:  map[string]diff.Action{"output.mon": diff.Replace},
 			attr:     map[string]string{"output.mon": "kind"},
