@@ -56,6 +56,7 @@ lint: build
 
 docs: build
 	./bin/onair docs -markdown > docs/REFERENCE.md
+	./bin/onair nodes -markdown > docs/NODES.md
 
 clean:
 	rm -rf bin out
