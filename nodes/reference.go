@@ -49,7 +49,7 @@ func WriteReference(w io.Writer, markdown bool) error {
 					if p.Live {
 						live = "yes"
 					}
-					ew.printf("| `%s` | %s | %s | %s | %s | %s |\n", p.Name, p.Type, defaultText(p), p.allowed(), live, strings.ReplaceAll(p.Doc, "|", "\\|"))
+					ew.printf("| `%s` | %s | %s | %s | %s | %s |\n", p.Name, p.Type, defaultText(p), strings.ReplaceAll(p.allowed(), "|", "\\|"), live, strings.ReplaceAll(p.Doc, "|", "\\|"))
 				}
 			}
 			continue
