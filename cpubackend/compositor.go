@@ -253,7 +253,10 @@ func (c *compositor) look(ctx *runtime.NodeContext[Frame], set *runtime.ReadySet
 
 // tick draws tick k and hands it to the outputs.
 func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedule, grid playout.Grid, k, start int64) error {
-	t := grid.At(k)
+	// Release times count in the pacers' time base (1/120000 s) and are
+	// rounded up to the nanosecond, the tick grid rounds down: a frame
+	// released within one unit of the time base after the tick is on it.
+	t := grid.At(k) + timeBaseSlackNs
 	for i, in := range c.inputs {
 		f, ok, fresh := in.Pick(t)
 		if !ok {
@@ -321,6 +324,10 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 }
 
 func clock(b *Backend) int64 { return b.opts.Clock() }
+
+// timeBaseSlackNs is one unit of the pacers' 1/120000 s time base, rounded
+// up: the precision to which a release time and a tick are compared.
+const timeBaseSlackNs = (1_000_000_000 + 119_999) / 120_000
 
 // handOff puts out on every output edge, waiting for room until limit
 // (monotonic ns); it returns how many outputs did not take it.
