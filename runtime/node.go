@@ -219,7 +219,7 @@ func (c *NodeContext[T]) Put(out int, v T) (bool, error) {
 	var err error
 	if c.loop != nil && e.cfg.Policy == Block {
 		if ok, err = e.TryPut(v); err == nil && !ok {
-			return false, fmt.Errorf("node %s: put on %s: %w", c.Plan.ID, e.Name(), ErrWouldBlock)
+			return false, ErrWouldBlock // not wrapped: this is the hot path, and allocates nothing
 		}
 	} else {
 		ok, err = e.Put(v, c.Stopping)
