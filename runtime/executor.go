@@ -337,17 +337,18 @@ func (x *Executor[T]) startNode(g *group[T], gen uint64, s *nodeSlot[T]) error {
 		Log: x.log.With("node", s.spec.ID), Stats: &s.stats, loop: s.loop, done: done, GridOriginNs: x.started,
 		fail: func(err error) { s.setErr(err); x.report(g, gen, err) },
 	}
-	node, err := s.ctor(s.spec, ctx)
+	node, err := safely(s.spec.ID, "constructor", func() (Node[T], error) { return s.ctor(s.spec, ctx) })
 	if err == nil && node == nil {
 		err = fmt.Errorf("node %s: the %q constructor returned no node", s.spec.ID, s.spec.Kind)
 	}
 	if err == nil {
+		start := func() (Node[T], error) { return node, node.Start(ctx) }
 		if s.loop != nil {
-			if derr := s.loop.Do(func() { err = node.Start(ctx) }); derr != nil {
+			if derr := s.loop.Do(func() { _, err = safely(s.spec.ID, "Start", start) }); derr != nil {
 				err = derr
 			}
 		} else {
-			err = node.Start(ctx)
+			_, err = safely(s.spec.ID, "Start", start)
 		}
 	}
 	s.mu.Lock()
@@ -380,6 +381,17 @@ func (s *nodeSlot[T]) cancelNode() {
 	}
 }
 
+// safely runs a node's constructor or Start, turning a panic into an error
+// naming the node, so a broken node fails its group instead of the process.
+func safely[T any](id, what string, fn func() (Node[T], error)) (n Node[T], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("node %s: panic in %s: %v", id, what, p)
+		}
+	}()
+	return fn()
+}
+
 // stopNode stops a node instance and waits for everything it started.
 func (x *Executor[T]) stopNode(s *nodeSlot[T], state string) {
 	s.mu.Lock()
@@ -392,7 +404,14 @@ func (x *Executor[T]) stopNode(s *nodeSlot[T], state string) {
 	ctx.cancel()
 	stop := func() {
 		if node != nil {
-			node.Stop()
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						x.log.Error("panic in Stop", "node", s.spec.ID, "panic", p)
+					}
+				}()
+				node.Stop()
+			}()
 		}
 		ctx.cleanup()
 	}

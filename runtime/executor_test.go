@@ -632,3 +632,41 @@ func TestExecutorNodePanicRestartsGroup(t *testing.T) {
 	x.Stop()
 	checkAccounting(t, w, x.Status())
 }
+
+// bomb is a loop-placed node whose first timer panics.
+type bomb struct{}
+
+func (bomb) Start(ctx *NodeContext[*tframe]) error {
+	_, err := ctx.AddTimer(Now()+int64(5*time.Millisecond), func() { panic("boom") })
+	return err
+}
+func (bomb) Stop() {}
+
+// TestLoopHandlerPanicFailsOnlyItsNode: a panic in a loop handler fails the
+// node that registered it (its group restarts); the loop and the process go
+// on.
+func TestLoopHandlerPanicFailsOnlyItsNode(t *testing.T) {
+	leakCheck(t)
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "bomb", FrameRate: "30",
+		Nodes:  []plan.Node{{ID: "g/bomb", Kind: "bomb", Group: "g", Placement: plan.Placement{Loop: "default"}}},
+		Loops:  []plan.Loop{{Name: "default"}},
+		Groups: []plan.Group{{Name: "g", Restartable: true}},
+	}
+	lookup := func(kind string) (Constructor[*tframe], bool) {
+		return func(plan.Node, *NodeContext[*tframe]) (Node[*tframe], error) { return bomb{}, nil }, kind == "bomb"
+	}
+	x, err := NewExecutor(p, lookup, Options{RestartDelay: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Stop()
+	eventually(t, "the group to restart twice after panics", func() bool {
+		return x.Status().Groups[0].Restarts >= 2
+	})
+	if n := x.Status().Nodes[0]; !strings.Contains(n.LastError, "panic in a handler on loop default: boom") {
+		t.Errorf("node status: %+v", n)
+	}
+}

@@ -165,13 +165,25 @@ func (c *NodeContext[T]) Go(fn func() error) {
 	}()
 }
 
+// recoverHandler turns a panic in one of the node's loop handlers into a
+// failure of the node (its group restarts), so that one broken node cannot
+// take the loop, and every other source on it, down with it.
+func (c *NodeContext[T]) recoverHandler() {
+	if p := recover(); p != nil {
+		c.Fail(fmt.Errorf("panic in a handler on loop %s: %v", c.loop.Name(), p))
+	}
+}
+
 // Watch waits on the node's loop for s; fn runs on the loop's thread and
 // calls r.Rearm() to wait again. The runtime unregisters it after Stop.
 func (c *NodeContext[T]) Watch(s *Signal, fn func(r *Registration)) (*Registration, error) {
 	if c.loop == nil {
 		return nil, fmt.Errorf("node %s: Watch needs an event loop; this node is placed on a thread (use a MultiWait)", c.Plan.ID)
 	}
-	r, err := c.loop.Watch(s, fn)
+	r, err := c.loop.Watch(s, func(r *Registration) {
+		defer c.recoverHandler()
+		fn(r)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", c.Plan.ID, err)
 	}
@@ -187,7 +199,10 @@ func (c *NodeContext[T]) AddTimer(at int64, fn func()) (*Timer, error) {
 	if c.loop == nil {
 		return nil, fmt.Errorf("node %s: AddTimer needs an event loop; this node is placed on a thread", c.Plan.ID)
 	}
-	t := c.loop.AddTimer(at, fn)
+	t := c.loop.AddTimer(at, func() {
+		defer c.recoverHandler()
+		fn()
+	})
 	c.mu.Lock()
 	c.timers = append(c.timers, t)
 	c.mu.Unlock()
@@ -200,7 +215,13 @@ func (c *NodeContext[T]) Pace(p *Pacer, first int64, next func(pts int64) (int64
 	if c.loop == nil {
 		return nil, fmt.Errorf("node %s: Pace needs an event loop; place the node on a pacing loop", c.Plan.ID)
 	}
-	g := p.Run(c.loop, first, next, emit)
+	g := p.Run(c.loop, first, func(pts int64) (int64, bool) {
+		defer c.recoverHandler()
+		return next(pts)
+	}, func(pts int64) {
+		defer c.recoverHandler()
+		emit(pts)
+	})
 	c.mu.Lock()
 	c.pacings = append(c.pacings, g)
 	c.mu.Unlock()
