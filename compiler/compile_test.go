@@ -83,7 +83,7 @@ func count(p *plan.Plan) census {
 // browser): what each canvas switch adds or removes.
 func TestDemo192CanvasVariants(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles the 192-source show eight times")
+		t.Skip("-short: compiles the 192-source show eight times")
 	}
 	cases := []struct {
 		name   string
@@ -133,7 +133,7 @@ func TestDemo192CanvasVariants(t *testing.T) {
 // source, 141).
 func TestDemo192ThreadArithmetic(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles the 192-source show four times")
+		t.Skip("-short: compiles the 192-source show four times")
 	}
 	threads := func(canvas map[string]string) int {
 		return compile(t, load(t, variant(t, canvas), nil), Options{}).Plan.Estimates.Threads

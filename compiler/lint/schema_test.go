@@ -55,7 +55,7 @@ func (val *validator) check(s map[string]any, v any, path string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !schemaKeywords[k] {
-			return fmt.Errorf("schema keyword %q at %s is not implemented by the test validator", k, path)
+			return fmt.Errorf("schema keyword %q at %s is not supported by the test validator", k, path)
 		}
 	}
 	if ref, ok := s["$ref"].(string); ok {
@@ -99,7 +99,7 @@ func (val *validator) check(s map[string]any, v any, path string) error {
 		}
 		if f, ok := s["format"].(string); ok {
 			if f != "uri-reference" {
-				return fmt.Errorf("format %q at %s is not implemented", f, path)
+				return fmt.Errorf("format %q at %s is not supported by the test validator", f, path)
 			}
 			if _, err := url.Parse(str); err != nil || strings.ContainsAny(str, " \\") {
 				val.fail(path, "%q is not a URI reference", str)
