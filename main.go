@@ -13,6 +13,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/onairhq/onair/lang"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -119,7 +121,7 @@ func printHelp(w io.Writer) {
 func suggestCommand(name string) string {
 	best, bestD := "", 3
 	for n := range commands {
-		if d := editDistance(name, n); d < bestD || (d == bestD && n < best) {
+		if d := lang.EditDistance(name, n); d < bestD || (d == bestD && n < best) {
 			best, bestD = n, d
 		}
 	}
@@ -127,26 +129,6 @@ func suggestCommand(name string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -9,6 +9,8 @@ package compiler
 import (
 	"fmt"
 	"strings"
+
+	"github.com/onairhq/onair/lang"
 )
 
 func pickProfile(st *state) {
@@ -37,7 +39,7 @@ func pickProfile(st *state) {
 func didYouMean(s string, options []string) string {
 	best, bestD := "", 4
 	for _, o := range options {
-		if d := editDistance(s, o); d < bestD {
+		if d := lang.EditDistance(s, o); d < bestD {
 			best, bestD = o, d
 		}
 	}
@@ -45,24 +47,4 @@ func didYouMean(s string, options []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" Did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -154,7 +154,7 @@ func didYouMean(got string, options []string) string {
 	best, bestD := "", 1<<30
 	lg := strings.ToLower(got)
 	for _, o := range options {
-		d := editDistance(lg, strings.ToLower(o))
+		d := EditDistance(lg, strings.ToLower(o))
 		if d < bestD || (d == bestD && o < best) {
 			best, bestD = o, d
 		}
@@ -169,7 +169,9 @@ func didYouMean(got string, options []string) string {
 	return " Did you mean \"" + best + "\"?"
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b in bytes: the
+// measure behind every did-you-mean.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

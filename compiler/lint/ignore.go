@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/onairhq/onair/lang"
 )
 
 // Ignore is one inline ignore comment:
@@ -182,7 +184,7 @@ func ApplyIgnores(findings []Finding, files map[string][]byte, rules map[string]
 func suggestRule(id string, rules map[string]RuleInfo) string {
 	best, bestD := "", len(id)/3+2
 	for r := range rules {
-		if d := editDistance(id, r); d < bestD || (d == bestD && r < best) {
+		if d := lang.EditDistance(id, r); d < bestD || (d == bestD && r < best) {
 			best, bestD = r, d
 		}
 	}
@@ -190,24 +192,4 @@ func suggestRule(id string, rules map[string]RuleInfo) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
