@@ -132,6 +132,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			err = plan.CheckShow(p, show.Hash)
 		}
+		if err == nil && p.Backend != "" && p.Backend != chosen {
+			err = fmt.Errorf("compiled for the %s backend, and this run uses %s: compile it again with onair plan -backend %s -out FILE", p.Backend, chosen, chosen)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: saved plan %s: %v\n", *savedPlan, err)
 			return 1

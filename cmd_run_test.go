@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const runShow = `
+show {
+  name       = "cli"
+  size       = "320x180"
+  frame_rate = "30"
+}
+source "test_pattern" "a" {}
+source "test_pattern" "b" {
+  pattern = "checker"
+}
+scene "a" {
+  layer {
+    source = source.a
+  }
+}
+scene "b" {
+  layer {
+    source = source.b
+  }
+}
+bus "program" "pgm" {
+  scene = scene.a
+}
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}
+`
+
+func writeRunShow(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "show.hcl")
+	if err := os.WriteFile(p, []byte(runShow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunForADurationWithACue(t *testing.T) {
+	show := writeRunShow(t)
+	rc, out, errs := runCLI(t, "run", "-duration", "1500ms", "-listen", "127.0.0.1:0", "-cue", "500ms bus.pgm scene.b", show)
+	if rc != 0 {
+		t.Fatalf("rc=%d\n%s\n%s", rc, out, errs)
+	}
+	for _, want := range []string{"backend: cpu", "on air: cli", "status: http://127.0.0.1:", "Ran cli for", "bus.pgm", "cut to scene.b asked at 0.5", "output.pgm", "source.a"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(filepath.Dir(show), "pgm.y4m")); err != nil || st.Size() < 100_000 {
+		t.Errorf("no recording: %v", err)
+	}
+}
+
+func TestRunRefusesBadFlagsAndPlans(t *testing.T) {
+	show := writeRunShow(t)
+	cases := []struct {
+		args []string
+		rc   int
+		msg  string
+	}{
+		{[]string{"run", "-backend", "tpu", show}, 2, "-backend must be auto, cpu or cuda"},
+		{[]string{"run", "-cue", "soon bus.pgm scene.b", show}, 2, "is not a time after the start"},
+		{[]string{"run", "-cue", "1s bus.pgm scene.c", show}, 2, "bus.pgm cannot show scene.c (its scenes: scene.a, scene.b)"},
+		{[]string{"run", "-cue", "1s bus.nope scene.a", show}, 2, "the show has no bus bus.nope"},
+		{[]string{"run", "-listen", "0.0.0.0:0", "-duration", "200ms", show}, 0, "no status server"},
+		{[]string{"run", "-plan", filepath.Join(t.TempDir(), "none.json"), show}, 1, "no such file"},
+		{[]string{"run"}, 2, "usage: onair run"},
+	}
+	for _, c := range cases {
+		rc, _, errs := runCLI(t, c.args...)
+		if rc != c.rc || !strings.Contains(errs, c.msg) {
+			t.Errorf("onair %s: rc=%d, stderr:\n%s\nwant rc=%d and %q", strings.Join(c.args, " "), rc, errs, c.rc, c.msg)
+		}
+	}
+	// A plan saved for another show (another hash) is refused.
+	other := filepath.Join(t.TempDir(), "other.json")
+	if rc, _, errs := runCLI(t, "plan", "-backend", "cpu", "-out", other, "shows/minimal.hcl"); rc != 0 {
+		t.Fatalf("plan: %s", errs)
+	}
+	if rc, _, errs := runCLI(t, "run", "-plan", other, show); rc != 1 || !strings.Contains(errs, "compiled from another show") {
+		t.Errorf("a plan of another show: rc=%d %s", rc, errs)
+	}
+}
+
+// TestRunStopsCleanlyOnInterrupt runs the real binary, interrupts it as
+// Ctrl-C does, and expects a clean stop with the summary and every frame
+// the bus drew in the recording.
+func TestRunStopsCleanlyOnInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the onair binary")
+	}
+	bin := filepath.Join(t.TempDir(), "onair")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	show := writeRunShow(t)
+	cmd := exec.Command(bin, "run", "-listen", "127.0.0.1:0", show)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGINT: %v\n%s\n%s", err, out.String(), errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 10 s after SIGINT:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "Ran cli for") || !strings.Contains(out.String(), "output.pgm") {
+		t.Fatalf("no summary after SIGINT:\n%s", out.String())
+	}
+}
