@@ -95,8 +95,10 @@ type BusState struct {
 	mu       sync.Mutex
 	switcher *playout.Switcher
 	ticks    uint64
+	first    int64 // the first tick drawn; -1 before
 	missed   uint64
 	repeats  uint64
+	skipped  uint64
 	outDrops uint64
 	cuts     []CutRecord
 	timing   playout.Timing
@@ -164,7 +166,7 @@ func New(p *plan.Plan, opts Options) (*Backend, error) {
 				b.sources[n.Address] = &SourceState{Address: n.Address}
 			}
 		case n.Kind == "compositor":
-			bs := &BusState{Address: n.Address, Kind: paramString(n, "bus", "program"), period: period}
+			bs := &BusState{Address: n.Address, Kind: paramString(n, "bus", "program"), period: period, first: -1}
 			bs.Scenes = paramStrings(n, "scenes")
 			if sc := paramString(n, "scene", ""); sc != "" && !contains(bs.Scenes, sc) {
 				bs.Scenes = append([]string{sc}, bs.Scenes...)

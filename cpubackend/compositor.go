@@ -257,12 +257,15 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 	// rounded up to the nanosecond, the tick grid rounds down: a frame
 	// released within one unit of the time base after the tick is on it.
 	t := grid.At(k) + timeBaseSlackNs
+	var skipped uint64
 	for i, in := range c.inputs {
+		before := in.Stats.Skipped
 		f, ok, fresh := in.Pick(t)
 		if !ok {
 			f = nil
 		}
 		c.cur[i], c.fresh[i] = f, fresh
+		skipped += in.Stats.Skipped - before
 	}
 	c.bus.mu.Lock()
 	from, to, kind, progress := c.bus.switcher.At(k)
@@ -309,6 +312,10 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 
 	c.bus.mu.Lock()
 	c.bus.ticks++
+	if c.bus.first < 0 {
+		c.bus.first = k
+	}
+	c.bus.skipped += skipped
 	c.bus.missed = sched.Missed
 	c.bus.repeats += repeats
 	c.bus.outDrops += drops

@@ -98,8 +98,10 @@ type BusSummary struct {
 	Kind        string        `json:"kind"`
 	OnAir       string        `json:"on_air,omitempty"`
 	Ticks       uint64        `json:"ticks"`
+	FirstTick   int64         `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
 	Missed      uint64        `json:"missed_deadlines"`
 	Repeats     uint64        `json:"repeats"`
+	Skipped     uint64        `json:"skipped"` // input frames replaced by a newer one before any tick showed them
 	OutputDrops uint64        `json:"output_drops"`
 	Cuts        []CutRecord   `json:"cuts,omitempty"`
 	Timing      TimingSummary `json:"timing"`
@@ -151,7 +153,7 @@ func (b *Backend) Summary() Summary {
 	for _, a := range sortedKeys(b.buses) {
 		bs := b.buses[a]
 		bs.mu.Lock()
-		sum := BusSummary{Address: a, Kind: bs.Kind, Ticks: bs.ticks, Missed: bs.missed, Repeats: bs.repeats, OutputDrops: bs.outDrops,
+		sum := BusSummary{Address: a, Kind: bs.Kind, Ticks: bs.ticks, FirstTick: bs.first, Missed: bs.missed, Repeats: bs.repeats, Skipped: bs.skipped, OutputDrops: bs.outDrops,
 			Cuts: append([]CutRecord(nil), bs.cuts...)}
 		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
 			sum.OnAir = bs.Scenes[i]
@@ -183,7 +185,7 @@ func (b *Backend) Summary() Summary {
 func (s Summary) WriteText(w io.Writer) {
 	fmt.Fprintln(w, "Buses:")
 	for _, b := range s.Buses {
-		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d missed deadlines, %d repeats, %d output drops", b.Address, b.Kind, b.Ticks, b.Missed, b.Repeats, b.OutputDrops)
+		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d missed deadlines, %d repeats, %d skipped, %d output drops", b.Address, b.Kind, b.Ticks, b.Missed, b.Repeats, b.Skipped, b.OutputDrops)
 		if b.OnAir != "" {
 			fmt.Fprintf(w, ", on air: %s", b.OnAir)
 		}
@@ -226,6 +228,7 @@ func (s *Show) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: control.Counter, Labels: lb, Value: float64(b.Ticks)})
 		emit(control.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline.", Kind: control.Counter, Labels: lb, Value: float64(b.Missed)})
 		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
+		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
 		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
 		period := float64(s.Backend.buses[b.Address].period) / 1e9
 		for part, counts := range map[string][playout.QuarterBuckets]uint64{"draw": b.Timing.Draw, "queue": b.Timing.Queue, "gpu_wait": b.Timing.GPUWait, "hand_off": b.Timing.HandOff} {
