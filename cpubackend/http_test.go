@@ -81,3 +81,17 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 		t.Errorf("/preview of a show without preview outputs: %d", code)
 	}
 }
+
+// TestEdgesReportTheLastTimestamp: every edge that carried frames reports
+// the last one's timestamp in the runtime status.
+func TestEdgesReportTheLastTimestamp(t *testing.T) {
+	s := startShow(t, compile(t, writeShow(t, twoSources), nil))
+	time.Sleep(500 * time.Millisecond)
+	st := s.Exec.Status()
+	s.Stop()
+	for _, e := range st.Edges {
+		if e.EnqueuedTotal > 0 && e.LastTimestamp == 0 {
+			t.Errorf("edge %s carried %d frames but reports no last timestamp", e.Name, e.EnqueuedTotal)
+		}
+	}
+}

@@ -159,6 +159,11 @@ func alloc(f Format, w, h int) *Frame {
 	}
 }
 
+// Timestamp is the frame's PTS, in its TimeBase: what an edge reports as the
+// last timestamp it carried (nanoseconds on the monotonic clock once a
+// pacer has released the frame).
+func (fr *Frame) Timestamp() int64 { return fr.PTS }
+
 // Bytes returns both planes as one contiguous slice (luma then chroma) when
 // the frame is tightly packed, as frames from New and pools are: the layout
 // of a raw .nv12/.p010 file, so a file read can land in it directly.
