@@ -84,11 +84,14 @@ func lintExplain(ids []string, stdout, stderr io.Writer) int {
 	if len(ids) == 0 {
 		fmt.Fprintln(stdout, "Rules (onair lint -explain RULE-ID for one):")
 		for _, r := range lint.Infos() {
-			ign := ""
-			if !r.Ignorable {
+			sev, ign := lint.SeverityName(r.Severity), ""
+			switch {
+			case !r.Ignorable:
 				ign = ", not ignorable"
+			case r.WarningsOnly:
+				sev, ign = "error or warning", ", only warnings ignorable"
 			}
-			fmt.Fprintf(stdout, "  %-24s %s%s: %s\n", r.ID, lint.SeverityName(r.Severity), ign, r.Title())
+			fmt.Fprintf(stdout, "  %-24s %s%s: %s\n", r.ID, sev, ign, r.Title())
 		}
 		return 0
 	}

@@ -35,6 +35,11 @@ func TestLintExitCodes(t *testing.T) {
 		{"explain one rule", []string{"lint", "-explain", "single-pacing-loop"}, 0, "(N/4)²"},
 		{"explain a check", []string{"lint", "-explain", "queue-sizing"}, 0, "cannot be ignored"},
 		{"explain lists rules", []string{"lint", "-explain"}, 0, "shared-output-path"},
+		{"explain show-load", []string{"lint", "-explain", "show-load"}, 0, "its warnings can be ignored"},
+		{"explain compile", []string{"lint", "-explain", "compile"}, 0, "cannot be ignored"},
+		{"explain an ignore rule", []string{"lint", "-explain", "ignore-unknown-rule"}, 0, "names a rule that does not exist"},
+		{"missing media ignored with a reason, -strict", []string{"lint", "-strict", "compiler/lint/testdata/demo-192-ignored.hcl"}, 0, "0 errors, 0 warnings, 3 ignored"},
+		{"the same show without the ignores, -strict", []string{"lint", "-strict", "shows/demo-192.hcl"}, 1, "warning[show-load]: Media files not found"},
 		{"explain a typo", []string{"lint", "-explain", "unused-sorce"}, 2, `did you mean "unused-source"`},
 	}
 	for _, tt := range tests {
@@ -82,5 +87,27 @@ func TestLintDirectoryShow(t *testing.T) {
 	rc, _, errOut := runCmd("lint", dir)
 	if rc != 0 || !strings.Contains(errOut, "b-sources.hcl:2:1: warning[unused-source]: source.spare is never shown") {
 		t.Errorf("rc %d:\n%s", rc, errOut)
+	}
+}
+
+// Every rule id `onair lint -explain` lists can be explained on its own.
+func TestLintExplainEveryListedRule(t *testing.T) {
+	rc, out, _ := runCmd("lint", "-explain")
+	if rc != 0 {
+		t.Fatalf("rc %d", rc)
+	}
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "  ") {
+			continue
+		}
+		id := strings.Fields(l)[0]
+		n++
+		if rc, out, errOut := runCmd("lint", "-explain", id); rc != 0 || !strings.HasPrefix(out, id+" (") {
+			t.Errorf("-explain %s: rc %d\n%s%s", id, rc, out, errOut)
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d rules listed:\n%s", n, out)
 	}
 }

@@ -39,6 +39,10 @@ type RuleInfo struct {
 	Doc       string
 	Severity  hcl.DiagnosticSeverity
 	Ignorable bool
+	// WarningsOnly is set for a rule that reports errors and warnings
+	// (show-load) and whose warnings alone can be ignored. No error is
+	// ever ignored, whichever rule reports it.
+	WarningsOnly bool
 }
 
 // Title is the first line of the doc.

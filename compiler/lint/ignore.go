@@ -113,7 +113,7 @@ func ParseIgnores(filename string, src []byte) ([]*Ignore, []Finding) {
 }
 
 // ApplyIgnores marks the findings that inline ignore comments in files
-// suppress, and adds a finding for every comment that is wrong: without a
+// suppress (warnings only: no error is ever ignored), and adds a finding for every comment that is wrong: without a
 // reason, naming an unknown rule, naming a rule that cannot be ignored, or
 // matching nothing. A comment that is wrong suppresses nothing.
 func ApplyIgnores(findings []Finding, files map[string][]byte, rules map[string]RuleInfo) []Finding {
@@ -156,14 +156,30 @@ func ApplyIgnores(findings []Finding, files map[string][]byte, rules map[string]
 					valid[id] = true
 				}
 			}
+			errHit := map[string]bool{} // a rule whose error on the line the comment tried to ignore
 			for i := range findings {
 				f := &findings[i]
 				if f.Ignored == nil && valid[f.Rule] && f.Subject.Filename == name && f.Subject.Start.Line == ig.Line {
+					if f.Severity == hcl.DiagError {
+						// An error is never ignored, even when its rule's
+						// warnings may be (show-load).
+						errHit[f.Rule] = true
+						continue
+					}
 					f.Ignored = ig
 					ig.used[f.Rule] = true
 				}
 			}
 			for _, id := range ig.Rules {
+				if valid[id] && !ig.used[id] && errHit[id] {
+					extra = append(extra, Finding{
+						Rule: RuleIgnoreNotAllowed, Severity: hcl.DiagError,
+						Summary: fmt.Sprintf("An error of %s cannot be ignored", id),
+						Detail:  fmt.Sprintf("Only the warnings of %s can be ignored; the error on line %d stands. Fix what it reports instead.", id, ig.Line),
+						Subject: ig.Range,
+					})
+					continue
+				}
 				if valid[id] && !ig.used[id] {
 					extra = append(extra, Finding{
 						Rule: RuleIgnoreUnused, Severity: hcl.DiagWarning,

@@ -26,25 +26,39 @@ const (
 )
 
 var driverRules = []*compiler.Rule{
-	{ID: RuleLoad, Severity: hcl.DiagError, Doc: `The show must load.
+	{ID: RuleLoad, Severity: hcl.DiagError, Ignorable: true, Doc: `The show must load.
 
 The show files must parse, every reference must resolve and every value must
-have the right type. These are the language's own diagnostics; nothing else
-runs until they are fixed.`},
+have the right type. These are the language's own diagnostics: its errors
+stop everything else until they are fixed and cannot be ignored, and its
+warnings (a media file that is not on disk yet, say) can be silenced with
+"# onair-lint-ignore show-load: REASON" on the line before the warning's
+range.
+
+An error means the show has no meaning the compiler could check. A warning
+means the show is well formed but something around it is not ready: the
+reason says why that is expected here (the media is copied onto the playout
+host by the deployment, for instance).`},
 	{ID: RuleCompile, Severity: hcl.DiagError, Doc: `The show must compile to a plan.
 
 A compiler pass failed for a reason none of its checks names. The message
-says which pass and why.`},
+says which pass and why. There is no plan to run until it is fixed, so the
+finding cannot be ignored.`},
 }
 
+// warningsOnly holds the ids of rules that report errors and warnings
+// alike where only the warnings can be ignored. ApplyIgnores never
+// suppresses an error, whichever rule reports it.
+var warningsOnly = map[string]bool{RuleLoad: true}
+
 func info(r *compiler.Rule) RuleInfo {
-	return RuleInfo{ID: r.ID, Doc: r.Doc, Severity: r.Severity, Ignorable: r.Ignorable}
+	return RuleInfo{ID: r.ID, Doc: r.Doc, Severity: r.Severity, Ignorable: r.Ignorable, WarningsOnly: warningsOnly[r.ID]}
 }
 
 // Infos returns the renderers' view of every rule lint can report.
 func Infos() []RuleInfo {
 	var out []RuleInfo
-	for _, r := range append(AllRules(), driverRules...) {
+	for _, r := range AllRules() {
 		out = append(out, info(r))
 	}
 	return out
@@ -79,27 +93,43 @@ func fromCompiler(fs []compiler.Finding) []Finding {
 
 // Show loads and compiles a show and lints it: every finding of lang.Load
 // (as show-load), of the compiler's checks and other passes, and of the
-// lint rules, with inline ignores applied. files are the show's files, for
-// snippets.
+// lint rules, with inline ignores applied (to the language's warnings
+// too). files are the show's files, for snippets.
 func Show(paths []string, lopts lang.Options, copts compiler.Options) (findings []Finding, files map[string][]byte) {
 	show, diags := lang.Load(paths, lopts)
 	if show != nil {
 		files = show.Files
 	}
 	if diags.HasErrors() || show == nil {
+		// Nothing else ran, so an ignore comment cannot be judged: report
+		// the language's diagnostics as they are.
 		fs := FromDiagnostics(RuleLoad, diags)
 		Sort(fs)
 		return fs, files
 	}
 	fs := FromDiagnostics(RuleLoad, diags) // warnings
 	res, cdiags := compiler.Compile(show, copts)
-	return append(fs, Result(res, cdiags)...), files
+	fs = append(fs, result(res, cdiags)...)
+	if res.Show != nil {
+		files = res.Show.Files
+	}
+	return ApplyIgnores(fs, files, infoMap()), files
 }
 
 // Result lints a compilation: the compiler's findings, any other
 // diagnostic Compile returned (as compile), and, when the plan was built,
 // the lint rules; then applies the inline ignores in the show's files.
 func Result(res *compiler.Result, diags hcl.Diagnostics) []Finding {
+	fs := result(res, diags)
+	var files map[string][]byte
+	if res.Show != nil {
+		files = res.Show.Files
+	}
+	return ApplyIgnores(fs, files, infoMap())
+}
+
+// result is Result without the ignores.
+func result(res *compiler.Result, diags hcl.Diagnostics) []Finding {
 	fs := fromCompiler(res.Findings)
 	reported := map[*hcl.Diagnostic]bool{}
 	for _, f := range res.Findings {
@@ -116,15 +146,16 @@ func Result(res *compiler.Result, diags hcl.Diagnostics) []Finding {
 	if res.Plan != nil && res.Graph != nil {
 		fs = append(fs, fromCompiler(res.Run(rules...))...)
 	}
-	var files map[string][]byte
-	if res.Show != nil {
-		files = res.Show.Files
-	}
+	return fs
+}
+
+// infoMap returns every rule lint can report, by id.
+func infoMap() map[string]RuleInfo {
 	infos := map[string]RuleInfo{}
 	for _, r := range AllRules() {
 		infos[r.ID] = info(r)
 	}
-	return ApplyIgnores(fs, files, infos)
+	return infos
 }
 
 // inFindings reports whether d is a finding's diagnostic by content: the

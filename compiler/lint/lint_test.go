@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -394,7 +395,9 @@ func TestRuleDocs(t *testing.T) {
 			t.Errorf("rule %s: doc must be a title line, a blank line, then the explanation", r.ID)
 		}
 	}
-	for _, r := range lint.Rules() {
+	// Every id lint can report (checks, lint rules, ignore rules,
+	// show-load and compile) has a doc -explain prints.
+	for _, r := range lint.Infos() {
 		text, err := lint.Explain(r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -403,11 +406,55 @@ func TestRuleDocs(t *testing.T) {
 		if !strings.Contains(text, first[0]) || !strings.Contains(text, strings.TrimSpace(first[1])) {
 			t.Errorf("-explain %s does not print the doc's first paragraph:\n%s", r.ID, text)
 		}
-		if r.Ignorable == strings.Contains(text, "cannot be ignored") {
+		switch {
+		case r.WarningsOnly:
+			if !r.Ignorable || !strings.Contains(text, "its warnings can be ignored") || !strings.Contains(text, "its errors cannot be ignored") {
+				t.Errorf("-explain %s misstates what can be ignored:\n%s", r.ID, text)
+			}
+		case r.Ignorable == strings.Contains(text, "cannot be ignored"):
 			t.Errorf("-explain %s misstates whether it can be ignored:\n%s", r.ID, text)
+		}
+	}
+	for _, id := range []string{lint.RuleLoad, lint.RuleCompile, lint.RuleIgnoreUnused, lint.RuleIgnoreNotAllowed, lint.RuleIgnoreUnknownRule, lint.RuleIgnoreWithoutReason} {
+		if _, err := lint.Explain(id); err != nil {
+			t.Errorf("-explain %s: %v", id, err)
 		}
 	}
 	if _, err := lint.Explain("unused-sorce"); err == nil || !strings.Contains(err.Error(), `"unused-source"`) {
 		t.Errorf("explain of a typo: %v", err)
+	}
+}
+
+// show-load's warnings (lang's "Media files not found") can be ignored with
+// a reason; its errors, and compile's, cannot.
+func TestIgnoreShowLoad(t *testing.T) {
+	src := []byte("# onair-lint-ignore show-load: copied at deploy time\npath = \"a\"\n# onair-lint-ignore show-load: no\nb = c\n# onair-lint-ignore compile: no\nd = 1\n")
+	at := func(line int) hcl.Range {
+		return hcl.Range{Filename: "f.hcl", Start: hcl.Pos{Line: line, Column: 1}, End: hcl.Pos{Line: line, Column: 2}}
+	}
+	fs := []lint.Finding{
+		{Rule: lint.RuleLoad, Severity: hcl.DiagWarning, Summary: "Media file not found", Subject: at(2)},
+		{Rule: lint.RuleLoad, Severity: hcl.DiagError, Summary: "Unknown variable", Subject: at(4)},
+		{Rule: lint.RuleCompile, Severity: hcl.DiagError, Summary: "pass failed", Subject: at(6)},
+	}
+	rules := map[string]lint.RuleInfo{}
+	for _, r := range lint.Infos() {
+		rules[r.ID] = r
+	}
+	out := lint.ApplyIgnores(fs, map[string][]byte{"f.hcl": src}, rules)
+	var got []string
+	for _, f := range out {
+		s := fmt.Sprintf("%d %s %s", f.Subject.Start.Line, f.Rule, lint.SeverityName(f.Severity))
+		if f.Ignored != nil {
+			s += " ignored"
+		}
+		got = append(got, s)
+	}
+	sort.Strings(got)
+	w := "2 show-load warning ignored|" +
+		"3 ignore-not-allowed error|4 show-load error|" +
+		"5 ignore-not-allowed error|6 compile error"
+	if strings.Join(got, "|") != w {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(w, "|", "\n"))
 	}
 }

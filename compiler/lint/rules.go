@@ -33,7 +33,8 @@ var rules = []*compiler.Rule{
 }
 
 // The rules an inline ignore comment itself can break. They have no Run:
-// ApplyIgnores reports them.
+// ApplyIgnores reports them, and none of them can be ignored (an ignore
+// comment cannot vouch for itself).
 var ignoreRules = []*compiler.Rule{
 	{ID: RuleIgnoreWithoutReason, Severity: hcl.DiagError, Doc: `An onair-lint-ignore comment must say why.
 
@@ -60,11 +61,14 @@ so that it cannot silence a different finding later.`},
 func Rules() []*compiler.Rule { return rules }
 
 // AllRules returns every rule `onair lint` can report: the compiler's
-// checks, the lint rules and the rules of ignore comments, in that order.
+// checks, the lint rules, the rules of ignore comments and the ids of the
+// language's and the compiler's own diagnostics (show-load, compile), in
+// that order.
 func AllRules() []*compiler.Rule {
 	out := append([]*compiler.Rule(nil), compiler.Checks()...)
 	out = append(out, rules...)
-	return append(out, ignoreRules...)
+	out = append(out, ignoreRules...)
+	return append(out, driverRules...)
 }
 
 // Lookup returns the rule (check, lint rule or ignore rule) with the id.
@@ -82,17 +86,19 @@ func Lookup(id string) (*compiler.Rule, bool) {
 func Explain(id string) (string, error) {
 	r, ok := Lookup(id)
 	if !ok {
-		infos := map[string]RuleInfo{}
-		for _, r := range AllRules() {
-			infos[r.ID] = info(r)
-		}
-		return "", fmt.Errorf("no rule %q%s; 'onair lint -explain' lists them", id, suggestRule(id, infos))
+		return "", fmt.Errorf("no rule %q%s; 'onair lint -explain' lists them", id, suggestRule(id, infoMap()))
 	}
+	ri := info(r)
+	sev := SeverityName(r.Severity)
 	ign := "can be ignored inline with # onair-lint-ignore " + r.ID + ": REASON"
-	if !r.Ignorable {
+	switch {
+	case !r.Ignorable:
 		ign = "cannot be ignored"
+	case ri.WarningsOnly:
+		sev = "error or warning"
+		ign = "its warnings can be ignored inline with # onair-lint-ignore " + r.ID + ": REASON, its errors cannot be ignored"
 	}
-	return fmt.Sprintf("%s (%s; %s)\n\n%s\n", r.ID, SeverityName(r.Severity), ign, FirstParagraph(r.Doc)), nil
+	return fmt.Sprintf("%s (%s; %s)\n\n%s\n", r.ID, sev, ign, FirstParagraph(r.Doc)), nil
 }
 
 // ---- browser sources (seed 003) ----
