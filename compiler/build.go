@@ -235,7 +235,11 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 		ns = []*Node{in, dm, dec, pacer, fan}
 	case "raw_file":
 		if cpu {
-			r := mk("raw_file_cpu", map[string]any{"path": src.Path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour})
+			onError := src.OnError
+			if onError == "" {
+				onError = "black"
+			}
+			r := mk("raw_file_cpu", map[string]any{"path": src.Path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError})
 			r.Format = format
 			ns = []*Node{r, pacer, fan}
 			break

@@ -525,6 +525,7 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 	case "hevc_file", "h264_file", "raw_file":
 		s.Path = d.path("path")
 		s.Loop = d.boolean("loop")
+		s.OnError = d.str("on_error")
 		if s.Path != "" {
 			if !l.exists(s.Path) {
 				n.missing = append(n.missing, s)

@@ -80,6 +80,7 @@ type Source struct {
 
 	Path      string      // media file, absolute or relative to the show file's dir, resolved to a clean path
 	Loop      bool        // file sources: loop at the end
+	OnError   string      // file sources: black | hold, what shows while the file is unusable
 	Format    PixelFormat // raw_file, test_pattern; decoded format for hevc/h264 (nv12 unless p010 declared)
 	Size      Size        // frame size; defaults to the show's size
 	FrameRate Rational    // defaults to the show's rate

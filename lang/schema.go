@@ -147,6 +147,12 @@ func rateAttr() Attr {
 func loopAttr() Attr {
 	return Attr{Name: "loop", Type: TypeBool, Default: true, Doc: "Start again at the end of the file."}
 }
+
+// onErrorAttr is what a file source shows while its file is unusable.
+func onErrorAttr() Attr {
+	return Attr{Name: "on_error", Type: TypeEnum, Enum: []string{"black", "hold"}, Default: "black",
+		Doc: "What the source shows while its file is missing or unreadable: black, or its last good frame (hold). The error is reported either way, the file is tried again every second, and the show keeps its deadlines."}
+}
 func mediaPath(doc string) Attr {
 	return Attr{Name: "path", Type: TypePath, Required: true, Doc: doc + " Relative paths are relative to the show file's directory; a path that does not exist is a warning."}
 }
@@ -215,7 +221,7 @@ var Schema = []*Block{
 		Doc: "An HEVC elementary stream or MPEG-TS file decoded on NVDEC.",
 		Attrs: []Attr{
 			mediaPath("The media file."),
-			loopAttr(),
+			loopAttr(), onErrorAttr(),
 			sizeAttr(), rateAttr(),
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Decoded pixel format."},
 			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
@@ -227,7 +233,7 @@ var Schema = []*Block{
 		Doc: "An H.264 elementary stream or MPEG-TS file decoded on NVDEC.",
 		Attrs: []Attr{
 			mediaPath("The media file."),
-			loopAttr(),
+			loopAttr(), onErrorAttr(),
 			sizeAttr(), rateAttr(),
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12"}, Default: "nv12", Doc: "Decoded pixel format (H.264 decodes to nv12 only)."},
 			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
@@ -241,7 +247,7 @@ var Schema = []*Block{
 			mediaPath("The raw frame file."),
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, DefaultDoc: "the show's format", Doc: "Pixel format of the frames in the file."},
 			sizeAttr(), rateAttr(),
-			loopAttr(),
+			loopAttr(), onErrorAttr(),
 		},
 		Blocks: []*Block{colourBlock},
 	},

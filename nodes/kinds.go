@@ -194,9 +194,10 @@ var builtin = []*Kind{
 		Readiness: "a first frame has been generated",
 	},
 	{
-		Name:      "raw_file_cpu",
-		Doc:       "Reads raw NV12/P010 frames with pread() into host memory on its own thread: the raw source of the CPU backend.",
-		Params:    []Param{pathParam, loopParam, formatParam, sizeParam, colourParam},
+		Name: "raw_file_cpu",
+		Doc:  "Reads raw NV12/P010 frames with pread() into host memory on its own thread: the raw source of the CPU backend.",
+		Params: []Param{pathParam, loopParam, formatParam, sizeParam, colourParam,
+			{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its file is missing or unreadable: black frames, or its last good frame again."}},
 		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been read",
 	},
