@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -412,5 +413,72 @@ func TestStopIsPromptWithLoopCompositors(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestOnErrorHoldsOrBlacks: when a raw file breaks while the show runs, the
+// source reports it and shows black, or (on_error = "hold") its last good
+// frame, while the bus keeps its deadlines.
+func TestOnErrorHoldsOrBlacks(t *testing.T) {
+	for _, mode := range []string{"black", "hold"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			clip := filepath.Join(dir, "clip.nv12")
+			tp, _ := cpu.NewTestPattern(cpu.TestPatternConfig{ID: "clip", StampID: 9, Width: 320, Height: 180, Rate: frame.Rational{Num: 30, Den: 1}})
+			var data []byte
+			for i := 0; i < 10; i++ {
+				f, _ := frame.New(frame.NV12, 320, 180)
+				tp.Next(f)
+				data = append(data, f.Bytes()...)
+			}
+			os.WriteFile(clip, data, 0o644)
+			show := filepath.Join(dir, "show.hcl")
+			os.WriteFile(show, []byte(`
+show {
+  name       = "onerror"
+  size       = "320x180"
+  frame_rate = "30"
+}
+source "raw_file" "clip" {
+  path     = "clip.nv12"
+  on_error = "`+mode+`"
+}
+scene "clip" {
+  layer {
+    source = source.clip
+  }
+}
+bus "program" "pgm" {
+  scene = scene.clip
+}
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "out.y4m"
+}
+`), 0o644)
+			s := startShow(t, compile(t, show, nil))
+			time.Sleep(700 * time.Millisecond)
+			os.WriteFile(clip, data[:1000], 0o644) // the file now ends inside its first frame
+			time.Sleep(time.Second)
+			s.Stop()
+			sum := s.Backend.Summary()
+			if src := sum.Sources[0]; src.Errors == 0 || !strings.Contains(src.LastError, "clip.nv12") {
+				t.Errorf("the broken file was not reported: %+v", src)
+			}
+			if b := sum.Buses[0]; b.Missed > 3 {
+				t.Errorf("the bus missed %d deadlines while the source was broken", b.Missed)
+			}
+			frames := readY4M(t, filepath.Join(dir, "out.y4m"))
+			tail := frames[len(frames)-10:]
+			for i, f := range tail {
+				id, _, ok := cpu.ReadStamp(f, cpu.Rect{W: 320, H: 180})
+				if mode == "hold" && (!ok || id != 9) {
+					t.Fatalf("picture %d from the end: want the held frame of the clip, got stamp %v %v", 10-i, id, ok)
+				}
+				if mode == "black" && ok {
+					t.Fatalf("picture %d from the end: want black, got the clip's stamp", 10-i)
+				}
+			}
+		})
 	}
 }

@@ -116,6 +116,8 @@ type rawFile struct {
 	pool  *frame.Pool
 	rate  frame.Rational
 	retry time.Duration
+	hold  bool         // on_error = "hold": repeat the last good frame, not black
+	last  *frame.Frame // the last good frame, kept for hold
 }
 
 func newRawFile(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -135,8 +137,12 @@ func newRawFile(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (runti
 	if err != nil {
 		return nil, err
 	}
+	onError := paramString(&n, "on_error", "black")
+	if onError != "black" && onError != "hold" {
+		return nil, fmt.Errorf("node %s: on_error %q: use black or hold", n.ID, onError)
+	}
 	return &rawFile{
-		b: b, st: b.sources[n.Address], pool: pool, rate: rate, retry: time.Second,
+		b: b, st: b.sources[n.Address], pool: pool, rate: rate, retry: time.Second, hold: onError == "hold",
 		cfg: cpu.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
 			Colour: parseColour(paramString(&n, "colour", "")), Loop: loop, Resident: paramString(&n, "mode", "") == "resident"},
 	}, nil
@@ -210,9 +216,17 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 				nextTry = time.Now().Add(r.retry)
 			}
 		}
-		if src == nil || err != nil {
+		switch {
+		case (src == nil || err != nil) && r.hold && r.last != nil:
+			f.CopyFrom(r.last) // the last good frame while the file is unusable
+		case src == nil || err != nil:
 			f.Fill() // black while the file is unusable
 			f.Colour, f.Source = r.cfg.Colour, r.cfg.ID
+		case r.hold:
+			if r.last == nil {
+				r.last, _ = frame.New(f.Format, f.Width, f.Height)
+			}
+			r.last.CopyFrom(f)
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, r.rate.Inverse(), n
 		n++
@@ -234,7 +248,11 @@ func (r *rawFile) report(ctx *runtime.NodeContext[Frame], err error) {
 	r.st.mu.Unlock()
 	r.st.fail(err)
 	if !same {
-		ctx.Log.Error("source shows black until its file is usable", "error", err)
+		what := "source shows black until its file is usable"
+		if r.hold {
+			what = "source holds its last good frame until its file is usable"
+		}
+		ctx.Log.Error(what, "error", err)
 	}
 }
 
