@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -93,6 +94,20 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair run: -backend must be auto, cpu or cuda, got %q\n", *backend)
 		return 2
 	}
+	if *duration < 0 {
+		fmt.Fprintf(stderr, "onair run: -duration %v: write a positive duration, or 0 to run until Ctrl-C\n", *duration)
+		return 2
+	}
+	for _, cu := range cues {
+		if *duration > 0 && cu.at >= *duration {
+			fmt.Fprintf(stderr, "onair run: -cue at %v comes after the end of the run (-duration %v)\n", cu.at, *duration)
+			return 2
+		}
+	}
+	if err := control.CheckListen(*listen, *token); *listen != "" && err != nil {
+		fmt.Fprintf(stderr, "onair run: -listen: %v\n", err)
+		return 2
+	}
 
 	// The backend.
 	chosen, why := pickBackend(*backend)
@@ -135,6 +150,17 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		if err == nil && p.Backend != "" && p.Backend != chosen {
 			err = fmt.Errorf("compiled for the %s backend, and this run uses %s: compile it again with onair plan -backend %s -out FILE", p.Backend, chosen, chosen)
 		}
+		if err == nil {
+			// Same show, same tool: the plan must be what the show compiles
+			// to here. It is not when it was edited by hand, or saved in
+			// another directory (its media paths are relative to where
+			// onair plan ran).
+			saved, _ := plan.Marshal(p)
+			fresh, _ := plan.Marshal(res.Plan)
+			if !bytes.Equal(saved, fresh) {
+				err = fmt.Errorf("it is not what %s compiles to here: was it edited, or saved from another directory? Its media paths are relative to the directory onair plan ran in; run from there, or compile it again", strings.Join(fs.Args(), " "))
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: saved plan %s: %v\n", *savedPlan, err)
 			return 1
@@ -176,11 +202,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		srv, err = control.Start(running, control.Options{Addr: *listen, Token: *token})
 		if err != nil {
-			// The show goes on without its status server.
-			fmt.Fprintf(stderr, "onair run: no status server: %v\n", err)
-		} else {
-			fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
+			// Nobody could watch or cut this show: take it off air at once.
+			running.Stop()
+			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
+			return 1
 		}
+		fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
 	}
 	var timers []*time.Timer
 	for _, cu := range cues {

@@ -95,18 +95,30 @@ type Server struct {
 	done  chan error
 }
 
+// CheckListen reports whether a server may listen on addr with token: a
+// well-formed host:port, and a token unless the host is a loopback address.
+func CheckListen(addr, token string) error {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %v (write host:port, e.g. 127.0.0.1:7350)", addr, err)
+	}
+	if !isLoopback(host) && token == "" {
+		return fmt.Errorf("listen address %q is not a loopback address: anyone who reaches it could cut your show; set a token (-token or ONAIR_TOKEN) to listen there", addr)
+	}
+	return nil
+}
+
 // Start listens and serves show in the background.
 func Start(show Show, opts Options) (*Server, error) {
 	addr := opts.Addr
 	if addr == "" {
 		addr = DefaultAddr
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen address %q: %v (write host:port, e.g. 127.0.0.1:7350)", addr, err)
-	}
-	if !isLoopback(host) && opts.Token == "" {
-		return nil, fmt.Errorf("listen address %q is not a loopback address: anyone who reaches it could cut your show; set a token (-token or ONAIR_TOKEN) to listen there", addr)
+	if err := CheckListen(addr, opts.Token); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
