@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/cpubackend"
 )
 
 func init() {
 	register(&command{
 		name:    "status",
 		summary: "Print the status of a running show (buses, sources, loops, edges, timing).",
-		usage:   "[-addr HOST:PORT] [-token TOKEN]",
+		usage:   "[-addr HOST:PORT] [-token TOKEN] [-json]",
 		run:     runStatus,
 	})
 	register(&command{
@@ -32,12 +34,16 @@ type controlCLI struct {
 	fs         *flag.FlagSet
 	client     control.Client
 	fade, wipe time.Duration
+	json       bool
 }
 
 func newControlCLI(c *command, stderr io.Writer) *controlCLI {
 	cc := &controlCLI{fs: newFlags(c, stderr)}
 	cc.fs.StringVar(&cc.client.Addr, "addr", control.DefaultAddr, "address of the show's status server (onair run -listen)")
 	cc.fs.StringVar(&cc.client.Token, "token", os.Getenv("ONAIR_TOKEN"), "token for a server on a non-loopback address (default $ONAIR_TOKEN)")
+	if c.name == "status" {
+		cc.fs.BoolVar(&cc.json, "json", false, "print the whole status as JSON (every loop, edge, node and thread)")
+	}
 	if c.name == "cut" {
 		cc.fs.DurationVar(&cc.fade, "fade", 0, "fade to the scene over this duration instead of cutting")
 		cc.fs.DurationVar(&cc.wipe, "wipe", 0, "wipe to the scene over this duration instead of cutting")
@@ -70,6 +76,15 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair status: %v\n", err)
 		return 1
 	}
+	if !cc.json {
+		var rep cpubackend.StatusReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			fmt.Fprintf(stderr, "onair status: the server's answer is not a show's status: %v\n", err)
+			return 1
+		}
+		writeStatus(stdout, &rep)
+		return 0
+	}
 	var out bytes.Buffer
 	if json.Indent(&out, b, "", "  ") != nil {
 		out.Reset()
@@ -90,6 +105,10 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: onair cut [-fade D | -wipe D] BUS SCENE   (for example: onair cut bus.pgm scene.grid)")
 		return 2
 	}
+	if cc.fade < 0 || cc.wipe < 0 {
+		fmt.Fprintln(stderr, "onair cut: -fade and -wipe take a positive duration, such as 500ms")
+		return 2
+	}
 	if cc.fade > 0 && cc.wipe > 0 {
 		fmt.Fprintln(stderr, "onair cut: -fade and -wipe exclude each other")
 		return 2
@@ -105,4 +124,36 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "cut %s to %s\n", a[0], a[1])
 	}
 	return 0
+}
+
+// writeStatus prints what an operator looks at first: the process, the
+// buses with their timing, the outputs, the sources, and the loops.
+func writeStatus(w io.Writer, r *cpubackend.StatusReport) {
+	fmt.Fprintf(w, "%s on the %s backend, up %s: %d threads, %.1f %% of a core, %.0f MB resident\n\n",
+		r.Show, r.Backend, r.Uptime, r.Process.Threads, r.Process.CPUPercent, float64(r.Process.RSSBytes)/1e6)
+	r.Summary.WriteText(w)
+	fmt.Fprintln(w, "Playout timing (draw, in frame periods):")
+	for _, b := range r.Summary.Buses {
+		fmt.Fprintf(w, "  %-22s", b.Address)
+		for i, n := range b.Timing.Draw {
+			if n > 0 {
+				fmt.Fprintf(w, " %s:%d", b.Timing.Buckets[i], n)
+			}
+		}
+		fmt.Fprintf(w, "  (longest %.1f ms)\n", b.Timing.MaxDrawMs)
+	}
+	fmt.Fprintln(w, "Loops:")
+	for _, l := range r.Runtime.Loops {
+		fmt.Fprintf(w, "  %-10s %8d wake-ups, %8d handlers, handler p99 %.1f µs, timers late p99 %.1f µs, cpu %.2f s, run queue %.2f s\n",
+			l.Name, l.Wakeups, l.Handlers, float64(l.HandlerNs.P99Ns)/1e3, float64(l.TimerLateNs.P99Ns)/1e3, float64(l.Thread.CPUNs)/1e9, float64(l.Thread.RunQueueNs)/1e9)
+	}
+	var failed []string
+	for _, g := range r.Runtime.Groups {
+		if g.State != "running" || g.Restarts > 0 {
+			failed = append(failed, fmt.Sprintf("%s (%s, %d restarts)", g.Name, g.State, g.Restarts))
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "Groups not simply running: %s\n", strings.Join(failed, ", "))
+	}
 }

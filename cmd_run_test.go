@@ -133,3 +133,32 @@ func TestRunStopsCleanlyOnInterrupt(t *testing.T) {
 		t.Fatalf("no summary after SIGINT:\n%s", out.String())
 	}
 }
+
+// TestStatusAndCutCommands drives a running show with the two commands an
+// operator types: onair status (text and -json) and onair cut.
+func TestStatusAndCutCommands(t *testing.T) {
+	show := writeRunShow(t)
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() { done <- run([]string{"run", "-duration", "3s", "-listen", "127.0.0.1:7394", "-quiet", show}, &out, &errb) }()
+	time.Sleep(1200 * time.Millisecond)
+	rc, text, errs := runCLI(t, "status", "-addr", "127.0.0.1:7394")
+	if rc != 0 || !strings.Contains(text, "cli on the cpu backend") || !strings.Contains(text, "Buses:") || !strings.Contains(text, "Loops:") {
+		t.Errorf("onair status: rc=%d\n%s%s", rc, text, errs)
+	}
+	if rc, js, _ := runCLI(t, "status", "-json", "-addr", "127.0.0.1:7394"); rc != 0 || !strings.Contains(js, `"runtime"`) {
+		t.Errorf("onair status -json: rc=%d", rc)
+	}
+	if rc, msg, errs := runCLI(t, "cut", "-addr", "127.0.0.1:7394", "-fade", "300ms", "bus.pgm", "scene.b"); rc != 0 || !strings.Contains(msg, "fade bus.pgm to scene.b") {
+		t.Errorf("onair cut: rc=%d %s %s", rc, msg, errs)
+	}
+	if rc, _, errs := runCLI(t, "cut", "-addr", "127.0.0.1:7394", "bus.pgm", "scene.z"); rc != 1 || !strings.Contains(errs, "scene.a, scene.b") {
+		t.Errorf("onair cut to an unknown scene: rc=%d %s", rc, errs)
+	}
+	if rc := <-done; rc != 0 {
+		t.Fatalf("run: rc=%d\n%s", rc, errb.String())
+	}
+	if !strings.Contains(out.String(), "fade to scene.b") {
+		t.Errorf("the run's summary lacks the fade:\n%s", out.String())
+	}
+}
