@@ -12,6 +12,7 @@ import (
 	"github.com/onairhq/onair/compiler/diff"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
 )
 
 func init() {
@@ -20,7 +21,9 @@ func init() {
 		summary: "Show what changes between two shows or saved plans: create, update in place, replace, delete, and which buses glitch.",
 		usage: "[-json] [-detailed-exitcode] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... OLD NEW\n\n" +
 			"OLD and NEW are each a show (a .hcl file or a directory) or a plan saved with\n" +
-			"onair plan -out (recognised by its content). Variables apply to both shows.\n" +
+			"onair plan -out (recognised by its content). A saved plan must have been written\n" +
+			"by this onair: one from another version, or a corrupt one, is refused; compile\n" +
+			"the show again. Variables apply to both shows.\n" +
 			"Exit status: 0 success, 1 error; with -detailed-exitcode 0 no changes, 1 error, 2 changes.",
 		run: runDiff,
 	})
@@ -77,8 +80,7 @@ func loadPlanOrShow(path string, lopts lang.Options, copts compiler.Options, std
 			return nil, err
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-			// A diff compares plans of any tool version of one format.
-			return plan.LoadVersion(bytes.NewReader(data), "")
+			return loadSavedPlan(data)
 		}
 	}
 	show, diags := lang.Load([]string{path}, lopts)
@@ -92,6 +94,22 @@ func loadPlanOrShow(path string, lopts lang.Options, copts compiler.Options, std
 		return nil, fmt.Errorf("the show does not compile (%d errors above)", countErrors(cdiags))
 	}
 	return res.Plan, nil
+}
+
+// loadSavedPlan reads a plan saved with onair plan -out and refuses one
+// that is corrupt (no show, no nodes, dangling edges), from another format
+// or tool version, or with node kinds this onair does not have: a diff
+// against such a plan would report differences the tool versions made, not
+// the shows.
+func loadSavedPlan(data []byte) (*plan.Plan, error) {
+	p, err := plan.LoadVersion(bytes.NewReader(data), version)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckKinds(func(k string) bool { _, ok := nodes.Lookup(k); return ok }); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func writeErrors(w io.Writer, show *lang.Show, diags hcl.Diagnostics) {

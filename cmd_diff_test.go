@@ -33,6 +33,22 @@ func TestDiffCommand(t *testing.T) {
 	f.Close()
 	corrupt := filepath.Join(t.TempDir(), "corrupt.json")
 	os.WriteFile(corrupt, []byte(`{"format_version": 1, "nodes": [`), 0o644)
+	bare := filepath.Join(t.TempDir(), "bare.json")
+	os.WriteFile(bare, []byte(`{"format_version":1}`), 0o644)
+	savedWith := func(name string, edit func(*plan.Plan)) string {
+		p := *res.Plan
+		p.Nodes = append([]plan.Node(nil), res.Plan.Nodes...)
+		edit(&p)
+		path := filepath.Join(t.TempDir(), name)
+		b, err := plan.Marshal(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(path, b, 0o644)
+		return path
+	}
+	otherTool := savedWith("other-tool.json", func(p *plan.Plan) { p.ToolVersion = "0.0.1-elsewhere" })
+	unknownKind := savedWith("unknown-kind.json", func(p *plan.Plan) { p.Nodes[0].Kind = "hologram_projector" })
 
 	tests := []struct {
 		name string
@@ -47,6 +63,9 @@ func TestDiffCommand(t *testing.T) {
 		{"saved plan against a show", []string{"diff", "-detailed-exitcode", saved, td + "path-replace/new.hcl"}, 2, "Plan: 0 to create, 0 to update in place, 1 to replace, 0 to delete."},
 		{"json", []string{"diff", "-json", td + "added-source/old.hcl", td + "added-source/new.hcl"}, 0, `"action": "create"`},
 		{"corrupt plan", []string{"diff", corrupt, td + "path-replace/new.hcl"}, 1, "corrupt"},
+		{"a bare format version", []string{"diff", bare, td + "path-replace/new.hcl"}, 1, "it names no tool_version, so it is corrupt or was not written by onair plan -out"},
+		{"a plan of another tool version", []string{"diff", otherTool, td + "path-replace/new.hcl"}, 1, `written by onair "0.0.1-elsewhere", but this is onair "` + version + `"; a plan runs only with the onair that compiled it: compile the show again`},
+		{"a plan with an unknown node kind", []string{"diff", td + "path-replace/new.hcl", unknownKind}, 1, `unknown node kind "hologram_projector"`},
 		{"a show that does not load", []string{"diff", td + "path-replace/old.hcl", td + "missing.hcl"}, 1, "does not load"},
 		{"one argument", []string{"diff", td + "path-replace/old.hcl"}, 2, "want two arguments"},
 	}

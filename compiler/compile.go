@@ -78,6 +78,14 @@ func Compile(show *lang.Show, opts Options) (*Result, hcl.Diagnostics) {
 			break
 		}
 	}
+	if st.Plan != nil && len(st.Plan.Nodes) == 0 && !st.diags.HasErrors() {
+		// plan.Validate refuses a plan without nodes (a saved plan that
+		// has none is corrupt), so the compiler does not write one.
+		rng := show.DeclRange
+		st.errorf(&rng, "Nothing to run",
+			"The show %q declares no source, bus or output, so it compiles to no nodes. Add a source, a scene, a bus that shows it and an output that takes the bus.", show.Name)
+		st.Plan = nil
+	}
 	return &st.Result, st.diags
 }
 

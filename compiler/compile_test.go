@@ -375,3 +375,18 @@ bus "aux" "mon" {
 		t.Errorf("fan-out edges: %v", toComp)
 	}
 }
+
+// A show with nothing in it compiles to no plan: plan.Validate refuses a
+// plan without nodes, so the compiler must not write one.
+func TestCompileEmptyShowRefused(t *testing.T) {
+	show, diags := lang.Load([]string{"../lang/testdata/good/dir/a.hcl"}, lang.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, backend := range []string{"cuda", "cpu"} {
+		res, diags := Compile(show, Options{ToolVersion: "test", Backend: backend})
+		if !diags.HasErrors() || res.Plan != nil || !strings.Contains(diags.Error(), "Nothing to run") {
+			t.Errorf("%s: plan %v, diags %v; want no plan and a Nothing to run error", backend, res.Plan != nil, diags)
+		}
+	}
+}

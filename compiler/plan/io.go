@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Marshal encodes a plan as indented JSON ending in a newline. The same plan
@@ -45,6 +46,9 @@ type VersionError struct {
 func (e *VersionError) Error() string {
 	if e.What == "format_version" {
 		return fmt.Sprintf("plan: saved in plan format %s, but this onair reads format %s; compile the show again with this onair (onair plan -out FILE SHOW)", e.Got, e.Want)
+	}
+	if e.Got == `""` {
+		return fmt.Sprintf("plan: not a plan this onair (%s) can use: it names no tool_version, so it is corrupt or was not written by onair plan -out; compile the show again (onair plan -out FILE SHOW)", e.Want)
 	}
 	return fmt.Sprintf("plan: written by onair %s, but this is onair %s; a plan runs only with the onair that compiled it: compile the show again (onair plan -out FILE SHOW)", e.Got, e.Want)
 }
@@ -97,10 +101,19 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 	return &p, nil
 }
 
-// Validate checks a plan's internal consistency: unique node ids, edges
-// between known nodes with positive capacity, loops and groups that name
-// known nodes.
+// Validate checks a plan's internal consistency: a show name and at least
+// one node (the compiler never writes a plan without them, so a plan
+// lacking them is not one of its plans), unique node ids, edges between
+// known nodes with positive capacity, loops and groups that name known
+// nodes. Whether the node kinds exist is CheckKinds' question: this
+// package does not know the node registry.
 func (p *Plan) Validate() error {
+	if p.Show == "" {
+		return errors.New("it names no show")
+	}
+	if len(p.Nodes) == 0 {
+		return errors.New("it has no nodes")
+	}
 	ids := make(map[string]bool, len(p.Nodes))
 	for _, n := range p.Nodes {
 		if n.ID == "" || n.Kind == "" {
@@ -137,6 +150,30 @@ func (p *Plan) Validate() error {
 		}
 	}
 	return nil
+}
+
+// CheckKinds refuses a plan with a node whose kind known says does not
+// exist (the caller passes the node registry's lookup; this package must
+// not import nodes/). The error names the unknown kinds, a node of each,
+// and what to do.
+func (p *Plan) CheckKinds(known func(kind string) bool) error {
+	var bad []string
+	seen := map[string]bool{}
+	for _, n := range p.Nodes {
+		if known(n.Kind) || seen[n.Kind] {
+			continue
+		}
+		seen[n.Kind] = true
+		bad = append(bad, fmt.Sprintf("%q (node %s)", n.Kind, n.ID))
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	what := "an unknown node kind"
+	if len(bad) > 1 {
+		what = "unknown node kinds"
+	}
+	return fmt.Errorf("plan: corrupt plan or one from another onair: %s %s, which this onair (tool version %q) does not have; compile the show again (onair plan -out FILE SHOW)", what, strings.Join(bad, ", "), p.ToolVersion)
 }
 
 // CheckShow refuses a plan compiled from another show (or other variable

@@ -57,6 +57,9 @@ func TestLoadRefuses(t *testing.T) {
 		{"unknown field", strings.Replace(string(good), `"show":`, `"extra": 1, "show":`, 1), "", "unknown field"},
 		{"trailing", string(good) + "{}", "", "corrupt JSON"},
 		{"dangling edge", string(dang), "", "unknown node"},
+		{"only a format version", `{"format_version":1}`, "", "names no show"},
+		{"only a format version, tool checked", `{"format_version":1}`, "1.2.3", `onair ("1.2.3") can use: it names no tool_version`},
+		{"no nodes", `{"format_version":1,"show":"s","nodes":[]}`, "", "no nodes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,6 +87,19 @@ func TestLoadUsesToolVersion(t *testing.T) {
 	ToolVersion = "2.0.0"
 	if _, err := Load(bytes.NewReader(good)); err == nil {
 		t.Fatal("a plan of another tool version loaded")
+	}
+}
+
+func TestCheckKinds(t *testing.T) {
+	p := samplePlan()
+	known := func(k string) bool { return k == "test_pattern" || k == "compositor" }
+	if err := p.CheckKinds(known); err != nil {
+		t.Fatal(err)
+	}
+	p.Nodes[1].Kind = "hologram"
+	err := p.CheckKinds(known)
+	if err == nil || !strings.Contains(err.Error(), `unknown node kind "hologram" (node bus.m/compositor)`) || !strings.Contains(err.Error(), "compile the show again") {
+		t.Fatalf("got %v", err)
 	}
 }
 
