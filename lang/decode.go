@@ -278,8 +278,8 @@ func ParseRate(s string) (Rational, string) {
 	}
 	g := new(big.Int).GCD(nil, nil, big.NewInt(n), big.NewInt(dd)).Int64()
 	r := Rational{Num: n / g, Den: dd / g}
-	if float64(r.Num)/float64(r.Den) > 1000 {
-		return Rational{}, fmt.Sprintf("%q: at most 1000 frames per second.", s)
+	if fps := float64(r.Num) / float64(r.Den); fps > 1000 || fps < 1 {
+		return Rational{}, fmt.Sprintf("%q: a frame rate is between 1 and 1000 frames per second.", s)
 	}
 	return r, ""
 }

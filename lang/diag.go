@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -23,7 +24,11 @@ import (
 // drawn in red (errors) or yellow (warnings).
 func WriteDiagnostics(w io.Writer, files map[string][]byte, diags hcl.Diagnostics, color bool) error {
 	var b bytes.Buffer
-	for _, d := range diags {
+	for i, d := range diags {
+		if i == maxPrinted {
+			fmt.Fprintf(&b, "... and %d more: fix these first (onair validate -json lists every one).\n", len(diags)-i)
+			break
+		}
 		sev, paint := "error", "\x1b[1;31m"
 		if d.Severity == hcl.DiagWarning {
 			sev, paint = "warning", "\x1b[1;33m"
@@ -60,7 +65,7 @@ func WriteSnippet(w io.Writer, src []byte, rng hcl.Range) {
 	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
 		return
 	}
-	line := strings.TrimRight(string(lines[rng.Start.Line-1]), "\r")
+	line := printable(strings.TrimRight(string(lines[rng.Start.Line-1]), "\r"))
 	num := fmt.Sprint(rng.Start.Line)
 	fmt.Fprintf(w, "  %s | %s\n", num, strings.ReplaceAll(line, "\t", " "))
 	startCol, endCol := rng.Start.Column, rng.End.Column
@@ -72,6 +77,24 @@ func WriteSnippet(w io.Writer, src []byte, rng hcl.Range) {
 		endCol = startCol + 1
 	}
 	fmt.Fprintf(w, "  %s | %s%s\n", strings.Repeat(" ", len(num)), strings.Repeat(" ", startCol-1), strings.Repeat("^", endCol-startCol))
+}
+
+// maxPrinted bounds the diagnostics WriteDiagnostics prints: a binary file
+// given as a show would otherwise fill the terminal.
+const maxPrinted = 40
+
+// printable replaces control characters and invalid UTF-8 with U+FFFD, so a
+// snippet of a binary file cannot drive the terminal; tabs become spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case r == utf8.RuneError, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // Wrap breaks text into lines of at most width characters at spaces,

@@ -77,8 +77,10 @@ func TestParseRate(t *testing.T) {
 		{"30.0", Rational{}, `Write "30"`},
 		{"0", Rational{}, "positive"},
 		{"30/0", Rational{}, "positive"},
+		{"1/1000000", Rational{}, "between 1 and 1000"},
+		{"1001/1000", Rational{1001, 1000}, ""},
 		{"fast", Rational{}, "not a frame rate"},
-		{"5000", Rational{}, "at most 1000"},
+		{"5000", Rational{}, "between 1 and 1000"},
 	}
 	for _, c := range cases {
 		got, msg := ParseRate(c.in)
@@ -105,6 +107,30 @@ func TestParseSize(t *testing.T) {
 		got, msg := ParseSize(c.in)
 		if got != c.want || (c.err == "") != (msg == "") || !strings.Contains(msg, c.err) {
 			t.Errorf("ParseSize(%q) = %v, %q; want %v, %q", c.in, got, msg, c.want, c.err)
+		}
+	}
+}
+
+// TestBinaryGarbageIsPrintedSafely: a binary file given as a show gets a
+// bounded number of diagnostics, and its bytes never reach the terminal raw.
+func TestBinaryGarbageIsPrintedSafely(t *testing.T) {
+	data := make([]byte, 4000)
+	for i := range data {
+		data[i] = byte(i*131 + i/7) // every byte value, control characters included
+	}
+	s, diags := loadFiles([]sourceFile{{name: "garbage.hcl", data: data}}, Options{})
+	if !diags.HasErrors() {
+		t.Fatal("garbage loaded")
+	}
+	var buf bytes.Buffer
+	WriteDiagnostics(&buf, s.Files, diags, false)
+	out := buf.String()
+	if n := strings.Count(out, ": error: "); n > maxPrinted {
+		t.Errorf("%d errors printed, at most %d", n, maxPrinted)
+	}
+	for _, r := range out {
+		if r < 0x20 && r != '\n' || r == 0x7f {
+			t.Fatalf("a control character (%#x) reached the output", r)
 		}
 	}
 }

@@ -103,7 +103,11 @@ func (l *loader) addNode(n *node) bool {
 		p := l.nodes[prev]
 		what := n.typ
 		if n.typ == "show" || n.typ == "canvas" {
-			l.errorf(n.rng, fmt.Sprintf("Duplicate %s block", n.typ), "A show has at most one %s block; the first is at %s. Merge the two.", n.typ, p.rng.String())
+			hint := "Merge the two."
+			if n.typ == "show" && n.rng.Filename != p.rng.Filename {
+				hint = "A directory is one show merged from its files, and these two files each hold a show of their own: pass one file (onair plan " + n.rng.Filename + "). onair validate and onair lint check such a directory show by show."
+			}
+			l.errorf(n.rng, fmt.Sprintf("Duplicate %s block", n.typ), "A show has at most one %s block; the first is at %s. %s", n.typ, p.rng.String(), hint)
 			return false
 		}
 		l.errorf(n.rng, fmt.Sprintf("Duplicate %s %q", what, n.name), "%s is already declared at %s. Names of %ss must be unique across the show's files; rename one.", n.key, p.rng.String(), what)
