@@ -227,6 +227,33 @@ func TestGoldenPlans(t *testing.T) {
 	}
 }
 
+// The CPU demo's plan text is golden, and its folded groups say what
+// differs between them: source.clip[1] also feeds bus.mon, and
+// source.checker runs on pacing_1, not source.bars' pacing_0.
+func TestGoldenCPUDemo(t *testing.T) {
+	show := load(t, "../examples/cpu-demo.hcl", nil)
+	res, diags := Compile(show, Options{ToolVersion: "test", Backend: "cpu"})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, res.Plan, false); err != nil {
+		t.Fatal(err)
+	}
+	got := text.String()
+	for _, want := range []string{
+		"test_pattern, realtime, one_to_many_nb runs on: pacing_0 in source.bars; pacing_1 in source.checker",
+		"one_to_many_nb also feeds: nothing in source.clip[0]; bus.mon/compositor (3) in source.clip[1]",
+		"realtime, one_to_many_nb runs on: pacing_0 in source.clip[0]; pacing_1 in source.clip[1]",
+		"after: bus.pgm in output.pgm; bus.mon in output.mon",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	golden(t, filepath.Join("testdata", "golden", "cpu-demo.cpu.txt"), text.Bytes())
+}
+
 func writeDiags(w *bytes.Buffer, diags hcl.Diagnostics) {
 	for _, d := range diags {
 		if d.Severity != hcl.DiagError {

@@ -11,8 +11,11 @@ import (
 
 // WriteText renders a plan for people: counts by kind, loops and their
 // sources, threads, fused hops and estimates against the profile (with the
-// estimates' notes); then, unless summary, the detail folded by group
-// (consecutive groups of the same shape print once, with their count).
+// estimates' notes); then, unless summary, the detail by group.
+// Consecutive groups of one shape (the same nodes wired the same way) print
+// once, with their count; whatever else differs between them (a node's
+// loop, a param's value, a consumer, a dependency) prints as * and is
+// listed under "differs", value by value with the groups that have it.
 func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	bw := &errWriter{w: w}
 	pf := bw.printf
@@ -120,7 +123,28 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 		return bw.err
 	}
 
-	pf("\nGroups in start order (groups of the same shape folded):\n")
+	pf("\nGroups in start order (consecutive groups of one shape folded; * marks what differs between them):\n")
+	writeGroups(bw, p)
+	return bw.err
+}
+
+// groupView is what the detail prints of one group, slot by slot, so that
+// the groups of a folded run can be compared slot by slot.
+type groupView struct {
+	name  string
+	after string
+	ready string
+	nodes []nodeView
+}
+
+type nodeView struct {
+	kind, format string
+	where        string            // the loop, or "thread"
+	params       map[string]string // shown params, rendered
+	tos          []string          // edges leaving the group, "to (capacity)"
+}
+
+func viewGroups(p *plan.Plan) []groupView {
 	byGroup := map[string][]int{}
 	for i, n := range p.Nodes {
 		byGroup[n.Group] = append(byGroup[n.Group], i)
@@ -133,86 +157,250 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	for _, n := range p.Nodes {
 		nodeGroup[n.ID] = n.Group
 	}
-	shape := func(g plan.Group) string {
-		var sb strings.Builder
-		for _, i := range byGroup[g.Name] {
-			n := p.Nodes[i]
-			sb.WriteString(n.Kind)
-			fmt.Fprint(&sb, n.Params["bus"], n.Params["mode"])
-			if n.Placement.Thread {
-				sb.WriteString("@t")
-			}
-			sb.WriteString(n.Format)
-			for _, ed := range out[n.ID] {
-				if nodeGroup[ed.To] == g.Name {
-					sb.WriteString(">" + kindOfID(ed.To))
-				}
-			}
-			sb.WriteByte(';')
-		}
-		return sb.String()
-	}
-	for i := 0; i < len(p.Groups); {
-		g := p.Groups[i]
-		s := shape(g)
-		j := i + 1
-		for j < len(p.Groups) && shape(p.Groups[j]) == s {
-			j++
-		}
-		if j-i > 1 {
-			pf("\n%s … %s (%d groups alike, first shown; start order %d–%d)\n", g.Name, p.Groups[j-1].Name, j-i, g.Order, p.Groups[j-1].Order)
-		} else {
-			pf("\n%s (start order %d)\n", g.Name, g.Order)
-		}
+	views := make([]groupView, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		v := groupView{name: g.Name, ready: g.Readiness}
 		if len(g.DependsOn) > 0 {
-			pf("  after:  %s\n", listSome(g.DependsOn, 6))
+			v.after = listSome(g.DependsOn, 6)
 		}
-		pf("  ready:  %s\n", g.Readiness)
 		for _, ni := range byGroup[g.Name] {
 			n := p.Nodes[ni]
-			where := "thread"
+			nv := nodeView{kind: n.Kind, format: n.Format, where: "thread", params: shownParams(n.Params)}
 			if !n.Placement.Thread {
-				where = n.Placement.Loop
+				nv.where = n.Placement.Loop
 			}
-			pf("  %-12s %-20s %-9s", where, n.Kind, n.Format)
-			if ps := paramText(n.Params); ps != "" {
-				pf(" %s", ps)
-			}
-			pf("\n")
-			var tos []string
 			for _, ed := range out[n.ID] {
 				if nodeGroup[ed.To] != g.Name {
-					tos = append(tos, fmt.Sprintf("%s (%d)", ed.To, ed.Capacity))
+					nv.tos = append(nv.tos, fmt.Sprintf("%s (%d)", ed.To, ed.Capacity))
+				} else {
+					// An edge inside the group is part of its shape.
+					nv.tos = append(nv.tos, "inside "+kindOfID(ed.To))
 				}
+			}
+			v.nodes = append(v.nodes, nv)
+		}
+		views = append(views, v)
+	}
+	return views
+}
+
+// shape is what groups folded together share: the same nodes (kind,
+// format, thread or loop, the same params shown) wired the same way inside
+// the group. Everything else the detail prints (placement loop, param
+// values, consumers, dependencies, readiness) may differ, and is then
+// marked * and listed under "differs".
+func (v groupView) shape() string {
+	var sb strings.Builder
+	for _, n := range v.nodes {
+		sb.WriteString(n.kind + " " + n.format)
+		if n.where == "thread" {
+			sb.WriteString("@t")
+		}
+		for _, k := range sortedKeys(n.params) {
+			sb.WriteString(" " + k)
+		}
+		for _, to := range n.tos {
+			if strings.HasPrefix(to, "inside ") {
+				sb.WriteString(">" + to)
+			}
+		}
+		sb.WriteByte(';')
+	}
+	return sb.String()
+}
+
+// slot is one thing the detail prints about each group of a run.
+type slot struct {
+	label string
+	vals  []string // per group
+}
+
+func (s slot) same() bool {
+	for _, v := range s.vals[1:] {
+		if v != s.vals[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func writeGroups(bw *errWriter, p *plan.Plan) {
+	pf := bw.printf
+	views := viewGroups(p)
+	for i := 0; i < len(views); {
+		j := i + 1
+		for j < len(views) && views[j].shape() == views[i].shape() {
+			j++
+		}
+		run := views[i:j]
+		first := run[0]
+		var differs []slot
+		vary := func(label string, get func(groupView) string) (string, bool) {
+			s := slot{label: label}
+			for _, v := range run {
+				s.vals = append(s.vals, get(v))
+			}
+			if s.same() {
+				return s.vals[0], false
+			}
+			differs = append(differs, s)
+			return "*", true
+		}
+		if len(run) > 1 {
+			pf("\n%s … %s (%d groups of one shape; start order %d–%d)\n", first.name, run[len(run)-1].name, len(run), p.Groups[i].Order, p.Groups[j-1].Order)
+		} else {
+			pf("\n%s (start order %d)\n", first.name, p.Groups[i].Order)
+		}
+		if after, _ := vary("after", func(v groupView) string { return v.after }); after != "" {
+			pf("  after:  %s\n", after)
+		}
+		ready, _ := vary("ready", func(v groupView) string { return v.ready })
+		pf("  ready:  %s\n", ready)
+		for k, n := range first.nodes {
+			where, _ := vary(n.kind+" runs on", func(v groupView) string { return v.nodes[k].where })
+			pf("  %-12s %-20s %-9s", where, n.kind, n.format)
+			var ps []string
+			for _, key := range sortedKeys(n.params) {
+				val, _ := vary(n.kind+" "+key, func(v groupView) string { return v.nodes[k].params[key] })
+				ps = append(ps, key+"="+val)
+			}
+			if len(ps) > 0 {
+				pf(" %s", strings.Join(ps, " "))
+			}
+			pf("\n")
+			// Consumers every group of the run has print on the → line;
+			// the others are listed under differs.
+			common := map[string]int{}
+			for _, v := range run {
+				for _, to := range v.nodes[k].tos {
+					common[to]++
+				}
+			}
+			var tos []string
+			for _, to := range n.tos {
+				if common[to] == len(run) && !strings.HasPrefix(to, "inside ") {
+					tos = append(tos, to)
+				}
+			}
+			feeds := n.kind + " also feeds"
+			if len(tos) == 0 {
+				feeds = n.kind + " feeds"
+			}
+			_, extra := vary(feeds, func(v groupView) string {
+				var xs []string
+				for _, to := range v.nodes[k].tos {
+					if common[to] != len(run) && !strings.HasPrefix(to, "inside ") {
+						xs = append(xs, to)
+					}
+				}
+				if len(xs) == 0 {
+					return "nothing"
+				}
+				return listSome(xs, 4)
+			})
+			if extra {
+				tos = append(tos, "*")
 			}
 			if len(tos) > 0 {
 				pf("  %-12s → %s\n", "", listSome(tos, 4))
 			}
 		}
+		if len(differs) > 0 {
+			pf("  differs:\n")
+			for _, d := range mergeSlots(differs) {
+				pf("    %s: %s\n", d.label, valuesByGroup(d, run))
+			}
+		}
 		i = j
 	}
-	return bw.err
 }
 
-func paramText(m map[string]any) string {
+// mergeSlots joins slots that differ the same way across the run (the
+// loop of every node of a source chain, say) into one line.
+func mergeSlots(ss []slot) []slot {
+	var out []slot
+	at := map[string]int{}
+	for _, s := range ss {
+		key := strings.Join(s.vals, "\x00")
+		if i, ok := at[key]; ok {
+			out[i].label = mergeLabel(out[i].label, s.label)
+			continue
+		}
+		at[key] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
+// mergeLabel joins "realtime runs on" and "one_to_many_nb runs on" into
+// "realtime, one_to_many_nb runs on".
+func mergeLabel(a, b string) string {
+	for _, suffix := range []string{" runs on", " also feeds", " feeds"} {
+		if strings.HasSuffix(a, suffix) && strings.HasSuffix(b, suffix) {
+			return strings.TrimSuffix(a, suffix) + ", " + b
+		}
+	}
+	return a + "; " + b
+}
+
+// valuesByGroup says which group has which value: "pacing_0 in
+// source.a, source.c; pacing_1 in source.b", the values in the order they
+// first appear, at most six of them.
+func valuesByGroup(s slot, run []groupView) string {
+	var order []string
+	who := map[string][]string{}
+	for i, v := range s.vals {
+		if _, ok := who[v]; !ok {
+			order = append(order, v)
+		}
+		who[v] = append(who[v], run[i].name)
+	}
 	var parts []string
+	for i, v := range order {
+		if i == 6 {
+			parts = append(parts, fmt.Sprintf("… (%d more values)", len(order)-6))
+			break
+		}
+		if v == "" {
+			v = "none"
+		}
+		parts = append(parts, fmt.Sprintf("%s in %s", v, listSome(who[v], 3)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shownParams renders the params the detail prints, by name.
+func shownParams(m map[string]any) map[string]string {
+	out := map[string]string{}
 	for _, k := range sortedKeys(m) {
 		switch k {
 		case "path", "socket", "args", "scenes", "colour", "size", "frame_rate", "format":
 			continue
 		}
-		v := m[k]
-		switch x := v.(type) {
-		case []string:
-			v = "[" + strings.Join(x, ",") + "]"
-		case []any:
-			s := make([]string, len(x))
-			for i := range x {
-				s[i] = fmt.Sprint(x[i])
-			}
-			v = "[" + strings.Join(s, ",") + "]"
+		out[k] = paramValue(m[k])
+	}
+	return out
+}
+
+func paramValue(v any) string {
+	switch x := v.(type) {
+	case []string:
+		return "[" + strings.Join(x, ",") + "]"
+	case []any:
+		s := make([]string, len(x))
+		for i := range x {
+			s[i] = fmt.Sprint(x[i])
 		}
-		parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+func paramText(m map[string]any) string {
+	ps := shownParams(m)
+	parts := make([]string, 0, len(ps))
+	for _, k := range sortedKeys(ps) {
+		parts = append(parts, k+"="+ps[k])
 	}
 	return strings.Join(parts, " ")
 }
