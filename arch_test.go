@@ -19,7 +19,7 @@ var forbidden = map[string][]string{
 	"cpu":           {"runtime", "lang", "compiler", "nodes"},
 	"cuda":          {"runtime", "lang", "compiler", "nodes"},
 	"control":       {"lang", "compiler", "cpu", "cuda", "frame", "nodes", "cpubackend"},
-	"cpubackend":    {"lang", "compiler", "nodes"},
+	"cpubackend":    {"lang", "compiler"},
 }
 
 const module = "github.com/onairhq/onair/"

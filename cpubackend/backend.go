@@ -25,6 +25,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -190,7 +191,7 @@ func New(p *plan.Plan, opts Options) (*Backend, error) {
 		case strings.HasPrefix(n.Kind, "output_"):
 			b.outputs[n.Address] = &OutputState{Address: n.Address, Kind: strings.TrimPrefix(n.Kind, "output_")}
 		}
-		if _, ok := constructors[n.Kind]; !ok {
+		if _, ok := b.Lookup(n.Kind); !ok {
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the CPU backend", n.ID, n.Kind))
 		}
 	}
@@ -210,12 +211,31 @@ func (b *Backend) Close() {
 	}
 }
 
-// Lookup is the runtime's constructor lookup for this backend.
+// Backend is this backend's name in the node registry.
+const BackendName = "cpu"
+
+// The CPU backend's constructors go into the node registry, the one place
+// that says which backend runs which kind (onair nodes prints it).
+func init() {
+	for kind, mk := range constructors {
+		if err := nodes.SetConstructor(BackendName, kind, mk); err != nil {
+			panic(err) // a kind this backend runs is not declared in nodes/
+		}
+	}
+}
+
+// Lookup is the runtime's constructor lookup for this backend: the
+// constructor the registry holds for the kind on the CPU backend.
 func (b *Backend) Lookup(kind string) (runtime.Constructor[Frame], bool) {
-	mk, ok := constructors[kind]
+	k, ok := nodes.Lookup(kind)
 	if !ok {
 		return nil, false
 	}
+	c, ok := k.Constructor(BackendName)
+	if !ok {
+		return nil, false
+	}
+	mk := c.(constructor)
 	return func(n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
 		// Every bus's tick grid and every aligned pacer start at the
 		// executor's grid origin.

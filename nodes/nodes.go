@@ -2,16 +2,17 @@
 // can place in a plan and the runtime can run declares here, in one place,
 // its name, documentation, parameters (types, defaults, ranges, whether they
 // may change on a running show), traits (blocking or loop-driven, roles,
-// memory domain, formats taken and emitted), readiness condition and a slot
-// for the runtime's constructor.
+// memory domain, formats taken and emitted), readiness condition and, per
+// backend, the constructor that runs it.
 //
 // The compiler's checks read traits, never kind names; `onair nodes` prints
 // the reference from these declarations.
 //
 // This package must never import lang/, compiler/ or runtime/: it is data.
-// The compiler imports it; the runtime reads only compiler/plan, so a
-// kind's constructor (Kind.New) is filled in by whatever wires the runtime
-// to the registry (the CLI), never by nodes/ importing the runtime.
+// The compiler imports it; the runtime reads only compiler/plan. A backend
+// package (cpubackend) registers its constructors here with SetConstructor
+// when it is imported, and looks them up here when it runs a plan, so the
+// registry is the one place that says which backend runs which kind.
 package nodes
 
 import (
@@ -140,10 +141,31 @@ type Kind struct {
 	Readiness string
 	// Exclusive lists sets of parameters of which at most one may be set.
 	Exclusive [][]string
-	// New is the runtime's constructor for the kind. Its concrete type is
-	// the runtime's to define; it is set by the code that wires the runtime
-	// to this registry (nodes/ never imports the runtime, nor it nodes/).
-	New any
+	// New holds the kind's constructor for each backend that runs it
+	// ("cpu", "cuda"). Its concrete type is the backend's (a
+	// runtime.Constructor over its frame type); nodes/ never imports the
+	// runtime. Set it with SetConstructor.
+	New map[string]any
+}
+
+// Constructor returns the kind's constructor on backend.
+func (k *Kind) Constructor(backend string) (any, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	c, ok := k.New[backend]
+	return c, ok
+}
+
+// Backends lists the backends that run the kind, sorted.
+func (k *Kind) Backends() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(k.New))
+	for b := range k.New {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Param returns the named parameter's declaration.
@@ -207,15 +229,18 @@ func Lookup(name string) (*Kind, bool) {
 	return k, ok
 }
 
-// SetConstructor fills a registered kind's constructor slot (Kind.New).
-func SetConstructor(name string, new any) error {
+// SetConstructor gives a registered kind its constructor on backend.
+func SetConstructor(backend, name string, new any) error {
 	mu.Lock()
 	defer mu.Unlock()
 	k, ok := kinds[name]
 	if !ok {
-		return fmt.Errorf("nodes: no kind %q to give a constructor", name)
+		return fmt.Errorf("nodes: no kind %q to give a %s constructor", name, backend)
 	}
-	k.New = new
+	if k.New == nil {
+		k.New = map[string]any{}
+	}
+	k.New[backend] = new
 	return nil
 }
 

@@ -165,14 +165,21 @@ func TestRegisterOneCall(t *testing.T) {
 func TestSetConstructor(t *testing.T) {
 	Register(&Kind{Name: "zz_test_ctor", Doc: "A kind given a constructor.", Traits: Traits{Roles: Sink}, Readiness: "always"})
 	ctor := func() string { return "made" }
-	if err := SetConstructor("zz_test_ctor", ctor); err != nil {
+	if err := SetConstructor("cpu", "zz_test_ctor", ctor); err != nil {
 		t.Fatal(err)
 	}
 	k, _ := Lookup("zz_test_ctor")
-	if f, ok := k.New.(func() string); !ok || f() != "made" {
+	c, ok := k.Constructor("cpu")
+	if f, isF := c.(func() string); !ok || !isF || f() != "made" {
 		t.Fatalf("constructor not set: %v", k.New)
 	}
-	if err := SetConstructor("no_such_kind", ctor); err == nil {
+	if _, ok := k.Constructor("cuda"); ok {
+		t.Fatal("a constructor for a backend that gave none")
+	}
+	if b := k.Backends(); len(b) != 1 || b[0] != "cpu" {
+		t.Fatalf("backends %v", b)
+	}
+	if err := SetConstructor("cpu", "no_such_kind", ctor); err == nil {
 		t.Fatal("a constructor was set on a kind that does not exist")
 	}
 }

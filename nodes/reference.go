@@ -26,6 +26,7 @@ func WriteReference(w io.Writer, markdown bool) error {
 		if markdown {
 			ew.printf("\n## %s\n\n%s\n\n", k.Name, k.Doc)
 			ew.printf("- **Runs:** %s\n- **Roles:** %s\n", thread, t.Roles)
+			ew.printf("- **Backends:** %s\n", backendsText(k))
 			if t.Domain != "" {
 				ew.printf("- **Output memory:** %s\n", t.Domain)
 			}
@@ -62,7 +63,7 @@ func WriteReference(w io.Writer, markdown bool) error {
 		if len(t.Takes) > 0 || len(t.Emits) > 0 {
 			ew.printf("  takes: %s; emits: %s\n", orNone(t.Takes), orNone(t.Emits))
 		}
-		ew.printf("  ready when: %s\n", k.Readiness)
+		ew.printf("  ready when: %s\n  backends: %s\n", k.Readiness, backendsText(k))
 		for _, p := range k.Params {
 			ew.printf("  %-18s %-12s default %-10s %-16s", p.Name, p.Type, defaultText(p), p.allowed())
 			if p.Live {
@@ -85,6 +86,14 @@ func (p *Param) allowed() string {
 		return r
 	}
 	return "-"
+}
+
+// backendsText says which backends run the kind.
+func backendsText(k *Kind) string {
+	if b := k.Backends(); len(b) > 0 {
+		return strings.Join(b, ", ")
+	}
+	return "none yet (the plan describes it; no backend in this build runs it)"
 }
 
 func defaultText(p Param) string {
