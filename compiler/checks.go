@@ -17,6 +17,7 @@ import (
 	"github.com/dominikbraun/graph"
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
 )
@@ -272,8 +273,8 @@ memory, or compile for a larger profile.`,
 			if b.OK {
 				continue
 			}
-			p.Report(hcl.Diagnostic{Summary: "Capacity exceeded: " + b.Name,
-				Detail:  fmt.Sprintf("The show needs %s of %s; profile %s allows %s.", fmtAmount(b.Used, b.Unit), b.Name, p.Profile.Name, fmtAmount(b.Limit, b.Unit)),
+			p.Report(hcl.Diagnostic{Summary: "Capacity exceeded: " + BudgetLabel(b.Name),
+				Detail:  capacityDetail(b, p.Profile.Name),
 				Subject: budgetRange(p.Show, b.Name)})
 		}
 	},
@@ -546,6 +547,53 @@ func takes(k *nodes.Kind, f string) bool {
 	return false
 }
 
+// capacityDetail says what an exceeded budget needs and what the profile
+// allows, in words: "The show needs 192 sources at 30 fps; profile
+// nvidia_t4 allows 100."
+func capacityDetail(b plan.Budget, profile string) string {
+	if b.Name == "nvenc outputs" && b.Limit == 0 {
+		return fmt.Sprintf("The show has %s encoding with h264_nvenc, but profile %s's GPU has no NVENC encoder. Encode in software (libx264), or compile for a profile whose GPU has NVENC.", countOf(int(b.Used), "output"), profile)
+	}
+	return fmt.Sprintf("The show needs %s; profile %s allows %s.", BudgetNeed(b.Used, b), profile, FmtAmount(b.Limit, b.Unit))
+}
+
+// BudgetLabel is how a budget reads in a sentence: "VRAM", "PCIe upload",
+// "sources at 30 fps".
+func BudgetLabel(name string) string {
+	switch name {
+	case "vram":
+		return "VRAM"
+	case "pcie upload":
+		return "PCIe upload"
+	case "nvdec":
+		return "NVDEC decode (1080p-equivalent)"
+	case "nvenc outputs":
+		return "NVENC outputs"
+	}
+	return name
+}
+
+// BudgetNeed says an amount of a budget in words: "192 sources at 30 fps"
+// for a count (the budget's name holds the noun), "8.8 GiB of pinned host
+// memory" for a quantity.
+func BudgetNeed(v float64, b plan.Budget) string {
+	switch b.Unit {
+	case "bytes", "bytes/s", "frames/s":
+		return FmtAmount(v, b.Unit) + " of " + BudgetLabel(b.Name)
+	}
+	return fmt.Sprintf("%g %s", v, BudgetLabel(b.Name))
+}
+
+// FmtAmount prints an amount with its unit; a count ("sources",
+// "outputs") prints bare, since the sentence names what it counts.
+func FmtAmount(v float64, unit string) string {
+	switch unit {
+	case "sources", "outputs":
+		return fmt.Sprintf("%g", v)
+	}
+	return fmtAmount(v, unit)
+}
+
 func fmtAmount(v float64, unit string) string {
 	switch unit {
 	case "bytes":
@@ -556,4 +604,11 @@ func fmtAmount(v float64, unit string) string {
 		return fmt.Sprintf("%g frames/s", v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)
+}
+
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

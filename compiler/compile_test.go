@@ -417,3 +417,44 @@ func TestCompileEmptyShowRefused(t *testing.T) {
 		}
 	}
 }
+
+// The capacity check's messages read as sentences: "needs 192 sources at
+// 30 fps", never "192 sources of sources".
+func TestCapacityWording(t *testing.T) {
+	show := load(t, "../shows/demo-192.hcl", nil)
+	_, diags := Compile(show, Options{ToolVersion: "test", Profile: "nvidia_t4"})
+	var details []string
+	for _, d := range diags {
+		if strings.HasPrefix(d.Summary, "Capacity exceeded") {
+			details = append(details, d.Detail)
+		}
+	}
+	all := strings.Join(details, "\n")
+	if !strings.Contains(all, "The show needs 192 sources at 30 fps; profile nvidia_t4 allows 100.") {
+		t.Errorf("capacity details:\n%s", all)
+	}
+	budgets := []plan.Budget{
+		{Name: "sources at 30 fps", Used: 192, Limit: 100, Unit: "sources"},
+		{Name: "raw resident sources at 30 fps", Used: 60, Limit: 48, Unit: "sources"},
+		{Name: "vram", Used: 30e9, Limit: 16e9, Unit: "bytes"},
+		{Name: "pinned host memory", Used: 40e9, Limit: 32e9, Unit: "bytes"},
+		{Name: "pcie upload", Used: 30e9, Limit: 24e9, Unit: "bytes/s"},
+		{Name: "nvdec", Used: 3150, Limit: 1140, Unit: "frames/s"},
+		{Name: "nvenc outputs", Used: 2, Limit: 0, Unit: "outputs"},
+	}
+	want := []string{
+		"The show needs 192 sources at 30 fps; profile p allows 100.",
+		"The show needs 60 raw resident sources at 30 fps; profile p allows 48.",
+		"The show needs 27.9 GiB of VRAM; profile p allows 14.9 GiB.",
+		"The show needs 37.3 GiB of pinned host memory; profile p allows 29.8 GiB.",
+		"The show needs 30.00 GB/s of PCIe upload; profile p allows 24.00 GB/s.",
+		"The show needs 3150 frames/s of NVDEC decode (1080p-equivalent); profile p allows 1140 frames/s.",
+		"The show has 2 outputs encoding with h264_nvenc, but profile p's GPU has no NVENC encoder.",
+	}
+	for i, b := range budgets {
+		got := capacityDetail(b, "p")
+		if !strings.HasPrefix(got, want[i]) {
+			t.Errorf("%s: %q, want %q", b.Name, got, want[i])
+		}
+	}
+}

@@ -311,7 +311,7 @@ show ran clean at 25 fps and collapsed at 30 with every gauge showing room.`,
 				continue
 			}
 			report(p, showRange(p.Show, "profile"),
-				fmt.Sprintf("Estimated %s at %.0f %% of the %s profile's limit: %s of %s %s", b.Name, 100*b.Used/b.Limit, p.Plan.Profile, trimFloat(b.Used), trimFloat(b.Limit), b.Unit),
+				fmt.Sprintf("%s at %.0f %% of profile %s's limit: the show needs %s, the profile allows %s", capitalise(compiler.BudgetLabel(b.Name)), 100*b.Used/b.Limit, p.Plan.Profile, compiler.FmtAmount(b.Used, b.Unit), compiler.FmtAmount(b.Limit, b.Unit)),
 				"Less than 10 % headroom: a late change or an optimistic estimate takes the show over. Move sources to another GPU or pick a cheaper canvas setting.")
 		}
 	},
@@ -496,6 +496,15 @@ own path.`,
 }
 
 // ---- helpers ----
+
+// capitalise upper-cases the first letter: "sources at 30 fps" starts a
+// sentence as "Sources at 30 fps".
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
 
 // showableScenes returns the scenes a bus can show: every scene when the
 // show has a Program bus (it can cut to any), else those AUX buses show.

@@ -3,7 +3,7 @@ show {
   name       = "nvenc"
   size       = "1280x720"
   frame_rate = "30"
-  profile    = "nvidia_h200" # want capacity "Capacity exceeded: nvenc outputs"
+  profile    = "nvidia_h200" # want capacity "Capacity exceeded: NVENC outputs"
 }
 
 source "test_pattern" "bars" {}
