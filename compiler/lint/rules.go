@@ -191,6 +191,11 @@ Use raw_upload = "direct" (one copy, no upload thread) or "resident".`,
 	},
 }
 
+// residentPinnedWarn is the pinned host memory above which resident raw
+// sources draw a warning, whatever the profile allows: 4 GiB, an eighth of
+// a 32 GB playout host.
+const residentPinnedWarn = 4 << 30
+
 var residentPinnedMemory = &compiler.Rule{
 	ID:        "resident-pinned-memory",
 	Severity:  hcl.DiagWarning,
@@ -200,26 +205,35 @@ var residentPinnedMemory = &compiler.Rule{
 Resident raw sources keep each looped file's pictures in one page-locked
 block the size of the file. That memory cannot be swapped out: the seeds'
 47 two-second 1080p clips pinned 8.8 GB, and the mixer held about 10 GB. The
-rule fires when the plan's pinned host memory is above half of what the
-capacity profile allows (8 GiB without a profile); for a file it cannot read
-the compiler estimates two seconds of frames. Use "direct" (one page-locked
-frame per source) where the memory is needed elsewhere.`,
+rule fires when the plan's pinned host memory is above 4 GiB (4.3 GB), or
+above half of what the capacity profile allows if that is less; for a file
+it cannot read the compiler estimates two seconds of frames. Use "direct"
+(one page-locked frame per source) where the memory is needed elsewhere.
+
+Why 4 GiB: the profile's figure is what the GPU's driver can pin, not what
+the host can spare. A playout host typically has 32 to 64 GB of RAM, shared
+by the mixer, its ffmpeg outputs, the browser sources and the page cache
+that feeds every file source; 4 GiB that can never be swapped out is an
+eighth of a 32 GB host, and the seeds' 8.8 GB was more than a quarter of
+one. Ignore the finding with a reason when the host is sized for it.`,
 	Run: func(p *compiler.Pass) {
 		if p.Show.Canvas.RawUpload != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
 			return
 		}
 		used := p.Plan.Estimates.PinnedHostBytes
-		limit := float64(8 << 30)
-		if p.Profile != nil && p.Profile.PinnedHostBytes.Value > 0 {
-			limit = p.Profile.PinnedHostBytes.Value
+		limit := float64(residentPinnedWarn)
+		why := "more than 4 GiB, an eighth of a 32 GB playout host"
+		if p.Profile != nil && p.Profile.PinnedHostBytes.Value > 0 && p.Profile.PinnedHostBytes.Value/2 < limit {
+			limit = p.Profile.PinnedHostBytes.Value / 2
+			why = fmt.Sprintf("more than half of the %s profile %s allows", gb(p.Profile.PinnedHostBytes.Value), p.Profile.Name)
 		}
-		if float64(used) <= limit/2 {
+		if float64(used) <= limit {
 			return
 		}
 		n := countKind(p.Show, "raw_file")
 		report(p, canvasRange(p.Show, "raw_upload"),
 			fmt.Sprintf("raw_upload = \"resident\" pins %s of host memory for %s", gb(float64(used)), plural(n, "raw source")),
-			fmt.Sprintf("Page-locked memory cannot be swapped out; this is more than half of the %s the profile allows. The seeds pinned 8.8 GB for 47 two-second clips. Use raw_upload = \"direct\" to pin one frame per source.", gb(limit)))
+			fmt.Sprintf("Page-locked memory cannot be swapped out, and this is %s. The seeds pinned 8.8 GB for 47 two-second clips. Use raw_upload = \"direct\" to pin one frame per source, or ignore this with a reason if the host is sized for it.", why))
 	},
 }
 

@@ -39,6 +39,7 @@ show {
 }
 
 canvas {
+  # onair-lint-ignore resident-pinned-memory: the playout host has 128 GB of RAM
   raw_upload          = "resident"
   input_routing       = "input"
   source_fan_out      = "event_loop"
