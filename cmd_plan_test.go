@@ -132,6 +132,19 @@ func TestGraphCommand(t *testing.T) {
 	if rc != 0 || !strings.HasPrefix(out, "flowchart LR") || !strings.Contains(out, `subgraph loop_pacing_0["loop pacing_0"]`) {
 		t.Fatalf("graph mermaid: rc=%d\n%s", rc, out)
 	}
+	// minimal.hcl runs its one source on pacing_0; the default loop and
+	// pacing_1..3 run nothing and draw no cluster.
+	for _, format := range []string{"dot", "mermaid"} {
+		_, out, _ := runCLI(t, "graph", "-format", format, "shows/minimal.hcl")
+		if n := strings.Count(out, "subgraph"); n != 1 {
+			t.Errorf("graph -format %s: %d loop clusters, want 1 (pacing_0; the other loops have no nodes):\n%s", format, n, out)
+		}
+		for _, empty := range []string{"loop default", "loop pacing_1", "loop pacing_3"} {
+			if strings.Contains(out, empty) {
+				t.Errorf("graph -format %s draws the empty %s", format, empty)
+			}
+		}
+	}
 	if rc, _, errb := runCLI(t, "graph", "-format", "svg", "shows/minimal.hcl"); rc != 2 || !strings.Contains(errb, "dot or mermaid") {
 		t.Fatalf("graph -format svg: rc=%d %s", rc, errb)
 	}

@@ -438,7 +438,8 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
-// WriteDot renders the plan's graph for Graphviz: event loops as clusters,
+// WriteDot renders the plan's graph for Graphviz: event loops that run
+// nodes as clusters (a loop with none is left out),
 // nodes on threads of their own outside them, formats and capacities on
 // the edges.
 func WriteDot(w io.Writer, p *plan.Plan) error {
@@ -452,6 +453,9 @@ func WriteDot(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	for i, l := range p.Loops {
+		if len(onLoop[l.Name]) == 0 {
+			continue // a loop with no nodes would draw an empty box
+		}
 		bw.printf("  subgraph cluster_%d {\n    label=%s;\n    style=dashed;\n", i, strconv.Quote("loop "+l.Name))
 		for _, n := range onLoop[l.Name] {
 			bw.printf("    %s [label=%s];\n", ids[n.ID], strconv.Quote(n.ID))
@@ -471,7 +475,7 @@ func WriteDot(w io.Writer, p *plan.Plan) error {
 }
 
 // WriteMermaid renders the plan's graph as a Mermaid flowchart: event loops
-// as subgraphs, formats and capacities on the edges.
+// that run nodes as subgraphs, formats and capacities on the edges.
 func WriteMermaid(w io.Writer, p *plan.Plan) error {
 	bw := &errWriter{w: w}
 	ids := graphIDs(p)
@@ -484,6 +488,9 @@ func WriteMermaid(w io.Writer, p *plan.Plan) error {
 	}
 	label := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, "#quot;") + `"` }
 	for _, l := range p.Loops {
+		if len(onLoop[l.Name]) == 0 {
+			continue
+		}
 		bw.printf("  subgraph loop_%s[%s]\n", strings.ReplaceAll(l.Name, "-", "_"), label("loop "+l.Name))
 		for _, n := range onLoop[l.Name] {
 			bw.printf("    %s[%s]\n", ids[n.ID], label(n.ID))
