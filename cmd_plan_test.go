@@ -123,6 +123,24 @@ func TestPlanVarChangesCanvasOfShow(t *testing.T) {
 	}
 }
 
+// onair plan -backend cpu examples/cpu-demo.hcl folds the two clips but
+// says that only source.clip[1] feeds bus.mon, and that source.checker
+// runs on pacing_1.
+func TestPlanCPUDemoFolds(t *testing.T) {
+	rc, out, errb := runCLI(t, "plan", "-backend", "cpu", "examples/cpu-demo.hcl")
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s", rc, errb)
+	}
+	for _, want := range []string{
+		"pacing_1 in source.checker",
+		"bus.mon/compositor (3) in source.clip[1]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
 func TestGraphCommand(t *testing.T) {
 	rc, out, errb := runCLI(t, "graph", "shows/minimal.hcl")
 	if rc != 0 || !strings.HasPrefix(out, `digraph "minimal"`) || !strings.Contains(out, "subgraph cluster_1") || !strings.Contains(out, `label="nv12 ×3"`) {
