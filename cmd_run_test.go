@@ -140,7 +140,9 @@ func TestStatusAndCutCommands(t *testing.T) {
 	show := writeRunShow(t)
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
-	go func() { done <- run([]string{"run", "-duration", "3s", "-listen", "127.0.0.1:7394", "-quiet", show}, &out, &errb) }()
+	go func() {
+		done <- run([]string{"run", "-duration", "3s", "-listen", "127.0.0.1:7394", "-quiet", show}, &out, &errb)
+	}()
 	time.Sleep(1200 * time.Millisecond)
 	rc, text, errs := runCLI(t, "status", "-addr", "127.0.0.1:7394")
 	if rc != 0 || !strings.Contains(text, "cli on the cpu backend") || !strings.Contains(text, "Buses:") || !strings.Contains(text, "Loops:") {

@@ -143,6 +143,9 @@ func TestImports(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
 	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue // tests may compile a show to run it (compiled_test.go); the package may not
+		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
