@@ -26,52 +26,69 @@ func diagLines(diags hcl.Diagnostics, sev hcl.DiagnosticSeverity) []string {
 	return out
 }
 
+// diagRanges renders each diagnostic of severity sev as its whole subject
+// range, "line:col-line:col Summary".
+func diagRanges(diags hcl.Diagnostics, sev hcl.DiagnosticSeverity) []string {
+	var out []string
+	for _, d := range diags {
+		if d.Severity != sev {
+			continue
+		}
+		pos := "-"
+		if r := d.Subject; r != nil {
+			pos = fmt.Sprintf("%d:%d-%d:%d", r.Start.Line, r.Start.Column, r.End.Line, r.End.Column)
+		}
+		out = append(out, pos+" "+d.Summary)
+	}
+	return out
+}
+
 // TestMalformedShows loads every show in testdata/bad and asserts the exact
 // errors: summary and the line:col where each one points.
 func TestMalformedShows(t *testing.T) {
 	cases := map[string][]string{
-		"aux_both":              {"15:3 Invalid combination of arguments"},
-		"bad_colour":            {"9:17 Invalid value"},
-		"bad_enum":              {"8:13 Invalid value"},
-		"bad_fit":               {"11:14 Invalid value", "12:15 Value out of range"},
-		"bad_rect":              {"11:14 Invalid rect"},
-		"count_without_count":   {`8:13 Reference to "count" in non-counted context`},
-		"cycle":                 {"8:3 Reference cycle"},
-		"cycle_blocks":          {"8:3 Reference cycle", "9:3 Reference cycle"},
-		"decimal_rate":          {"4:16 Invalid frame rate"},
-		"duplicate_source":      {`8:1 Duplicate source "a"`},
-		"dynamic_bad":           {"14:26 Invalid index"},
-		"dynamic_misuse":        {"9:11 Unsupported dynamic block type", "15:3 Missing content block", "19:16 Invalid dynamic for_each value", "26:10 Unknown reference"},
-		"each_without_for_each": {`8:12 Reference to "each" in context without for_each`},
-		"for_each_list":         {"8:14 Invalid for_each"},
-		"frame_metadata":        {"8:20 Invalid value"},
-		"index_out_of_range":    {"11:22 Invalid index"},
-		"key_typo":              {"12:20 Invalid index"},
-		"missing_required":      {"7:24 Missing required argument"},
-		"moved_bad":             {"8:10 Invalid address"},
-		"multi_errors":          {"8:25 Value out of range", "9:25 Value out of range", "10:25 Invalid value"},
-		"negative_count":        {"8:11 Invalid count"},
-		"no_show":               {"1:1 Missing show block"},
-		"odd_size":              {"3:16 Invalid size"},
-		"out_of_range":          {"8:18 Value out of range"},
-		"record_ext":            {"18:10 Invalid path"},
-		"required_var":          {"7:1 No value for required variable"},
-		"scene_wrong_ref":       {"14:11 Invalid reference"},
-		"show_refs_source":      {"2:16 Invalid reference"},
-		"string_ref":            {"9:12 Invalid reference"},
-		"syntax_error":          {"8:13 Invalid expression"},
-		"too_big":               {"11:16 Show too large"},
-		"two_shows":             {"7:1 Duplicate show block"},
-		"unknown_attr":          {"8:3 Unsupported argument"},
-		"unknown_block":         {"7:1 Unsupported block type"},
-		"unknown_kind":          {"7:8 Unknown source kind"},
-		"unknown_ref":           {"10:14 Unknown reference"},
-		"unknown_root":          {"8:13 Unknown reference"},
-		"unknown_var":           {"11:10 Unknown reference"},
-		"validation":            {"9:13 Invalid value for variable"},
-		"var_type":              {"9:13 Invalid value for variable"},
-		"whole_collection":      {"11:12 Invalid reference"},
-		"wrong_type":            {"8:18 Incorrect attribute value type"},
+		"aux_both":              {"15:3-15:19 Invalid combination of arguments"},
+		"bad_colour":            {"9:17-9:24 Invalid value"},
+		"bad_enum":              {"8:13-8:18 Invalid value"},
+		"bad_fit":               {"11:14-11:23 Invalid value", "12:15-12:18 Value out of range"},
+		"bad_rect":              {"11:14-11:28 Invalid rect"},
+		"count_without_count":   {"8:13-8:24 Reference to \"count\" in non-counted context"},
+		"cycle":                 {"8:3-8:14 Reference cycle"},
+		"cycle_blocks":          {"8:3-8:21 Reference cycle", "9:3-9:18 Reference cycle"},
+		"decimal_rate":          {"4:16-4:23 Invalid frame rate"},
+		"duplicate_source":      {"8:1-8:21 Duplicate source \"a\""},
+		"dynamic_bad":           {"14:26-14:39 Invalid index"},
+		"dynamic_misuse":        {"9:11-9:17 Unsupported dynamic block type", "15:3-15:18 Missing content block", "19:16-19:17 Invalid dynamic for_each value", "26:10-26:18 Unknown reference"},
+		"each_without_for_each": {"8:12-8:22 Reference to \"each\" in context without for_each"},
+		"for_each_list":         {"8:14-8:24 Invalid for_each"},
+		"frame_metadata":        {"8:20-8:49 Invalid value"},
+		"index_out_of_range":    {"11:22-11:25 Invalid index"},
+		"key_typo":              {"12:20-12:29 Invalid index"},
+		"missing_required":      {"7:24-7:24 Missing required argument"},
+		"moved_bad":             {"8:10-8:20 Invalid address"},
+		"multi_errors":          {"8:25-8:26 Value out of range", "9:25-9:27 Value out of range", "10:25-10:32 Invalid value"},
+		"negative_count":        {"8:11-8:13 Invalid count"},
+		"no_show":               {"1:1-1:1 Missing show block"},
+		"odd_size":              {"3:16-3:27 Invalid size"},
+		"out_of_range":          {"8:18-8:20 Value out of range"},
+		"record_ext":            {"18:10-18:21 Invalid path"},
+		"required_var":          {"7:1-7:13 No value for required variable"},
+		"scene_wrong_ref":       {"14:11-14:21 Invalid reference"},
+		"show_refs_source":      {"2:16-2:29 Invalid reference"},
+		"string_ref":            {"9:12-9:24 Invalid reference"},
+		"syntax_error":          {"8:13-9:1 Invalid expression"},
+		"too_big":               {"11:16-11:27 Show too large"},
+		"two_shows":             {"7:1-7:5 Duplicate show block"},
+		"unknown_attr":          {"8:3-8:9 Unsupported argument"},
+		"unknown_block":         {"7:1-7:6 Unsupported block type"},
+		"unknown_kind":          {"7:8-7:18 Unknown source kind"},
+		"unknown_ref":           {"10:14-10:24 Unknown reference"},
+		"unknown_root":          {"8:13-8:18 Unknown reference"},
+		"unknown_var":           {"11:10-11:18 Unknown reference"},
+		"validation":            {"9:13-9:16 Invalid value for variable"},
+		"var_type":              {"9:13-9:19 Invalid value for variable"},
+		"whole_collection":      {"11:12-11:22 Invalid reference"},
+		"wrong_type":            {"8:18-8:24 Incorrect attribute value type"},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.hcl")
 	for _, f := range files {
@@ -83,7 +100,7 @@ func TestMalformedShows(t *testing.T) {
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, diags := Load([]string{"testdata/bad/" + name + ".hcl"}, Options{})
-			got := diagLines(diags, hcl.DiagError)
+			got := diagRanges(diags, hcl.DiagError)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("errors:\n got  %q\n want %q\nall: %v", got, want, diags)
 			}
