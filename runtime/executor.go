@@ -492,11 +492,52 @@ func (x *Executor[T]) supervise() {
 			for _, s := range g.nodes {
 				s.restarts.Add(1)
 			}
+			carried := make([]uint64, len(g.leaving))
+			for i, e := range g.leaving {
+				carried[i] = e.enqueued.Load()
+			}
 			if err := x.startGroup(g); err != nil {
 				x.log.Warn("group restart failed; trying again", "group", g.spec.Name, "err", err)
 				continue
 			}
+			x.superv.Add(1)
+			go x.readyAgain(g, g.gen.Load(), carried)
 			break
+		}
+	}
+}
+
+// readyAgain marks a restarted group ready once every edge leaving it has
+// carried a frame of the new instances (more than carried[i] in all), or
+// logs the edges that carried none within the ready timeout. It gives up
+// when the group restarts again (gen changes) or the run stops.
+func (x *Executor[T]) readyAgain(g *group[T], gen uint64, carried []uint64) {
+	defer x.superv.Done()
+	deadline := time.Now().Add(x.opts.ReadyTimeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if g.gen.Load() != gen {
+			return
+		}
+		var missing []string
+		for i, e := range g.leaving {
+			if e.enqueued.Load() <= carried[i] {
+				missing = append(missing, e.Name())
+			}
+		}
+		if len(missing) == 0 {
+			g.ready.Store(true)
+			return
+		}
+		if time.Now().After(deadline) {
+			x.log.Error("restarted group not ready", "group", g.spec.Name, "after", x.opts.ReadyTimeout, "silent_edges", quoteAll(missing))
+			return
+		}
+		select {
+		case <-x.done:
+			return
+		case <-tick.C:
 		}
 	}
 }

@@ -431,6 +431,7 @@ func TestExecutorRestartKeepsBufferedFrames(t *testing.T) {
 		defer w.mu.Unlock()
 		return len(w.firstSeen["output.rec/sink"]) >= 6
 	})
+	eventually(t, "the restarted group to be ready again (its edge carried a new frame)", func() bool { return x.Status().Groups[0].Ready })
 	x.Stop()
 	w.mu.Lock()
 	got := w.firstSeen["output.rec/sink"]
