@@ -2,9 +2,11 @@
 // onair builds, tests and runs on machines without CUDA installed.
 //
 // What is here today is the probe `onair run -backend auto` uses to decide
-// whether a GPU is usable: it loads libcuda.so.1, initialises the driver and
-// reads each device's name, memory and compute capability. The GPU nodes
-// (NVDEC, uploads, compositor kernels) build on the same loader.
+// whether a GPU is usable (it loads libcuda.so.1, initialises the driver and
+// reads each device's name, memory and compute capability), and
+// MeasureUpload, the host-to-device copy measurement behind the capacity
+// profiles' PCIe figures. The GPU nodes (NVDEC, uploads, compositor
+// kernels) build on the same loader.
 //
 // cuda must never import runtime/, lang/ or compiler/.
 package cuda
