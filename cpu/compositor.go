@@ -151,13 +151,29 @@ func (c *Compositor) scalerFor(k scalerKey) *scaler {
 // z-order. Every layer's frame must have dst's format, and none may be dst
 // itself. dst's metadata is left to the caller (a bus stamps its own tick).
 func (c *Compositor) Render(dst *frame.Frame, layers []Layer) error {
-	c.renders++
+	if err := checkLayers(dst, layers); err != nil {
+		return err
+	}
+	c.renderBand(dst, layers, 0, dst.Height)
+	return nil
+}
+
+func checkLayers(dst *frame.Frame, layers []Layer) error {
 	for i := range layers {
 		if f := layers[i].Frame; f != nil && f.Format != dst.Format {
 			return fmt.Errorf("layer %d: frame is %v but the canvas is %v: convert at the source", i, f.Format, dst.Format)
 		}
 	}
-	dst.Fill()
+	return nil
+}
+
+// renderBand renders the rows [y0, y1) of the canvas (both even): black,
+// then every layer clipped to the band. Bands of one canvas never touch
+// each other's rows, so several compositors may render one canvas at once.
+func (c *Compositor) renderBand(dst *frame.Frame, layers []Layer, y0, y1 int) {
+	c.renders++
+	y, cc := dst.Format.Black()
+	dst.FillRect(0, y0, dst.Width, y1-y0, y, cc, cc)
 	// Stable insertion sort of indices by Z, without allocating.
 	c.order = c.order[:0]
 	for i := range layers {
@@ -167,12 +183,11 @@ func (c *Compositor) Render(dst *frame.Frame, layers []Layer) error {
 		}
 	}
 	for _, i := range c.order {
-		c.draw(dst, &layers[i])
+		c.draw(dst, &layers[i], y0, y1)
 	}
-	return nil
 }
 
-func (c *Compositor) draw(dst *frame.Frame, l *Layer) {
+func (c *Compositor) draw(dst *frame.Frame, l *Layer, y0, y1 int) {
 	if l.Frame == nil || l.Opacity <= 0 || math.IsNaN(l.Opacity) {
 		return
 	}
@@ -185,12 +200,21 @@ func (c *Compositor) draw(dst *frame.Frame, l *Layer) {
 		// Black padding around the picture: the strips of Pad outside Dst.
 		y, cc := dst.Format.Black()
 		d, a := p.Dst, p.Pad
-		blendFill(dst, Rect{a.X, a.Y, a.W, d.Y - a.Y}, y, cc, alpha)
-		blendFill(dst, Rect{a.X, d.Y + d.H, a.W, a.Y + a.H - d.Y - d.H}, y, cc, alpha)
-		blendFill(dst, Rect{a.X, d.Y, d.X - a.X, d.H}, y, cc, alpha)
-		blendFill(dst, Rect{d.X + d.W, d.Y, a.X + a.W - d.X - d.W, d.H}, y, cc, alpha)
+		blendFill(dst, band(Rect{a.X, a.Y, a.W, d.Y - a.Y}, y0, y1), y, cc, alpha)
+		blendFill(dst, band(Rect{a.X, d.Y + d.H, a.W, a.Y + a.H - d.Y - d.H}, y0, y1), y, cc, alpha)
+		blendFill(dst, band(Rect{a.X, d.Y, d.X - a.X, d.H}, y0, y1), y, cc, alpha)
+		blendFill(dst, band(Rect{d.X + d.W, d.Y, a.X + a.W - d.X - d.W, d.H}, y0, y1), y, cc, alpha)
 	}
-	c.scaleInto(dst, l.Frame, p.Crop, p.Dst, alpha)
+	c.scaleInto(dst, l.Frame, p.Crop, p.Dst, alpha, y0, y1)
+}
+
+// band clips r to the rows [y0, y1).
+func band(r Rect, y0, y1 int) Rect {
+	top, bottom := max(r.Y, y0), min(r.Y+r.H, y1)
+	if r.W <= 0 || bottom <= top {
+		return Rect{}
+	}
+	return Rect{r.X, top, r.W, bottom - top}
 }
 
 // blendFill blends a flat colour (stored samples) over rect with alpha.

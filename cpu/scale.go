@@ -315,10 +315,10 @@ func (r Rect) even() Rect {
 
 // scaleInto draws the crop window of src stretched onto rect of dst (both
 // even), clipped to dst, blended with alpha (256 = opaque).
-func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect Rect, alpha int32) {
-	// Visible part of rect.
-	vx0, vy0 := max(0, -rect.X), max(0, -rect.Y)
-	vx1, vy1 := min(rect.W, dst.Width-rect.X), min(rect.H, dst.Height-rect.Y)
+func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect Rect, alpha int32, y0, y1 int) {
+	// Visible part of rect, within the band of rows [y0, y1).
+	vx0, vy0 := max(0, -rect.X), max(0, -rect.Y, y0-rect.Y)
+	vx1, vy1 := min(rect.W, dst.Width-rect.X), min(rect.H, dst.Height-rect.Y, y1-rect.Y)
 	if vx1 <= vx0 || vy1 <= vy0 {
 		return
 	}

@@ -2,6 +2,7 @@ package cpubackend
 
 import (
 	"fmt"
+	goruntime "runtime"
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -33,9 +34,10 @@ type compositor struct {
 	scenes  [][]sceneLayer // per scene index
 	aux     []sceneLayer   // an AUX bus showing one source
 
-	onLoop bool // placed on an event loop (handlers) rather than a thread
+	onLoop  bool // placed on an event loop (handlers) rather than a thread
+	running bool // a thread of its own draws, and releases what it holds when it ends
 
-	comp   *cpu.Compositor
+	comp   *cpu.Parallel
 	pool   *frame.Pool
 	layers []cpu.Layer
 	ready  []int
@@ -61,7 +63,7 @@ func newCompositor(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (ru
 	}
 	c := &compositor{
 		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h, poll: int64(pollMs) * 1_000_000,
-		inputOf: map[string]int{}, comp: cpu.NewCompositor(), pool: pool,
+		inputOf: map[string]int{}, comp: cpu.NewParallel(bands(w, h)), pool: pool,
 	}
 	for i, e := range ctx.Inputs {
 		from, ok := b.nodes[e.Config().From]
@@ -122,6 +124,7 @@ func (c *compositor) Start(ctx *runtime.NodeContext[Frame]) error {
 		all.Close()
 		return err
 	}
+	c.running = true
 	ctx.Go(func() error {
 		defer all.Close()
 		defer quiet.Close()
@@ -413,13 +416,25 @@ func (c *compositor) transition(dst Frame, from, to int, kind playout.Kind, prog
 }
 
 func (c *compositor) Stop() {
-	if c.onLoop { // on the loop's thread, after its last handler
+	if !c.running { // on a loop (its thread, after its last handler), or never started
 		c.release()
 	}
 }
 
-// release lets go of every frame the inputs hold.
+// bands is how many goroutines draw a canvas: one for small canvases, up to
+// four (no more than the cores) from 720p up, where one core falls behind a
+// 30 fps tick with a few layers.
+func bands(w, h int) int {
+	if w*h < 1280*720 {
+		return 1
+	}
+	return max(1, min(goruntime.NumCPU(), 4))
+}
+
+// release lets go of every frame the inputs hold, and stops the drawing
+// goroutines.
 func (c *compositor) release() {
+	c.comp.Close()
 	for _, in := range c.inputs {
 		in.Close()
 	}
