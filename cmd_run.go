@@ -152,13 +152,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		if err == nil {
 			// Same show, same tool: the plan must be what the show compiles
-			// to here. It is not when it was edited by hand, or saved in
-			// another directory (its media paths are relative to where
-			// onair plan ran).
+			// to (its paths are relative to the show, so this holds from
+			// any directory). It is not when it was edited by hand.
 			saved, _ := plan.Marshal(p)
 			fresh, _ := plan.Marshal(res.Plan)
 			if !bytes.Equal(saved, fresh) {
-				err = fmt.Errorf("it is not what %s compiles to here: was it edited, or saved from another directory? Its media paths are relative to the directory onair plan ran in; run from there, or compile it again", strings.Join(fs.Args(), " "))
+				err = fmt.Errorf("it is not what %s compiles to: was it edited by hand? Compile it again (onair plan -backend %s -out FILE SHOW)", strings.Join(fs.Args(), " "), chosen)
 			}
 		}
 		if err != nil {
@@ -192,7 +191,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	started := time.Now()
-	running, err := cpubackend.Start(ctx, p, planJSON, cpubackend.Options{}, log)
+	running, err := cpubackend.Start(ctx, p, planJSON, cpubackend.Options{BaseDir: show.Dir}, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 1

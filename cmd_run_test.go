@@ -164,3 +164,33 @@ func TestStatusAndCutCommands(t *testing.T) {
 		t.Errorf("the run's summary lacks the fade:\n%s", out.String())
 	}
 }
+
+// TestSavedPlanRunsFromAnyDirectory: a plan saved with the show's paths
+// relative to the show runs from another working directory, and finds its
+// media and writes its recording beside the show.
+func TestSavedPlanRunsFromAnyDirectory(t *testing.T) {
+	show := writeRunShow(t)
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	if rc, _, errs := runCLI(t, "plan", "-backend", "cpu", "-out", saved, show); rc != 0 {
+		t.Fatalf("plan: %s", errs)
+	}
+	b, _ := os.ReadFile(saved)
+	if strings.Contains(string(b), filepath.Dir(show)) {
+		t.Fatalf("the saved plan names the show's directory %s: its paths must be relative to the show", filepath.Dir(show))
+	}
+	cwd, _ := os.Getwd()
+	defer os.Chdir(cwd)
+	os.Chdir(t.TempDir())
+	rc, out, errs := runCLI(t, "run", "-duration", "500ms", "-listen", "", "-plan", saved, show)
+	if rc != 0 || !strings.Contains(out, "output.pgm") {
+		t.Fatalf("run -plan from another directory: rc=%d\n%s\n%s", rc, out, errs)
+	}
+	if st, err := os.Stat(filepath.Join(filepath.Dir(show), "pgm.y4m")); err != nil || st.Size() == 0 {
+		t.Fatalf("the recording is not beside the show: %v", err)
+	}
+	// Edited by hand: refused.
+	os.WriteFile(saved, []byte(strings.Replace(string(b), `"capacity": 3`, `"capacity": 4`, 1)), 0o644)
+	if rc, _, errs := runCLI(t, "run", "-duration", "500ms", "-listen", "", "-plan", saved, show); rc != 1 || !strings.Contains(errs, "edited by hand") {
+		t.Fatalf("an edited plan: rc=%d %s", rc, errs)
+	}
+}

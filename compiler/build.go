@@ -104,7 +104,7 @@ func build(st *state) {
 			Output: out, Range: out.DeclRange, Params: map[string]any{}}
 		switch out.Kind {
 		case "record":
-			n.Params["path"] = out.Path
+			n.Params["path"] = st.Show.Rel(out.Path)
 		case "ffmpeg":
 			n.Params["args"] = append([]string{}, out.Args...)
 		case "preview":
@@ -226,7 +226,7 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 			st.errorf(&rng, "Source needs a GPU", "%s is a %s source, decoded on NVDEC; the cpu backend runs test_pattern and raw_file sources only. Compile with -backend cuda, or use a raw_file source.", addr, src.Kind)
 			return "", false
 		}
-		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour})
+		in := mk("input_rec", map[string]any{"path": st.Show.Rel(src.Path), "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour})
 		in.Format = nodes.FormatPackets
 		dm := mk("demux", map[string]any{"streams": streams, "offers": 1})
 		dm.Format = nodes.FormatPackets
@@ -239,12 +239,12 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 			if onError == "" {
 				onError = "black"
 			}
-			r := mk("raw_file_cpu", map[string]any{"path": src.Path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError})
+			r := mk("raw_file_cpu", map[string]any{"path": st.Show.Rel(src.Path), "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError})
 			r.Format = format
 			ns = []*Node{r, pacer, fan}
 			break
 		}
-		in := mk("input_rec", map[string]any{"path": src.Path, "loop": src.Loop, "streams": 1, "timestamp_keys": readerTimestampKeys, "colour": colour})
+		in := mk("input_rec", map[string]any{"path": st.Show.Rel(src.Path), "loop": src.Loop, "streams": 1, "timestamp_keys": readerTimestampKeys, "colour": colour})
 		in.Format = nodes.FormatPackets
 		dm := mk("demux", map[string]any{"streams": 1, "offers": 1})
 		dm.Format = nodes.FormatPackets
@@ -261,7 +261,7 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 		if st.Show.Canvas.BrowserFrameQueue > 3 {
 			rq = 3
 		}
-		ipc := mk("ipc_dmabuf_source", map[string]any{"socket": src.Socket, "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour})
+		ipc := mk("ipc_dmabuf_source", map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour})
 		ipc.Format = nodes.FormatDMABUF
 		imp := mk("gpu_import", map[string]any{"import_ttl_ms": st.Show.Canvas.ImportTTLMs, "format": format})
 		imp.Format = format

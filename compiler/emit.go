@@ -56,7 +56,7 @@ func emit(st *state) {
 		}
 		p.Nodes = append(p.Nodes, plan.Node{
 			ID: n.ID, Kind: n.Kind, Address: n.Address, Group: n.Group, Placement: n.Placement,
-			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Size: frameSize(n), Range: PlanRange(n.Range),
+			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Size: frameSize(n), Range: st.planRange(n.Range),
 		})
 		if n.Placement.Loop != "" {
 			loopNodes[n.Placement.Loop] = append(loopNodes[n.Placement.Loop], n.ID)
@@ -99,7 +99,7 @@ func emit(st *state) {
 			Readiness: groupReadiness(g, members[name]), ReadyTimeoutMs: ReadinessTimeoutMs, Restartable: restartable(members[name])})
 	}
 	for _, sc := range show.Scenes {
-		ps := plan.Scene{Address: sc.Address(), Layers: []plan.Layer{}, Range: PlanRange(sc.DeclRange)}
+		ps := plan.Scene{Address: sc.Address(), Layers: []plan.Layer{}, Range: st.planRange(sc.DeclRange)}
 		for _, l := range sc.Layers {
 			if l.Source == nil {
 				continue
@@ -162,6 +162,16 @@ func restartable(members []*Node) bool {
 		}
 	}
 	return true
+}
+
+// planRange is PlanRange with the file named relative to the show's
+// directory, as every path in a plan is.
+func (st *state) planRange(r hcl.Range) *plan.Range {
+	pr := PlanRange(r)
+	if pr != nil {
+		pr.Filename = st.Show.Rel(pr.Filename)
+	}
+	return pr
 }
 
 // PlanRange converts an HCL range for the plan; nil for an empty range.

@@ -100,7 +100,10 @@ func estimate(st *state) {
 			case "pinned", "direct":
 				pinned += fb
 			case "resident":
-				path, _ := n.Params["path"].(string)
+				var path string // where onair runs: the plan's is relative to the show
+				if n.Source != nil {
+					path = n.Source.Path
+				}
 				size, err := stat(path)
 				if err != nil {
 					size = int64(float64(fb) * rate * 2)

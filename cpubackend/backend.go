@@ -16,6 +16,7 @@ package cpubackend
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type Options struct {
 	// Clock reads monotonic nanoseconds; nil is runtime.Now. The bus grids
 	// start at the first reading.
 	Clock func() int64
+	// BaseDir is the show's directory: relative paths in the plan (media,
+	// recordings) are relative to it. "" is the working directory.
+	BaseDir string
 }
 
 // Backend holds the constructors and the state of one run of a plan.
@@ -200,6 +204,15 @@ func New(p *plan.Plan, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("plan %q cannot run on the CPU backend:\n  %s\n(compile it with -backend cpu)", p.Show, strings.Join(problems, "\n  "))
 	}
 	return b, nil
+}
+
+// resolve turns a path of the plan (relative to the show) into one usable
+// from here.
+func (b *Backend) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || b.opts.BaseDir == "" {
+		return p
+	}
+	return filepath.Join(b.opts.BaseDir, p)
 }
 
 // Close frees what the backend holds (the buses' wake signals).

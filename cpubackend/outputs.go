@@ -90,7 +90,7 @@ func newRecordOutput(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (
 	if err != nil {
 		return nil, err
 	}
-	path := paramString(&n, "path", "")
+	path := b.resolve(paramString(&n, "path", ""))
 	if path == "" {
 		return nil, fmt.Errorf("node %s: no path to record to", n.ID)
 	}

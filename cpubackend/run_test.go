@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func compile(t testing.TB, path string, vars map[string]string) *plan.Plan {
 		lang.WriteDiagnostics(&b, show.Files, cdiags, false)
 		t.Fatalf("compile %s:\n%s", path, b.String())
 	}
+	showDirs.Store(res.Plan, show.Dir)
 	return res.Plan
 }
 
@@ -47,10 +49,17 @@ func writeShow(t testing.TB, src string) string {
 	return p
 }
 
+// showDirs remembers the directory of the show each compiled plan came from:
+// relative paths in a plan are relative to it, and startShow runs the plan
+// there, as onair run does.
+var showDirs sync.Map // *plan.Plan → string
+
 func startShow(t testing.TB, p *plan.Plan) *Show {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s, err := Start(context.Background(), p, nil, Options{}, log)
+	dir, _ := showDirs.Load(p)
+	base, _ := dir.(string)
+	s, err := Start(context.Background(), p, nil, Options{BaseDir: base}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

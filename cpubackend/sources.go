@@ -125,7 +125,7 @@ func newRawFile(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (runti
 	if err != nil {
 		return nil, err
 	}
-	path := paramString(&n, "path", "")
+	path := b.resolve(paramString(&n, "path", ""))
 	if path == "" {
 		return nil, fmt.Errorf("node %s: no path", n.ID)
 	}

@@ -343,9 +343,11 @@ func (d *dec) path(name string) string {
 		return ""
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(d.dir, p)
+		return filepath.Clean(filepath.Join(d.dir, p))
 	}
-	return filepath.Clean(p)
+	p = filepath.Clean(p)
+	d.l.markWritten(p)
+	return p
 }
 
 // ref decodes a reference to one instance of typ (source, scene or bus) and

@@ -106,10 +106,22 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 	return files, diags
 }
 
+// markWritten records an absolute path the show wrote, which Show.Rel keeps
+// absolute.
+func (l *loader) markWritten(p string) {
+	if l.show.written == nil {
+		l.show.written = map[string]bool{}
+	}
+	l.show.written[p] = true
+}
+
 // loadFiles is Load over files already read; the fuzz test calls it directly.
 func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 	l := newLoader(opts)
 	l.show.Files = make(map[string][]byte, len(files))
+	if len(files) > 0 {
+		l.show.Dir = filepath.Dir(files[0].name)
+	}
 	for _, f := range files {
 		l.show.Files[f.name] = f.data
 	}

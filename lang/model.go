@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"path/filepath"
 	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
@@ -39,9 +40,31 @@ type Show struct {
 	// Hash is the hex SHA-256 over the show's files (names and bytes, in
 	// name order) and the variable values in effect.
 	Hash string
+	// Dir is the directory of the show's (first) file as it was named: the
+	// paths in the model (Source.Path, Output.Path, Source.Socket) are
+	// usable from where onair runs, and Rel turns them back into paths
+	// relative to the show, which is how a plan carries them.
+	Dir string
+	// written holds the paths the show wrote as absolute paths, which
+	// stay absolute in a plan.
+	written map[string]bool
 
 	DeclRange hcl.Range // the show block
 	Attrs     Attrs
+}
+
+// Rel returns p relative to the show's directory (Dir), which is how plans
+// carry paths, so that a saved plan runs wherever its show is. An absolute
+// path outside the show's directory (a socket under /run) stays absolute.
+func (s *Show) Rel(p string) string {
+	if p == "" || s.written[p] || filepath.IsAbs(p) != filepath.IsAbs(s.Dir) {
+		return p
+	}
+	r, err := filepath.Rel(s.Dir, p)
+	if err != nil {
+		return p
+	}
+	return r
 }
 
 // Attrs maps an attribute name to the range of its whole expression

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -202,5 +203,57 @@ func TestConcurrentLoads(t *testing.T) {
 			t.Fatalf("concurrent loads disagree")
 		}
 		hash = s.Hash
+	}
+}
+
+func TestShowRel(t *testing.T) {
+	written := map[string]bool{"/run/onair/gfx.sock": true} // written as absolute paths
+	cases := []struct{ dir, p, want string }{
+		{"shows", "shows/media/a.nv12", "media/a.nv12"},
+		{"shows", "media/a.nv12", "../media/a.nv12"},
+		{"examples", "out/pgm.y4m", "../out/pgm.y4m"},
+		{".", "clip.nv12", "clip.nv12"},
+		{"/data/show", "/data/show/media/a.nv12", "media/a.nv12"},
+		{"/data/show/examples", "/data/show/out/pgm.y4m", "../out/pgm.y4m"},
+		{"/data/show", "/run/onair/gfx.sock", "/run/onair/gfx.sock"},
+		{"shows", "/run/onair/gfx.sock", "/run/onair/gfx.sock"},
+		{"shows", "", ""},
+	}
+	for _, c := range cases {
+		s := &Show{Dir: c.dir, written: written}
+		if got := s.Rel(c.p); got != c.want {
+			t.Errorf("Show{Dir: %q}.Rel(%q) = %q, want %q", c.dir, c.p, got, c.want)
+		}
+	}
+}
+
+// TestPlanPathsDoNotDependOnTheWorkingDirectory: a show loaded by a relative
+// and by an absolute path gives the same show-relative paths, and a path
+// the show wrote as absolute stays absolute.
+func TestPlanPathsDoNotDependOnTheWorkingDirectory(t *testing.T) {
+	abs, _ := filepath.Abs("../examples/cpu-demo.hcl")
+	var got [2][]string
+	for i, p := range []string{"../examples/cpu-demo.hcl", abs} {
+		s, diags := Load([]string{p}, Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		for _, src := range s.Sources {
+			if src.Path != "" {
+				got[i] = append(got[i], s.Rel(src.Path))
+			}
+		}
+		for _, o := range s.Outputs {
+			got[i] = append(got[i], s.Rel(o.Path))
+		}
+	}
+	if strings.Join(got[0], " ") != strings.Join(got[1], " ") || !strings.Contains(strings.Join(got[0], " "), "../out/pgm.y4m") {
+		t.Fatalf("relative load %v, absolute load %v", got[0], got[1])
+	}
+	s, _ := Load([]string{"../shows/studio.hcl"}, Options{})
+	for _, src := range s.Sources {
+		if src.Kind == "browser" && !strings.HasPrefix(s.Rel(src.Socket), "/run/onair/") {
+			t.Fatalf("an absolute socket path became %q", s.Rel(src.Socket))
+		}
 	}
 }

@@ -6,6 +6,11 @@
 // is versioned and deterministic: the same show and variables give the same
 // bytes.
 //
+// Relative file paths in node params (a source's path, a record output's
+// path, a browser's socket) are relative to the show's directory, as the
+// show wrote them: a saved plan runs, and diffs, wherever its show is, and
+// whoever runs it resolves them against the show's directory.
+//
 // This package must never import lang/, compiler/ or runtime/: a saved plan
 // is read without the show it came from.
 package plan
