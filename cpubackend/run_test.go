@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -489,5 +490,45 @@ output "record" "pgm" {
 				}
 			}
 		})
+	}
+}
+
+// TestFFmpegOutputThatDiesIsRestarted: an ffmpeg output whose process ends
+// (here after a fifth of a second, every time) is reported and restarted
+// with backoff, and the bus it hangs off keeps its deadlines.
+func TestFFmpegOutputThatDiesIsRestarted(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed")
+	}
+	show := writeShow(t, `
+show {
+  name       = "ff"
+  size       = "320x180"
+  frame_rate = "30"
+}
+source "test_pattern" "bars" {}
+scene "bars" {
+  layer {
+    source = source.bars
+  }
+}
+bus "program" "pgm" {
+  scene = scene.bars
+}
+output "ffmpeg" "short" {
+  bus  = bus.pgm
+  args = ["-t", "0.2", "-f", "null", "-"]
+}
+`)
+	s := startShow(t, compile(t, show, nil))
+	time.Sleep(2500 * time.Millisecond)
+	s.Stop()
+	sum := s.Backend.Summary()
+	out, bus := sum.Outputs[0], sum.Buses[0]
+	if out.Restarts == 0 || out.Errors == 0 || !strings.Contains(out.LastError, "exit") {
+		t.Errorf("a dying ffmpeg was not reported and restarted: %+v", out)
+	}
+	if bus.Ticks < 50 || bus.Missed > bus.Ticks/10 {
+		t.Errorf("the bus drew %d ticks and missed %d while its ffmpeg output died", bus.Ticks, bus.Missed)
 	}
 }
