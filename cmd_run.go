@@ -190,22 +190,30 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
+	// The status server's socket first: a show nobody could watch or cut
+	// does not go on air (and does not touch its recordings).
+	var srv *control.Server
+	if *listen != "" {
+		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token})
+		if err != nil {
+			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
+			return 2
+		}
+		defer srv.Close()
+	}
 	started := time.Now()
 	running, err := cpubackend.Start(ctx, p, planJSON, cpubackend.Options{BaseDir: show.Dir}, log)
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stdout, "interrupted while starting: nothing went on air")
+			return 0
+		}
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "on air: %s, %d nodes on %d loops; started in %v\n", p.Show, len(p.Nodes), len(p.Loops), time.Since(started).Round(time.Millisecond))
-	var srv *control.Server
-	if *listen != "" {
-		srv, err = control.Start(running, control.Options{Addr: *listen, Token: *token})
-		if err != nil {
-			// Nobody could watch or cut this show: take it off air at once.
-			running.Stop()
-			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
-			return 1
-		}
+	if srv != nil {
+		srv.Serve(running)
 		fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
 	}
 	var timers []*time.Timer
@@ -227,9 +235,6 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, t := range timers {
 		t.Stop()
-	}
-	if srv != nil {
-		srv.Close()
 	}
 	if err := running.Stop(); err != nil && failure == nil {
 		failure = err

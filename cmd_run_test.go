@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,5 +193,26 @@ func TestSavedPlanRunsFromAnyDirectory(t *testing.T) {
 	os.WriteFile(saved, []byte(strings.Replace(string(b), `"capacity": 3`, `"capacity": 4`, 1)), 0o644)
 	if rc, _, errs := runCLI(t, "run", "-duration", "500ms", "-listen", "", "-plan", saved, show); rc != 1 || !strings.Contains(errs, "edited by hand") {
 		t.Fatalf("an edited plan: rc=%d %s", rc, errs)
+	}
+}
+
+// TestBusyListenAddressStopsBeforeGoingOnAir: a status address that cannot
+// be taken refuses the run before any source starts or any recording is
+// touched.
+func TestBusyListenAddressStopsBeforeGoingOnAir(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	show := writeRunShow(t)
+	rec := filepath.Join(filepath.Dir(show), "pgm.y4m")
+	os.WriteFile(rec, []byte("precious"), 0o644)
+	rc, out, errs := runCLI(t, "run", "-duration", "1s", "-listen", ln.Addr().String(), show)
+	if rc != 2 || !strings.Contains(errs, "address already in use") || strings.Contains(out, "on air:") {
+		t.Fatalf("rc=%d\n%s\n%s", rc, out, errs)
+	}
+	if b, _ := os.ReadFile(rec); string(b) != "precious" {
+		t.Fatal("the refused run touched the recording")
 	}
 }

@@ -113,6 +113,18 @@ func CheckListen(addr, token string) error {
 
 // Start listens and serves show in the background.
 func Start(show Show, opts Options) (*Server, error) {
+	s, err := Bind(opts)
+	if err != nil {
+		return nil, err
+	}
+	s.Serve(show)
+	return s, nil
+}
+
+// Bind checks the address and takes the socket, serving nothing yet: a show
+// that cannot have its status server finds out before it goes on air.
+// Serve starts serving; Close releases the socket either way.
+func Bind(opts Options) (*Server, error) {
 	addr := opts.Addr
 	if addr == "" {
 		addr = DefaultAddr
@@ -124,18 +136,26 @@ func Start(show Show, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %v", addr, err)
 	}
-	s := &Server{ln: ln, token: opts.Token, show: show, done: make(chan error, 1)}
+	return &Server{ln: ln, token: opts.Token, done: make(chan error, 1)}, nil
+}
+
+// Serve serves show on the bound socket, in the background.
+func (s *Server) Serve(show Show) {
+	s.show = show
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { s.done <- s.srv.Serve(ln) }()
-	return s, nil
+	go func() { s.done <- s.srv.Serve(s.ln) }()
 }
 
 // Addr is the address the server listens on (with the real port when the
 // requested one was 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server and waits for it.
+// Close stops the server and waits for it (or only releases the socket of
+// a server that never served).
 func (s *Server) Close() error {
+	if s.srv == nil {
+		return s.ln.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
