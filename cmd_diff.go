@@ -34,6 +34,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the diff as JSON")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	profile := fs.String("profile", "", "capacity profile `NAME` to compile shows against, overriding theirs")
+	backend := fs.String("backend", "", "compile shows for `BACKEND` (cuda or cpu); default: the saved plan's when one side is a saved plan, else cuda")
 	vf := addVarFlags(fs)
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -43,14 +44,33 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *backend != "" && *backend != "cuda" && *backend != "cpu" {
+		fmt.Fprintf(stderr, "onair diff: -backend must be cuda or cpu, got %q\n", *backend)
+		return 2
+	}
+	// Saved plans first: a show on the other side compiles for the saved
+	// plan's backend, so that like is compared with like.
 	sides := [2]*plan.Plan{}
-	for i, path := range fs.Args() {
-		p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile}, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
-			return 1
+	for pass := 0; pass < 2; pass++ {
+		for i, path := range fs.Args() {
+			if sides[i] != nil || (pass == 0) != isSavedPlan(path) {
+				continue
+			}
+			be := *backend
+			if be == "" {
+				for _, other := range sides {
+					if other != nil && other.Backend != "" {
+						be = other.Backend
+					}
+				}
+			}
+			p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile, Backend: be}, stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
+				return 1
+			}
+			sides[i] = p
 		}
-		sides[i] = p
 	}
 	r := diff.Diff(sides[0], sides[1])
 	r.Old.Label, r.New.Label = fs.Arg(0), fs.Arg(1)
@@ -70,6 +90,21 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// isSavedPlan reports whether path is a file holding a saved plan (JSON)
+// rather than a show.
+func isSavedPlan(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	t := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[' || bytes.Equal(t, []byte("null")))
+}
+
 // loadPlanOrShow reads a saved plan (a file whose content is a JSON
 // object) or loads and compiles a show. Diagnostics with errors are
 // printed to stderr with their snippets.
@@ -79,19 +114,19 @@ func loadPlanOrShow(path string, lopts lang.Options, copts compiler.Options, std
 		if err != nil {
 			return nil, err
 		}
-		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-			return loadSavedPlan(data)
+		if isSavedPlan(path) {
+			return loadSavedPlan(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 		}
 	}
 	show, diags := lang.Load([]string{path}, lopts)
 	if diags.HasErrors() {
 		writeErrors(stderr, show, diags)
-		return nil, fmt.Errorf("the show does not load (%d errors above)", countErrors(diags))
+		return nil, fmt.Errorf("the show does not load (%s above)", plural(countErrors(diags), "error"))
 	}
 	res, cdiags := compiler.Compile(show, copts)
 	if cdiags.HasErrors() || res.Plan == nil {
 		writeErrors(stderr, show, cdiags)
-		return nil, fmt.Errorf("the show does not compile (%d errors above)", countErrors(cdiags))
+		return nil, fmt.Errorf("the show does not compile (%s above)", plural(countErrors(cdiags), "error"))
 	}
 	return res.Plan, nil
 }
@@ -134,4 +169,12 @@ func countErrors(diags hcl.Diagnostics) int {
 		}
 	}
 	return n
+}
+
+// plural writes "1 error", "3 errors".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

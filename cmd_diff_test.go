@@ -84,3 +84,20 @@ func TestDiffCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffSavedCPUPlanAgainstItsShow: a plan saved for the CPU backend
+// diffed against its own show compiles the show for the same backend and
+// finds no change.
+func TestDiffSavedCPUPlanAgainstItsShow(t *testing.T) {
+	saved := filepath.Join(t.TempDir(), "cpu.json")
+	if rc, _, errs := runCLI(t, "plan", "-backend", "cpu", "-out", saved, "examples/cpu-demo.hcl"); rc != 0 {
+		t.Fatal(errs)
+	}
+	rc, out, errs := runCLI(t, "diff", "-detailed-exitcode", saved, "examples/cpu-demo.hcl")
+	if rc != 0 {
+		t.Fatalf("rc=%d, want 0 (no change)\n%s%s", rc, out, errs)
+	}
+	if rc, _, _ := runCLI(t, "diff", "-detailed-exitcode", "-backend", "cuda", saved, "examples/cpu-demo.hcl"); rc != 2 {
+		t.Fatalf("against the cuda compile: rc=%d, want 2 (the chains differ)", rc)
+	}
+}
