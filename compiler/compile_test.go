@@ -228,8 +228,9 @@ func TestGoldenPlans(t *testing.T) {
 }
 
 // The CPU demo's plan text is golden, and its folded groups say what
-// differs between them: source.clip[1] also feeds bus.mon, and
-// source.checker runs on pacing_1, not source.bars' pacing_0.
+// differs between them: source.clip[1] also feeds bus.mon,
+// source.checker runs on pacing_1, not source.bars' pacing_0, and is
+// 320x180, not 640x360; the clips and recordings have paths of their own.
 func TestGoldenCPUDemo(t *testing.T) {
 	show := load(t, "../examples/cpu-demo.hcl", nil)
 	res, diags := Compile(show, Options{ToolVersion: "test", Backend: "cpu"})
@@ -246,6 +247,9 @@ func TestGoldenCPUDemo(t *testing.T) {
 		"one_to_many_nb also feeds: nothing in source.clip[0]; bus.mon/compositor (3) in source.clip[1]",
 		"realtime, one_to_many_nb runs on: pacing_0 in source.clip[0]; pacing_1 in source.clip[1]",
 		"after: bus.pgm in output.pgm; bus.mon in output.mon",
+		"test_pattern size: 640x360 in source.bars; 320x180 in source.checker",
+		"raw_file_cpu path: media/clip0.nv12 in source.clip[0]; media/clip1.nv12 in source.clip[1]",
+		"output_record path: ../out/pgm.y4m in output.pgm; ../out/mon.y4m in output.mon",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)

@@ -15,7 +15,9 @@ import (
 // Consecutive groups of one shape (the same nodes wired the same way) print
 // once, with their count; whatever else differs between them (a node's
 // loop, a param's value, a consumer, a dependency) prints as * and is
-// listed under "differs", value by value with the groups that have it.
+// listed under "differs", value by value with the groups that have it;
+// so are the params a node's line otherwise leaves out (path, size,
+// frame rate, colour …) when they differ within the run.
 func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	bw := &errWriter{w: w}
 	pf := bw.printf
@@ -141,6 +143,7 @@ type nodeView struct {
 	kind, format string
 	where        string            // the loop, or "thread"
 	params       map[string]string // shown params, rendered
+	hidden       map[string]string // params the detail leaves out unless they differ in a run, rendered
 	tos          []string          // edges leaving the group, "to (capacity)"
 }
 
@@ -165,7 +168,7 @@ func viewGroups(p *plan.Plan) []groupView {
 		}
 		for _, ni := range byGroup[g.Name] {
 			n := p.Nodes[ni]
-			nv := nodeView{kind: n.Kind, format: n.Format, where: "thread", params: shownParams(n.Params)}
+			nv := nodeView{kind: n.Kind, format: n.Format, where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params)}
 			if !n.Placement.Thread {
 				nv.where = n.Placement.Loop
 			}
@@ -259,10 +262,30 @@ func writeGroups(bw *errWriter, p *plan.Plan) {
 		for k, n := range first.nodes {
 			where, _ := vary(n.kind+" runs on", func(v groupView) string { return v.nodes[k].where })
 			pf("  %-12s %-20s %-9s", where, n.kind, n.format)
+			// Params the detail leaves out (paths, sizes, colour …) print
+			// as * when they differ within the run, and are listed under
+			// differs like any other param.
+			keys := map[string]bool{}
+			for key := range n.params {
+				keys[key] = true
+			}
+			for _, v := range run {
+				for key := range v.nodes[k].hidden {
+					if _, shown := n.params[key]; !shown {
+						keys[key] = true
+					}
+				}
+			}
 			var ps []string
-			for _, key := range sortedKeys(n.params) {
-				val, _ := vary(n.kind+" "+key, func(v groupView) string { return v.nodes[k].params[key] })
-				ps = append(ps, key+"="+val)
+			for _, key := range sortedKeys(keys) {
+				if _, shown := n.params[key]; shown {
+					val, _ := vary(n.kind+" "+key, func(v groupView) string { return v.nodes[k].params[key] })
+					ps = append(ps, key+"="+val)
+					continue
+				}
+				if _, differs := vary(n.kind+" "+key, func(v groupView) string { return v.nodes[k].hidden[key] }); differs {
+					ps = append(ps, key+"=*")
+				}
 			}
 			if len(ps) > 0 {
 				pf(" %s", strings.Join(ps, " "))
@@ -369,15 +392,35 @@ func valuesByGroup(s slot, run []groupView) string {
 	return strings.Join(parts, "; ")
 }
 
+// hiddenParam says whether the detail leaves a param out of a node's
+// line: the long or repetitive ones, unless they differ within a folded run.
+func hiddenParam(k string) bool {
+	switch k {
+	case "path", "socket", "args", "scenes", "colour", "size", "frame_rate", "format":
+		return true
+	}
+	return false
+}
+
 // shownParams renders the params the detail prints, by name.
 func shownParams(m map[string]any) map[string]string {
 	out := map[string]string{}
-	for _, k := range sortedKeys(m) {
-		switch k {
-		case "path", "socket", "args", "scenes", "colour", "size", "frame_rate", "format":
-			continue
+	for k, v := range m {
+		if !hiddenParam(k) {
+			out[k] = paramValue(v)
 		}
-		out[k] = paramValue(m[k])
+	}
+	return out
+}
+
+// hiddenParams renders the params the detail leaves out, by name, so
+// that a folded run can still say how they differ.
+func hiddenParams(m map[string]any) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if hiddenParam(k) {
+			out[k] = paramValue(v)
+		}
 	}
 	return out
 }
