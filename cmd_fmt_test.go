@@ -120,3 +120,16 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsAfterPathsAreNamed(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", "shows/minimal.hcl", "-backend", "cpu"},
+		{"validate", "shows/minimal.hcl", "-json"},
+		{"run", "shows/minimal.hcl", "-duration=1s"},
+	} {
+		rc, _, errs := runCLI(t, args...)
+		if rc != 2 || !strings.Contains(errs, "comes after the paths; put flags first") {
+			t.Errorf("onair %s: rc=%d %s", strings.Join(args, " "), rc, errs)
+		}
+	}
+}

@@ -64,6 +64,15 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 		}
 		return 2
 	}
+	// Go's flags stop at the first path: a flag written after it would be
+	// taken for a file name. Say so instead.
+	for _, a := range fs.Args() {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && fs.Lookup(name) != nil {
+			fmt.Fprintf(fs.Output(), "%s: flag %s comes after the paths; put flags first, as in: %s %s ... PATH\n", fs.Name(), a, fs.Name(), a)
+			return 2
+		}
+	}
 	return -1
 }
 
