@@ -147,6 +147,16 @@ func writeStatus(w io.Writer, r *cpubackend.StatusReport) {
 		fmt.Fprintf(w, "  %-10s %8d wake-ups, %8d handlers, handler p99 %.1f µs, timers late p99 %.1f µs, cpu %.2f s, run queue %.2f s\n",
 			l.Name, l.Wakeups, l.Handlers, float64(l.HandlerNs.P99Ns)/1e3, float64(l.TimerLateNs.P99Ns)/1e3, float64(l.Thread.CPUNs)/1e9, float64(l.Thread.RunQueueNs)/1e9)
 	}
+	var edges []string
+	for _, e := range r.Runtime.Edges {
+		if e.Drops > 0 || e.Occupied >= e.Capacity {
+			edges = append(edges, fmt.Sprintf("  %-60s %d/%d queued, %d drops (%s)", e.Name, e.Occupied, e.Capacity, e.Drops, e.Policy))
+		}
+	}
+	fmt.Fprintf(w, "Edges: %d, %d with drops or full now\n", len(r.Runtime.Edges), len(edges))
+	for _, l := range edges {
+		fmt.Fprintln(w, l)
+	}
 	var failed []string
 	for _, g := range r.Runtime.Groups {
 		if g.State != "running" || g.Restarts > 0 {

@@ -185,9 +185,9 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "test_pattern",
-		Doc:  "Generates frames in host memory (bars, ramp, solid, checker, noise); runs on the CPU backend and feeds an upload on CUDA.",
+		Doc:  "Generates frames in host memory (bars, ramp, solid, checker); runs on the CPU backend and feeds an upload on CUDA.",
 		Params: []Param{
-			{Name: "pattern", Type: String, Default: "bars", Doc: "bars | ramp | solid | checker | noise."},
+			{Name: "pattern", Type: Enum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "The picture."},
 			formatParam, sizeParam, colourParam,
 		},
 		Traits:    Traits{Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
