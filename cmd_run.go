@@ -59,6 +59,9 @@ func (c *cueList) Set(s string) error {
 		cu.d = time.Second
 	}
 	if len(f) > 4 {
+		if cu.kind == "cut" {
+			return fmt.Errorf("a cut has no duration (%q); use fade or wipe for a transition that lasts", f[4])
+		}
 		if cu.d, err = time.ParseDuration(f[4]); err != nil || cu.d <= 0 {
 			return fmt.Errorf("transition duration %q: write a duration such as 500ms", f[4])
 		}
@@ -102,6 +105,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		if *duration > 0 && cu.at >= *duration {
 			fmt.Fprintf(stderr, "onair run: -cue at %v comes after the end of the run (-duration %v)\n", cu.at, *duration)
 			return 2
+		}
+		if *duration > 0 && cu.at+cu.d > *duration {
+			fmt.Fprintf(stderr, "onair run: warning: the %s at %v lasts %v, past the end of the run (-duration %v)\n", cu.kind, cu.at, cu.d, *duration)
 		}
 	}
 	if err := control.CheckListen(*listen, *token); *listen != "" && err != nil {

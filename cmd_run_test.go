@@ -79,6 +79,7 @@ func TestRunRefusesBadFlagsAndPlans(t *testing.T) {
 		{[]string{"run", "-cue", "1s bus.nope scene.a", show}, 2, "the show has no bus bus.nope"},
 		{[]string{"run", "-listen", "0.0.0.0:0", "-duration", "200ms", show}, 2, "not a loopback address"},
 		{[]string{"run", "-duration", "-1s", show}, 2, "write a positive duration"},
+		{[]string{"run", "-cue", "1s bus.pgm scene.b cut 1s", show}, 2, "a cut has no duration"},
 		{[]string{"run", "-duration", "1s", "-cue", "2s bus.pgm scene.b", show}, 2, "comes after the end of the run"},
 		{[]string{"run", "-plan", filepath.Join(t.TempDir(), "none.json"), show}, 1, "no such file"},
 		{[]string{"run"}, 2, "usage: onair run"},
