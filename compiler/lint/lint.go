@@ -101,11 +101,24 @@ func Show(paths []string, lopts lang.Options, copts compiler.Options) (findings 
 		files = show.Files
 	}
 	if diags.HasErrors() || show == nil {
-		// Nothing else ran, so an ignore comment cannot be judged: report
-		// the language's diagnostics as they are.
+		// Nothing else ran, so whether an ignore comment matches a finding
+		// cannot be judged (ignore-unused is left out); everything else
+		// about it can, and an ignore aimed at one of the language's
+		// errors is refused (ignore-not-allowed) as it is for any other
+		// error.
 		fs := FromDiagnostics(RuleLoad, diags)
-		Sort(fs)
-		return fs, files
+		if files == nil {
+			Sort(fs)
+			return fs, files
+		}
+		all := ApplyIgnores(fs, files, infoMap())
+		out := all[:0]
+		for _, f := range all {
+			if f.Rule != RuleIgnoreUnused {
+				out = append(out, f)
+			}
+		}
+		return out, files
 	}
 	fs := FromDiagnostics(RuleLoad, diags) // warnings
 	res, cdiags := compiler.Compile(show, copts)

@@ -162,6 +162,9 @@ func TestIgnores(t *testing.T) {
 		"unknown-rule":   {active: []string{"bus-without-output", "ignore-unknown-rule", "unused-source"}},
 		"not-ignorable":  {active: []string{"ignore-not-allowed", "shared-output-path"}},
 		"unused":         {active: []string{"ignore-unused"}},
+		// An ignore aimed at one of the language's errors (a duplicate
+		// source) is refused like one aimed at any other error.
+		"show-load-error": {active: []string{"ignore-not-allowed"}},
 	}
 	for name, w := range tests {
 		t.Run(name, func(t *testing.T) {
