@@ -34,8 +34,10 @@ type compositor struct {
 	scenes  [][]sceneLayer // per scene index
 	aux     []sceneLayer   // an AUX bus showing one source
 
-	onLoop  bool // placed on an event loop (handlers) rather than a thread
-	running bool // a thread of its own draws, and releases what it holds when it ends
+	onLoop  bool  // placed on an event loop (handlers) rather than a thread
+	primed  bool  // every input had a frame for a tick: the bus is on air
+	bornNs  int64 // when the compositor started
+	running bool  // a thread of its own draws, and releases what it holds when it ends
 
 	comp   *cpu.Parallel
 	pool   *frame.Pool
@@ -106,6 +108,7 @@ func newCompositor(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (ru
 }
 
 func (c *compositor) Start(ctx *runtime.NodeContext[Frame]) error {
+	c.bornNs = c.b.opts.Clock()
 	set, err := ctx.ReadyInputs()
 	if err != nil {
 		return err
@@ -260,6 +263,19 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 	// rounded up to the nanosecond, the tick grid rounds down: a frame
 	// released within one unit of the time base after the tick is on it.
 	t := grid.At(k) + timeBaseSlackNs
+	// A bus goes on air with every input it has: until each has a frame for
+	// the tick (or half a second has passed since the bus started), ticks
+	// are passed over, neither drawn nor counted.
+	if !c.primed {
+		c.primed = start-c.bornNs > 500_000_000
+		for _, in := range c.inputs {
+			if !in.Ready(t) && !c.primed {
+				sched.Commit(k)
+				return nil
+			}
+		}
+		c.primed = true
+	}
 	var skipped uint64
 	for i, in := range c.inputs {
 		before := in.Stats.Skipped
@@ -269,6 +285,9 @@ func (c *compositor) tick(ctx *runtime.NodeContext[Frame], sched *playout.Schedu
 		}
 		c.cur[i], c.fresh[i] = f, fresh
 		skipped += in.Stats.Skipped - before
+	}
+	if c.bus.first < 0 {
+		skipped = 0 // frames from before the bus went on air were never due on it
 	}
 	c.bus.mu.Lock()
 	from, to, kind, progress := c.bus.switcher.At(k)

@@ -82,6 +82,12 @@ func (in *Input[F]) Pick(t int64) (f F, ok, fresh bool) {
 	return in.current.f, true, true
 }
 
+// Ready reports whether a tick at time t would show a frame: one was shown
+// already, or one waiting is due at or before t.
+func (in *Input[F]) Ready(t int64) bool {
+	return in.has || len(in.pending) > 0 && in.pending[0].pts <= t
+}
+
 // Waiting is the number of frames delivered and not yet shown.
 func (in *Input[F]) Waiting() int { return len(in.pending) }
 

@@ -77,6 +77,21 @@ func TestInputPicksNewestAtOrBeforeTheTick(t *testing.T) {
 	}
 }
 
+func TestInputReady(t *testing.T) {
+	in := NewInput[int](nil)
+	if in.Ready(100) {
+		t.Fatal("an empty input is ready")
+	}
+	in.Offer(1, 150)
+	if in.Ready(100) || !in.Ready(150) {
+		t.Fatal("ready before its first frame is due, or not once it is")
+	}
+	in.Pick(150)
+	if !in.Ready(0) {
+		t.Fatal("an input that showed a frame is not ready")
+	}
+}
+
 func TestInputAcceptsOutOfOrderOffers(t *testing.T) {
 	in := NewInput[int](nil)
 	in.Offer(3, 30)
