@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/onairhq/onair/cpu"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/lang"
 )
 
 func init() {
@@ -23,14 +25,14 @@ func init() {
 
 func runMedia(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(commands["media"], stderr)
-	size := fs.String("size", "640x360", "picture size `WxH` (even numbers)")
+	size := fs.String("size", "640x360", "picture size `WxH` (even numbers, 2 to 16384, as shows accept)")
 	rate := fs.String("rate", "30", "frame `rate`: 25, 30, 30000/1001, 50, 60...")
 	frames := fs.Int("frames", 0, "number of frames (0: two seconds' worth)")
 	format := fs.String("format", "nv12", "pixel format: nv12 or p010")
-	kind := fs.String("kind", "", "file kind: raw (frames back to back, as raw_file reads) or y4m; default from the extension of -o (.y4m: y4m, else raw)")
+	kind := fs.String("kind", "", "file kind: raw (frames back to back, as raw_file reads) or y4m; default from the extension of -o (.y4m: y4m; .nv12, .p010, .yuv, .raw: raw), which it must agree with")
 	pattern := fs.String("pattern", "bars", "picture: bars, ramp, checker or solid")
 	id := fs.Int("id", 1, "source number drawn into every frame with its frame number (0-65535)")
-	out := fs.String("o", "", "output `FILE` (required)")
+	out := fs.String("o", "", "output `FILE` (required): .nv12, .p010, .yuv or .raw for raw frames, .y4m for Y4M")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -63,14 +65,21 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if *id < 0 || *id > 65535 {
 		return usage("-id %d: must be 0..65535", *id)
 	}
-	if *kind == "" {
-		*kind = "raw"
-		if strings.HasSuffix(strings.ToLower(*out), ".y4m") {
-			*kind = "y4m"
-		}
-	}
-	if *kind != "raw" && *kind != "y4m" {
+	if *kind != "" && *kind != "raw" && *kind != "y4m" {
 		return usage("-kind %q: use raw or y4m", *kind)
+	}
+	extKind, ok := mediaKinds[strings.ToLower(filepath.Ext(*out))]
+	if !ok {
+		return usage("-o %s: the name must end in %s (raw frames back to back) or .y4m (Y4M); onair media writes no other kind of file", *out, rawExts)
+	}
+	if *kind == "" {
+		*kind = extKind
+	} else if *kind != extKind {
+		want := ".y4m"
+		if *kind == "raw" {
+			want = rawExts
+		}
+		return usage("-kind %s disagrees with -o %s, the name of a %s file: name it %s, or leave -kind out", *kind, *out, extKind, want)
 	}
 	n := *frames
 	if n < 0 {
@@ -138,15 +147,20 @@ func writeMedia(path, kind string, tp *cpu.TestPattern, f frame.Format, w, h int
 	return nil
 }
 
-// mediaSize reads "WxH".
+// mediaKinds maps the extensions onair media writes to the kind of file:
+// raw frames back to back (as raw_file reads them) or Y4M.
+var mediaKinds = map[string]string{".nv12": "raw", ".p010": "raw", ".yuv": "raw", ".raw": "raw", ".y4m": "y4m"}
+
+const rawExts = ".nv12, .p010, .yuv or .raw"
+
+// mediaSize reads "WxH" as shows do (lang.ParseSize): both even, 2 to
+// 16384, so that no size is written that no show could play.
 func mediaSize(s string) (int, int, error) {
-	ws, hs, ok := strings.Cut(s, "x")
-	w, e1 := strconv.Atoi(ws)
-	h, e2 := strconv.Atoi(hs)
-	if !ok || e1 != nil || e2 != nil || w <= 0 || h <= 0 || w%2 != 0 || h%2 != 0 {
-		return 0, 0, fmt.Errorf("%q is not WxH with even positive numbers (for example 640x360)", s)
+	sz, msg := lang.ParseSize(s)
+	if msg != "" {
+		return 0, 0, fmt.Errorf("%s Shows accept even widths and heights from 2 to 16384, for example 640x360", msg)
 	}
-	return w, h, nil
+	return sz.W, sz.H, nil
 }
 
 // mediaRate reads "30", "30000/1001" or "29.97" as a reduced rational.

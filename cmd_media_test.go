@@ -81,15 +81,44 @@ func TestMediaBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "-o FILE is required"},
-		{[]string{"-o", "x", "-size", "641x360"}, "even"},
-		{[]string{"-o", "x", "-rate", "fast"}, "not a frame rate"},
-		{[]string{"-o", "x", "-format", "rgb"}, "nv12 or p010"},
-		{[]string{"-o", "x", "-pattern", "zebra"}, "bars, ramp"},
-		{[]string{"-o", "x", "-kind", "mp4"}, "raw or y4m"},
+		{[]string{"-o", "x.nv12", "-size", "641x360"}, "even"},
+		{[]string{"-o", "x.nv12", "-rate", "fast"}, "not a frame rate"},
+		{[]string{"-o", "x.nv12", "-format", "rgb"}, "nv12 or p010"},
+		{[]string{"-o", "x.nv12", "-pattern", "zebra"}, "bars, ramp"},
+		{[]string{"-o", "x.nv12", "-kind", "mp4"}, "raw or y4m"},
+		// No size a show would refuse: 15 GB for one 100000x100000 frame.
+		{[]string{"-o", "x.nv12", "-size", "100000x100000", "-frames", "1"}, "between 2 and 16384"},
+		{[]string{"-o", "x.nv12", "-size", "16386x16384", "-frames", "1"}, "between 2 and 16384"},
+		{[]string{"-o", "x.nv12", "-size", "0x2"}, "between 2 and 16384"},
+		// The extension says the kind of file; nothing else is written.
+		{[]string{"-o", "x.mp4"}, "-o x.mp4: the name must end in .nv12, .p010, .yuv or .raw (raw frames back to back) or .y4m"},
+		{[]string{"-o", "x"}, "the name must end in"},
+		{[]string{"-o", "x.nv12", "-kind", "y4m"}, "-kind y4m disagrees with -o x.nv12"},
+		{[]string{"-o", "x.y4m", "-kind", "raw"}, "-kind raw disagrees with -o x.y4m"},
 	} {
-		rc, _, errs := runCLI(t, append([]string{"media"}, tc.args...)...)
-		if rc != 2 || !strings.Contains(errs, tc.want) {
+		dir := t.TempDir()
+		args := append([]string(nil), tc.args...)
+		for i := range args {
+			if i > 0 && args[i-1] == "-o" {
+				args[i] = filepath.Join(dir, args[i])
+			}
+		}
+		rc, _, errs := runCLI(t, append([]string{"media"}, args...)...)
+		if rc != 2 || !strings.Contains(errs, strings.ReplaceAll(tc.want, "-o x", "-o "+filepath.Join(dir, "x"))) {
 			t.Errorf("media %v: rc %d, stderr %q; want 2 and %q", tc.args, rc, errs, tc.want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			t.Errorf("media %v wrote %s", tc.args, ents[0].Name())
+		}
+	}
+	// The raw extensions and -kind that agrees with them are accepted.
+	dir := t.TempDir()
+	for _, tc := range [][]string{
+		{"-o", "a.yuv"}, {"-o", "b.RAW", "-kind", "raw"}, {"-o", "c.p010", "-format", "p010"}, {"-o", "d.y4m", "-kind", "y4m"},
+	} {
+		tc[1] = filepath.Join(dir, tc[1])
+		if rc, _, errs := runCLI(t, append([]string{"media", "-size", "32x32", "-frames", "1"}, tc...)...); rc != 0 {
+			t.Errorf("media %v: rc %d %q", tc, rc, errs)
 		}
 	}
 	if rc, _, errs := runCLI(t, "media", "-o", "/nonexistent/dir/x.nv12"); rc != 1 || !strings.Contains(errs, "directory") {
