@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -39,7 +41,9 @@ type sourceFile struct {
 }
 
 // Load reads a show from paths (each a .hcl file or a directory whose .hcl
-// files are merged, in name order), resolves and expands it, and returns the
+// files are merged, in name order; a path that is not a regular file, a
+// FIFO say, is an error, and such a .hcl entry of a directory is skipped
+// with a warning), resolves and expands it, and returns the
 // typed model. The Show is never nil: with errors it is partial (do not
 // compile it), but its Files always hold what was read, for
 // WriteDiagnostics. Warnings come back beside a complete Show.
@@ -69,9 +73,9 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 			return
 		}
 		seen[name] = true
-		data, err := os.ReadFile(name)
-		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show file", Detail: fmt.Sprintf("%s. Check the path and its permissions.", err)})
+		data, d := readRegular(name)
+		if d != nil {
+			diags = append(diags, d)
 			return
 		}
 		files = append(files, sourceFile{name: name, data: data})
@@ -83,6 +87,10 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 			continue
 		}
 		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				diags = append(diags, notRegular(filepath.Clean(p), fi.Mode(), hcl.DiagError))
+				continue
+			}
 			add(filepath.Clean(p))
 			continue
 		}
@@ -96,7 +104,21 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".hcl") {
 				continue
 			}
-			add(filepath.Join(p, e.Name()))
+			name := filepath.Join(p, e.Name())
+			if !e.Type().IsRegular() {
+				// A FIFO, socket or device named .hcl is skipped with a
+				// warning (reading a FIFO would wait for a writer forever);
+				// a link counts as what it points to.
+				fi, err := os.Stat(name)
+				if err == nil && fi.IsDir() {
+					continue
+				}
+				if err == nil && !fi.Mode().IsRegular() {
+					diags = append(diags, notRegular(name, fi.Mode(), hcl.DiagWarning))
+					continue
+				}
+			}
+			add(name)
 			n++
 		}
 		if n == 0 {
@@ -104,6 +126,54 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 		}
 	}
 	return files, diags
+}
+
+// readRegular reads a show file, refusing anything but a regular file. The
+// file is opened without blocking and checked once open, so that a FIFO put
+// in its place after Load looked at it cannot hang the read.
+func readRegular(name string) ([]byte, *hcl.Diagnostic) {
+	cannot := func(err error) ([]byte, *hcl.Diagnostic) {
+		return nil, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show file", Detail: fmt.Sprintf("%s. Check the path and its permissions.", err)}
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return cannot(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return cannot(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(name, fi.Mode(), hcl.DiagError)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return cannot(err)
+	}
+	return data, nil
+}
+
+// notRegular is the diagnostic for a show path that is not a regular file
+// (a FIFO, a socket, a device): it names the file and what it is.
+func notRegular(name string, mode os.FileMode, sev hcl.DiagnosticSeverity) *hcl.Diagnostic {
+	what := "not a regular file"
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case mode&os.ModeSocket != 0:
+		what = "a socket"
+	case mode&os.ModeCharDevice != 0:
+		what = "a character device"
+	case mode&os.ModeDevice != 0:
+		what = "a device"
+	}
+	if sev == hcl.DiagWarning {
+		return &hcl.Diagnostic{Severity: sev, Summary: "Show file skipped: not a regular file",
+			Detail: fmt.Sprintf("%s is %s, not a regular file, so it is not read as part of the show. Show files are read whole; rename it or move it out of the directory.", name, what)}
+	}
+	return &hcl.Diagnostic{Severity: sev, Summary: "Not a regular file",
+		Detail: fmt.Sprintf("%s is %s, not a regular file. Show files are read whole: give a .hcl file or a directory of them.", name, what)}
 }
 
 // markWritten records an absolute path the show wrote, which Show.Rel keeps
