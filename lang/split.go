@@ -52,8 +52,8 @@ func SplitShows(paths []string) [][]string {
 
 // declaresShow reports whether a file has a top-level show block.
 func declaresShow(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, d := readRegular(path) // never blocks on a FIFO
+	if d != nil {
 		return false
 	}
 	f, _ := hclsyntax.ParseConfig(data, path, hcl.InitialPos)

@@ -2,7 +2,6 @@ package lang
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -37,9 +36,9 @@ func (l *loader) readVarValues() {
 		raw[name] = rawVar{text: val, origin: EnvVarPrefix + name}
 	}
 	for _, path := range l.opts.VarFiles {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read var file", Detail: fmt.Sprintf("%s. Check the -var-file path.", err)})
+		data, d := readRegular(path) // never blocks on a FIFO
+		if d != nil {
+			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read var file", Detail: fmt.Sprintf("%s: %s Check the -var-file path.", path, d.Detail)})
 			continue
 		}
 		l.show.Files[path] = data
