@@ -276,12 +276,6 @@ var constructors = map[string]constructor{
 	"output_preview": newPreviewOutput,
 }
 
-// Kinds lists the node kinds the CPU backend runs.
-func Kinds() []string {
-	out := make([]string, 0, len(constructors))
-	for k := range constructors {
-		out = append(out, k)
-	}
 	sort.Strings(out)
 	return out
 }

@@ -283,7 +283,9 @@ type EdgeStats struct {
 	Drops         uint64 `json:"drops"`
 	// LastEnqueueNs is the monotonic time of the last accepted put; 0: none yet.
 	LastEnqueueNs int64 `json:"last_enqueue_ns"`
-	// LastTimestamp is the last accepted item's own timestamp (Timestamped).
+	// LastTimestamp is the last accepted item's own timestamp (Timestamped),
+	// in the item's own unit: for frames, a source's frame number before its
+	// pacer, monotonic ns after it, a bus's tick number after a compositor.
 	LastTimestamp  int64  `json:"last_timestamp"`
 	ProducedWrites uint64 `json:"produced_writes"` // eventfd writes on the produced signal
 	ConsumedWrites uint64 `json:"consumed_writes"`
