@@ -276,10 +276,6 @@ var constructors = map[string]constructor{
 	"output_preview": newPreviewOutput,
 }
 
-	sort.Strings(out)
-	return out
-}
-
 // Switch puts scene on bus with a transition ("cut", "fade", "wipe") lasting
 // d. bus and scene may be written with or without their "bus." and
 // "scene." prefixes. It takes effect at the first tick drawn after it.
