@@ -58,6 +58,9 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("-format: %v", err)
 	}
+	if ext := strings.ToLower(filepath.Ext(*out)); (ext == ".nv12" || ext == ".p010") && ext[1:] != f.String() {
+		return usage("-format %s disagrees with -o %s: name the file .%s, or use -format %s", f, *out, f, ext[1:])
+	}
 	p, err := cpu.ParsePattern(*pattern)
 	if err != nil {
 		return usage("-pattern: %v", err)

@@ -91,6 +91,7 @@ func TestMediaBadFlags(t *testing.T) {
 		{[]string{"-o", "x.nv12", "-size", "16386x16384", "-frames", "1"}, "between 2 and 16384"},
 		{[]string{"-o", "x.nv12", "-size", "0x2"}, "between 2 and 16384"},
 		// The extension says the kind of file; nothing else is written.
+		{[]string{"-o", "x.nv12", "-format", "p010"}, "-format p010 disagrees with -o"},
 		{[]string{"-o", "x.mp4"}, "-o x.mp4: the name must end in .nv12, .p010, .yuv or .raw (raw frames back to back) or .y4m"},
 		{[]string{"-o", "x"}, "the name must end in"},
 		{[]string{"-o", "x.nv12", "-kind", "y4m"}, "-kind y4m disagrees with -o x.nv12"},
