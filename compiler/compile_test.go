@@ -243,7 +243,7 @@ func TestGoldenCPUDemo(t *testing.T) {
 	}
 	got := text.String()
 	for _, want := range []string{
-		"test_pattern, realtime, one_to_many_nb runs on: pacing_0 in source.bars; pacing_1 in source.checker",
+		"realtime, one_to_many_nb runs on: pacing_0 in source.bars; pacing_1 in source.checker",
 		"one_to_many_nb also feeds: nothing in source.clip[0]; bus.mon/compositor (3) in source.clip[1]",
 		"realtime, one_to_many_nb runs on: pacing_0 in source.clip[0]; pacing_1 in source.clip[1]",
 		"after: bus.pgm in output.pgm; bus.mon in output.mon",

@@ -14,9 +14,10 @@ import (
 	"github.com/onairhq/onair/runtime"
 )
 
-// testPattern draws frames on its pacing loop whenever its output edge has
-// room: the edge's Consumed signal wakes it, so it never runs ahead of the
-// pacer by more than the edge holds.
+// testPattern draws frames on a thread of its own (as the registry places
+// it), blocking on its output edge, or, placed on a loop, whenever the
+// edge has room (its Consumed signal wakes it); either way it never runs
+// ahead of the pacer by more than the edge holds.
 type testPattern struct {
 	b       *Backend
 	st      *SourceState
@@ -54,6 +55,27 @@ func newTestPattern(b *Backend, n plan.Node, ctx *runtime.NodeContext[Frame]) (r
 func (t *testPattern) Start(ctx *runtime.NodeContext[Frame]) error {
 	// Continue the numbering after a restart, so timestamps never go back.
 	t.tp.SetNext(int64(t.st.Produced.Load()))
+	if ctx.Loop() == nil {
+		// On a thread of its own: draw, then wait for room on the edge.
+		ctx.Go(func() error {
+			for !ctx.Stopping() {
+				f, err := t.pool.Get()
+				if err != nil {
+					return err
+				}
+				if err := t.tp.Next(f); err != nil {
+					f.Release()
+					return err
+				}
+				t.st.Produced.Add(1)
+				if ok, _ := ctx.Put(0, f); !ok {
+					f.Release()
+				}
+			}
+			return nil
+		})
+		return nil
+	}
 	_, err := ctx.Watch(ctx.Outputs[0].Consumed(), func(r *runtime.Registration) {
 		t.fill(ctx)
 		r.Rearm()

@@ -185,12 +185,12 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "test_pattern",
-		Doc:  "Generates frames in host memory (bars, ramp, solid, checker); runs on the CPU backend and feeds an upload on CUDA.",
+		Doc:  "Generates frames in host memory (bars, ramp, solid, checker) on its own thread, a frame or two ahead of its pacer, so that drawing (up to a millisecond at 1080p) never delays a pacing loop; runs on the CPU backend and feeds an upload on CUDA.",
 		Params: []Param{
 			{Name: "pattern", Type: Enum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "The picture."},
 			formatParam, sizeParam, colourParam,
 		},
-		Traits:    Traits{Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been generated",
 	},
 	{

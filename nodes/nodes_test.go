@@ -30,7 +30,7 @@ func TestBuiltinKinds(t *testing.T) {
 		{"output_null", Sink, false},
 		{"output_ffmpeg", Sink, true},
 		{"output_preview", Sink, false},
-		{"test_pattern", Source, false},
+		{"test_pattern", Source, true},
 		{"raw_file_cpu", Source, true},
 	}
 	for _, c := range cases {

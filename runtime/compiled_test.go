@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 )
 
@@ -73,11 +74,14 @@ output "null" "mon" {
 	p := res.Plan
 	w := newWorld()
 	stand := map[string]string{
-		"test_pattern": "test_source", "realtime": "relay", "one_to_many_nb": "relay", "one_to_many": "relay",
+		"realtime": "relay", "one_to_many_nb": "relay", "one_to_many": "relay",
 		"compositor": "compositor", "output_record": "sink", "output_null": "sink",
 	}
 	base := w.lookup()
 	lookup := func(kind string) (Constructor[*tframe], bool) {
+		if kind == "test_pattern" { // a generator on a thread of its own
+			return w.newThreadSource, true
+		}
 		if k, ok := stand[kind]; ok {
 			return base(k)
 		}
@@ -100,3 +104,30 @@ output "null" "mon" {
 	}
 	checkAccounting(t, w, st)
 }
+
+// threadSource makes frames on its own thread as fast as its (block) edge
+// takes them, as a generator placed on a thread does.
+type threadSource struct{ w *world }
+
+func (w *world) newThreadSource(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
+	return &threadSource{w: w}, nil
+}
+
+func (s *threadSource) Start(ctx *NodeContext[*tframe]) error {
+	ctx.Go(func() error {
+		for seq := int64(0); !ctx.Stopping(); seq++ {
+			f := &tframe{src: ctx.ID(), seq: seq, pts: seq}
+			ok, err := ctx.Put(0, f)
+			switch {
+			case ok:
+				s.w.add(s.w.produced, ctx.Outputs[0].Name())
+			case err == nil:
+				s.w.add(s.w.dropped, ctx.Outputs[0].Name())
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+func (s *threadSource) Stop() {}
