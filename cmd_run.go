@@ -286,7 +286,7 @@ func checkCue(p *plan.Plan, cu cue) error {
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == "compositor" && n.Address == bus {
-			if scenes := paramList(n.Params["scenes"]); scenes != nil {
+			if scenes := n.Strings("scenes"); scenes != nil {
 				for _, s := range scenes {
 					if s == scene {
 						return nil
@@ -298,20 +298,4 @@ func checkCue(p *plan.Plan, cu cue) error {
 		}
 	}
 	return fmt.Errorf("the show has no bus %s", bus)
-}
-
-// paramList reads a list param as a freshly compiled plan ([]string) or a
-// loaded one ([]any) holds it.
-func paramList(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			out = append(out, fmt.Sprint(x))
-		}
-		return out
-	}
-	return nil
 }

@@ -54,19 +54,7 @@ func paramString(n *plan.Node, key, def string) string {
 	}
 }
 
-func paramStrings(n *plan.Node, key string) []string {
-	switch v := n.Params[key].(type) {
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			out = append(out, fmt.Sprint(x))
-		}
-		return out
-	}
-	return nil
-}
+func paramStrings(n *plan.Node, key string) []string { return n.Strings(key) }
 
 // videoParams reads the format, size and rate a node's frames have, with
 // the show's as defaults.

@@ -15,6 +15,8 @@
 // is read without the show it came from.
 package plan
 
+import "fmt"
+
 // FormatVersion is bumped whenever the JSON shape changes incompatibly.
 const FormatVersion = 1
 
@@ -100,6 +102,22 @@ type Node struct {
 	Size      string         `json:"size,omitempty"`   // the frame size it emits, "1920x1080"; empty for packets and sinks
 
 	Range *Range `json:"range,omitempty"` // the show-file range that made it
+}
+
+// Strings reads a list param as a freshly compiled plan holds it
+// ([]string) or a loaded one does ([]any); nil when absent.
+func (n *Node) Strings(key string) []string {
+	switch v := n.Params[key].(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	return nil
 }
 
 // Placement says where a node runs: on a named event loop, or on a thread of
