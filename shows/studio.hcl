@@ -104,7 +104,7 @@ scene "cam" {
   }
 }
 
-# The four guests and hosts in a 2x2 grid.
+# The four guests and hosts in a 2x2 grid, with the news ticker.
 scene "quad" {
   dynamic "layer" {
     for_each = ["wide", "host", "guest_1", "guest_2"]
@@ -113,6 +113,13 @@ scene "quad" {
       rect   = local.quad[layer.key]
       fit    = "contain"
     }
+  }
+  # The news ticker along the bottom, over the grid.
+  layer {
+    source = source.gfx["ticker"]
+    rect   = [0, 1000, 1920, 80]
+    fit    = "stretch"
+    z      = 10
   }
 }
 
