@@ -15,7 +15,7 @@ import (
 func TestDiffCommand(t *testing.T) {
 	const td = "compiler/diff/testdata/"
 	saved := filepath.Join(t.TempDir(), "old.plan.json")
-	show, diags := lang.Load([]string{td + "path-replace/old.hcl"}, lang.Options{})
+	show, diags := lang.Load([]string{td + "old.hcl"}, lang.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -56,18 +56,18 @@ func TestDiffCommand(t *testing.T) {
 		rc   int
 		in   string
 	}{
-		{"no change", []string{"diff", td + "path-replace/old.hcl", td + "path-replace/old.hcl"}, 0, "No changes"},
-		{"no change, detailed", []string{"diff", "-detailed-exitcode", td + "path-replace/old.hcl", td + "scene-cut/../path-replace/old.hcl"}, 0, "No changes"},
-		{"changes", []string{"diff", td + "path-replace/old.hcl", td + "path-replace/new.hcl"}, 0, "-/+ source.vt: replace, raw_video_file_cuda.path forces replacement"},
-		{"changes, detailed", []string{"diff", "-detailed-exitcode", td + "path-replace/old.hcl", td + "path-replace/new.hcl"}, 2, "! bus.pgm glitches: source.vt (replaced)"},
+		{"no change", []string{"diff", td + "old.hcl", td + "old.hcl"}, 0, "No changes"},
+		{"no change, detailed", []string{"diff", "-detailed-exitcode", td + "old.hcl", td + "scene-cut/../old.hcl"}, 0, "No changes"},
+		{"changes", []string{"diff", td + "old.hcl", td + "path-replace/new.hcl"}, 0, "-/+ source.vt: replace, raw_video_file_cuda.path forces replacement"},
+		{"changes, detailed", []string{"diff", "-detailed-exitcode", td + "old.hcl", td + "path-replace/new.hcl"}, 2, "! bus.pgm glitches: source.vt (replaced)"},
 		{"saved plan against a show", []string{"diff", "-detailed-exitcode", saved, td + "path-replace/new.hcl"}, 2, "Plan: 0 to create, 0 to update in place, 1 to replace, 0 to delete."},
-		{"json", []string{"diff", "-json", td + "added-source/old.hcl", td + "added-source/new.hcl"}, 0, `"action": "create"`},
+		{"json", []string{"diff", "-json", td + "old.hcl", td + "added-source/new.hcl"}, 0, `"action": "create"`},
 		{"corrupt plan", []string{"diff", corrupt, td + "path-replace/new.hcl"}, 1, "corrupt"},
 		{"a bare format version", []string{"diff", bare, td + "path-replace/new.hcl"}, 1, "it names no tool_version, so it is corrupt or was not written by onair plan -out"},
 		{"a plan of another tool version", []string{"diff", otherTool, td + "path-replace/new.hcl"}, 1, `written by onair "0.0.1-elsewhere", but this is onair "` + version + `"; a plan runs only with the onair that compiled it: compile the show again`},
 		{"a plan with an unknown node kind", []string{"diff", td + "path-replace/new.hcl", unknownKind}, 1, `unknown node kind "hologram_projector"`},
-		{"a show that does not load", []string{"diff", td + "path-replace/old.hcl", td + "missing.hcl"}, 1, "does not load"},
-		{"one argument", []string{"diff", td + "path-replace/old.hcl"}, 2, "want two arguments"},
+		{"a show that does not load", []string{"diff", td + "old.hcl", td + "missing.hcl"}, 1, "does not load"},
+		{"one argument", []string{"diff", td + "old.hcl"}, 2, "want two arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,9 +30,9 @@ func compile(t *testing.T, path string) *plan.Plan {
 	return res.Plan
 }
 
-// Each case in testdata is a directory with old.hcl (the show on air) and
-// new.hcl (one change to it); want.txt and want.json are the golden
-// renderings, and the table says what a user relies on in each.
+// testdata/old.hcl is the show on air; each case in testdata is a directory
+// with new.hcl (one change to it) and want.txt and want.json, the golden
+// renderings; the table says what a user relies on in each.
 func TestGoldenShowPairs(t *testing.T) {
 	tests := []struct {
 		dir      string
@@ -72,7 +72,7 @@ func TestGoldenShowPairs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
 			dir := filepath.Join("testdata", tt.dir)
-			old := compile(t, filepath.Join(dir, "old.hcl"))
+			old := compile(t, filepath.Join("testdata", "old.hcl"))
 			nw := compile(t, filepath.Join(dir, "new.hcl"))
 			r := diff.Diff(old, nw)
 			r.Old.Label, r.New.Label = "old.hcl", "new.hcl"
