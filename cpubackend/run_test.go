@@ -297,11 +297,8 @@ func TestMissingMediaShowsBlackAndTheShowGoesOn(t *testing.T) {
 	// Write the file: a few black-and-stamped frames from the generator's
 	// own code, and the source must recover within its retry second.
 	clip := filepath.Join(filepath.Dir(showPath), "no-such-clip.nv12")
-	tp, _ := cpu.NewTestPattern(cpu.TestPatternConfig{ID: "clip", StampID: 9, Width: 320, Height: 180, Rate: frame.Rational{Num: 30, Den: 1}})
 	var data []byte
-	for i := 0; i < 10; i++ {
-		f, _ := frame.New(frame.NV12, 320, 180)
-		tp.Next(f)
+	for _, f := range clipFrames(9, 10) {
 		data = append(data, f.Bytes()...)
 	}
 	if err := os.WriteFile(clip, data, 0o644); err != nil {
@@ -340,10 +337,7 @@ func TestY4MFileAsRawSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, _ := cpu.NewTestPattern(cpu.TestPatternConfig{ID: "clip", StampID: 7, Width: 320, Height: 180, Rate: frame.Rational{Num: 30, Den: 1}})
-	for i := 0; i < 15; i++ {
-		f, _ := frame.New(frame.NV12, 320, 180)
-		tp.Next(f)
+	for _, f := range clipFrames(7, 15) {
 		rec.Write(f)
 	}
 	rec.Close()
@@ -437,11 +431,8 @@ func TestOnErrorHoldsOrBlacks(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			clip := filepath.Join(dir, "clip.nv12")
-			tp, _ := cpu.NewTestPattern(cpu.TestPatternConfig{ID: "clip", StampID: 9, Width: 320, Height: 180, Rate: frame.Rational{Num: 30, Den: 1}})
 			var data []byte
-			for i := 0; i < 10; i++ {
-				f, _ := frame.New(frame.NV12, 320, 180)
-				tp.Next(f)
+			for _, f := range clipFrames(9, 10) {
 				data = append(data, f.Bytes()...)
 			}
 			os.WriteFile(clip, data, 0o644)
@@ -534,4 +525,16 @@ output "ffmpeg" "short" {
 	if bus.Ticks < 50 || bus.Missed > bus.Ticks/10 {
 		t.Errorf("the bus drew %d ticks and missed %d while its ffmpeg output died", bus.Ticks, bus.Missed)
 	}
+}
+
+// clipFrames returns n 320x180 NV12 test-pattern frames stamped with id and
+// their frame numbers: the pictures of a clip a test writes to a file.
+func clipFrames(id uint16, n int) []*frame.Frame {
+	tp, _ := cpu.NewTestPattern(cpu.TestPatternConfig{ID: "clip", StampID: id, Width: 320, Height: 180, Rate: frame.Rational{Num: 30, Den: 1}})
+	out := make([]*frame.Frame, n)
+	for i := range out {
+		out[i], _ = frame.New(frame.NV12, 320, 180)
+		tp.Next(out[i])
+	}
+	return out
 }
