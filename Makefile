@@ -1,7 +1,7 @@
 # onair: the two commands a newcomer needs are `make run` and `make test`.
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
-LDFLAGS   := -X main.version=$(VERSION)
+LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 
 .PHONY: build run test test-short race fuzz bench lint docs clean
 
