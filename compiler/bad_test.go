@@ -28,9 +28,9 @@ func TestShowsThatCannotCompile(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("the show must parse: %v", diags)
 			}
-			opts := Options{ToolVersion: "test"}
+			opts := Options{Target: gpu, ToolVersion: "test"}
 			if filepath.Base(path) == "cpu.hcl" {
-				opts.Backend = "cpu"
+				opts.Target = targets["cpu"]
 			}
 			res, cdiags := Compile(show, opts)
 			if !cdiags.HasErrors() {

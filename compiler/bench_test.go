@@ -14,7 +14,7 @@ func BenchmarkPlanDemo192(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, diags := Compile(show, Options{ToolVersion: "bench"}); diags.HasErrors() {
+		if _, diags := Compile(show, Options{Target: gpu, ToolVersion: "bench"}); diags.HasErrors() {
 			b.Fatal(diags)
 		}
 	}
@@ -67,7 +67,7 @@ func benchGenerated(b *testing.B, n int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, _ := Compile(show, Options{ToolVersion: "bench", StatFile: stat})
+		res, _ := Compile(show, Options{Target: gpu, ToolVersion: "bench", StatFile: stat})
 		if res.Plan == nil {
 			b.Fatal("no plan")
 		}
@@ -81,7 +81,7 @@ func BenchmarkPlanGenerated10k(b *testing.B) { benchGenerated(b, 10000) }
 // The generated show compiles to the expected shape, so the benchmark
 // measures a real compilation (its capacity findings aside).
 func TestGeneratedShowCompiles(t *testing.T) {
-	res, _ := Compile(generatedShow(1000), Options{ToolVersion: "test", StatFile: func(string) (int64, error) { return 0, fmt.Errorf("none") }})
+	res, _ := Compile(generatedShow(1000), Options{Target: gpu, ToolVersion: "test", StatFile: func(string) (int64, error) { return 0, fmt.Errorf("none") }})
 	for _, f := range res.Findings {
 		if f.Rule.ID != "capacity" {
 			t.Errorf("unexpected finding: %s %s", f.Rule.ID, f.Diag.Summary)

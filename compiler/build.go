@@ -12,6 +12,7 @@ package compiler
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -65,10 +66,7 @@ func build(st *state) {
 			poll = show.Canvas.AuxInputPollMs
 		}
 		comp.Params["input_poll_ms"] = poll
-		comp.Domain = nodes.Device
-		if st.Options.Backend == "cpu" {
-			comp.Domain = nodes.Host
-		}
+		comp.Domain = st.Options.Target.Domain
 		var inputs []*lang.Source
 		var scenes []string
 		switch {
@@ -214,81 +212,74 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 	if streams <= 0 {
 		streams = 1
 	}
-	pacer := mk("realtime", map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)})
-	fan := mk("one_to_many", nil)
-	cpu := st.Options.Backend == "cpu"
+	target := st.Options.Target
 	rng := src.DeclRange
+	chain, known := target.Chains[src.Kind]
+	switch {
+	case !known:
+		st.errorf(&rng, "Unknown source kind", "%s has kind %q; the %s backend knows %s.", addr, src.Kind, target.Backend, strings.Join(sortedKeys(target.Chains), ", "))
+		return "", false
+	case chain.Refuse != "":
+		st.errorf(&rng, "Source cannot run on this backend", "%s is a %s source: %s", addr, src.Kind, chain.Refuse)
+		return "", false
+	}
+	ns := make([]*Node, 0, len(chain.Links))
+	for _, l := range chain.Links {
+		n := mk(l.Kind, sourceParams(st, src, l.Kind, format, size, rate, colour, streams))
+		for k, v := range l.Params {
+			n.Params[k] = v
+		}
+		switch l.Kind {
+		case "input_rec", "demux":
+			n.Format = nodes.FormatPackets
+		case "ipc_dmabuf_source":
+			n.Format = nodes.FormatDMABUF
+		case "dec_video", "gpu_import", "test_pattern", "raw_file_cpu":
+			n.Format = format
+		}
+		if l.Host || target.Domain == nodes.Host {
+			n.Domain = nodes.Host
+		}
+		ns = append(ns, n)
+	}
+	return st.chain(ns...)
+}
 
-	var ns []*Node
-	switch src.Kind {
-	case "hevc_file", "h264_file":
-		if cpu {
-			st.errorf(&rng, "Source needs a GPU", "%s is a %s source, decoded on NVDEC; the cpu backend runs test_pattern and raw_file sources only. Compile with -backend cuda, or use a raw_file source.", addr, src.Kind)
-			return "", false
+// sourceParams derives a chain node's params from its source; a chain's
+// Link may fix more (a decoder's or an upload's mode).
+func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Size, rate lang.Rational, colour string, streams int) map[string]any {
+	path := st.Show.Rel(src.Path)
+	switch kind {
+	case "input_rec":
+		return map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
+	case "demux":
+		return map[string]any{"streams": streams, "offers": 1}
+	case "dec_video":
+		return map[string]any{"format": format, "timestamp_keys": decoderTimestampKeys}
+	case "raw_file_cpu":
+		onError := src.OnError
+		if onError == "" {
+			onError = "black"
 		}
-		in := mk("input_rec", map[string]any{"path": st.Show.Rel(src.Path), "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour})
-		in.Format = nodes.FormatPackets
-		dm := mk("demux", map[string]any{"streams": streams, "offers": 1})
-		dm.Format = nodes.FormatPackets
-		dec := mk("dec_video", map[string]any{"mode": "nvdec", "format": format, "timestamp_keys": decoderTimestampKeys})
-		dec.Format = format
-		ns = []*Node{in, dm, dec, pacer, fan}
-	case "raw_file":
-		if cpu {
-			onError := src.OnError
-			if onError == "" {
-				onError = "black"
-			}
-			r := mk("raw_file_cpu", map[string]any{"path": st.Show.Rel(src.Path), "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError})
-			r.Format = format
-			ns = []*Node{r, pacer, fan}
-			break
-		}
-		in := mk("input_rec", map[string]any{"path": st.Show.Rel(src.Path), "loop": src.Loop, "streams": 1, "timestamp_keys": readerTimestampKeys, "colour": colour})
-		in.Format = nodes.FormatPackets
-		dm := mk("demux", map[string]any{"streams": 1, "offers": 1})
-		dm.Format = nodes.FormatPackets
-		dec := mk("dec_video", map[string]any{"mode": "rawvideo", "format": format, "timestamp_keys": decoderTimestampKeys})
-		dec.Format, dec.Domain = format, nodes.Host
-		up := mk("upload", map[string]any{"mode": "hwupload"})
-		ns = []*Node{in, dm, dec, up, pacer, fan}
-	case "browser":
-		if cpu {
-			st.errorf(&rng, "Source needs a GPU", "%s is a browser source: it hands over GPU buffers, which the cpu backend cannot import. Compile with -backend cuda.", addr)
-			return "", false
-		}
+		return map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError}
+	case "ipc_dmabuf_source":
 		rq := 0
 		if st.Show.Canvas.BrowserFrameQueue > 3 {
 			rq = 3
 		}
-		ipc := mk("ipc_dmabuf_source", map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour})
-		ipc.Format = nodes.FormatDMABUF
-		imp := mk("gpu_import", map[string]any{"import_ttl_ms": st.Show.Canvas.ImportTTLMs, "format": format})
-		imp.Format = format
-		sm := mk("smooth_timestamps", map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)})
-		ns = []*Node{ipc, imp, sm, fan}
+		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour}
+	case "gpu_import":
+		return map[string]any{"import_ttl_ms": st.Show.Canvas.ImportTTLMs, "format": format}
+	case "realtime", "smooth_timestamps":
+		return map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)}
 	case "test_pattern":
 		pattern := src.Pattern
 		if pattern == "" {
 			pattern = "bars"
 		}
-		tp := mk("test_pattern", map[string]any{"pattern": pattern, "format": format, "size": sizeString(size), "colour": colour})
-		tp.Format = format
-		ns = []*Node{tp}
-		if !cpu {
-			ns = append(ns, mk("upload", map[string]any{"mode": "pinned"}))
-		}
-		ns = append(ns, pacer, fan)
-	default:
-		st.errorf(&rng, "Unknown source kind", "%s has kind %q; the compiler knows hevc_file, h264_file, raw_file, browser and test_pattern.", addr, src.Kind)
-		return "", false
+		return map[string]any{"pattern": pattern, "format": format, "size": sizeString(size), "colour": colour}
 	}
-	if cpu {
-		for _, n := range ns {
-			n.Domain = nodes.Host
-		}
-	}
-	return st.chain(ns...)
+	return map[string]any{}
 }
 
 // sourcesOfScenes returns the sources the scenes use, in show order.

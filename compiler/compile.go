@@ -19,6 +19,7 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
 )
 
 // Options steer a compilation.
@@ -26,9 +27,10 @@ type Options struct {
 	// ToolVersion is stamped into the plan; a saved plan refuses to load in
 	// another version.
 	ToolVersion string
-	// Backend is "cuda" (the default: the GPU chains of the seeds) or "cpu"
-	// (the embedded backend: test_pattern and raw_file_cpu sources only).
-	Backend string
+	// Target is the lowering of the backend to compile for (its package
+	// declares it; the backend table hands it over): which chain each
+	// source kind becomes and where its frames live. Required.
+	Target *nodes.Lowering
 	// Profile names a capacity profile, overriding the show's; CustomProfile,
 	// when set, overrides both.
 	Profile       string
@@ -57,16 +59,13 @@ type Result struct {
 // finding of the checks and every error a pass met; when they have errors
 // the plan may be incomplete and must not be run.
 func Compile(show *lang.Show, opts Options) (*Result, hcl.Diagnostics) {
-	if opts.Backend == "" {
-		opts.Backend = "cuda"
-	}
 	st := &state{Result: Result{Show: show, Options: opts}}
 	if show == nil {
 		return &st.Result, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No show to compile"}}
 	}
-	if opts.Backend != "cuda" && opts.Backend != "cpu" {
-		return &st.Result, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown backend",
-			Detail: fmt.Sprintf("The backend %q does not exist; compile for cuda (the GPU) or cpu (the embedded backend).", opts.Backend)}}
+	if opts.Target == nil {
+		return &st.Result, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No backend to compile for",
+			Detail: "Options.Target is nil: pass the lowering of a backend from the backend table."}}
 	}
 	for _, p := range passes {
 		p.fn(st)

@@ -32,6 +32,9 @@ func compile(t testing.TB, show *lang.Show, opts Options) *Result {
 	if opts.ToolVersion == "" {
 		opts.ToolVersion = "test"
 	}
+	if opts.Target == nil {
+		opts.Target = gpu
+	}
 	res, diags := Compile(show, opts)
 	if diags.HasErrors() {
 		t.Fatalf("compile: %v", diags)
@@ -207,7 +210,7 @@ func TestGoldenPlans(t *testing.T) {
 			base := strings.TrimSuffix(filepath.Base(name), ".hcl")
 			t.Run(base+"/"+backend, func(t *testing.T) {
 				show := load(t, name, nil)
-				res, diags := Compile(show, Options{ToolVersion: "test", Backend: backend})
+				res, diags := Compile(show, Options{ToolVersion: "test", Target: targets[backend]})
 				var text bytes.Buffer
 				if diags.HasErrors() {
 					writeDiags(&text, diags)
@@ -233,7 +236,7 @@ func TestGoldenPlans(t *testing.T) {
 // 320x180, not 640x360; the clips and recordings have paths of their own.
 func TestGoldenCPUDemo(t *testing.T) {
 	show := load(t, "../examples/cpu-demo.hcl", nil)
-	res, diags := Compile(show, Options{ToolVersion: "test", Backend: "cpu"})
+	res, diags := Compile(show, Options{ToolVersion: "test", Target: targets["cpu"]})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -415,7 +418,7 @@ func TestCompileEmptyShowRefused(t *testing.T) {
 		t.Fatal(diags)
 	}
 	for _, backend := range []string{"cuda", "cpu"} {
-		res, diags := Compile(show, Options{ToolVersion: "test", Backend: backend})
+		res, diags := Compile(show, Options{ToolVersion: "test", Target: targets[backend]})
 		if !diags.HasErrors() || res.Plan != nil || !strings.Contains(diags.Error(), "Nothing to run") {
 			t.Errorf("%s: plan %v, diags %v; want no plan and a Nothing to run error", backend, res.Plan != nil, diags)
 		}
@@ -426,7 +429,7 @@ func TestCompileEmptyShowRefused(t *testing.T) {
 // 30 fps", never "192 sources of sources".
 func TestCapacityWording(t *testing.T) {
 	show := load(t, "../shows/demo-192.hcl", nil)
-	_, diags := Compile(show, Options{ToolVersion: "test", Profile: "nvidia_t4"})
+	_, diags := Compile(show, Options{Target: gpu, ToolVersion: "test", Profile: "nvidia_t4"})
 	var details []string
 	for _, d := range diags {
 		if strings.HasPrefix(d.Summary, "Capacity exceeded") {

@@ -29,7 +29,7 @@ func emit(st *state) {
 		ToolVersion:   st.Options.ToolVersion,
 		Show:          show.Name,
 		ShowHash:      show.Hash,
-		Backend:       st.Options.Backend,
+		Backend:       st.Options.Target.Backend,
 		Size:          sizeString(show.Size),
 		FrameRate:     ratString(show.FrameRate),
 		Format:        string(show.Format),

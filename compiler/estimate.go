@@ -91,7 +91,7 @@ func estimate(st *state) {
 				vram += 2 * fb // the reader's pool: one frame queued, one being filled
 			}
 		}
-		if t.Roles.Has(nodes.Uploader) && st.Options.Backend != "cpu" {
+		if t.Roles.Has(nodes.Uploader) {
 			pcie += int64(rate * float64(fb))
 			if n.Source != nil && n.Source.Kind == "raw_file" {
 				raw++
@@ -139,7 +139,7 @@ func estimate(st *state) {
 			budget(fmt.Sprintf("raw %s sources at %g fps", l.Mode, l.FrameRate), float64(raw), float64(l.MaxRawSources), "sources")
 		}
 	}
-	if st.Options.Backend == "cpu" {
+	if st.Options.Target.Domain == nodes.Host { // nothing of it on a GPU
 		return
 	}
 	budget("vram", float64(vram), pr.VRAMBytes.Value, "bytes")

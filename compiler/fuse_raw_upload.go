@@ -20,7 +20,7 @@ import (
 
 func fuseRawUpload(st *state) {
 	mode := st.Show.Canvas.RawUpload
-	if st.Options.Backend == "cpu" || mode == "" || mode == "hwupload" {
+	if mode == "" || mode == "hwupload" { // a chain without an upload (the CPU's) is left alone below
 		return
 	}
 	g := st.Graph

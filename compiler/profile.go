@@ -73,9 +73,6 @@ func init() {
 	}
 }
 
-// DefaultProfile is used when the show names none.
-const DefaultProfile = "nvidia_l4"
-
 // ParseProfile decodes a profile, refusing unknown fields and figures
 // without a source note.
 func ParseProfile(b []byte) (*Profile, error) {

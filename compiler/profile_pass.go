@@ -1,7 +1,8 @@
 package compiler
 
 // pickProfile chooses the capacity profile: Options.CustomProfile, else
-// Options.Profile, else the show's profile, else DefaultProfile.
+// Options.Profile, else the show's profile, else the backend's (its
+// lowering names the GPU its figures are checked against).
 //
 // Needs: the show. Leaves: st.Profile, or an error at show.profile naming
 // the profiles there are.
@@ -26,7 +27,7 @@ func pickProfile(st *state) {
 		}
 	}
 	if name == "" {
-		name = DefaultProfile
+		name = st.Options.Target.Profile
 	}
 	p, ok := LookupProfile(name)
 	if !ok {

@@ -38,7 +38,7 @@ func TestEveryShowInTheRepositoryCompiles(t *testing.T) {
 						t.Errorf("%s (%s): panic: %v", p, backend, r)
 					}
 				}()
-				res, _ := Compile(show, Options{ToolVersion: "test", Backend: backend})
+				res, _ := Compile(show, Options{ToolVersion: "test", Target: targets[backend]})
 				if res.Plan == nil {
 					return
 				}

@@ -107,22 +107,32 @@ type Colour struct {
 // BT709 is the tag set of HD video: bt709 everything, limited range.
 var BT709 = Colour{Primaries: "bt709", Transfer: "bt709", Matrix: "bt709", Range: "limited"}
 
+// Meta is what a frame says about itself besides its pixels, the same on
+// every backend: the shared show runtime reads and stamps it through
+// Metadata, whatever memory the pixels live in.
+type Meta struct {
+	PTS         int64 // presentation time in TimeBase units
+	TimeBase    Rational
+	Colour      Colour
+	Source      string // the id of the source that produced it
+	SourceFrame int64  // the source's frame number (counts on across loops)
+}
+
 // Frame is one picture in host memory.
 type Frame struct {
 	Format        Format
 	Width, Height int
 	Pitch         [2]int    // bytes per row of plane 0 (luma) and plane 1 (CbCr)
 	Data          [2][]byte // the planes; Data[1] rows hold Width/2 Cb,Cr pairs
-	PTS           int64     // presentation time in TimeBase units
-	TimeBase      Rational
-	Colour        Colour
-	Source        string // the id of the source that produced it
-	SourceFrame   int64  // the source's frame number (counts on across loops)
+	Meta
 
 	buf  []byte // the one allocation both planes live in
 	refs atomic.Int32
 	pool *Pool
 }
+
+// Metadata returns the frame's timestamp, colour tags and source identity.
+func (fr *Frame) Metadata() *Meta { return &fr.Meta }
 
 // New allocates a frame outside any pool, tightly packed, filled with black.
 // Width and height must be even and positive.
@@ -152,10 +162,10 @@ func alloc(f Format, w, h int) *Frame {
 	ys := w * h * bps
 	return &Frame{
 		Format: f, Width: w, Height: h,
-		Pitch:    [2]int{w * bps, w * bps},
-		Data:     [2][]byte{buf[:ys:ys], buf[ys:]},
-		TimeBase: Rational{1, 1},
-		buf:      buf,
+		Pitch: [2]int{w * bps, w * bps},
+		Data:  [2][]byte{buf[:ys:ys], buf[ys:]},
+		Meta:  Meta{TimeBase: Rational{1, 1}},
+		buf:   buf,
 	}
 }
 
@@ -256,8 +266,7 @@ func clipEven(x, y, w, h, W, H int) (x0, y0, x1, y1 int) {
 
 // CopyMeta copies the timestamp, colour tags and source identity of src.
 func (fr *Frame) CopyMeta(src *Frame) {
-	fr.PTS, fr.TimeBase, fr.Colour = src.PTS, src.TimeBase, src.Colour
-	fr.Source, fr.SourceFrame = src.Source, src.SourceFrame
+	fr.Meta = src.Meta
 }
 
 // CopyFrom copies the pixels and metadata of src, which must have the same

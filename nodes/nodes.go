@@ -2,17 +2,16 @@
 // can place in a plan and the runtime can run declares here, in one place,
 // its name, documentation, parameters (types, defaults, ranges, whether they
 // may change on a running show), traits (blocking or loop-driven, roles,
-// memory domain, formats taken and emitted), readiness condition and, per
-// backend, the constructor that runs it.
+// memory domain, formats taken and emitted) and readiness condition. It also
+// declares the shape of a backend's lowering (lowering.go), which each
+// backend's package fills in.
 //
 // The compiler's checks read traits, never kind names; `onair nodes` prints
-// the reference from these declarations.
+// the reference from these declarations. Which backend runs which kind is
+// the backend table's (internal/backends): each backend's package holds its
+// constructors, typed over its frame type.
 //
 // This package must never import lang/, compiler/ or runtime/: it is data.
-// The compiler imports it; the runtime reads only compiler/plan. A backend
-// package (cpubackend) registers its constructors here with SetConstructor
-// when it is imported, and looks them up here when it runs a plan, so the
-// registry is the one place that says which backend runs which kind.
 package nodes
 
 import (
@@ -141,31 +140,6 @@ type Kind struct {
 	Readiness string
 	// Exclusive lists sets of parameters of which at most one may be set.
 	Exclusive [][]string
-	// New holds the kind's constructor for each backend that runs it
-	// ("cpu", "cuda"). Its concrete type is the backend's (a
-	// runtime.Constructor over its frame type); nodes/ never imports the
-	// runtime. Set it with SetConstructor.
-	New map[string]any
-}
-
-// Constructor returns the kind's constructor on backend.
-func (k *Kind) Constructor(backend string) (any, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	c, ok := k.New[backend]
-	return c, ok
-}
-
-// Backends lists the backends that run the kind, sorted.
-func (k *Kind) Backends() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]string, 0, len(k.New))
-	for b := range k.New {
-		out = append(out, b)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Param returns the named parameter's declaration.
@@ -227,21 +201,6 @@ func Lookup(name string) (*Kind, bool) {
 	defer mu.RUnlock()
 	k, ok := kinds[name]
 	return k, ok
-}
-
-// SetConstructor gives a registered kind its constructor on backend.
-func SetConstructor(backend, name string, new any) error {
-	mu.Lock()
-	defer mu.Unlock()
-	k, ok := kinds[name]
-	if !ok {
-		return fmt.Errorf("nodes: no kind %q to give a %s constructor", name, backend)
-	}
-	if k.New == nil {
-		k.New = map[string]any{}
-	}
-	k.New[backend] = new
-	return nil
 }
 
 // All returns every registered kind, sorted by name.

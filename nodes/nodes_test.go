@@ -154,7 +154,7 @@ func TestRegisterOneCall(t *testing.T) {
 		t.Fatal("not found after Register")
 	}
 	var buf bytes.Buffer
-	if err := WriteReference(&buf, true); err != nil {
+	if err := WriteReference(&buf, true, noBackends); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "## zz_test_probe") {
@@ -162,32 +162,10 @@ func TestRegisterOneCall(t *testing.T) {
 	}
 }
 
-func TestSetConstructor(t *testing.T) {
-	Register(&Kind{Name: "zz_test_ctor", Doc: "A kind given a constructor.", Traits: Traits{Roles: Sink}, Readiness: "always"})
-	ctor := func() string { return "made" }
-	if err := SetConstructor("cpu", "zz_test_ctor", ctor); err != nil {
-		t.Fatal(err)
-	}
-	k, _ := Lookup("zz_test_ctor")
-	c, ok := k.Constructor("cpu")
-	if f, isF := c.(func() string); !ok || !isF || f() != "made" {
-		t.Fatalf("constructor not set: %v", k.New)
-	}
-	if _, ok := k.Constructor("cuda"); ok {
-		t.Fatal("a constructor for a backend that gave none")
-	}
-	if b := k.Backends(); len(b) != 1 || b[0] != "cpu" {
-		t.Fatalf("backends %v", b)
-	}
-	if err := SetConstructor("cpu", "no_such_kind", ctor); err == nil {
-		t.Fatal("a constructor was set on a kind that does not exist")
-	}
-}
-
 func TestReference(t *testing.T) {
 	for _, md := range []bool{false, true} {
 		var buf bytes.Buffer
-		if err := WriteReference(&buf, md); err != nil {
+		if err := WriteReference(&buf, md, noBackends); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
@@ -204,3 +182,5 @@ func TestReference(t *testing.T) {
 		}
 	}
 }
+
+func noBackends(string) []string { return nil }

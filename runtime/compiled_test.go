@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/onairhq/onair/nodes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,7 +68,7 @@ output "null" "mon" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	res, cdiags := compiler.Compile(s, compiler.Options{Backend: "cpu", ToolVersion: "test"})
+	res, cdiags := compiler.Compile(s, compiler.Options{Target: &testLowering, ToolVersion: "test"})
 	if cdiags.HasErrors() {
 		t.Fatal(cdiags)
 	}
@@ -131,3 +132,14 @@ func (s *threadSource) Start(ctx *NodeContext[*tframe]) error {
 }
 
 func (s *threadSource) Stop() {}
+
+// testLowering is the chain a test_pattern source becomes in host memory
+// (what the CPU backend declares; runtime/ cannot import a backend).
+var testLowering = nodes.Lowering{
+	Backend: "test",
+	Domain:  nodes.Host,
+	Profile: "nvidia_l4",
+	Chains: map[string]nodes.Chain{
+		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("realtime"), nodes.L("one_to_many")}},
+	},
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func compile(t *testing.T, path string) *plan.Plan {
 	if diags.HasErrors() {
 		t.Fatalf("%s: %v", path, diags)
 	}
-	res, diags := compiler.Compile(show, compiler.Options{ToolVersion: "test"})
+	res, diags := compiler.Compile(show, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "test"})
 	if diags.HasErrors() || res.Plan == nil {
 		t.Fatalf("%s: %v", path, diags)
 	}

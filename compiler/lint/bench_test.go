@@ -1,6 +1,7 @@
 package lint_test
 
 import (
+	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"testing"
 
 	"github.com/onairhq/onair/compiler"
@@ -16,7 +17,7 @@ func BenchmarkLintDemo192(b *testing.B) {
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	res, cdiags := compiler.Compile(show, compiler.Options{ToolVersion: "bench"})
+	res, cdiags := compiler.Compile(show, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "bench"})
 	if res.Plan == nil {
 		b.Fatal(cdiags)
 	}
@@ -33,7 +34,7 @@ func BenchmarkLintDemo192(b *testing.B) {
 func BenchmarkLintShowDemo192(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		fs, _ := lint.Show([]string{"../../shows/demo-192.hcl"}, lang.Options{}, compiler.Options{ToolVersion: "bench"})
+		fs, _ := lint.Show([]string{"../../shows/demo-192.hcl"}, lang.Options{}, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "bench"})
 		if len(fs) == 0 {
 			b.Fatal("no findings")
 		}

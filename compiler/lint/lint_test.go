@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func lintFile(t *testing.T, path string) ([]lint.Finding, map[string][]byte) {
 	t.Helper()
-	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{ToolVersion: "test"})
+	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "test"})
 	return fs, files
 }
 

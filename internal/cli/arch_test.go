@@ -9,17 +9,20 @@ import (
 // forbidden is ARCHITECTURE.md's table of imports each package must never
 // make (directly or through another package). Keep the two in step.
 var forbidden = map[string][]string{
-	"lang":          {"compiler", "runtime", "nodes", "cpu", "cuda", "frame", "control", "playout"},
-	"nodes":         {"lang", "compiler", "runtime"},
-	"compiler":      {"runtime", "cpu", "cuda", "frame", "control"},
-	"compiler/plan": {"lang", "compiler", "runtime", "nodes"},
-	"runtime":       {"lang", "compiler", "nodes", "cpu", "cuda", "frame", "control", "playout"},
-	"playout":       {"runtime", "lang", "compiler", "cpu", "cuda", "frame"},
-	"frame":         {"runtime", "lang", "compiler", "nodes"},
-	"cpu":           {"runtime", "lang", "compiler", "nodes"},
-	"cuda":          {"runtime", "lang", "compiler", "nodes"},
-	"control":       {"lang", "compiler", "cpu", "cuda", "frame", "nodes", "cpubackend"},
-	"cpubackend":    {"lang", "compiler"},
+	"lang":              {"compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
+	"nodes":             {"lang", "compiler", "runtime", "nodes/show", "nodes/cpu", "nodes/cuda", "nodes/media", "cuda", "internal"},
+	"compiler":          {"runtime", "nodes/show", "nodes/cpu", "nodes/cuda", "nodes/media", "cuda", "frame", "control", "internal"},
+	"compiler/plan":     {"lang", "compiler", "runtime", "nodes"},
+	"runtime":           {"lang", "compiler", "nodes", "cuda", "frame", "control", "playout", "internal"},
+	"playout":           {"runtime", "lang", "compiler", "nodes", "cuda", "frame"},
+	"frame":             {"runtime", "lang", "compiler", "nodes", "cuda"},
+	"cuda":              {"runtime", "lang", "compiler", "nodes", "control", "playout"},
+	"control":           {"lang", "compiler", "nodes", "cuda", "frame", "internal"},
+	"nodes/media":       {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control"},
+	"nodes/show":        {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal"},
+	"nodes/cpu":         {"lang", "compiler", "nodes/cuda", "cuda", "internal"},
+	"nodes/cuda":        {"lang", "compiler", "nodes/cpu", "internal"},
+	"internal/backends": {"lang", "compiler"},
 }
 
 const module = "github.com/onairhq/onair/"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/control"
-	"github.com/onairhq/onair/cpubackend"
+	"github.com/onairhq/onair/nodes/show"
 )
 
 func init() {
@@ -77,7 +77,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if !cc.json {
-		var rep cpubackend.StatusReport
+		var rep show.StatusReport
 		if err := json.Unmarshal(b, &rep); err != nil {
 			fmt.Fprintf(stderr, "onair status: the server's answer is not a show's status: %v\n", err)
 			return 1
@@ -128,7 +128,7 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 
 // writeStatus prints what an operator looks at first: the process, the
 // buses with their timing, the outputs, the sources, and the loops.
-func writeStatus(w io.Writer, r *cpubackend.StatusReport) {
+func writeStatus(w io.Writer, r *show.StatusReport) {
 	fmt.Fprintf(w, "%s on the %s backend, up %s: %d threads, %.1f %% of a core, %.0f MB resident\n\n",
 		r.Show, r.Backend, r.Uptime, r.Process.Threads, r.Process.CPUPercent, float64(r.Process.RSSBytes)/1e6)
 	r.Summary.WriteText(w)

@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"github.com/onairhq/onair/internal/backends"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -34,7 +36,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the diff as JSON")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	profile := fs.String("profile", "", "capacity profile `NAME` to compile shows against, overriding theirs")
-	backend := fs.String("backend", "", "compile shows for `BACKEND` (cuda or cpu); default: the saved plan's when one side is a saved plan, else cuda")
+	backend := fs.String("backend", "", "compile shows for `BACKEND` ("+strings.Join(backends.Names(), " or ")+"); default: the saved plan's when one side is a saved plan, else "+backends.All()[0].Name)
 	vf := addVarFlags(fs)
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -44,9 +46,11 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if *backend != "" && *backend != "cuda" && *backend != "cpu" {
-		fmt.Fprintf(stderr, "onair diff: -backend must be cuda or cpu, got %q\n", *backend)
-		return 2
+	if *backend != "" {
+		if _, err := backends.Lookup(*backend); err != nil {
+			fmt.Fprintf(stderr, "onair diff: -backend: %v\n", err)
+			return 2
+		}
 	}
 	// Saved plans first: a show on the other side compiles for the saved
 	// plan's backend, so that like is compared with like.
@@ -58,13 +62,19 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			}
 			be := *backend
 			if be == "" {
+				be = backends.All()[0].Name
 				for _, other := range sides {
 					if other != nil && other.Backend != "" {
 						be = other.Backend
 					}
 				}
 			}
-			p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile, Backend: be}, stderr)
+			target, err := backends.Lookup(be)
+			if err != nil { // a saved plan of a backend this build lacks
+				fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
+				return 1
+			}
+			p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile, Target: target.Lowering}, stderr)
 			if err != nil {
 				fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
 				return 1

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/onairhq/onair/internal/backends"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func TestDiffCommand(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	res, diags := compiler.Compile(show, compiler.Options{ToolVersion: version})
+	res, diags := compiler.Compile(show, compiler.Options{ToolVersion: version, Target: backends.All()[0].Lowering})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

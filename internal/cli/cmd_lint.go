@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/backends"
 	"io"
 	"strings"
 
@@ -31,6 +32,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print what the named rules check (all rules when none is named) and exit")
 	profile := fs.String("profile", "", "capacity profile `NAME` to check against, overriding the show's")
 	vf := addVarFlags(fs)
+	backend := fs.String("backend", backends.All()[0].Name, "check shows as compiled for `BACKEND`: "+strings.Join(backends.Names(), " or "))
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -47,7 +49,12 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	}
 	shows := lang.SplitShows(fs.Args())
 	report := &lint.Report{Files: map[string][]byte{}, Rules: lint.Infos(), ToolVersion: version}
-	copts := compiler.Options{ToolVersion: version, Profile: *profile}
+	be, err := backends.Lookup(*backend)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair lint: -backend: %v\n", err)
+		return 2
+	}
+	copts := compiler.Options{ToolVersion: version, Profile: *profile, Target: be.Lowering}
 	for _, paths := range shows {
 		findings, files := lint.Show(paths, vf.options(), copts)
 		report.Findings = append(report.Findings, findings...)

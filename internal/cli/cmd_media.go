@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onairhq/onair/cpu"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes/media"
 )
 
 func init() {
@@ -61,7 +61,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if ext := strings.ToLower(filepath.Ext(*out)); (ext == ".nv12" || ext == ".p010") && ext[1:] != f.String() {
 		return usage("-format %s disagrees with -o %s: name the file .%s, or use -format %s", f, *out, f, ext[1:])
 	}
-	p, err := cpu.ParsePattern(*pattern)
+	p, err := media.ParsePattern(*pattern)
 	if err != nil {
 		return usage("-pattern: %v", err)
 	}
@@ -91,7 +91,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if n == 0 {
 		n = int((2*r.Num + r.Den - 1) / r.Den)
 	}
-	tp, err := cpu.NewTestPattern(cpu.TestPatternConfig{ID: *out, StampID: uint16(*id), Pattern: p, Format: f, Width: w, Height: h, Rate: r,
+	tp, err := media.NewTestPattern(media.TestPatternConfig{ID: *out, StampID: uint16(*id), Pattern: p, Format: f, Width: w, Height: h, Rate: r,
 		Solid: [3]uint8{128, 90, 160}})
 	if err != nil {
 		return usage("%v", err)
@@ -104,13 +104,13 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func writeMedia(path, kind string, tp *cpu.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
+func writeMedia(path, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
 	fr, err := frame.New(f, w, h)
 	if err != nil {
 		return err
 	}
 	if kind == "y4m" {
-		rec, err := cpu.CreateRecord(path, f, w, h, r)
+		rec, err := media.CreateRecord(path, f, w, h, r)
 		if err != nil {
 			return err
 		}

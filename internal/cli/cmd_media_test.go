@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/cpu"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
 )
 
 func TestMediaWritesRawAndY4M(t *testing.T) {
@@ -36,7 +36,7 @@ func TestMediaWritesRawAndY4M(t *testing.T) {
 		}
 	}
 	// The raw clip reads back through raw_file with its frame numbers.
-	r, err := cpu.OpenRawFile(cpu.RawFileConfig{Path: filepath.Join(dir, "a.nv12"), Format: frame.NV12, Width: 640, Height: 360, Rate: frame.Rational{Num: 30, Den: 1}})
+	r, err := media.OpenRawFile(media.RawFileConfig{Path: filepath.Join(dir, "a.nv12"), Format: frame.NV12, Width: 640, Height: 360, Rate: frame.Rational{Num: 30, Den: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestMediaWritesRawAndY4M(t *testing.T) {
 		if err := r.Next(fr); err != nil {
 			t.Fatal(err)
 		}
-		if id, n, ok := cpu.ReadStamp(fr, cpu.Rect{W: 640, H: 360}); !ok || id != 1 || n != uint32(i) {
+		if id, n, ok := media.ReadStamp(fr, frame.Rect{W: 640, H: 360}); !ok || id != 1 || n != uint32(i) {
 			t.Fatalf("frame %d: stamp %d/%d ok %v", i, id, n, ok)
 		}
 	}
-	y, err := cpu.OpenY4M(filepath.Join(dir, "c.y4m"), "c", false)
+	y, err := media.OpenY4M(filepath.Join(dir, "c.y4m"), "c", false)
 	if err != nil {
 		t.Fatal(err)
 	}

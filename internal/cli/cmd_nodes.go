@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/backends"
 	"io"
 
 	"github.com/onairhq/onair/nodes"
@@ -22,7 +23,7 @@ func init() {
 				fmt.Fprintf(stderr, "onair nodes: takes no arguments, got %q\n", fs.Args())
 				return 2
 			}
-			if err := nodes.WriteReference(stdout, *md); err != nil {
+			if err := nodes.WriteReference(stdout, *md, backends.RunsOn); err != nil {
 				fmt.Fprintf(stderr, "onair nodes: %v\n", err)
 				return 1
 			}

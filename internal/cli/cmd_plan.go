@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"github.com/onairhq/onair/internal/backends"
 	"io"
 	"os"
 	"strings"
@@ -34,7 +35,7 @@ type compileFlags struct {
 func addCompileFlags(fs *flag.FlagSet) *compileFlags {
 	return &compileFlags{
 		vars:    addVarFlags(fs),
-		backend: fs.String("backend", "cuda", "compile for the `BACKEND`: cuda (the GPU chains) or cpu (the embedded backend)"),
+		backend: fs.String("backend", backends.All()[0].Name, "compile for the `BACKEND`: "+strings.Join(backends.Names(), " or ")),
 		profile: fs.String("profile", "", "compare against capacity profile `NAME` instead of the show's ("+strings.Join(compiler.ProfileNames(), ", ")+")"),
 		trace:   fs.String("trace", "", "print the graph after pass `PASS` on stderr (all: after every pass): "+strings.Join(compiler.PassNames(), ", ")),
 	}
@@ -42,8 +43,8 @@ func addCompileFlags(fs *flag.FlagSet) *compileFlags {
 
 // check validates the flag values; it returns 2 (usage error) or -1.
 func (cf *compileFlags) check(name string, stderr io.Writer) int {
-	if *cf.backend != "cuda" && *cf.backend != "cpu" {
-		fmt.Fprintf(stderr, "onair %s: -backend must be cuda or cpu, got %q\n", name, *cf.backend)
+	if _, err := backends.Lookup(*cf.backend); err != nil {
+		fmt.Fprintf(stderr, "onair %s: -backend: %v\n", name, err)
 		return 2
 	}
 	if *cf.profile != "" {
@@ -77,8 +78,13 @@ func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler
 		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
 		return nil, 1
 	}
+	be, err := backends.Lookup(*cf.backend)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair: -backend: %v\n", err)
+		return nil, 2
+	}
 	res, cdiags := compiler.Compile(show, compiler.Options{
-		ToolVersion: version, Backend: *cf.backend, Profile: *cf.profile,
+		ToolVersion: version, Target: be.Lowering, Profile: *cf.profile,
 		Trace: *cf.trace, TraceOut: stderr,
 	})
 	all := append(diags, cdiags...)

@@ -31,7 +31,7 @@ func TestPlanCommand(t *testing.T) {
 		{"a check fails", []string{"plan", "compiler/testdata/bad/formats.hcl"}, 1, nil,
 			[]string{"Formats disagree along an edge [formats]", "compiler/testdata/bad/formats.hcl:11:3: error: Formats disagree"}, []string{"Plan for"}},
 		{"show errors", []string{"plan", "compiler/testdata/no-such.hcl"}, 1, nil, []string{"no-such.hcl"}, nil},
-		{"bad backend", []string{"plan", "-backend", "metal", "shows/minimal.hcl"}, 2, nil, []string{"-backend must be cuda or cpu"}, nil},
+		{"bad backend", []string{"plan", "-backend", "metal", "shows/minimal.hcl"}, 2, nil, []string{`there is no backend "metal": the backends are cuda, cpu`}, nil},
 		{"bad trace", []string{"plan", "-trace", "nope", "shows/minimal.hcl"}, 2, nil, []string{"the passes are"}, nil},
 		{"bad profile", []string{"plan", "-profile", "nvidia_a100", "shows/minimal.hcl"}, 2, nil, []string{"nvidia_h200"}, nil},
 		{"no path", []string{"plan"}, 2, nil, []string{"usage: onair plan"}, nil},

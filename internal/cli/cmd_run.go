@@ -16,16 +16,16 @@ import (
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
-	"github.com/onairhq/onair/cpubackend"
-	"github.com/onairhq/onair/cuda"
+	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes/show"
 )
 
 func init() {
 	register(&command{
 		name:    "run",
 		summary: "Compile a show and run it until Ctrl-C or -duration, serving status and control over HTTP; print a summary at the end.",
-		usage:   "[-backend auto|cpu|cuda] [-duration D] [-listen ADDR] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-plan FILE] [-var NAME=VALUE]... PATH...",
+		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-plan FILE] [-var NAME=VALUE]... PATH...",
 		run:     runRun,
 	})
 }
@@ -76,7 +76,7 @@ func (c *cueList) Set(s string) error {
 func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(commands["run"], stderr)
 	vars := addVarFlags(fs)
-	backend := fs.String("backend", "auto", "`BACKEND` to run on: auto (CUDA when a GPU is usable, else the CPU), cpu or cuda")
+	backend := fs.String("backend", "auto", "`BACKEND` to run on: auto (the first of "+strings.Join(backends.Names(), ", ")+" usable here) or one of them")
 	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
 	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (GET /status, /metrics, /plan; POST /buses/BUS/cut); empty: none")
 	token := fs.String("token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
@@ -91,10 +91,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	switch *backend {
-	case "auto", "cpu", "cuda":
-	default:
-		fmt.Fprintf(stderr, "onair run: -backend must be auto, cpu or cuda, got %q\n", *backend)
+	if _, err := backends.Lookup(*backend); err != nil && *backend != "auto" {
+		fmt.Fprintf(stderr, "onair run: -backend: %v, or auto\n", err)
 		return 2
 	}
 	if *duration < 0 {
@@ -116,24 +114,25 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// The backend.
-	chosen, why := pickBackend(*backend)
-	if chosen == "" {
+	be, why := pickBackend(*backend)
+	if be == nil {
 		fmt.Fprintf(stderr, "onair run: %s\n", why)
 		return 1
 	}
+	chosen := be.Name
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	show, diags := lang.Load(fs.Args(), vars.options())
+	loaded, diags := lang.Load(fs.Args(), vars.options())
 	var files map[string][]byte
-	if show != nil {
-		files = show.Files
+	if loaded != nil {
+		files = loaded.Files
 	}
 	if diags.HasErrors() {
 		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
 		return 1
 	}
-	res, cdiags := compiler.Compile(show, compiler.Options{ToolVersion: version, Backend: chosen})
+	res, cdiags := compiler.Compile(loaded, compiler.Options{ToolVersion: version, Target: be.Lowering})
 	all := append(diags, cdiags...)
 	if len(all) > 0 {
 		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
@@ -151,7 +150,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		p, err = plan.Load(f)
 		f.Close()
 		if err == nil {
-			err = plan.CheckShow(p, show.Hash)
+			err = plan.CheckShow(p, loaded.Hash)
 		}
 		if err == nil && p.Backend != "" && p.Backend != chosen {
 			err = fmt.Errorf("compiled for the %s backend, and this run uses %s: compile it again with onair plan -backend %s -out FILE", p.Backend, chosen, chosen)
@@ -208,7 +207,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 	}
 	started := time.Now()
-	running, err := cpubackend.Start(ctx, p, planJSON, cpubackend.Options{BaseDir: show.Dir}, log)
+	running, err := be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stdout, "interrupted while starting: nothing went on air")
@@ -236,8 +235,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	var failure error
 	select {
 	case <-ctx.Done():
-	case <-running.Exec.Failed():
-		failure = running.Exec.Err()
+	case <-running.Failed():
+		failure = running.Err()
 	}
 	for _, t := range timers {
 		t.Stop()
@@ -246,7 +245,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		failure = err
 	}
 	fmt.Fprintf(stdout, "\nRan %s for %v.\n", p.Show, time.Since(started).Round(time.Millisecond))
-	running.Backend.Summary().WriteText(stdout)
+	running.Summary().WriteText(stdout)
 	if failure != nil && !errors.Is(failure, context.Canceled) {
 		fmt.Fprintf(stderr, "onair run: %v\n", failure)
 		return 1
@@ -255,22 +254,20 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // pickBackend resolves -backend: the backend to compile for and run on, and
-// why; "" when the asked-for backend cannot run here.
-func pickBackend(asked string) (string, string) {
-	if asked == "cpu" {
-		return "cpu", "asked for"
+// why; nil when the asked-for backend cannot run here.
+func pickBackend(asked string) (*backends.Backend, string) {
+	if asked == "auto" {
+		return backends.Auto()
 	}
-	d, err := cuda.Probe()
-	if asked == "cuda" {
-		if err != nil {
-			return "", "-backend cuda: no usable GPU: " + err.Error()
-		}
-		return "", fmt.Sprintf("-backend cuda: found %s (CUDA %s), but this build's CUDA backend has only the driver probe: its NVDEC, upload and compositor nodes are not built yet; run with -backend cpu", d.Devices[0].Name, d.VersionString())
-	}
+	be, err := backends.Lookup(asked)
 	if err != nil {
-		return "cpu", "auto: no usable GPU: " + err.Error()
+		return nil, err.Error()
 	}
-	return "cpu", fmt.Sprintf("auto: found %s (CUDA %s), but this build runs shows on the CPU backend only", d.Devices[0].Name, d.VersionString())
+	found, err := be.Probe()
+	if err != nil {
+		return nil, fmt.Sprintf("-backend %s: %v", asked, err)
+	}
+	return be, "asked for: " + found
 }
 
 // checkCue refuses a cue for a bus or scene the plan does not have, before

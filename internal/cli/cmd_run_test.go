@@ -73,7 +73,7 @@ func TestRunRefusesBadFlagsAndPlans(t *testing.T) {
 		rc   int
 		msg  string
 	}{
-		{[]string{"run", "-backend", "tpu", show}, 2, "-backend must be auto, cpu or cuda"},
+		{[]string{"run", "-backend", "tpu", show}, 2, `there is no backend "tpu"`},
 		{[]string{"run", "-cue", "soon bus.pgm scene.b", show}, 2, "is not a time after the start"},
 		{[]string{"run", "-cue", "1s bus.pgm scene.c", show}, 2, "bus.pgm cannot show scene.c (its scenes: scene.a, scene.b)"},
 		{[]string{"run", "-cue", "1s bus.nope scene.a", show}, 2, "the show has no bus bus.nope"},

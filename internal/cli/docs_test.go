@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"github.com/onairhq/onair/internal/backends"
 	"os"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // `go run . nodes -markdown > docs/NODES.md`.
 func TestNodeReferenceIsCurrent(t *testing.T) {
 	var b bytes.Buffer
-	if err := nodes.WriteReference(&b, true); err != nil {
+	if err := nodes.WriteReference(&b, true, backends.RunsOn); err != nil {
 		t.Fatal(err)
 	}
 	have, err := os.ReadFile("docs/NODES.md")

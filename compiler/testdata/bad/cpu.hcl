@@ -5,6 +5,6 @@ show {
   frame_rate = "30"
 }
 
-source "hevc_file" "cam" { # want - "Source needs a GPU"
+source "hevc_file" "cam" { # want - "Source cannot run on this backend"
   path = "cam.hevc"
 }

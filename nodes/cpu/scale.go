@@ -1,0 +1,354 @@
+package cpu
+
+import (
+	"github.com/onairhq/onair/frame"
+)
+
+// coefBits is the fixed-point precision of filter coefficients; interBits
+// the fractional bits kept between the horizontal and the vertical pass.
+const (
+	coefBits  = 12
+	interBits = 6
+)
+
+// filter is a precomputed 1-D resampling filter: for each destination
+// position i, taps coefficients applied to source positions start[i]+k.
+type filter struct {
+	src, dst int
+	taps     int
+	start    []int32
+	coef     []int32 // len dst*taps, each group sums to 1<<coefBits
+}
+
+// newFilter builds the bilinear (triangle) filter that maps src samples onto
+// dst samples with centre-aligned sample positions, as ffmpeg's
+// scale=flags=bilinear does: a plain two-tap interpolation when enlarging and
+// a triangle widened by the ratio when shrinking, so that shrinking averages
+// rather than aliases. Positions outside the source clamp to its edge.
+func newFilter(src, dst int) *filter {
+	ratio := float64(src) / float64(dst)
+	support := 1.0
+	if ratio > 1 {
+		support = ratio
+	}
+	taps := int(2*support) + 2
+	if taps > src {
+		taps = src
+	}
+	if taps < 1 {
+		taps = 1
+	}
+	f := &filter{src: src, dst: dst, taps: taps, start: make([]int32, dst), coef: make([]int32, dst*taps)}
+	w := make([]float64, taps)
+	for i := 0; i < dst; i++ {
+		center := (float64(i)+0.5)*ratio - 0.5
+		first := int(center - support + 1) // floor for positive; fixed below
+		if float64(first) > center-support+1 {
+			first--
+		}
+		if first+taps > src {
+			first = src - taps
+		}
+		if first < 0 {
+			first = 0
+		}
+		// Accumulate triangle weights of every source sample in reach onto
+		// the clamped window [first, first+taps).
+		for k := range w {
+			w[k] = 0
+		}
+		lo, hi := int(center-support)-1, int(center+support)+1
+		var sum float64
+		for s := lo; s <= hi; s++ {
+			d := float64(s) - center
+			if d < 0 {
+				d = -d
+			}
+			wt := 1 - d/support
+			if wt <= 0 {
+				continue
+			}
+			c := min(max(s, 0), src-1)
+			k := c - first
+			if k < 0 {
+				k = 0
+			} else if k >= taps {
+				k = taps - 1
+			}
+			w[k] += wt
+			sum += wt
+		}
+		f.start[i] = int32(first)
+		var isum int32
+		best := 0
+		for k := range w {
+			v := int32(w[k]/sum*(1<<coefBits) + 0.5)
+			f.coef[i*taps+k] = v
+			isum += v
+			if w[k] > w[best] {
+				best = k
+			}
+		}
+		f.coef[i*taps+best] += (1 << coefBits) - isum
+	}
+	return f.trim()
+}
+
+// trim drops the leading and trailing taps that are zero for every
+// position, so the inner loops do no useless multiplies.
+func (f *filter) trim() *filter {
+	// Per position, shift the window so it starts at its first non-zero tap,
+	// then keep the widest span of non-zero taps.
+	width := 0
+	firsts := make([]int, f.dst)
+	for i := 0; i < f.dst; i++ {
+		cf := f.coef[i*f.taps : (i+1)*f.taps]
+		lo, hi := 0, len(cf)-1
+		for lo < hi && cf[lo] == 0 {
+			lo++
+		}
+		for hi > lo && cf[hi] == 0 {
+			hi--
+		}
+		firsts[i] = lo
+		width = max(width, hi-lo+1)
+	}
+	if width == f.taps {
+		return f
+	}
+	n := &filter{src: f.src, dst: f.dst, taps: width, start: make([]int32, f.dst), coef: make([]int32, f.dst*width)}
+	for i := 0; i < f.dst; i++ {
+		st := int(f.start[i]) + firsts[i]
+		lo := firsts[i]
+		if st+width > f.src { // keep the window inside the source
+			d := st + width - f.src
+			st -= d
+			lo -= d
+		}
+		n.start[i] = int32(st)
+		for k := 0; k < width; k++ {
+			if o := lo + k; o >= 0 && o < f.taps {
+				n.coef[i*width+k] = f.coef[i*f.taps+o]
+			}
+		}
+	}
+	return n
+}
+
+// sample is a stored sample type: bytes for NV12, words for P010.
+type sample interface{ ~uint8 | ~uint16 }
+
+// planeJob scales the window (sx0, sy0, sw×sh, in sample units) of a source
+// plane onto the rectangle at (dx0, dy0) of a destination plane, drawing only
+// destination columns [vx0, vx1) and rows [vy0, vy1) relative to that
+// rectangle, blended with alpha (256 = opaque). ch is 1 for luma and 2 for
+// interleaved chroma; shift converts stored samples to their value (6 for
+// P010, 0 for NV12).
+type planeJob[T sample] struct {
+	src                []T
+	srcPitch           int // in samples of T
+	sx0, sy0           int // in pixels (chroma: pairs)
+	dst                []T
+	dstPitch           int
+	dx0, dy0           int
+	vx0, vx1, vy0, vy1 int
+	ch                 int
+	shift              uint
+	alpha              int32
+	fx, fy             *filter
+}
+
+func (j *planeJob[T]) run(tmp []int32) []int32 {
+	vw := j.vx1 - j.vx0
+	if vw <= 0 || j.vy1 <= j.vy0 {
+		return tmp
+	}
+	// Source rows the visible destination rows reach.
+	rlo := int(j.fy.start[j.vy0])
+	rhi := int(j.fy.start[j.vy1-1]) + j.fy.taps
+	rows := rhi - rlo
+	rowLen := vw * j.ch
+	if need := rows*rowLen + rowLen; cap(tmp) < need {
+		tmp = make([]int32, need)
+	} else {
+		tmp = tmp[:need]
+	}
+	fx, ch, shift := j.fx, j.ch, j.shift
+	taps := fx.taps
+	const hround = 1 << (coefBits - interBits - 1)
+	const hshift = coefBits - interBits
+	for r := 0; r < rows; r++ {
+		srow := j.src[(j.sy0+rlo+r)*j.srcPitch+j.sx0*ch:]
+		out := tmp[r*rowLen : (r+1)*rowLen]
+		if ch == 1 && taps == 4 { // the 2:1 shrink of a grid cell
+			for i := range out {
+				x := j.vx0 + i
+				sp := srow[int(fx.start[x]):]
+				sp = sp[:4]
+				cf := fx.coef[x*4:]
+				cf = cf[:4]
+				s := cf[0]*(int32(sp[0])>>shift) + cf[1]*(int32(sp[1])>>shift) + cf[2]*(int32(sp[2])>>shift) + cf[3]*(int32(sp[3])>>shift)
+				out[i] = (s + hround) >> hshift
+			}
+			continue
+		}
+		if ch == 2 && taps == 4 {
+			for i := 0; i+1 < len(out); i += 2 {
+				x := j.vx0 + i/2
+				sp := srow[int(fx.start[x])*2:]
+				sp = sp[:8]
+				cf := fx.coef[x*4:]
+				cf = cf[:4]
+				out[i] = (cf[0]*(int32(sp[0])>>shift) + cf[1]*(int32(sp[2])>>shift) + cf[2]*(int32(sp[4])>>shift) + cf[3]*(int32(sp[6])>>shift) + hround) >> hshift
+				out[i+1] = (cf[0]*(int32(sp[1])>>shift) + cf[1]*(int32(sp[3])>>shift) + cf[2]*(int32(sp[5])>>shift) + cf[3]*(int32(sp[7])>>shift) + hround) >> hshift
+			}
+			continue
+		}
+		if ch == 1 {
+			for i := range out {
+				x := j.vx0 + i
+				st := int(fx.start[x])
+				cf := fx.coef[x*taps : x*taps+taps]
+				sp := srow[st:]
+				sp = sp[:len(cf)]
+				var s int32
+				for k, c := range cf {
+					s += c * (int32(sp[k]) >> shift)
+				}
+				out[i] = (s + hround) >> hshift
+			}
+			continue
+		}
+		for i := 0; i+1 < len(out); i += 2 {
+			x := j.vx0 + i/2
+			st := int(fx.start[x]) * 2
+			cf := fx.coef[x*taps : x*taps+taps]
+			sp := srow[st:]
+			sp = sp[:2*len(cf)]
+			var s0, s1 int32
+			for k, c := range cf {
+				s0 += c * (int32(sp[2*k]) >> shift)
+				s1 += c * (int32(sp[2*k+1]) >> shift)
+			}
+			out[i] = (s0 + hround) >> hshift
+			out[i+1] = (s1 + hround) >> hshift
+		}
+	}
+	// Vertical pass: accumulate whole rows tap by tap (sequential memory).
+	acc := tmp[rows*rowLen : rows*rowLen+rowLen]
+	fy := j.fy
+	const vround = 1 << (coefBits + interBits - 1)
+	maxv := int32(255)
+	if shift > 0 {
+		maxv = 1023
+	}
+	a, na := j.alpha, 256-j.alpha
+	for y := j.vy0; y < j.vy1; y++ {
+		base := (int(fy.start[y]) - rlo) * rowLen
+		cf := fy.coef[y*fy.taps : y*fy.taps+fy.taps]
+		if len(cf) == 4 { // the 2:1 shrink: one fused pass
+			r0 := tmp[base:]
+			r0 = r0[:len(acc)]
+			r1 := tmp[base+rowLen:]
+			r1 = r1[:len(acc)]
+			r2 := tmp[base+2*rowLen:]
+			r2 = r2[:len(acc)]
+			r3 := tmp[base+3*rowLen:]
+			r3 = r3[:len(acc)]
+			c0, c1, c2, c3 := cf[0], cf[1], cf[2], cf[3]
+			for i := range acc {
+				acc[i] = vround + c0*r0[i] + c1*r1[i] + c2*r2[i] + c3*r3[i]
+			}
+		} else {
+			for i := range acc {
+				acc[i] = vround
+			}
+			for k, c := range cf {
+				if c == 0 {
+					continue
+				}
+				src := tmp[base+k*rowLen:]
+				src = src[:len(acc)]
+				for i := range acc {
+					acc[i] += c * src[i]
+				}
+			}
+		}
+		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]
+		drow = drow[:len(acc)]
+		for i, s := range acc {
+			v := s >> (coefBits + interBits)
+			if v > maxv {
+				v = maxv
+			} else if v < 0 {
+				v = 0
+			}
+			if a < 256 {
+				v = (v*a + (int32(drow[i])>>shift)*na + 128) >> 8
+			}
+			drow[i] = T(v << shift)
+		}
+	}
+	return tmp
+}
+
+// scalerKey identifies the filters of one scaling geometry.
+type scalerKey struct{ sw, sh, dw, dh int }
+
+type scaler struct {
+	lx, ly, cx, cy *filter
+	used           uint64 // the compositor's render count when last used
+}
+
+// scaleInto draws the crop window of src stretched onto rect of dst (both
+// even), clipped to dst, blended with alpha (256 = opaque).
+func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alpha int32, y0, y1 int) {
+	// Visible part of rect, within the band of rows [y0, y1).
+	vx0, vy0 := max(0, -rect.X), max(0, -rect.Y, y0-rect.Y)
+	vx1, vy1 := min(rect.W, dst.Width-rect.X), min(rect.H, dst.Height-rect.Y, y1-rect.Y)
+	if vx1 <= vx0 || vy1 <= vy0 {
+		return
+	}
+	if crop.W == rect.W && crop.H == rect.H && alpha >= 256 {
+		copyRect(dst, src, crop, rect, vx0, vy0, vx1, vy1)
+		return
+	}
+	sc := c.scalerFor(scalerKey{crop.W, crop.H, rect.W, rect.H})
+	if dst.Format == frame.P010 {
+		c.tmp = (&planeJob[uint16]{
+			src: src.Plane16(0), srcPitch: src.Pitch[0] / 2, sx0: crop.X, sy0: crop.Y,
+			dst: dst.Plane16(0), dstPitch: dst.Pitch[0] / 2, dx0: rect.X, dy0: rect.Y,
+			vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, shift: 6, alpha: alpha, fx: sc.lx, fy: sc.ly,
+		}).run(c.tmp)
+		c.tmp = (&planeJob[uint16]{
+			src: src.Plane16(1), srcPitch: src.Pitch[1] / 2, sx0: crop.X / 2, sy0: crop.Y / 2,
+			dst: dst.Plane16(1), dstPitch: dst.Pitch[1] / 2, dx0: rect.X / 2, dy0: rect.Y / 2,
+			vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, shift: 6, alpha: alpha, fx: sc.cx, fy: sc.cy,
+		}).run(c.tmp)
+		return
+	}
+	c.tmp = (&planeJob[uint8]{
+		src: src.Data[0], srcPitch: src.Pitch[0], sx0: crop.X, sy0: crop.Y,
+		dst: dst.Data[0], dstPitch: dst.Pitch[0], dx0: rect.X, dy0: rect.Y,
+		vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: alpha, fx: sc.lx, fy: sc.ly,
+	}).run(c.tmp)
+	c.tmp = (&planeJob[uint8]{
+		src: src.Data[1], srcPitch: src.Pitch[1], sx0: crop.X / 2, sy0: crop.Y / 2,
+		dst: dst.Data[1], dstPitch: dst.Pitch[1], dx0: rect.X / 2, dy0: rect.Y / 2,
+		vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, alpha: alpha, fx: sc.cx, fy: sc.cy,
+	}).run(c.tmp)
+}
+
+// copyRect is the 1:1 opaque case: a row copy per visible row.
+func copyRect(dst, src *frame.Frame, crop, rect frame.Rect, vx0, vy0, vx1, vy1 int) {
+	bps := dst.Format.BytesPerSample()
+	for p := 0; p < 2; p++ {
+		sh := p // chroma rows are half as many; columns stay in bytes (pairs)
+		n := (vx1 - vx0) * bps
+		for y := vy0 >> sh; y < vy1>>sh; y++ {
+			so := (crop.Y>>sh+y)*src.Pitch[p] + (crop.X+vx0)*bps
+			do := (rect.Y>>sh+y)*dst.Pitch[p] + (rect.X+vx0)*bps
+			copy(dst.Data[p][do:do+n], src.Data[p][so:so+n])
+		}
+	}
+}

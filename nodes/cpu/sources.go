@@ -1,0 +1,276 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/runtime"
+)
+
+// testPattern draws frames on a thread of its own (as the registry places
+// it), blocking on its output edge, or, placed on a loop, whenever the
+// edge has room (its Consumed signal wakes it); either way it never runs
+// ahead of the pacer by more than the edge holds.
+type testPattern struct {
+	st      *show.SourceState
+	tp      *media.TestPattern
+	pool    *frame.Pool
+	pending Frame
+}
+
+func newTestPattern(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	f, w, h, rate, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	pat, err := media.ParsePattern(show.ParamString(&n, "pattern", "bars"))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	tp, err := media.NewTestPattern(media.TestPatternConfig{
+		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
+		Rate: rate, Colour: show.ParseColour(show.ParamString(&n, "colour", "")),
+	})
+	if err != nil {
+		return nil, err
+	}
+	pool, err := frame.NewPool(f, w, h, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(ctx.Outputs) != 1 {
+		return nil, fmt.Errorf("node %s: a test pattern has one output, the plan gives it %d", n.ID, len(ctx.Outputs))
+	}
+	return &testPattern{st: b.Source(n.Address), tp: tp, pool: pool}, nil
+}
+
+func (t *testPattern) Start(ctx *runtime.NodeContext[Frame]) error {
+	// Continue the numbering after a restart, so timestamps never go back.
+	t.tp.SetNext(int64(t.st.Produced.Load()))
+	if ctx.Loop() == nil {
+		// On a thread of its own: draw, then wait for room on the edge.
+		ctx.Go(func() error {
+			for !ctx.Stopping() {
+				f, err := t.pool.Get()
+				if err != nil {
+					return err
+				}
+				if err := t.tp.Next(f); err != nil {
+					f.Release()
+					return err
+				}
+				t.st.Produced.Add(1)
+				if ok, _ := ctx.Put(0, f); !ok {
+					f.Release()
+				}
+			}
+			return nil
+		})
+		return nil
+	}
+	_, err := ctx.Watch(ctx.Outputs[0].Consumed(), func(r *runtime.Registration) {
+		t.fill(ctx)
+		r.Rearm()
+	})
+	if err != nil {
+		return err
+	}
+	t.fill(ctx)
+	return nil
+}
+
+func (t *testPattern) fill(ctx *runtime.NodeContext[Frame]) {
+	for !ctx.Stopping() {
+		if t.pending == nil {
+			f, err := t.pool.Get()
+			if err != nil {
+				ctx.Fail(err)
+				return
+			}
+			if err := t.tp.Next(f); err != nil {
+				f.Release()
+				ctx.Fail(err)
+				return
+			}
+			t.st.Produced.Add(1)
+			t.pending = f
+		}
+		ok, err := ctx.Put(0, t.pending)
+		if errors.Is(err, runtime.ErrWouldBlock) {
+			return // full: the Consumed watch calls again
+		}
+		if err != nil || !ok {
+			t.pending.Release()
+			t.pending = nil
+			if err != nil {
+				return
+			}
+			continue
+		}
+		t.pending = nil
+	}
+}
+
+func (t *testPattern) Stop() {
+	if t.pending != nil {
+		t.pending.Release()
+		t.pending = nil
+	}
+}
+
+// rawFile reads a raw NV12/P010 file (or a Y4M file) on a thread of its own and blocks on
+// its output edge, which the pacer empties one frame per period. A file that
+// is missing or breaks is reported (node status, the source's last error)
+// and the source sends black frames while it tries the file again every
+// second, so the buses keep their deadlines.
+type rawFile struct {
+	st    *show.SourceState
+	cfg   media.RawFileConfig
+	pool  *frame.Pool
+	rate  frame.Rational
+	retry time.Duration
+	hold  bool         // on_error = "hold": repeat the last good frame, not black
+	last  *frame.Frame // the last good frame, kept for hold
+}
+
+func newRawFile(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	f, w, h, rate, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	path := b.Resolve(show.ParamString(&n, "path", ""))
+	if path == "" {
+		return nil, fmt.Errorf("node %s: no path", n.ID)
+	}
+	loop, err := ctx.ParamBool("loop", true)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := frame.NewPool(f, w, h, 0)
+	if err != nil {
+		return nil, err
+	}
+	onError := show.ParamString(&n, "on_error", "black")
+	if onError != "black" && onError != "hold" {
+		return nil, fmt.Errorf("node %s: on_error %q: use black or hold", n.ID, onError)
+	}
+	return &rawFile{
+		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, hold: onError == "hold",
+		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
+			Colour: show.ParseColour(show.ParamString(&n, "colour", "")), Loop: loop, Resident: show.ParamString(&n, "mode", "") == "resident"},
+	}, nil
+}
+
+func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
+	ctx.Go(func() error { return r.run(ctx) })
+	return nil
+}
+
+// reader is what rawFile reads frames from: a raw file, or a Y4M file.
+type reader interface {
+	Next(dst *frame.Frame) error
+	Close() error
+}
+
+// open opens the source's file: a .y4m file through the Y4M reader (its
+// header must agree with the source's format and size), anything else as
+// raw frames back to back.
+func (r *rawFile) open() (reader, error) {
+	if !strings.EqualFold(filepath.Ext(r.cfg.Path), ".y4m") {
+		return media.OpenRawFile(r.cfg)
+	}
+	y, err := media.OpenY4M(r.cfg.Path, r.cfg.ID, r.cfg.Loop)
+	if err != nil {
+		return nil, err
+	}
+	if y.Format() != r.cfg.Format || y.Width() != r.cfg.Width || y.Height() != r.cfg.Height {
+		y.Close()
+		return nil, fmt.Errorf("y4m %s holds %v %dx%d frames, but the source declares %v %dx%d: set the source's format and size to match", r.cfg.Path, y.Format(), y.Width(), y.Height(), r.cfg.Format, r.cfg.Width, r.cfg.Height)
+	}
+	return y, nil
+}
+
+func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
+	var src reader
+	defer func() {
+		if src != nil {
+			src.Close()
+		}
+	}()
+	var nextTry time.Time
+	n := int64(r.st.Produced.Load())
+	for !ctx.Stopping() {
+		if src == nil && time.Now().After(nextTry) {
+			s, err := r.open()
+			if err != nil {
+				r.report(ctx, err)
+				nextTry = time.Now().Add(r.retry)
+			} else {
+				src = s
+				r.st.ClearErr()
+			}
+		}
+		f, err := r.pool.Get()
+		if err != nil {
+			return err
+		}
+		if src != nil {
+			err = src.Next(f)
+			if errors.Is(err, io.EOF) { // a file that does not loop has ended
+				f.Release()
+				ctx.Log.Info("raw file ended", "path", r.cfg.Path, "frames", n)
+				ctx.Done().Wait(ctx.Stopping, -1)
+				return nil
+			}
+			if err != nil {
+				r.report(ctx, err)
+				src.Close()
+				src = nil
+				nextTry = time.Now().Add(r.retry)
+			}
+		}
+		switch {
+		case (src == nil || err != nil) && r.hold && r.last != nil:
+			f.CopyFrom(r.last) // the last good frame while the file is unusable
+		case src == nil || err != nil:
+			f.Fill() // black while the file is unusable
+			f.Colour, f.Source = r.cfg.Colour, r.cfg.ID
+		case r.hold:
+			if r.last == nil {
+				r.last, _ = frame.New(f.Format, f.Width, f.Height)
+			}
+			r.last.CopyFrom(f)
+		}
+		f.PTS, f.TimeBase, f.SourceFrame = n, r.rate.Inverse(), n
+		n++
+		r.st.Produced.Add(1)
+		if ok, err := ctx.Put(0, f); !ok {
+			f.Release()
+			if err != nil {
+				return nil // stopping
+			}
+		}
+	}
+	return nil
+}
+
+func (r *rawFile) report(ctx *runtime.NodeContext[Frame], err error) {
+	ctx.Stats.Errors.Add(1)
+	if r.st.Fail(err) {
+		what := "source shows black until its file is usable"
+		if r.hold {
+			what = "source holds its last good frame until its file is usable"
+		}
+		ctx.Log.Error(what, "error", err)
+	}
+}
+
+func (r *rawFile) Stop() {}

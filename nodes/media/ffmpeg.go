@@ -1,0 +1,417 @@
+package media
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onairhq/onair/frame"
+)
+
+// FFmpegConfig describes an ffmpeg output: raw frames piped to an external
+// ffmpeg started as
+//
+//	ffmpeg -hide_banner -loglevel error -f rawvideo -pix_fmt nv12|p010le -s WxH -r R -i pipe:0 ARGS...
+type FFmpegConfig struct {
+	Bin    string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
+	Args   []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	Format frame.Format
+	Width  int
+	Height int
+	Rate   frame.Rational
+	// Queue is how many frames wait for the process at most; when full the
+	// oldest is dropped and counted. 0 means 8.
+	Queue int
+	// StallTimeout is how long one frame may take to go into the pipe
+	// before the process counts as stalled and is killed. 0 means 2 s.
+	StallTimeout time.Duration
+	// BackoffMin and BackoffMax bound the wait before a restart; it doubles
+	// after every failure and goes back to BackoffMin once a process has
+	// taken frames for a while. 0 means 100 ms and 5 s.
+	BackoffMin, BackoffMax time.Duration
+	// OnEvent, if set, is called from the output's goroutine for every start,
+	// exit, stall and failed start. It must not block.
+	OnEvent func(FFmpegEvent)
+}
+
+// FFmpegEventKind says what happened to the process.
+type FFmpegEventKind uint8
+
+const (
+	FFmpegStarted     FFmpegEventKind = iota // a process started (the first, or a restart)
+	FFmpegExited                             // a process exited before Close (a crash, a kill, or its own end)
+	FFmpegStalled                            // a frame waited StallTimeout for the pipe; the process was killed
+	FFmpegStartFailed                        // the binary could not be started; retried after backoff
+)
+
+func (k FFmpegEventKind) String() string {
+	return [...]string{"started", "exited", "stalled", "start failed"}[k]
+}
+
+// FFmpegEvent reports one change of the process.
+type FFmpegEvent struct {
+	Kind     FFmpegEventKind
+	PID      int
+	Restarts int64
+	Err      error // why it exited, stalled or did not start (with its last stderr lines)
+}
+
+// FFmpegStats is a snapshot of an ffmpeg output's counters.
+type FFmpegStats struct {
+	Written   int64 // frames that went into a process's pipe
+	Dropped   int64 // frames dropped because the queue was full
+	Restarts  int64 // processes started after the first
+	Exits     int64 // processes that exited or were killed before Close
+	Stalls    int64
+	Running   bool
+	PID       int
+	LastError string
+}
+
+// FFmpeg is the ffmpeg output. Write never blocks: frames wait in a bounded
+// queue that drops its oldest frame when full, and one goroutine feeds them to
+// the process, watches it for exit and stalls, and restarts it with
+// exponential backoff. Close writes what is queued, closes the pipe so
+// ffmpeg can finish its file, and waits for it.
+type FFmpeg struct {
+	cfg  FFmpegConfig
+	args []string
+
+	mu      sync.Mutex
+	queue   []*frame.Frame // ring
+	head, n int
+	closing bool
+	stats   FFmpegStats
+	cmd     *exec.Cmd
+
+	wake chan struct{}
+	stop chan struct{} // closed by Close
+	done chan struct{}
+}
+
+// StartFFmpeg checks cfg, starts the process and the goroutine that feeds it.
+// A process that fails to start is retried like one that exits; only a
+// missing binary or a bad configuration is an error here.
+func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
+	if cfg.Bin == "" {
+		cfg.Bin = "ffmpeg"
+	}
+	bin, err := exec.LookPath(cfg.Bin)
+	if err != nil {
+		return nil, fmt.Errorf("ffmpeg output: %w (install ffmpeg or set the output's binary)", err)
+	}
+	cfg.Bin = bin
+	if err := checkRecord(cfg.Format, cfg.Width, cfg.Height, cfg.Rate); err != nil {
+		return nil, fmt.Errorf("ffmpeg output: %w", err)
+	}
+	if len(cfg.Args) == 0 {
+		return nil, fmt.Errorf("ffmpeg output: no arguments: give at least an output, e.g. [\"-c:v\", \"libx264\", \"out.mp4\"]")
+	}
+	if cfg.Queue <= 0 {
+		cfg.Queue = 8
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = 2 * time.Second
+	}
+	if cfg.BackoffMin <= 0 {
+		cfg.BackoffMin = 100 * time.Millisecond
+	}
+	if cfg.BackoffMax < cfg.BackoffMin {
+		cfg.BackoffMax = max(5*time.Second, cfg.BackoffMin)
+	}
+	pix := "nv12"
+	if cfg.Format == frame.P010 {
+		pix = "p010le"
+	}
+	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", pix,
+		"-s", strconv.Itoa(cfg.Width) + "x" + strconv.Itoa(cfg.Height), "-r", cfg.Rate.String(), "-i", "pipe:0"}
+	o := &FFmpeg{
+		cfg: cfg, args: append(args, cfg.Args...),
+		queue: make([]*frame.Frame, cfg.Queue),
+		wake:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go o.supervise()
+	return o, nil
+}
+
+// CommandLine is the ffmpeg command the output runs.
+func (o *FFmpeg) CommandLine() []string { return append([]string{o.cfg.Bin}, o.args...) }
+
+// Write queues f (retaining it) and returns at once. When the queue is full
+// its oldest frame is released and counted as dropped.
+func (o *FFmpeg) Write(f *frame.Frame) error {
+	if f.Format != o.cfg.Format || f.Width != o.cfg.Width || f.Height != o.cfg.Height {
+		return fmt.Errorf("ffmpeg output: frame is %v %dx%d, the output takes %v %dx%d", f.Format, f.Width, f.Height, o.cfg.Format, o.cfg.Width, o.cfg.Height)
+	}
+	o.mu.Lock()
+	if o.closing {
+		o.mu.Unlock()
+		return errors.New("ffmpeg output: closed")
+	}
+	f.Retain()
+	if o.n == len(o.queue) {
+		old := o.queue[o.head]
+		o.queue[o.head] = nil
+		o.head = (o.head + 1) % len(o.queue)
+		o.n--
+		o.stats.Dropped++
+		old.Release()
+	}
+	o.queue[(o.head+o.n)%len(o.queue)] = f
+	o.n++
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (o *FFmpeg) pop() (*frame.Frame, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 {
+		return nil, o.closing
+	}
+	f := o.queue[o.head]
+	o.queue[o.head] = nil
+	o.head = (o.head + 1) % len(o.queue)
+	o.n--
+	return f, false
+}
+
+// Stats returns the output's counters.
+func (o *FFmpeg) Stats() FFmpegStats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stats
+}
+
+// PID is the process id of the running ffmpeg, 0 when none runs.
+func (o *FFmpeg) PID() int { return o.Stats().PID }
+
+func (o *FFmpeg) event(e FFmpegEvent) {
+	if o.cfg.OnEvent != nil {
+		o.cfg.OnEvent(e)
+	}
+}
+
+// tailBuffer keeps the last few KiB of a process's stderr.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 4096 {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-4096:]...)
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(bytes.ToValidUTF8(t.buf, nil)))
+}
+
+func (o *FFmpeg) supervise() {
+	defer close(o.done)
+	backoff := o.cfg.BackoffMin
+	first := true
+	for {
+		if o.isClosing() {
+			o.drop()
+			return
+		}
+		if !first {
+			o.mu.Lock()
+			o.stats.Restarts++
+			o.mu.Unlock()
+		}
+		first = false
+		ran, closed := o.runOnce()
+		if closed {
+			return
+		}
+		if ran > 10*time.Second {
+			backoff = o.cfg.BackoffMin
+		}
+		select {
+		case <-time.After(backoff):
+		case <-o.stop:
+		}
+		backoff = min(backoff*2, o.cfg.BackoffMax)
+	}
+}
+
+func (o *FFmpeg) isClosing() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closing
+}
+
+// drop releases every queued frame.
+func (o *FFmpeg) drop() {
+	for {
+		f, _ := o.pop()
+		if f == nil {
+			return
+		}
+		f.Release()
+	}
+}
+
+// runOnce starts one process and feeds it until it exits, stalls, or the
+// output closes. It returns how long the process ran and whether the output
+// is closed (the process then finished cleanly or was killed).
+func (o *FFmpeg) runOnce() (time.Duration, bool) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
+		return 0, false
+	}
+	var stderr tailBuffer
+	cmd := exec.Command(o.cfg.Bin, o.args...)
+	cmd.Stdin, cmd.Stderr = pr, &stderr
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: starting %s: %w", o.cfg.Bin, err))
+		return 0, false
+	}
+	pr.Close()
+	start := time.Now()
+	pid := cmd.Process.Pid
+	o.mu.Lock()
+	o.stats.Running, o.stats.PID, o.cmd = true, pid, cmd
+	restarts := o.stats.Restarts
+	o.mu.Unlock()
+	o.event(FFmpegEvent{Kind: FFmpegStarted, PID: pid, Restarts: restarts})
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	finish := func(kind FFmpegEventKind, err error) {
+		o.mu.Lock()
+		o.stats.Running, o.stats.PID, o.cmd = false, 0, nil
+		o.mu.Unlock()
+		if err != nil {
+			o.fail(kind, pid, err)
+		}
+	}
+	describe := func(werr error) error {
+		msg := stderr.String()
+		if msg != "" {
+			return fmt.Errorf("ffmpeg output: process %d %v: %s", pid, werr, lastLines(msg, 3))
+		}
+		return fmt.Errorf("ffmpeg output: process %d %v", pid, werr)
+	}
+	for {
+		f, closing := o.pop()
+		if f == nil {
+			if closing {
+				// Clean stop: close the pipe so ffmpeg ends its file.
+				pw.Close()
+				select {
+				case <-exited:
+				case <-time.After(10 * time.Second):
+					cmd.Process.Kill()
+					<-exited
+				}
+				finish(FFmpegExited, nil)
+				return time.Since(start), true
+			}
+			select {
+			case <-o.wake:
+				continue
+			case werr := <-exited:
+				pw.Close()
+				if werr == nil {
+					werr = errors.New("exited before the output was closed")
+				}
+				o.countExit(false)
+				finish(FFmpegExited, describe(werr))
+				return time.Since(start), false
+			}
+		}
+		pw.SetWriteDeadline(time.Now().Add(o.cfg.StallTimeout))
+		_, err := f.WriteTo(pw)
+		f.Release()
+		if err != nil {
+			pw.Close()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				cmd.Process.Kill()
+				<-exited
+				o.countExit(true)
+				finish(FFmpegStalled, fmt.Errorf("ffmpeg output: process %d stalled: a frame waited %v for the pipe; killed", pid, o.cfg.StallTimeout))
+				return time.Since(start), false
+			}
+			werr := <-exited
+			if werr == nil {
+				werr = fmt.Errorf("closed its input (%v)", err)
+			}
+			o.countExit(false)
+			finish(FFmpegExited, describe(werr))
+			return time.Since(start), false
+		}
+		o.mu.Lock()
+		o.stats.Written++
+		o.mu.Unlock()
+	}
+}
+
+func (o *FFmpeg) countExit(stall bool) {
+	o.mu.Lock()
+	o.stats.Exits++
+	if stall {
+		o.stats.Stalls++
+	}
+	o.mu.Unlock()
+}
+
+func (o *FFmpeg) fail(kind FFmpegEventKind, pid int, err error) {
+	o.mu.Lock()
+	o.stats.LastError = err.Error()
+	restarts := o.stats.Restarts
+	o.mu.Unlock()
+	o.event(FFmpegEvent{Kind: kind, PID: pid, Restarts: restarts, Err: err})
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
+}
+
+// Close stops taking frames, writes what is queued to a running process,
+// closes its input so it can finish its file, and waits for it (killing it
+// after 10 s). Failures along the way were reported through OnEvent and
+// Stats; Close itself returns nil. Closing twice waits for the first.
+func (o *FFmpeg) Close() error {
+	o.mu.Lock()
+	if o.closing {
+		o.mu.Unlock()
+		<-o.done
+		return nil
+	}
+	o.closing = true
+	o.mu.Unlock()
+	close(o.stop)
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	<-o.done
+	return nil
+}

@@ -1,0 +1,324 @@
+package media
+
+import (
+	"fmt"
+
+	"github.com/onairhq/onair/frame"
+)
+
+// Pattern is what a test_pattern source draws.
+type Pattern uint8
+
+const (
+	// Bars: eight 75 % colour bars (BT.709, limited range) sliding left.
+	Bars Pattern = iota
+	// Ramp: a luma ramp sliding left over horizontal and vertical chroma ramps.
+	Ramp
+	// Solid: one flat colour (TestPatternConfig.Solid).
+	Solid
+	// Checker: 32-pixel black and white squares moving diagonally.
+	Checker
+)
+
+// ParsePattern maps "bars", "ramp", "solid" and "checker" to a Pattern.
+func ParsePattern(s string) (Pattern, error) {
+	switch s {
+	case "bars", "":
+		return Bars, nil
+	case "ramp":
+		return Ramp, nil
+	case "solid":
+		return Solid, nil
+	case "checker":
+		return Checker, nil
+	}
+	return 0, fmt.Errorf("unknown pattern %q: use bars, ramp, solid or checker", s)
+}
+
+func (p Pattern) String() string { return [...]string{"bars", "ramp", "solid", "checker"}[p] }
+
+// 75 % bars in 8-bit BT.709 limited range: white, yellow, cyan, green,
+// magenta, red, blue, black.
+var bars709 = [8][3]int32{
+	{180, 128, 128}, {168, 44, 136}, {145, 147, 44}, {134, 63, 52},
+	{63, 193, 204}, {51, 109, 212}, {28, 212, 120}, {16, 128, 128},
+}
+
+// TestPatternConfig describes a test_pattern source.
+type TestPatternConfig struct {
+	ID      string // the source id stamped on frame metadata
+	StampID uint16 // the number drawn into the picture with the frame number
+	Pattern Pattern
+	Format  frame.Format
+	Width   int
+	Height  int
+	Rate    frame.Rational // frames per second; timestamps count in 1/Rate
+	Colour  frame.Colour   // tags; zero: BT709
+	Solid   [3]uint8       // Y, Cb, Cr (8-bit scale) for Solid
+	NoStamp bool           // leave the frame-number stamp out
+}
+
+// TestPattern draws moving, frame-numbered pictures. Frame n carries PTS n
+// in a time base of 1/Rate, and its source id and number are drawn into the
+// top of the picture where ReadStamp can find them again.
+type TestPattern struct {
+	cfg TestPatternConfig
+	n   int64
+	row []int32 // scratch: one row of 10-bit samples
+}
+
+// NewTestPattern checks cfg and returns the source at frame 0.
+func NewTestPattern(cfg TestPatternConfig) (*TestPattern, error) {
+	if cfg.Format == 0 {
+		cfg.Format = frame.NV12
+	}
+	if cfg.Rate.Num <= 0 || cfg.Rate.Den <= 0 {
+		return nil, fmt.Errorf("test_pattern %q: frame rate %v must be positive", cfg.ID, cfg.Rate)
+	}
+	if cfg.Width < 32 || cfg.Height < 32 || cfg.Width%2 != 0 || cfg.Height%2 != 0 {
+		return nil, fmt.Errorf("test_pattern %q: size %dx%d must be even and at least 32x32", cfg.ID, cfg.Width, cfg.Height)
+	}
+	if cfg.Colour == (frame.Colour{}) {
+		cfg.Colour = frame.BT709
+	}
+	return &TestPattern{cfg: cfg, row: make([]int32, cfg.Width)}, nil
+}
+
+// Format, Width and Height describe the frames Next fills.
+func (t *TestPattern) Format() frame.Format { return t.cfg.Format }
+func (t *TestPattern) Width() int           { return t.cfg.Width }
+func (t *TestPattern) Height() int          { return t.cfg.Height }
+
+// Rate is the source's frame rate.
+func (t *TestPattern) Rate() frame.Rational { return t.cfg.Rate }
+
+// SetNext makes frame n the next one Next draws.
+func (t *TestPattern) SetNext(n int64) { t.n = n }
+
+// Next draws the next frame into dst (of the source's format and size).
+func (t *TestPattern) Next(dst *frame.Frame) error {
+	if dst.Format != t.cfg.Format || dst.Width != t.cfg.Width || dst.Height != t.cfg.Height {
+		return fmt.Errorf("test_pattern %q: frame is %v %dx%d, want %v %dx%d", t.cfg.ID, dst.Format, dst.Width, dst.Height, t.cfg.Format, t.cfg.Width, t.cfg.Height)
+	}
+	n := t.n
+	t.n++
+	Draw(dst, t.cfg.Pattern, n, t.cfg.Solid, t.row)
+	if !t.cfg.NoStamp {
+		DrawStamp(dst, t.cfg.StampID, uint32(n))
+	}
+	dst.PTS, dst.TimeBase = n, t.cfg.Rate.Inverse()
+	dst.Colour, dst.Source, dst.SourceFrame = t.cfg.Colour, t.cfg.ID, n
+	return nil
+}
+
+// Draw paints pattern p at frame number n over the whole of dst. solid is
+// the Y, Cb, Cr of Solid. row is optional scratch of dst.Width entries.
+func Draw(dst *frame.Frame, p Pattern, n int64, solid [3]uint8, row []int32) {
+	w, h := dst.Width, dst.Height
+	if len(row) < w {
+		row = make([]int32, w)
+	}
+	row = row[:w]
+	shift := int(n*4) % w
+	// Luma: every pattern but Checker is the same on every row.
+	switch p {
+	case Bars:
+		for x := range row {
+			row[x] = bars709[((x+shift)%w)*8/w][0] << 2
+		}
+		fillRows(dst, 0, 0, h, row)
+		for x := 0; x < w/2; x++ {
+			b := bars709[((2*x+shift)%w)*8/w]
+			row[2*x], row[2*x+1] = b[1]<<2, b[2]<<2
+		}
+		fillRows(dst, 1, 0, h/2, row)
+	case Ramp:
+		for x := range row {
+			row[x] = 64 + int32((x+shift)%w)*(940-64)/int32(w-1)
+		}
+		fillRows(dst, 0, 0, h, row)
+		for y := 0; y < h/2; y++ {
+			for x := 0; x < w/2; x++ {
+				row[2*x] = 64 + int32(y)*(960-64)/int32(h/2)
+				row[2*x+1] = 64 + int32(x)*(960-64)/int32(w/2)
+			}
+			fillRows(dst, 1, y, y+1, row)
+		}
+	case Solid:
+		for x := range row {
+			row[x] = int32(solid[0]) << 2
+		}
+		fillRows(dst, 0, 0, h, row)
+		for x := 0; x < w/2; x++ {
+			row[2*x], row[2*x+1] = int32(solid[1])<<2, int32(solid[2])<<2
+		}
+		fillRows(dst, 1, 0, h/2, row)
+	case Checker:
+		off := int(n*2) % 64
+		for y := 0; y < h; y++ {
+			for x := range row {
+				if ((x+off)/32+(y+off)/32)%2 == 0 {
+					row[x] = 940
+				} else {
+					row[x] = 64
+				}
+			}
+			fillRows(dst, 0, y, y+1, row)
+		}
+		for x := range row {
+			row[x] = 512
+		}
+		fillRows(dst, 1, 0, h/2, row)
+	}
+}
+
+// fillRows stores row (10-bit values) into rows [y0, y1) of plane p.
+func fillRows(dst *frame.Frame, p, y0, y1 int, row []int32) {
+	w := dst.Width
+	if dst.Format == frame.P010 {
+		pl, pitch := dst.Plane16(p), dst.Pitch[p]/2
+		first := pl[y0*pitch : y0*pitch+w]
+		for x := range first {
+			first[x] = uint16(row[x]) << 6
+		}
+		for y := y0 + 1; y < y1; y++ {
+			copy(pl[y*pitch:y*pitch+w], first)
+		}
+		return
+	}
+	pl, pitch := dst.Data[p], dst.Pitch[p]
+	first := pl[y0*pitch : y0*pitch+w]
+	for x := range first {
+		first[x] = uint8(row[x] >> 2)
+	}
+	for y := y0 + 1; y < y1; y++ {
+		copy(pl[y*pitch:y*pitch+w], first)
+	}
+}
+
+// The stamp: 48 bits (16 of source id, 24 of frame number, 8 of check) as
+// black and white blocks, stampCols across and stampRows down, each block
+// Width/stampCols by Height/stampBlockRows pixels, along the top of the
+// picture. Blocks that large survive scaling to a quarter and blending.
+const (
+	stampCols      = 16
+	stampRows      = 3
+	stampBlockRows = 16 // block height is Height/16
+)
+
+func stampBits(id uint16, n uint32) uint64 {
+	v := uint64(id)<<24 | uint64(n&0xffffff)
+	return v<<8 | uint64(stampCheck(v))
+}
+
+// stampCheck is a small checksum that tells a stamp from random picture.
+func stampCheck(v uint64) uint8 {
+	c := uint8(0xa5)
+	for i := 0; i < 5; i++ {
+		c = c*31 + uint8(v>>(8*i))
+	}
+	return c
+}
+
+// DrawStamp draws id and the low 24 bits of frame number n into the top of
+// dst as large black and white blocks (chroma neutral).
+func DrawStamp(dst *frame.Frame, id uint16, n uint32) {
+	bits := stampBits(id, n)
+	w, h := dst.Width, dst.Height
+	var y16, y235, c128 uint16 = 16, 235, 128
+	if dst.Format == frame.P010 {
+		y16, y235, c128 = 64<<6, 940<<6, 512<<6
+	}
+	for i := 0; i < stampCols*stampRows; i++ {
+		r, c := i/stampCols, i%stampCols
+		yv := y16
+		if bits>>(47-i)&1 == 1 {
+			yv = y235
+		}
+		x0, x1 := c*w/stampCols&^1, (c+1)*w/stampCols&^1
+		y0, y1 := r*h/stampBlockRows&^1, (r+1)*h/stampBlockRows&^1
+		dst.FillRect(x0, y0, x1-x0, y1-y0, yv, c128, c128)
+	}
+}
+
+// ReadStamp reads the id and frame number DrawStamp drew, from a picture
+// that now covers rect of f (scaled, possibly blended). It samples the middle
+// of each block, so it tolerates bilinear scaling down to a quarter of the
+// original size. ok is false when the check does not match (no stamp there).
+func ReadStamp(f *frame.Frame, rect frame.Rect) (id uint16, n uint32, ok bool) {
+	var bits uint64
+	bw, bh := float64(rect.W)/stampCols, float64(rect.H)/stampBlockRows
+	for i := 0; i < stampCols*stampRows; i++ {
+		r, c := i/stampCols, i%stampCols
+		cx, cy := rect.X+int((float64(c)+0.5)*bw), rect.Y+int((float64(r)+0.5)*bh)
+		rx, ry := max(int(bw/6), 0), max(int(bh/6), 0)
+		var sum, cnt int
+		for y := cy - ry; y <= cy+ry; y++ {
+			for x := cx - rx; x <= cx+rx; x++ {
+				if x < 0 || y < 0 || x >= f.Width || y >= f.Height {
+					continue
+				}
+				sum += lumaAt(f, x, y)
+				cnt++
+			}
+		}
+		bits <<= 1
+		if cnt > 0 && sum/cnt > 125 {
+			bits |= 1
+		}
+	}
+	v := bits >> 8
+	if uint8(bits) != stampCheck(v) {
+		return 0, 0, false
+	}
+	return uint16(v >> 24), uint32(v & 0xffffff), true
+}
+
+// lumaAt returns the luma at (x, y) on an 8-bit scale.
+func lumaAt(f *frame.Frame, x, y int) int {
+	if f.Format == frame.P010 {
+		return int(f.Plane16(0)[y*f.Pitch[0]/2+x] >> 8)
+	}
+	return int(f.Data[0][y*f.Pitch[0]+x])
+}
+
+// PatternFrame draws picture n of a test pattern stamped with id into a new
+// frame: one picture without a pool, for tests and tools.
+func PatternFrame(f frame.Format, p Pattern, w, h int, id uint16, n int) (*frame.Frame, error) {
+	tp, err := NewTestPattern(TestPatternConfig{ID: "pattern", StampID: id, Pattern: p, Format: f, Width: w, Height: h, Rate: frame.Rational{Num: 30, Den: 1}})
+	if err != nil {
+		return nil, err
+	}
+	fr, err := frame.New(f, w, h)
+	if err != nil {
+		return nil, err
+	}
+	tp.SetNext(int64(n))
+	if err := tp.Next(fr); err != nil {
+		fr.Release()
+		return nil, err
+	}
+	return fr, nil
+}
+
+// RecordPattern writes pictures 0..n-1 of a test pattern stamped with id to
+// a Y4M file and returns them: a clip whose every pixel a test knows.
+func RecordPattern(path string, f frame.Format, p Pattern, w, h int, id uint16, n int) ([]*frame.Frame, error) {
+	rec, err := CreateRecord(path, f, w, h, frame.Rational{Num: 30, Den: 1})
+	if err != nil {
+		return nil, err
+	}
+	var out []*frame.Frame
+	for i := 0; i < n; i++ {
+		fr, err := PatternFrame(f, p, w, h, id, i)
+		if err == nil {
+			err = rec.Write(fr)
+		}
+		if err != nil {
+			rec.Close()
+			return nil, err
+		}
+		out = append(out, fr)
+	}
+	return out, rec.Close()
+}

@@ -1,0 +1,455 @@
+package show
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/runtime"
+)
+
+// compositor draws one bus, on a thread of its own or (startOnLoop) as
+// handlers on an event loop, as the plan places it. It sleeps to its next
+// tick's deadline; in between it looks at its inputs at most every
+// input_poll_ms (0: whenever one signals), and only at the inputs that
+// signalled; a switch request makes it look at once. Each tick shows, for
+// every layer, the newest frame of its source at or before the tick; the
+// tick is committed once every output took it (or its deadline passed).
+type compositor[F Frame] struct {
+	b      *State
+	bus    *BusState
+	n      plan.Node
+	format frame.Format
+	w, h   int
+	poll   int64 // ns
+
+	inputOf map[string]int // source address → input index
+	inputs  []*playout.Input[F]
+	cur     []F // the frame each input shows this tick; zero: none
+	fresh   []bool
+	scenes  [][]sceneLayer[F] // per scene index
+	aux     []sceneLayer[F]   // an AUX bus showing one source
+
+	onLoop  bool  // placed on an event loop (handlers) rather than a thread
+	primed  bool  // every input had a frame for a tick: the bus is on air
+	bornNs  int64 // when the compositor started
+	running bool  // a thread of its own draws, and releases what it holds when it ends
+
+	canvas Canvas[F]
+	layers []Layer[F]
+	ready  []int
+}
+
+type sceneLayer[F Frame] struct {
+	input int
+	layer Layer[F] // Frame filled in per tick
+}
+
+func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	f, w, h, _, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	pollMs, err := ctx.ParamInt("input_poll_ms", 0)
+	if err != nil {
+		return nil, err
+	}
+	canvas, err := be.NewCanvas(f, w, h)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	c := &compositor[F]{
+		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h, poll: int64(pollMs) * 1_000_000,
+		inputOf: map[string]int{}, canvas: canvas,
+	}
+	for i, e := range ctx.Inputs {
+		from, ok := b.nodes[e.Config().From]
+		if !ok {
+			return nil, fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", n.ID, i, e.Config().From)
+		}
+		c.inputOf[from.Address] = i
+		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
+	}
+	c.cur = make([]F, len(c.inputs))
+	c.fresh = make([]bool, len(c.inputs))
+	for _, addr := range c.bus.Scenes {
+		sc := b.scenes[addr]
+		var ls []sceneLayer[F]
+		for _, l := range sc.Layers {
+			in, ok := c.inputOf[l.Source]
+			if !ok {
+				return nil, fmt.Errorf("node %s: %s shows %s, but the plan gives the bus no edge from it", n.ID, addr, l.Source)
+			}
+			fit, err := frame.ParseFit(l.Fit)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %s: %v", n.ID, addr, err)
+			}
+			cl := Layer[F]{Rect: frame.Rect{X: l.Rect[0], Y: l.Rect[1], W: l.Rect[2], H: l.Rect[3]}, Fit: fit, Opacity: l.Opacity, Z: l.Z}
+			if l.Crop != nil {
+				cl.Crop = frame.Rect{X: l.Crop[0], Y: l.Crop[1], W: l.Crop[2], H: l.Crop[3]}
+			}
+			ls = append(ls, sceneLayer[F]{input: in, layer: cl})
+		}
+		c.scenes = append(c.scenes, ls)
+	}
+	if len(c.scenes) == 0 {
+		// An AUX bus with one source: the source over the whole canvas.
+		if len(c.inputs) != 1 {
+			return nil, fmt.Errorf("node %s: an AUX bus without a scene shows one source; the plan gives it %d inputs", n.ID, len(c.inputs))
+		}
+		c.aux = []sceneLayer[F]{{input: 0, layer: Layer[F]{Rect: frame.Rect{W: w, H: h}, Fit: frame.Contain, Opacity: 1}}}
+	}
+	return c, nil
+}
+
+func (c *compositor[F]) Start(ctx *runtime.NodeContext[F]) error {
+	c.bornNs = c.b.opts.Clock()
+	set, err := ctx.ReadyInputs()
+	if err != nil {
+		return err
+	}
+	if ctx.Loop() != nil {
+		return c.startOnLoop(ctx, set)
+	}
+	// Two waits: one that also watches the inputs, one (between looks, when
+	// input_poll_ms is set) that watches only the stop and switch signals.
+	all, err := runtime.NewMultiWait(ctx.Done(), c.bus.wake, set.Signal())
+	if err != nil {
+		return err
+	}
+	quiet, err := runtime.NewMultiWait(ctx.Done(), c.bus.wake)
+	if err != nil {
+		all.Close()
+		return err
+	}
+	c.running = true
+	ctx.Go(func() error {
+		defer all.Close()
+		defer quiet.Close()
+		defer c.release() // on this thread: Stop runs before it returns
+		return c.run(ctx, set, all, quiet)
+	})
+	return nil
+}
+
+func (c *compositor[F]) run(ctx *runtime.NodeContext[F], set *runtime.ReadySet, all, quiet *runtime.MultiWait) error {
+	clock := c.b.opts.Clock
+	grid := c.b.grid()
+	sched := playout.NewSchedule(grid, 2, clock())
+	var lastLook int64
+	for !ctx.Stopping() {
+		deadline := sched.NextDeadline()
+		now := clock()
+		wait, until := all, deadline
+		if c.poll > 0 && now < lastLook+c.poll {
+			wait, until = quiet, min(deadline, lastLook+c.poll)
+		}
+		if now < until {
+			fired, err := wait.Wait(until)
+			if err != nil {
+				return err
+			}
+			for _, i := range fired {
+				if i == 1 { // a switch: look at every input at once
+					lastLook = 0
+				}
+			}
+		}
+		now = clock()
+		if c.poll == 0 || now >= lastLook+c.poll {
+			c.look(ctx, set)
+			lastLook = now
+		}
+		k, due := sched.Due(now)
+		if !due {
+			continue
+		}
+		c.look(ctx, set) // the freshest frames for the draw
+		lastLook = now
+		if err := c.tick(ctx, sched, grid, k, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startOnLoop runs the compositor as handlers on its event loop (the plan
+// puts AUX buses on the default loop): a timer at each tick's deadline, a
+// watch on the inputs that is held back to one look per input_poll_ms by a
+// second timer, and a watch on switch requests. Nothing here waits: an
+// output that cannot take a tick drops it at once.
+func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.ReadySet) error {
+	clock := c.b.opts.Clock
+	grid := c.b.grid()
+	sched := playout.NewSchedule(grid, 2, clock())
+	c.onLoop = true
+	var lastLook int64
+	var pollArmed bool
+	var pollTimer, tickTimer *runtime.Timer
+	look := func() {
+		c.look(ctx, set)
+		lastLook = clock()
+	}
+	var err error
+	pollTimer, err = ctx.AddTimer(0, func() {
+		pollArmed = false
+		look()
+	})
+	if err != nil {
+		return err
+	}
+	pollTimer.Stop()
+	tickTimer, err = ctx.AddTimer(sched.NextDeadline(), func() {
+		if ctx.Stopping() {
+			return
+		}
+		now := clock()
+		if k, due := sched.Due(now); due {
+			look()
+			if err := c.tick(ctx, sched, grid, k, now); err != nil {
+				ctx.Fail(err)
+				return
+			}
+		}
+		tickTimer.Reset(sched.NextDeadline())
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := ctx.Watch(set.Signal(), func(r *runtime.Registration) {
+		if now := clock(); c.poll > 0 && now < lastLook+c.poll {
+			if !pollArmed {
+				pollArmed = true
+				pollTimer.Reset(lastLook + c.poll)
+			}
+		} else {
+			look()
+		}
+		r.Rearm()
+	}); err != nil {
+		return err
+	}
+	if _, err := ctx.Watch(c.bus.wake, func(r *runtime.Registration) {
+		look() // a switch: look at once
+		r.Rearm()
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// look takes the frames of the inputs that signalled.
+func (c *compositor[F]) look(ctx *runtime.NodeContext[F], set *runtime.ReadySet) {
+	c.ready = set.Take(c.ready[:0])
+	for _, i := range c.ready {
+		for {
+			f, ok := ctx.Get(i)
+			if !ok {
+				break
+			}
+			c.inputs[i].Offer(f, f.Metadata().PTS)
+		}
+	}
+}
+
+// tick draws tick k and hands it to the outputs.
+func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedule, grid playout.Grid, k, start int64) error {
+	// Release times count in the pacers' time base (1/120000 s) and are
+	// rounded up to the nanosecond, the tick grid rounds down: a frame
+	// released within one unit of the time base after the tick is on it.
+	t := grid.At(k) + timeBaseSlackNs
+	// A bus goes on air with every input it has: until each has a frame for
+	// the tick (or half a second has passed since the bus started), ticks
+	// are passed over, neither drawn nor counted.
+	if !c.primed {
+		c.primed = start-c.bornNs > 500_000_000
+		for _, in := range c.inputs {
+			if !in.Ready(t) && !c.primed {
+				sched.Commit(k)
+				return nil
+			}
+		}
+		c.primed = true
+	}
+	var skipped uint64
+	for i, in := range c.inputs {
+		before := in.Stats.Skipped
+		f, ok, fresh := in.Pick(t)
+		if !ok {
+			f = zero[F]()
+		}
+		c.cur[i], c.fresh[i] = f, fresh
+		skipped += in.Stats.Skipped - before
+	}
+	if c.bus.first < 0 {
+		skipped = 0 // frames from before the bus went on air were never due on it
+	}
+	c.bus.mu.Lock()
+	from, to, kind, progress := c.bus.switcher.At(k)
+	for i := range c.bus.cuts {
+		if c.bus.cuts[i].Tick < 0 {
+			c.bus.cuts[i].Tick, c.bus.cuts[i].DeadlineNs = k, sched.Deadline(k)-c.b.origin
+		}
+	}
+	c.bus.mu.Unlock()
+
+	out, err := c.canvas.Get()
+	if err != nil {
+		return err
+	}
+	var repeats uint64
+	if progress == 0 || to == from {
+		repeats, err = c.render(out, from)
+	} else {
+		repeats, err = c.transition(out, from, to, kind, progress)
+	}
+	if err != nil {
+		out.Release()
+		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+	}
+	m := out.Metadata()
+	m.PTS, m.TimeBase, m.SourceFrame, m.Source = k, c.b.rate.Inverse(), k, c.bus.Address
+	drawn := clock(c.b)
+	if err := c.canvas.Wait(out); err != nil {
+		out.Release()
+		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+	}
+	waited := clock(c.b)
+
+	// Hand off: the tick is committed once every output took the frame. An
+	// output whose edge is full gets until the next tick's deadline; then
+	// the frame is dropped for that output alone, and counted.
+	if ctx.Stopping() { // the outputs may be gone: this tick is not shown
+		out.Release()
+		sched.Commit(k)
+		return nil
+	}
+	limit := sched.Deadline(k + 1)
+	if c.onLoop {
+		limit = 0 // a loop never waits
+	}
+	drops := c.handOff(ctx, out, limit)
+	out.Release()
+	sched.Commit(k)
+	end := clock(c.b)
+
+	c.bus.mu.Lock()
+	c.bus.ticks++
+	if c.bus.first < 0 {
+		c.bus.first = k
+	}
+	c.bus.skipped += skipped
+	c.bus.missed = sched.Missed
+	c.bus.repeats += repeats
+	c.bus.outDrops += drops
+	c.bus.onAirAt = k
+	p := c.bus.period
+	deadline := sched.Deadline(k)
+	c.bus.timing.Draw.Observe(end-deadline, p)
+	c.bus.timing.Queue.Observe(drawn-start, p)
+	c.bus.timing.GPUWait.Observe(waited-drawn, p)
+	c.bus.timing.HandOff.Observe(end-waited, p)
+	c.bus.mu.Unlock()
+	return nil
+}
+
+func clock(b *State) int64 { return b.opts.Clock() }
+
+// timeBaseSlackNs is one unit of the pacers' 1/120000 s time base, rounded
+// up: the precision to which a release time and a tick are compared.
+const timeBaseSlackNs = (1_000_000_000 + 119_999) / 120_000
+
+// handOff puts out on every output edge, waiting for room until limit
+// (monotonic ns); it returns how many outputs did not take it.
+func (c *compositor[F]) handOff(ctx *runtime.NodeContext[F], out F, limit int64) uint64 {
+	var drops uint64
+	for _, e := range ctx.Outputs {
+		for {
+			out.Retain()
+			ok, err := e.TryPut(out)
+			if ok {
+				ctx.Stats.Out.Add(1)
+				break
+			}
+			out.Release()
+			left := limit - clock(c.b)
+			if err != nil || left <= 0 || ctx.Stopping() {
+				drops++
+				ctx.Stats.Drops.Add(1)
+				break
+			}
+			e.Consumed().Wait(func() bool { return e.Len() < e.Config().Capacity || ctx.Stopping() }, time.Duration(left))
+		}
+	}
+	return drops
+}
+
+// layersOf fills c.layers with scene s's layers and counts the visible
+// layers whose frame is a repeat.
+func (c *compositor[F]) layersOf(s int) uint64 {
+	ls := c.aux
+	if s >= 0 && s < len(c.scenes) {
+		ls = c.scenes[s]
+	}
+	c.layers = c.layers[:0]
+	var repeats uint64
+	for _, l := range ls {
+		cl := l.layer
+		cl.Frame = c.cur[l.input]
+		if cl.Frame != zero[F]() && !c.fresh[l.input] && cl.Opacity > 0 {
+			repeats++
+		}
+		c.layers = append(c.layers, cl)
+	}
+	return repeats
+}
+
+func (c *compositor[F]) render(dst F, s int) (uint64, error) {
+	r := c.layersOf(s)
+	return r, c.canvas.Draw(dst, c.layers)
+}
+
+func (c *compositor[F]) transition(dst F, from, to int, kind playout.Kind, progress float64) (uint64, error) {
+	a, err := c.canvas.Get()
+	if err != nil {
+		return 0, err
+	}
+	defer a.Release()
+	bb, err := c.canvas.Get()
+	if err != nil {
+		return 0, err
+	}
+	defer bb.Release()
+	r1, err := c.render(a, from)
+	if err != nil {
+		return 0, err
+	}
+	r2, err := c.render(bb, to)
+	if err != nil {
+		return 0, err
+	}
+	return r1 + r2, c.canvas.Transition(dst, a, bb, kind, progress)
+}
+
+func (c *compositor[F]) Stop() {
+	if !c.running { // on a loop (its thread, after its last handler), or never started
+		c.release()
+	}
+}
+
+// release lets go of every frame the inputs hold, and stops the drawing
+// goroutines.
+func (c *compositor[F]) release() {
+	c.canvas.Close()
+	for _, in := range c.inputs {
+		in.Close()
+	}
+}
+
+// zero is the zero frame: no picture.
+func zero[F Frame]() F {
+	var z F
+	return z
+}

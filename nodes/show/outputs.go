@@ -1,0 +1,241 @@
+package show
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/runtime"
+)
+
+// sink is the shape every output shares: a thread that takes frames from
+// its one input and hands their host pictures to write.
+type sink[F Frame] struct {
+	st     *OutputState
+	toHost func(F) (*frame.Frame, func(), error)
+	write  func(*frame.Frame) error
+	close  func() error
+}
+
+func (s *sink[F]) Start(ctx *runtime.NodeContext[F]) error {
+	ctx.Go(func() error {
+		// The thread that writes closes: Stop runs before this returns.
+		defer s.closeOutput()
+		for !ctx.Stopping() {
+			f, ok := ctx.Take(0, -1)
+			if !ok {
+				continue
+			}
+			if err := s.writeOne(f); err != nil {
+				return err // fails the node: the runtime restarts its group
+			}
+		}
+		// A show that stops writes what its bus already handed over.
+		for {
+			f, ok := ctx.Get(0)
+			if !ok {
+				return nil
+			}
+			if err := s.writeOne(f); err != nil {
+				return nil
+			}
+		}
+	})
+	return nil
+}
+
+func (s *sink[F]) writeOne(f F) error {
+	var err error
+	if s.write != nil {
+		var host *frame.Frame
+		var done func()
+		if host, done, err = s.toHost(f); err == nil {
+			err = s.write(host)
+			done()
+		}
+	}
+	f.Release()
+	if err != nil {
+		s.st.fail(err)
+		return err
+	}
+	s.st.Written.Add(1)
+	return nil
+}
+
+func (s *sink[F]) Stop() {}
+
+func (s *sink[F]) closeOutput() {
+	if s.close != nil {
+		if err := s.close(); err != nil {
+			s.st.fail(err)
+		}
+	}
+}
+
+// busVideo is the format, size and rate of the bus feeding an output.
+func busVideo[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (frame.Format, int, int, frame.Rational, error) {
+	if len(ctx.Inputs) != 1 {
+		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: an output takes one bus, the plan gives it %d inputs", n.ID, len(ctx.Inputs))
+	}
+	from, ok := b.nodes[ctx.Inputs[0].Config().From]
+	if !ok {
+		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: its input comes from %s, which is not in the plan", n.ID, ctx.Inputs[0].Config().From)
+	}
+	return b.Video(from)
+}
+
+// newRecordOutput writes the bus to a Y4M file. A restart (after a write
+// error) starts the file again.
+func newRecordOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	f, w, h, rate, err := busVideo(b, n, ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := b.Resolve(ParamString(&n, "path", ""))
+	if path == "" {
+		return nil, fmt.Errorf("node %s: no path to record to", n.ID)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	rec, err := media.CreateRecord(path, f, w, h, rate)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	return &sink[F]{st: b.outputs[n.Address], toHost: be.ToHost, write: rec.Write, close: rec.Close}, nil
+}
+
+func newNullOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	return &sink[F]{st: b.outputs[n.Address]}, nil // discards on the backend: no host copy
+}
+
+// newFFmpegOutput pipes the bus to an ffmpeg process, which media.FFmpeg
+// restarts with backoff when it exits or stalls; writing never blocks.
+func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	f, w, h, rate, err := busVideo(b, n, ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := b.outputs[n.Address]
+	args := n.Strings("args")
+	o, err := media.StartFFmpeg(media.FFmpegConfig{
+		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate,
+		OnEvent: func(e media.FFmpegEvent) {
+			switch e.Kind {
+			case media.FFmpegStarted:
+				if e.Restarts > 0 {
+					st.mu.Lock()
+					st.restart++
+					st.mu.Unlock()
+					ctx.Log.Warn("ffmpeg restarted", "pid", e.PID, "restarts", e.Restarts)
+				}
+			default:
+				st.fail(fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err))
+				ctx.Log.Error("ffmpeg output", "event", e.Kind.String(), "error", e.Err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	var dropped int64
+	return &sink[F]{st: st, toHost: be.ToHost, write: func(fr *frame.Frame) error {
+		if err := o.Write(fr); err != nil {
+			return err
+		}
+		if d := o.Stats().Dropped; d > dropped {
+			st.Drops.Add(uint64(d - dropped))
+			dropped = d
+		}
+		return nil
+	}, close: o.Close}, nil
+}
+
+// newPreviewOutput keeps a JPEG snapshot of the bus every interval_ms, for
+// the status server's GET /preview/{output}.
+func newPreviewOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	interval, err := ctx.ParamInt("interval_ms", 1000)
+	if err != nil {
+		return nil, err
+	}
+	quality, err := ctx.ParamInt("quality", 80)
+	if err != nil {
+		return nil, err
+	}
+	st := b.outputs[n.Address]
+	var last time.Time
+	var img *image.YCbCr
+	var buf bytes.Buffer
+	return &sink[F]{st: st, toHost: be.ToHost, write: func(f *frame.Frame) error {
+		if time.Since(last) < time.Duration(interval)*time.Millisecond {
+			return nil
+		}
+		last = time.Now()
+		img = toYCbCr(f, img)
+		buf.Reset()
+		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
+			return err
+		}
+		st.mu.Lock()
+		st.jpeg = append(st.jpeg[:0], buf.Bytes()...)
+		st.jpegAt = last
+		st.mu.Unlock()
+		return nil
+	}}, nil
+}
+
+// toYCbCr converts an NV12 or P010 frame to a 4:2:0 image for the JPEG
+// encoder (P010 keeps its 8 high bits), reusing dst when it fits.
+func toYCbCr(f *frame.Frame, dst *image.YCbCr) *image.YCbCr {
+	r := image.Rect(0, 0, f.Width, f.Height)
+	if dst == nil || dst.Rect != r {
+		dst = image.NewYCbCr(r, image.YCbCrSubsampleRatio420)
+	}
+	cw := f.Width / 2
+	for y := 0; y < f.Height; y++ {
+		row := dst.Y[y*dst.YStride : y*dst.YStride+f.Width]
+		if f.Format == frame.P010 {
+			src := f.Data[0][y*f.Pitch[0]:]
+			for x := range row {
+				row[x] = src[2*x+1]
+			}
+		} else {
+			copy(row, f.Data[0][y*f.Pitch[0]:y*f.Pitch[0]+f.Width])
+		}
+	}
+	for y := 0; y < f.Height/2; y++ {
+		cb := dst.Cb[y*dst.CStride : y*dst.CStride+cw]
+		cr := dst.Cr[y*dst.CStride : y*dst.CStride+cw]
+		src := f.Data[1][y*f.Pitch[1]:]
+		for x := 0; x < cw; x++ {
+			if f.Format == frame.P010 {
+				cb[x], cr[x] = src[4*x+1], src[4*x+3]
+			} else {
+				cb[x], cr[x] = src[2*x], src[2*x+1]
+			}
+		}
+	}
+	return dst
+}
+
+// Preview returns the latest JPEG snapshot of a preview output.
+func (b *State) Preview(output string) ([]byte, bool) {
+	o, ok := b.outputs[withPrefix("output.", output)]
+	if !ok || o.Kind != "preview" {
+		return nil, false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.jpeg == nil {
+		return nil, false
+	}
+	return append([]byte(nil), o.jpeg...), true
+}

@@ -1,0 +1,128 @@
+package show
+
+import (
+	"fmt"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/runtime"
+)
+
+// realtime releases one frame per period of the source's rate on its pacing
+// loop, counting in the plan's time base (1/120000 s), and restamps each
+// frame with its release time on the monotonic clock, the clock the buses'
+// tick grids use.
+type realtime[F Frame] struct {
+	b      *State
+	st     *SourceState
+	tb     runtime.TimeBase
+	step   int64
+	period runtime.TimeBase
+}
+
+func newRealtime[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	tb, err := runtime.ParseTimeBase(ParamString(&n, "time_base", "1/120000"))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: time_base: %v", n.ID, err)
+	}
+	_, _, _, rate, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	period, err := runtime.NewTimeBase(rate.Den, rate.Num)
+	if err != nil {
+		return nil, err
+	}
+	step := period.Convert(1, tb)
+	if step <= 0 {
+		return nil, fmt.Errorf("node %s: a frame period of %v is shorter than the time base %v", n.ID, period, tb)
+	}
+	return &realtime[F]{b: b, st: b.sources[n.Address], tb: tb, step: step, period: period}, nil
+}
+
+func (r *realtime[F]) Start(ctx *runtime.NodeContext[F]) error {
+	// Release on the show's frame grid, so a pacing loop wakes once per tick
+	// for all of its sources.
+	p, err := runtime.NewPacer(runtime.PacerConfig{TimeBase: r.tb, AlignPeriod: r.period, AlignOriginNs: r.b.origin})
+	if err != nil {
+		return err
+	}
+	var g *runtime.Pacing
+	g, err = ctx.Pace(p, 0, func(pts int64) (int64, bool) { return pts + r.step, true }, func(int64) {
+		f, ok := ctx.Get(0)
+		if !ok {
+			r.st.Underrun.Add(1)
+			return
+		}
+		m := f.Metadata()
+		m.PTS, m.TimeBase = g.Release(), frame.Rational{Num: 1, Den: 1_000_000_000}
+		r.st.Paced.Add(1)
+		if ok, _ := ctx.Put(0, f); !ok {
+			r.st.Drops.Add(1)
+			f.Release()
+		}
+	})
+	return err
+}
+
+func (r *realtime[F]) Stop() {}
+
+// fanOut hands each frame to every output edge, retaining it once per edge;
+// an edge that is full drops the frame for that consumer only.
+func fanOut[F Frame](ctx *runtime.NodeContext[F], st *SourceState, f F) {
+	for i := range ctx.Outputs {
+		f.Retain()
+		if ok, _ := ctx.Put(i, f); !ok {
+			f.Release()
+			if st != nil {
+				st.Drops.Add(1)
+			}
+		}
+	}
+	f.Release()
+}
+
+// fanOutOnLoop is one_to_many_nb: the fan-out as a handler on the loop that
+// paces the source.
+type fanOutOnLoop[F Frame] struct{ st *SourceState }
+
+func newFanOutOnLoop[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	return &fanOutOnLoop[F]{st: b.sources[n.Address]}, nil
+}
+
+func (o *fanOutOnLoop[F]) Start(ctx *runtime.NodeContext[F]) error {
+	_, err := ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
+		for {
+			f, ok := ctx.Get(0)
+			if !ok {
+				break
+			}
+			fanOut(ctx, o.st, f)
+		}
+		r.Rearm()
+	})
+	return err
+}
+
+func (o *fanOutOnLoop[F]) Stop() {}
+
+// fanOutThread is one_to_many: the same on a thread of its own.
+type fanOutThread[F Frame] struct{ st *SourceState }
+
+func newFanOutThread[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	return &fanOutThread[F]{st: b.sources[n.Address]}, nil
+}
+
+func (o *fanOutThread[F]) Start(ctx *runtime.NodeContext[F]) error {
+	ctx.Go(func() error {
+		for !ctx.Stopping() {
+			if f, ok := ctx.Take(0, -1); ok {
+				fanOut(ctx, o.st, f)
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+func (o *fanOutThread[F]) Stop() {}

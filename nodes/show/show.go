@@ -1,0 +1,379 @@
+package show
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/runtime"
+)
+
+// Running is a show on air, whatever its backend: what the CLI and the
+// control server need of it.
+type Running interface {
+	control.Show
+	// Summary reads every bus, output and source.
+	Summary() Summary
+	// Failed is closed when a node failed for good; Err says why.
+	Failed() <-chan struct{}
+	Err() error
+	// Stop stops every node, loop and edge, then frees the backend.
+	Stop() error
+}
+
+// Show is a plan running on a backend: the runtime's executor and the
+// show's state together. It implements Running.
+type Show[F Frame] struct {
+	State    *State
+	Exec     *runtime.Executor[F]
+	backend  *Backend[F]
+	plan     *plan.Plan
+	planJSON []byte
+	started  time.Time
+}
+
+// The kinds every backend runs with this package's constructors.
+func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
+	with := func(mk func(*State, *Backend[F], plan.Node, *runtime.NodeContext[F]) (runtime.Node[F], error)) Constructor[F] {
+		return func(st *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+			return mk(st, be, n, ctx)
+		}
+	}
+	return map[string]Constructor[F]{
+		"realtime":       newRealtime[F],
+		"one_to_many_nb": newFanOutOnLoop[F],
+		"one_to_many":    newFanOutThread[F],
+		"compositor":     with(newCompositor[F]),
+		"output_record":  with(newRecordOutput[F]),
+		"output_null":    with(newNullOutput[F]),
+		"output_ffmpeg":  with(newFFmpegOutput[F]),
+		"output_preview": with(newPreviewOutput[F]),
+	}
+}
+
+// Kinds lists the node kinds a backend runs: its own and the shared ones.
+func Kinds[F Frame](be *Backend[F]) []string {
+	var out []string
+	for k := range sharedKinds(be) {
+		out = append(out, k)
+	}
+	for k := range be.Kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Start runs p on be: it makes the show's state, starts every group in
+// order and waits for each to be ready. planJSON is what GET /plan serves.
+func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON []byte, opts Options, log *slog.Logger) (*Show[F], error) {
+	shared := sharedKinds(be)
+	lookup := func(kind string) (Constructor[F], bool) {
+		if mk, ok := be.Kinds[kind]; ok {
+			return mk, true
+		}
+		mk, ok := shared[kind]
+		return mk, ok
+	}
+	st, err := newState(p, opts, be.Name, func(kind string) bool { _, ok := lookup(kind); return ok })
+	if err != nil {
+		return nil, err
+	}
+	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now()}
+	x, err := runtime.NewExecutor(p, func(kind string) (runtime.Constructor[F], bool) {
+		mk, ok := lookup(kind)
+		if !ok {
+			return nil, false
+		}
+		return func(n plan.Node, nctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+			// Every bus's tick grid and every aligned pacer start at the
+			// executor's grid origin.
+			st.originOnce.Do(func() {
+				if nctx.GridOriginNs != 0 {
+					st.origin = nctx.GridOriginNs
+				}
+			})
+			return mk(st, n, nctx)
+		}, true
+	}, runtime.Options{Logger: log})
+	if err != nil {
+		s.free()
+		return nil, err
+	}
+	s.Exec = x
+	if err := x.Start(ctx); err != nil {
+		s.free()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Show[F]) free() {
+	s.State.Close()
+	if s.backend.Close != nil {
+		s.backend.Close()
+	}
+}
+
+// Stop implements Running.
+func (s *Show[F]) Stop() error {
+	err := s.Exec.Stop()
+	s.free()
+	return err
+}
+
+// Failed implements Running.
+func (s *Show[F]) Failed() <-chan struct{} { return s.Exec.Failed() }
+
+// Err implements Running.
+func (s *Show[F]) Err() error { return s.Exec.Err() }
+
+// Summary implements Running.
+func (s *Show[F]) Summary() Summary { return s.State.Summary() }
+
+// Plan is the plan's JSON.
+func (s *Show[F]) Plan() []byte { return s.planJSON }
+
+// Switch implements control.Show.
+func (s *Show[F]) Switch(bus, scene, kind string, d time.Duration) error {
+	return s.State.Switch(bus, scene, kind, d)
+}
+
+// Preview serves preview outputs' snapshots.
+func (s *Show[F]) Preview(output string) ([]byte, bool) { return s.State.Preview(output) }
+
+// StatusReport is what GET /status returns.
+type StatusReport struct {
+	Show    string                `json:"show"`
+	Backend string                `json:"backend"`
+	Uptime  string                `json:"uptime"`
+	Summary Summary               `json:"summary"`
+	Runtime runtime.Status        `json:"runtime"`
+	Timing  map[string]any        `json:"playout_timing"`
+	Process runtime.ProcessStatus `json:"process"`
+}
+
+// Status implements control.Show.
+func (s *Show[F]) Status() any {
+	rs := s.Exec.Status()
+	sum := s.State.Summary()
+	timing := map[string]any{}
+	for _, b := range sum.Buses {
+		timing[b.Address] = b.Timing
+	}
+	return StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process}
+}
+
+// Summary is what a run did: per bus, output and source.
+type Summary struct {
+	Buses   []BusSummary    `json:"buses"`
+	Outputs []OutputSummary `json:"outputs"`
+	Sources []SourceSummary `json:"sources"`
+}
+
+// BusSummary is one bus's counts.
+type BusSummary struct {
+	Address     string        `json:"address"`
+	Kind        string        `json:"kind"`
+	OnAir       string        `json:"on_air,omitempty"`
+	Ticks       uint64        `json:"ticks"`
+	FirstTick   int64         `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
+	Missed      uint64        `json:"missed_deadlines"`
+	Repeats     uint64        `json:"repeats"`
+	Skipped     uint64        `json:"skipped"` // input frames replaced by a newer one before any tick showed them
+	OutputDrops uint64        `json:"output_drops"`
+	Cuts        []CutRecord   `json:"cuts,omitempty"`
+	Timing      TimingSummary `json:"timing"`
+}
+
+// TimingSummary is playout.timing in quarters of a frame period.
+type TimingSummary struct {
+	Buckets   []string                       `json:"buckets"` // bucket labels in frame periods
+	Draw      [playout.QuarterBuckets]uint64 `json:"draw"`
+	Queue     [playout.QuarterBuckets]uint64 `json:"queue"`
+	GPUWait   [playout.QuarterBuckets]uint64 `json:"gpu_wait"`
+	HandOff   [playout.QuarterBuckets]uint64 `json:"hand_off"`
+	MaxDrawMs float64                        `json:"max_draw_ms"`
+}
+
+// OutputSummary is one output's counts.
+type OutputSummary struct {
+	Address   string `json:"address"`
+	Kind      string `json:"kind"`
+	Written   uint64 `json:"frames"`
+	Drops     uint64 `json:"drops"`
+	Errors    uint64 `json:"errors"`
+	Restarts  uint64 `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// SourceSummary is one source's counts.
+type SourceSummary struct {
+	Address   string `json:"address"`
+	Produced  uint64 `json:"produced"`
+	Paced     uint64 `json:"paced"`
+	Underruns uint64 `json:"underruns"`
+	Drops     uint64 `json:"drops"`
+	Errors    uint64 `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+var bucketLabels = func() []string {
+	out := make([]string, playout.QuarterBuckets)
+	for i := range out {
+		out[i] = playout.BucketLabel(i)
+	}
+	return out
+}()
+
+// Summary reads every bus, output and source, in address order.
+func (b *State) Summary() Summary {
+	var s Summary
+	for _, a := range sortedKeys(b.buses) {
+		bs := b.buses[a]
+		bs.mu.Lock()
+		sum := BusSummary{Address: a, Kind: bs.Kind, Ticks: bs.ticks, FirstTick: bs.first, Missed: bs.missed, Repeats: bs.repeats, Skipped: bs.skipped, OutputDrops: bs.outDrops,
+			Cuts: append([]CutRecord(nil), bs.cuts...)}
+		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
+			sum.OnAir = bs.Scenes[i]
+		}
+		t := bs.timing
+		bs.mu.Unlock()
+		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
+			MaxDrawMs: float64(t.Draw.MaxNs) / 1e6}
+		s.Buses = append(s.Buses, sum)
+	}
+	for _, a := range sortedKeys(b.outputs) {
+		o := b.outputs[a]
+		o.mu.Lock()
+		s.Outputs = append(s.Outputs, OutputSummary{Address: a, Kind: o.Kind, Written: o.Written.Load(), Drops: o.Drops.Load(),
+			Errors: o.errors, Restarts: o.restart, LastError: o.lastErr})
+		o.mu.Unlock()
+	}
+	for _, a := range sortedKeys(b.sources) {
+		src := b.sources[a]
+		src.mu.Lock()
+		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
+			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr})
+		src.mu.Unlock()
+	}
+	return s
+}
+
+// WriteText prints the summary for a person at the end of a run.
+func (s Summary) WriteText(w io.Writer) {
+	fmt.Fprintln(w, "Buses:")
+	for _, b := range s.Buses {
+		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d missed deadlines, %d repeats, %d skipped, %d output drops", b.Address, b.Kind, b.Ticks, b.Missed, b.Repeats, b.Skipped, b.OutputDrops)
+		if b.OnAir != "" {
+			fmt.Fprintf(w, ", on air: %s", b.OnAir)
+		}
+		fmt.Fprintln(w)
+		for _, c := range b.Cuts {
+			if c.Tick < 0 {
+				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)
+				continue
+			}
+			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d (drawn at %.3fs)\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, float64(c.DeadlineNs)/1e9)
+		}
+	}
+	fmt.Fprintln(w, "Outputs:")
+	for _, o := range s.Outputs {
+		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d drops", o.Address, o.Kind, o.Written, o.Drops)
+		if o.Restarts > 0 {
+			fmt.Fprintf(w, ", %d restarts", o.Restarts)
+		}
+		if o.LastError != "" {
+			fmt.Fprintf(w, ", last error: %s", o.LastError)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "Sources:")
+	for _, src := range s.Sources {
+		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
+		if src.LastError != "" {
+			fmt.Fprintf(w, ", ERROR: %s", src.LastError)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// Collect implements control.Show: the Prometheus metrics.
+func (s *Show[F]) Collect(emit func(control.Sample)) {
+	sum := s.State.Summary()
+	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
+	for _, b := range sum.Buses {
+		lb := l("bus", b.Address)
+		emit(control.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: control.Counter, Labels: lb, Value: float64(b.Ticks)})
+		emit(control.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline.", Kind: control.Counter, Labels: lb, Value: float64(b.Missed)})
+		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
+		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
+		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
+		period := float64(s.State.buses[b.Address].period) / 1e9
+		for part, counts := range map[string][playout.QuarterBuckets]uint64{"draw": b.Timing.Draw, "queue": b.Timing.Queue, "gpu_wait": b.Timing.GPUWait, "hand_off": b.Timing.HandOff} {
+			buckets := map[float64]uint64{}
+			var cum, n uint64
+			var sum float64
+			for i, c := range counts {
+				cum += c
+				n += c
+				sum += float64(c) * period * (float64(i) + 0.5) / 4
+				if i < playout.QuarterBuckets-1 {
+					buckets[period*float64(i+1)/4] = cum
+				}
+			}
+			emit(control.Sample{Name: "onair_playout_timing_seconds", Help: "playout.timing: parts of a tick, in buckets of a quarter frame period (the sum is estimated from bucket midpoints).",
+				Kind: control.Histogram, Labels: [][2]string{{"bus", b.Address}, {"part", part}}, Buckets: buckets, Count: n, Sum: sum})
+		}
+	}
+	for _, o := range sum.Outputs {
+		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
+		emit(control.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: control.Counter, Labels: lo, Value: float64(o.Written)})
+		emit(control.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: control.Counter, Labels: lo, Value: float64(o.Drops)})
+		emit(control.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: control.Counter, Labels: lo, Value: float64(o.Errors)})
+		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output processes restarted.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
+	}
+	for _, src := range sum.Sources {
+		ls := l("source", src.Address)
+		emit(control.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: control.Counter, Labels: ls, Value: float64(src.Paced)})
+		emit(control.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: control.Counter, Labels: ls, Value: float64(src.Drops)})
+		emit(control.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source.", Kind: control.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(control.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: control.Counter, Labels: ls, Value: float64(src.Errors)})
+		up := 1.0
+		if src.LastError != "" {
+			up = 0
+		}
+		emit(control.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: control.Gauge, Labels: ls, Value: up})
+	}
+	rs := s.Exec.Status()
+	for _, lp := range rs.Loops {
+		ll := l("loop", lp.Name)
+		emit(control.Sample{Name: "onair_loop_wakeups_total", Help: "Returns from epoll_wait.", Kind: control.Counter, Labels: ll, Value: float64(lp.Wakeups)})
+		emit(control.Sample{Name: "onair_loop_handlers_total", Help: "Handlers, timers and work items run.", Kind: control.Counter, Labels: ll, Value: float64(lp.Handlers)})
+		emit(control.Sample{Name: "onair_loop_cpu_seconds_total", Help: "CPU time of the loop's thread.", Kind: control.Counter, Labels: ll, Value: float64(lp.Thread.CPUNs) / 1e9})
+		emit(control.Sample{Name: "onair_loop_run_queue_seconds_total", Help: "Time the loop's thread was runnable without a core.", Kind: control.Counter, Labels: ll, Value: float64(lp.Thread.RunQueueNs) / 1e9})
+	}
+	for _, e := range rs.Edges {
+		le := l("edge", e.Name)
+		emit(control.Sample{Name: "onair_edge_occupied", Help: "Frames waiting on an edge.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
+	}
+	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process.", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
+	emit(control.Sample{Name: "onair_process_cpu_seconds_total", Help: "CPU time of the process.", Kind: control.Counter, Value: float64(rs.Process.CPUNs) / 1e9})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

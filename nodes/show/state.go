@@ -1,0 +1,313 @@
+// Package show is the show runtime every backend shares: what a bus shows
+// and switches to, the compositor's schedule (sleep to the deadline, look at
+// the inputs that signalled at most every input_poll_ms, draw through
+// playout, commit once the outputs took the tick), the realtime pacer, the
+// fan-outs, the outputs and what they count, the summary, /status and
+// /metrics. It is generic over the backend's frame type; a backend supplies
+// the pixel work behind small interfaces (Backend, Canvas) and the
+// constructors of its own kinds (sources, uploads, decoders).
+//
+// State that must outlive a node's restart — what a bus shows, what each
+// source and output has counted, the last error — lives in State, not in
+// the node, so a group restart loses no count and no cut.
+//
+// show must never import lang/ or compiler/ (it runs a saved plan as well
+// as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
+// nodes/media (the host-side outputs), control/ and compiler/plan.
+package show
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/runtime"
+)
+
+// Options tune a run.
+type Options struct {
+	// FFmpeg is the ffmpeg binary for ffmpeg outputs; "" is ffmpeg on $PATH.
+	FFmpeg string
+	// Clock reads monotonic nanoseconds; nil is runtime.Now. The bus grids
+	// start at the first reading.
+	Clock func() int64
+	// BaseDir is the show's directory: relative paths in the plan (media,
+	// recordings) are relative to it. "" is the working directory.
+	BaseDir string
+}
+
+// State is one run of a plan: its buses, sources and outputs, kept across
+// node restarts.
+type State struct {
+	plan       *plan.Plan
+	opts       Options
+	origin     int64 // tick 0 of every bus grid
+	originOnce sync.Once
+	rate       frame.Rational
+
+	nodes   map[string]*plan.Node // by id
+	scenes  map[string]*plan.Scene
+	stamps  map[string]uint16 // source address → the id drawn into test patterns
+	sources map[string]*SourceState
+	buses   map[string]*BusState
+	outputs map[string]*OutputState
+}
+
+// SourceState is what a source has done, kept across restarts.
+type SourceState struct {
+	Address  string
+	Produced atomic.Uint64 // frames made by the source node
+	Paced    atomic.Uint64 // frames released on time by the pacer
+	Underrun atomic.Uint64 // releases that found no frame waiting
+	Drops    atomic.Uint64 // frames dropped on their way to a bus
+
+	mu      sync.Mutex
+	lastErr string
+	errors  uint64
+}
+
+// Fail records err as the source's last error and counts it; it reports
+// whether the error differs from the one before (so a node logs it once).
+func (s *SourceState) Fail(err error) (changed bool) {
+	s.mu.Lock()
+	changed = s.lastErr != err.Error()
+	s.lastErr = err.Error()
+	s.errors++
+	s.mu.Unlock()
+	return changed
+}
+
+// ClearErr records that the source delivers its media again.
+func (s *SourceState) ClearErr() {
+	s.mu.Lock()
+	s.lastErr = ""
+	s.mu.Unlock()
+}
+
+// BusState is what a bus shows and has counted, kept across restarts.
+type BusState struct {
+	Address string
+	Kind    string // program | aux
+	Scenes  []string
+	period  int64
+
+	wake *runtime.Signal // notified for a switch request: look at once
+
+	mu       sync.Mutex
+	switcher *playout.Switcher
+	ticks    uint64
+	first    int64 // the first tick drawn; -1 before
+	missed   uint64
+	repeats  uint64
+	skipped  uint64
+	outDrops uint64
+	cuts     []CutRecord
+	timing   playout.Timing
+	onAirAt  int64 // the tick last drawn
+}
+
+// CutRecord logs one switch: when it was asked for and the tick it landed
+// on. Times count from the start of the run (tick 0).
+type CutRecord struct {
+	Scene      string `json:"scene"`
+	Kind       string `json:"transition"`
+	AskedNs    int64  `json:"asked_ns"`    // when the request arrived
+	Tick       int64  `json:"tick"`        // the first tick that showed it; -1 until drawn
+	DeadlineNs int64  `json:"deadline_ns"` // that tick's deadline: when it was drawn
+}
+
+// OutputState is what an output has done, kept across restarts.
+type OutputState struct {
+	Address string
+	Kind    string
+	Written atomic.Uint64
+	Drops   atomic.Uint64
+
+	mu      sync.Mutex
+	lastErr string
+	errors  uint64
+	restart uint64
+	jpeg    []byte // preview: the latest snapshot
+	jpegAt  time.Time
+}
+
+func (o *OutputState) fail(err error) {
+	o.mu.Lock()
+	o.lastErr = err.Error()
+	o.errors++
+	o.mu.Unlock()
+}
+
+// newState prepares to run p. runs reports whether the backend runs a kind.
+func newState(p *plan.Plan, opts Options, backend string, runs func(kind string) bool) (*State, error) {
+	if opts.Clock == nil {
+		opts.Clock = runtime.Now
+	}
+	rate, err := parseRate(p.FrameRate)
+	if err != nil {
+		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
+	}
+	b := &State{
+		plan: p, opts: opts, origin: opts.Clock(), rate: rate,
+		nodes: map[string]*plan.Node{}, scenes: map[string]*plan.Scene{}, stamps: map[string]uint16{},
+		sources: map[string]*SourceState{}, buses: map[string]*BusState{}, outputs: map[string]*OutputState{},
+	}
+	for i := range p.Scenes {
+		b.scenes[p.Scenes[i].Address] = &p.Scenes[i]
+	}
+	period := 1_000_000_000 * rate.Den / rate.Num
+	var problems []string
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		b.nodes[n.ID] = n
+		switch {
+		case strings.HasPrefix(n.Address, "source."):
+			if _, ok := b.sources[n.Address]; !ok {
+				b.stamps[n.Address] = uint16(len(b.sources) + 1)
+				b.sources[n.Address] = &SourceState{Address: n.Address}
+			}
+		case n.Kind == "compositor":
+			bs := &BusState{Address: n.Address, Kind: ParamString(n, "bus", "program"), period: period, first: -1}
+			bs.Scenes = n.Strings("scenes")
+			if sc := ParamString(n, "scene", ""); sc != "" && !contains(bs.Scenes, sc) {
+				bs.Scenes = append([]string{sc}, bs.Scenes...)
+			}
+			start := 0
+			if sc := ParamString(n, "scene", ""); sc != "" {
+				start = index(bs.Scenes, sc)
+			}
+			for _, sc := range bs.Scenes {
+				if _, ok := b.scenes[sc]; !ok {
+					problems = append(problems, fmt.Sprintf("%s names %s, which the plan does not hold", n.ID, sc))
+				}
+			}
+			bs.switcher = playout.NewSwitcher(start)
+			sig, err := runtime.NewSignal()
+			if err != nil {
+				return nil, err
+			}
+			bs.wake = sig
+			b.buses[n.Address] = bs
+		case strings.HasPrefix(n.Kind, "output_"):
+			b.outputs[n.Address] = &OutputState{Address: n.Address, Kind: strings.TrimPrefix(n.Kind, "output_")}
+		}
+		if !runs(n.Kind) {
+			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
+		}
+	}
+	if len(problems) > 0 {
+		b.Close()
+		return nil, fmt.Errorf("plan %q cannot run on the %s backend:\n  %s\n(compile it with -backend %s)", p.Show, backend, strings.Join(problems, "\n  "), backend)
+	}
+	return b, nil
+}
+
+// Source is the state of the source at address (a node's Address).
+func (b *State) Source(address string) *SourceState { return b.sources[address] }
+
+// StampID is the number test patterns of the source at address draw into
+// their pictures (1, 2, ... in plan order), so a test can tell sources apart.
+func (b *State) StampID(address string) uint16 { return b.stamps[address] }
+
+// Resolve turns a path of the plan (relative to the show) into one usable
+// from here.
+func (b *State) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || b.opts.BaseDir == "" {
+		return p
+	}
+	return filepath.Join(b.opts.BaseDir, p)
+}
+
+// Close frees what the backend holds (the buses' wake signals).
+func (b *State) Close() {
+	for _, bs := range b.buses {
+		if bs.wake != nil {
+			bs.wake.Close()
+		}
+	}
+}
+
+// Switch puts scene on bus with a transition ("cut", "fade", "wipe") lasting
+// d. bus and scene may be written with or without their "bus." and
+// "scene." prefixes. It takes effect at the first tick drawn after it.
+func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
+	bs, ok := b.buses[withPrefix("bus.", bus)]
+	if !ok {
+		return fmt.Errorf("no bus %q in this show (buses: %s): %w", bus, strings.Join(b.busNames(), ", "), ErrNotFound)
+	}
+	k, err := playout.ParseKind(kind)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, ErrInvalid)
+	}
+	sc := withPrefix("scene.", scene)
+	if bs.Kind == "aux" && len(bs.Scenes) == 0 {
+		return fmt.Errorf("%s is an AUX bus showing one source; it has no scenes to switch to: %w", bs.Address, ErrInvalid)
+	}
+	i := index(bs.Scenes, sc)
+	if i < 0 {
+		return fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes, ", "), ErrNotFound)
+	}
+	ticks := int64(0)
+	if k != playout.Cut {
+		ticks = max(1, int64(d)/bs.period)
+	}
+	now := b.opts.Clock()
+	bs.mu.Lock()
+	bs.switcher.Request(k, i, ticks)
+	bs.cuts = append(bs.cuts, CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1})
+	bs.mu.Unlock()
+	bs.wake.Notify()
+	return nil
+}
+
+// Errors Switch wraps, which the control server maps to HTTP codes.
+var (
+	ErrNotFound = control.ErrNotFound
+	ErrInvalid  = control.ErrInvalid
+)
+
+func (b *State) busNames() []string {
+	var out []string
+	for a := range b.buses {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Origin is tick 0 of every bus grid, on the monotonic clock.
+func (b *State) Origin() int64 { return b.origin }
+
+// Grid is the show's tick grid.
+func (b *State) Grid() playout.Grid { return b.grid() }
+
+func (b *State) grid() playout.Grid {
+	g, _ := playout.NewGrid(b.rate.Num, b.rate.Den, b.origin)
+	return g
+}
+
+func withPrefix(prefix, s string) string {
+	if strings.HasPrefix(s, prefix) {
+		return s
+	}
+	return prefix + s
+}
+
+func contains(list []string, s string) bool { return index(list, s) >= 0 }
+
+func index(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
