@@ -29,11 +29,14 @@ func fdTable(t testing.TB) map[string]string {
 }
 
 // settle waits until the goroutine count falls to want (goroutines exit
-// asynchronously) and returns the last count.
+// asynchronously), for at most eventBound, and returns the last count.
 func settle(want int) int {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(eventBound)
 	n := goruntime.NumGoroutine()
-	for i := 0; i < 200 && n > want; i++ {
-		time.Sleep(10 * time.Millisecond)
+	for n > want && time.Now().Before(deadline) {
+		<-tick.C
 		n = goruntime.NumGoroutine()
 	}
 	return n
