@@ -149,11 +149,13 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.buf[(e.head+e.n)%len(e.buf)] = v
 	e.n++
 	e.enqueued.Add(1)
-	e.mu.Unlock()
-	e.lastPut.Store(Now())
+	// Read the timestamp before unlocking: from then on a consumer may take
+	// v and restamp it (the realtime pacer does).
 	if ts, ok := any(v).(Timestamped); ok {
 		e.lastTS.Store(ts.Timestamp())
 	}
+	e.mu.Unlock()
+	e.lastPut.Store(Now())
 	if rl := e.ready.Load(); rl != nil {
 		rl.set.Mark(rl.i)
 	}
