@@ -283,7 +283,7 @@ func checkCue(p *plan.Plan, cu cue) error {
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == "compositor" && n.Address == bus {
-			if scenes := n.Strings("scenes"); scenes != nil {
+			if scenes := n.Params.Strings("scenes"); scenes != nil {
 				for _, s := range scenes {
 					if s == scene {
 						return nil

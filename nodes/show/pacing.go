@@ -21,7 +21,18 @@ type realtime[F Frame] struct {
 }
 
 func newRealtime[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	tb, err := runtime.ParseTimeBase(ParamString(&n, "time_base", "1/120000"))
+	prm, err := Params[struct {
+		TimeBase   string `param:"time_base"`
+		TickPeriod string `param:"tick_period"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	base := prm.TimeBase
+	if prm.TickPeriod != "" { // the older spelling, never written with time_base
+		base = prm.TickPeriod
+	}
+	tb, err := runtime.ParseTimeBase(base)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: time_base: %v", n.ID, err)
 	}
