@@ -45,21 +45,6 @@ func (a Action) Symbol() string {
 	return " "
 }
 
-// rank orders actions by how much they disturb the show on air.
-func (a Action) rank() int {
-	switch a {
-	case Update:
-		return 1
-	case Create:
-		return 2
-	case Delete:
-		return 3
-	case Replace:
-		return 4
-	}
-	return 0
-}
-
 // Reason is a stable code saying why a change has its action.
 type Reason string
 

@@ -3,7 +3,6 @@ package lint
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -599,13 +598,3 @@ func trimFloat(f float64) string {
 }
 
 func gb(b float64) string { return fmt.Sprintf("%.1f GB", b/1e9) }
-
-// sortedIDs returns the rules' ids in order.
-func sortedIDs(rs []*compiler.Rule) []string {
-	ids := make([]string, 0, len(rs))
-	for _, r := range rs {
-		ids = append(ids, r.ID)
-	}
-	sort.Strings(ids)
-	return ids
-}
