@@ -17,7 +17,6 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
-	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -123,24 +122,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	loaded, diags := lang.Load(fs.Args(), vars.options())
-	var files map[string][]byte
-	if loaded != nil {
-		files = loaded.Files
+	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering}, stderr)
+	if rc != 0 {
+		return rc
 	}
-	if diags.HasErrors() {
-		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
-		return 1
-	}
-	res, cdiags := compiler.Compile(loaded, compiler.Options{ToolVersion: version, Target: be.Lowering})
-	all := append(diags, cdiags...)
-	if len(all) > 0 {
-		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
-	}
-	if all.HasErrors() {
-		return 1
-	}
-	p := res.Plan
+	loaded, p := res.Show, res.Plan
 	if *savedPlan != "" {
 		f, err := os.Open(*savedPlan)
 		if err != nil {
