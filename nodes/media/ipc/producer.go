@@ -76,7 +76,9 @@ type RefusedError struct {
 	Text string
 }
 
-func (e *RefusedError) Error() string { return fmt.Sprintf("onair refused the producer (code %d): %s", e.Code, e.Text) }
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("onair refused the producer (code %d): %s", e.Code, e.Text)
+}
 
 // ErrProducerClosed is returned by a Producer whose connection has ended.
 var ErrProducerClosed = errors.New("producer: the connection has ended")

@@ -160,7 +160,7 @@ type Picture struct {
 
 // Frame says that a buffer holds a new picture.
 //
-//	 8 u32 buffer   12 u32 flags   16 u64 sequence   24 i64 timestamp_ns
+//	8 u32 buffer   12 u32 flags   16 u64 sequence   24 i64 timestamp_ns
 //
 // With FlagFD the message carries the buffer's file descriptor
 // (SCM_RIGHTS): on the first frame of each buffer, and only then.
