@@ -112,6 +112,7 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		s.free()
 		return nil, err
 	}
+	st.markOnAir()
 	return s, nil
 }
 
@@ -224,6 +225,8 @@ type SourceSummary struct {
 	Drops     uint64 `json:"drops"`
 	Errors    uint64 `json:"errors"`
 	LastError string `json:"last_error,omitempty"`
+	// Browser is a browser source's receiver and import counts.
+	Browser *BrowserSummary `json:"browser,omitempty"`
 }
 
 var bucketLabels = func() []string {
@@ -262,7 +265,7 @@ func (b *State) Summary() Summary {
 		src := b.sources[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
-			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr})
+			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary()})
 		src.mu.Unlock()
 	}
 	return s
@@ -298,7 +301,7 @@ func (s Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "Sources:")
 	for _, src := range s.Sources {
-		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
+		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns%s", src.Address, src.Paced, src.Drops, src.Underruns, src.Browser.text())
 		if src.LastError != "" {
 			fmt.Fprintf(w, ", ERROR: %s", src.LastError)
 		}
@@ -352,6 +355,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 			up = 0
 		}
 		emit(control.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: control.Gauge, Labels: ls, Value: up})
+		collectBrowser(emit, src)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {

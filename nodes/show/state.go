@@ -53,6 +53,7 @@ type State struct {
 	origin     int64 // tick 0 of every bus grid
 	originOnce sync.Once
 	rate       frame.Rational
+	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
 
 	nodes   map[string]*plan.Node // by id
 	scenes  map[string]*plan.Scene
@@ -69,6 +70,8 @@ type SourceState struct {
 	Paced    atomic.Uint64 // frames released on time by the pacer
 	Underrun atomic.Uint64 // releases that found no frame waiting
 	Drops    atomic.Uint64 // frames dropped on their way to a bus
+
+	browser atomic.Pointer[BrowserState] // a browser source's counters (Browser)
 
 	mu      sync.Mutex
 	lastErr string

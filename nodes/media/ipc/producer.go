@@ -34,6 +34,9 @@ type ProducerConfig struct {
 	// MaxIdle, when positive, destroys returned buffers beyond that many
 	// idle; 0 keeps every buffer.
 	MaxIdle int
+	// NewestFirst paints next into the buffer returned last (a LIFO pool);
+	// by default the one returned first.
+	NewestFirst bool
 	// Name names the producer in onair's log.
 	Name string
 	// OnRelease, when set, is called for each RELEASE, on the producer's
@@ -200,7 +203,12 @@ func (p *Producer) Acquire(timeout time.Duration) (*ProducerBuffer, error) {
 		if p.stats.Out < p.limit() {
 			if len(p.idle) > 0 {
 				b := p.idle[0]
-				p.idle = p.idle[1:]
+				if p.cfg.NewestFirst {
+					b = p.idle[len(p.idle)-1]
+					p.idle = p.idle[:len(p.idle)-1]
+				} else {
+					p.idle = p.idle[1:]
+				}
 				b.out = true
 				p.stats.Out++
 				return b, nil
