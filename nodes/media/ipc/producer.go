@@ -170,6 +170,26 @@ func Dial(cfg ProducerConfig) (*Producer, error) {
 	return p, nil
 }
 
+// DialWait dials until the receiver's socket exists and answers, or
+// timeout passes: a producer started before onair (or across onair's
+// restarts) waits for it. A refusal ends the wait at once.
+func DialWait(cfg ProducerConfig, timeout time.Duration) (*Producer, error) {
+	deadline := time.Now().Add(timeout)
+	retry := 20 * time.Millisecond
+	for {
+		p, err := Dial(cfg)
+		if err == nil {
+			return p, nil
+		}
+		absent := errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ECONNREFUSED)
+		if !absent || time.Now().Add(retry).After(deadline) {
+			return nil, err
+		}
+		time.Sleep(retry) // nothing to wait on: the socket does not exist yet
+		retry = min(2*retry, 500*time.Millisecond)
+	}
+}
+
 // Welcome is what the receiver said: its return queue and frames in
 // flight.
 func (p *Producer) Welcome() Welcome { return p.welcome }
