@@ -46,6 +46,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' -fuzztime 30000x ./lang/
 	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./compiler/plan/
 	$(FUZZ) -fuzz '^FuzzIgnores$$' -fuzztime 60000x ./compiler/lint/
+	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 100000x ./nodes/media/ipc/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

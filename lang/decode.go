@@ -513,6 +513,7 @@ func (l *loader) decodeCanvas(d *dec) {
 			c.Settings[a.Name] = d.str(a.Name)
 		}
 	}
+	l.earlierCanvasKeys(d)
 }
 
 func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
@@ -794,5 +795,6 @@ func DefaultCanvas() Canvas {
 	for _, a := range topBlock("canvas").Attrs {
 		c.Settings[a.Name] = a.Default
 	}
+	delete(c.Settings, earlierRingSize)
 	return c
 }

@@ -77,7 +77,7 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "ipc_dmabuf_source",
-		Doc:  "Receives a browser window's GPU buffers as file descriptors over a Unix socket, and gives one finished buffer back per arriving frame from its return queue.",
+		Doc:  "Receives a producer's buffers (a browser window's DMA-BUFs on the GPU, sealed memfds on the CPU) as file descriptors over a Unix socket (docs/PRODUCER-PROTOCOL.md), on its own thread, and gives one finished buffer back per arriving frame from its return queue; a retired connection gets every buffer back before its drain marker.",
 		Params: []Param{
 			{Name: "socket", Type: String, Doc: "The Unix socket the browser service connects to."},
 			{Name: "return_queue", Type: Int, Default: 0, Min: ptr(0), Max: ptr(64), Doc: "Finished frames held back and returned one per arriving frame; 0 returns every frame at once."},
@@ -89,10 +89,10 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "gpu_import",
-		Doc:  "Registers DMA-BUF buffers with CUDA and keeps each import for import_ttl_ms after its last use; releases run on its own thread (a release holds a lock every CUDA call in the process needs).",
+		Doc:  "Imports each received buffer once (CUDA external memory on the GPU, mmap on the CPU), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA, straight or premultiplied alpha composited over black, or NV12) to the canvas format in BT.709 limited range; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
 			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
-			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "Drop imports of buffers the browser destroyed as soon as they are idle."},
+			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
 			formatParam,
 		},
 		Traits:    Traits{Blocking: true, Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},

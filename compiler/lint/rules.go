@@ -17,6 +17,7 @@ import (
 // never node kind names.
 var rules = []*compiler.Rule{
 	browserReturnQueue,
+	browserRingSize,
 	importTTLShort,
 	rawHwuploadRate,
 	residentPinnedMemory,
@@ -125,6 +126,28 @@ Leave browser_frame_queue at 9.`,
 		report(p, canvasRange(p.Show, "browser_frame_queue"),
 			fmt.Sprintf("browser_frame_queue = %d leaves the %s no return queue", q, plural(n, "browser source")),
 			"Three of nine frames are the return queue; with 3 or fewer every frame goes back as soon as it is let go, in bunches, and the browser's buffer pool churns: each new buffer is a CUDA import whose release stalls every GPU call (the seeds' show missed Program deadlines at 30 fps). Set browser_frame_queue = 9.")
+	},
+}
+
+var browserRingSize = &compiler.Rule{
+	ID:        "browser-ring-size",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `browser_ring_size is the earlier spelling of browser_frame_queue.
+
+The canvas key was renamed when the return queue came (seed 003): the
+browser service's ring size is not a ring of buffers but how many frames a
+window may have out at once, three of which are the return queue. The old
+key is still read, and a value above 9 means 9, the most a window has out.
+Write browser_frame_queue instead.`,
+	Run: func(p *compiler.Pass) {
+		if !p.Show.Canvas.Attrs.Has("browser_ring_size") {
+			return
+		}
+		q := p.Show.Canvas.Int("browser_frame_queue")
+		report(p, canvasRange(p.Show, "browser_ring_size"),
+			fmt.Sprintf("browser_ring_size is the earlier spelling of browser_frame_queue; read as browser_frame_queue = %d", q),
+			fmt.Sprintf("Write browser_frame_queue = %d (values above 9 are read as 9: a window has at most nine frames out, three of them returning).", q))
 	},
 }
 

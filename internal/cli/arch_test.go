@@ -19,6 +19,8 @@ var forbidden = map[string][]string{
 	"cuda":              {"runtime", "lang", "compiler", "nodes", "control", "playout"},
 	"control":           {"lang", "compiler", "nodes", "cuda", "frame", "internal/cli", "internal/backends"},
 	"nodes/media":       {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control"},
+	"nodes/media/ipc":   {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control", "frame"},
+	"nodes/browser":     {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/show":        {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/cpu":         {"lang", "compiler", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/cuda":        {"lang", "compiler", "nodes/cpu", "internal/cli", "internal/backends"},
