@@ -137,6 +137,13 @@ func (e *Edge[T]) Consumed() *Signal { return e.consumed }
 // counts a drop: a loop node that must not block uses it and waits on
 // Consumed for room.
 func (e *Edge[T]) TryPut(v T) (bool, error) {
+	// The timestamp is read before v is queued: once queued, the consumer
+	// may already be restamping it.
+	ts, stamped := any(v).(Timestamped)
+	var t int64
+	if stamped {
+		t = ts.Timestamp()
+	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -151,8 +158,8 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.enqueued.Add(1)
 	e.mu.Unlock()
 	e.lastPut.Store(Now())
-	if ts, ok := any(v).(Timestamped); ok {
-		e.lastTS.Store(ts.Timestamp())
+	if stamped {
+		e.lastTS.Store(t)
 	}
 	if rl := e.ready.Load(); rl != nil {
 		rl.set.Mark(rl.i)

@@ -15,6 +15,7 @@ import (
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes/browser/chromium"
 	"github.com/onairhq/onair/nodes/cpu"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/ipc"
@@ -324,4 +325,79 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// TestChromiumProducerFeedsTheShow runs the same show fed by headless
+// Chromium rendering the built-in lower third: the red bar reaches
+// Program, the transparent page above it is black, every frame the
+// producer sent came back, and each buffer was imported once.
+func TestChromiumProducerFeedsTheShow(t *testing.T) {
+	if _, err := chromium.Find(""); err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	if testing.Short() {
+		t.Skip("skipped in -short: starts chromium")
+	}
+	dir, start := compileShow(t, browserShow)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	painting := make(chan struct{})
+	done := make(chan error, 1)
+	var st chromium.Stats
+	go func() {
+		var once sync.Once
+		done <- chromium.Run(ctx, chromium.Config{Socket: filepath.Join(dir, "gfx.sock"), Width: 320, Height: 180, Frames: 60,
+			Painting: func() { once.Do(func() { close(painting) }) }}, &st)
+	}()
+	select { // chromium starts before the show waits for it
+	case <-painting:
+	case err := <-done:
+		t.Fatalf("chromium: %v", err)
+	case <-time.After(wait):
+		t.Fatal("chromium painted nothing")
+	}
+	s := start()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * wait):
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		s.Stop()
+		t.Fatalf("chromium producer: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sum := s.State.Summary()
+	var b bytes.Buffer
+	sum.WriteText(&b)
+	t.Logf("producer: %d painted, %d sent, %d dropped\nsummary:\n%s", st.Captured.Load(), st.Sent.Load(), st.Dropped.Load(), b.String())
+
+	frames := readRecord(t, filepath.Join(dir, "pgm.y4m"))
+	lowerThird := 0
+	for _, f := range frames {
+		at := func(x, y int) (int, int, int) {
+			return int(f.Data[0][y*f.Pitch[0]+x]), int(f.Data[1][(y/2)*f.Pitch[1]+x&^1]), int(f.Data[1][(y/2)*f.Pitch[1]+x&^1+1])
+		}
+		ry, ru, rv := at(4, 176) // the red bar's left edge
+		by, bu, bv := at(4, 4)   // the transparent page
+		if abs(ry-63) <= 4 && abs(ru-102) <= 4 && abs(rv-240) <= 4 && by == 16 && bu == 128 && bv == 128 {
+			lowerThird++
+		}
+	}
+	if lowerThird < 10 {
+		t.Fatalf("%d of %d pictures show the red lower third under a transparent page", lowerThird, len(frames))
+	}
+	src := sum.Sources[0].Browser
+	if src == nil || src.Frames != st.Sent.Load() || src.Returned != src.Frames || src.Unreturned != 0 {
+		t.Fatalf("browser counts %+v: want the %d frames sent, every one returned", src, st.Sent.Load())
+	}
+	if src.Imports != src.Buffers || src.Buffers > 9 {
+		t.Errorf("%d imports for %d buffers: want one import per buffer, at most 9", src.Imports, src.Buffers)
+	}
+	if fds, maps := memfdsOpen(t); fds != 0 || maps != 0 {
+		t.Errorf("%d buffer descriptors and %d mappings left after stop", fds, maps)
+	}
 }
