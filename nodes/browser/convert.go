@@ -9,6 +9,7 @@ package browser
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"sync"
 
 	"github.com/onairhq/onair/frame"
@@ -60,9 +61,9 @@ func ToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture) error {
 	}
 	switch pic.Format {
 	case ipc.BGRA:
-		rgbToCanvas(dst, src, pic, 2, 1, 0)
+		inBands(pic.Height, func(y0, y1 int) { rgbToCanvas(dst, src, pic, 2, 1, 0, y0, y1) })
 	case ipc.RGBA:
-		rgbToCanvas(dst, src, pic, 0, 1, 2)
+		inBands(pic.Height, func(y0, y1 int) { rgbToCanvas(dst, src, pic, 0, 1, 2, y0, y1) })
 	case ipc.NV12:
 		nv12ToCanvas(dst, src, pic)
 	default:
@@ -82,6 +83,31 @@ var straight = func() *[256 * 256]uint8 {
 	return &t
 }()
 
+// bandRows is the fewest rows a band of a conversion gets: pictures from
+// 720p up are converted on up to four goroutines (1080p BGRA took 10 ms on
+// one core of the H200 host: BENCHMARKS.md).
+const bandRows = 360
+
+// inBands runs convert over rows [0, h) in bands of even rows, in
+// parallel when the picture is large enough to be worth it.
+func inBands(h int, convert func(y0, y1 int)) {
+	n := min(goruntime.NumCPU(), 4, h/bandRows)
+	if n <= 1 {
+		convert(0, h)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (h/n + 1) &^ 1
+	for y := 0; y < h; y += step {
+		wg.Add(1)
+		go func(y0, y1 int) {
+			defer wg.Done()
+			convert(y0, y1)
+		}(y, min(y+step, h))
+	}
+	wg.Wait()
+}
+
 // scratch holds a row pair's lumas and chromas, so a conversion allocates
 // nothing once warm.
 var scratch = sync.Pool{New: func() any { return new([]int32) }}
@@ -89,7 +115,7 @@ var scratch = sync.Pool{New: func() any { return new([]int32) }}
 // rgbToCanvas converts four-byte pixels whose red, green and blue are at
 // byte ri, gi, bi (alpha at 3), two rows at a time: four lumas and one
 // chroma pair per 2x2 block.
-func rgbToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture, ri, gi, bi int) {
+func rgbToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture, ri, gi, bi, y0, y1 int) {
 	c := coeffs8
 	deep := dst.Format == frame.P010
 	if deep {
@@ -103,7 +129,7 @@ func rgbToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture, ri, gi, bi int) 
 		*rows = make([]int32, 3*w)
 	}
 	l0, l1, cbr := (*rows)[:w], (*rows)[w:2*w], (*rows)[2*w:3*w]
-	for y := 0; y < pic.Height; y += 2 {
+	for y := y0; y < y1; y += 2 {
 		top := src[y*pic.Pitch : y*pic.Pitch+4*w]
 		bot := src[(y+1)*pic.Pitch : (y+1)*pic.Pitch+4*w]
 		for x, i := 0, 0; x+1 < w; x, i = x+2, i+8 {

@@ -147,3 +147,24 @@ func BenchmarkConvert1080p(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/frame")
 }
+
+// TestBandsConvertLikeOnePass: a picture converted in parallel bands is
+// the picture converted in one pass, byte for byte.
+func TestBandsConvertLikeOnePass(t *testing.T) {
+	pic := ipc.NewPicture(ipc.BGRA, ipc.AlphaStraight, 322, 1082)
+	src := make([]byte, pic.Size)
+	for i := range src {
+		src[i] = byte(i*7 + i/5)
+	}
+	for _, f := range []frame.Format{frame.NV12, frame.P010} {
+		banded, _ := frame.New(f, pic.Width, pic.Height)
+		whole, _ := frame.New(f, pic.Width, pic.Height)
+		if err := ToCanvas(banded, src, pic); err != nil {
+			t.Fatal(err)
+		}
+		rgbToCanvas(whole, src, pic, 2, 1, 0, 0, pic.Height)
+		if string(banded.Bytes()) != string(whole.Bytes()) {
+			t.Errorf("%v: the banded conversion differs from one pass", f)
+		}
+	}
+}

@@ -154,6 +154,10 @@ func Dial(cfg ProducerConfig) (*Producer, error) {
 	var w Welcome
 	switch m := m.(type) {
 	case Welcome:
+		if m.Version != Version {
+			unix.Close(fd)
+			return nil, fmt.Errorf("producer: %s welcomed protocol version %d; this producer speaks version %d: update one of them", cfg.Socket, m.Version, Version)
+		}
 		w = m
 	case ErrorMsg:
 		unix.Close(fd)
