@@ -1,0 +1,31 @@
+// compositor.cu: onair's GPU kernels. `make ptx` (on a machine with nvcc)
+// compiles this file to compositor.ptx for compute_75, which the driver
+// JIT-compiles for whatever GPU it finds (T4, L4, H200, ...); onair embeds
+// the PTX, so a user's machine needs only the NVIDIA driver. The per-pixel
+// code is in compositor.h, shared with the CPU-side tests.
+#include "../compositor.h"
+
+// One draw: a thread per 2x2 luma block. Three sizes of layer table, so a
+// small draw does not pass a 4 KB argument.
+#define ONAIR_DRAW_KERNEL(N)                                                         \
+	extern "C" __global__ void onair_draw##N(const onair_draw##N##_args a) {         \
+		onair_draw_quad(&a.canvas, a.layer, blockIdx.x * blockDim.x + threadIdx.x,   \
+		                blockIdx.y * blockDim.y + threadIdx.y);                      \
+	}
+ONAIR_DRAW_KERNEL(4)
+ONAIR_DRAW_KERNEL(16)
+ONAIR_DRAW_KERNEL(48)
+
+extern "C" __global__ void onair_transition(const onair_transition_args a) {
+	onair_transition_quad(&a, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y);
+}
+
+// onair_busy keeps one thread busy for ns nanoseconds of the GPU's global
+// timer: the benchmarks' stand-in for work to wait on.
+extern "C" __global__ void onair_busy(unsigned long long ns) {
+	unsigned long long start, now;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	do {
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	} while (now - start < ns);
+}
