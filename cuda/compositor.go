@@ -85,7 +85,7 @@ type Compositor struct {
 	plan   planner
 	tables *deviceTables
 	waits  *[MaxLayers + 2]C.onair_h // C memory: the events a launch waits on
-	targs  C.onair_transition_args
+	targs  *C.onair_transition_args  // C memory
 }
 
 // NewCompositor returns a compositor drawing on s. It loads the kernels
@@ -97,6 +97,8 @@ func NewCompositor(s *Stream) (*Compositor, error) {
 	}
 	c := &Compositor{stream: s, mod: m, tables: &deviceTables{s: s, mem: map[DevicePtr]*DeviceMemory{}}}
 	c.plan.store = c.tables
+	c.plan.args = (*C.onair_draw48_args)(C.calloc(1, C.sizeof_onair_draw48_args))
+	c.targs = (*C.onair_transition_args)(C.calloc(1, C.sizeof_onair_transition_args))
 	c.waits = (*[MaxLayers + 2]C.onair_h)(C.calloc(MaxLayers+2, C.size_t(unsafe.Sizeof(C.onair_h(nil)))))
 	return c, nil
 }
@@ -113,7 +115,9 @@ func (c *Compositor) Close() error {
 	c.tables.mem = nil
 	if c.waits != nil {
 		C.free(unsafe.Pointer(c.waits))
-		c.waits = nil
+		C.free(unsafe.Pointer(c.plan.args))
+		C.free(unsafe.Pointer(c.targs))
+		c.waits, c.plan.args, c.targs = nil, nil, nil
 	}
 	return err
 }
@@ -147,7 +151,7 @@ func (c *Compositor) Draw(dst *Frame, layers []Layer) error {
 	case n <= 16:
 		fn = c.mod.draw16
 	}
-	return c.launch(fn, dst, nw, unsafe.Pointer(&c.plan.args))
+	return c.launch(fn, dst, nw, unsafe.Pointer(c.plan.args))
 }
 
 // launch waits for nw events, runs fn over dst (a thread per 2x2 block)
@@ -172,7 +176,7 @@ var launchSteps = [...]string{"cuLaunchKernel", "cuStreamWaitEvent", "cuLaunchKe
 // either input. dst takes to's metadata from progress one half on, from's
 // before; it is marked written.
 func (c *Compositor) Transition(dst, from, to *Frame, t Transition, progress float64) error {
-	act, err := planTransition(&c.targs, dst, from, to, t, progress)
+	act, err := planTransition(c.targs, dst, from, to, t, progress)
 	if err != nil {
 		return err
 	}
@@ -196,7 +200,7 @@ func (c *Compositor) Transition(dst, from, to *Frame, t Transition, progress flo
 		}
 	default:
 		c.waits[0], c.waits[1] = from.written.h, to.written.h
-		if err := c.launch(c.mod.transition, dst, 2, unsafe.Pointer(&c.targs)); err != nil {
+		if err := c.launch(c.mod.transition, dst, 2, unsafe.Pointer(c.targs)); err != nil {
 			return err
 		}
 	}
@@ -313,7 +317,7 @@ type table struct {
 // z, placing them and finding their filter tables. It allocates nothing
 // once its tables are built.
 type planner struct {
-	args   C.onair_draw48_args
+	args   *C.onair_draw48_args // C memory: cgo may pass it (Go memory holding Go pointers it may not)
 	order  []int
 	frames []*Frame // the layers' frames, in table order
 	tables map[filterKey]*table

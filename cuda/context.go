@@ -82,11 +82,13 @@ func NewContextOn(device int, sched Sched) (*Context, error) {
 	if err := d.setSched(int(dev), sched); err != nil {
 		return nil, err
 	}
-	c := &Context{d: d, device: int(dev)}
-	if rc := C.onair_primary_retain(d.t, &c.h, dev); rc != 0 {
+	// Handles come back through C-typed locals: cgo forbids passing a
+	// pointer into Go memory that holds Go pointers (as these structs do).
+	var h C.onair_h
+	if rc := C.onair_primary_retain(d.t, &h, dev); rc != 0 {
 		return nil, fmt.Errorf("GPU %d: %w", device, d.err("cuDevicePrimaryCtxRetain", rc))
 	}
-	return c, nil
+	return &Context{d: d, h: h, device: int(dev)}, nil
 }
 
 // setSched sets the primary context's scheduling flags. Drivers before the
@@ -281,11 +283,11 @@ const streamNonBlocking = 0x01 // CU_STREAM_NON_BLOCKING
 
 // NewStream creates a stream.
 func (c *Context) NewStream() (*Stream, error) {
-	s := &Stream{ctx: c}
-	if rc := C.onair_stream_create(c.d.t, c.h, &s.h, streamNonBlocking); rc != 0 {
+	var h C.onair_h
+	if rc := C.onair_stream_create(c.d.t, c.h, &h, streamNonBlocking); rc != 0 {
 		return nil, c.d.err("cuStreamCreate", rc)
 	}
-	return s, nil
+	return &Stream{ctx: c, h: h}, nil
 }
 
 // Context is the stream's context.
@@ -434,11 +436,11 @@ type Event struct {
 
 // NewEvent creates an event.
 func (c *Context) NewEvent(flags EventFlags) (*Event, error) {
-	e := &Event{ctx: c}
-	if rc := C.onair_event_create(c.d.t, c.h, &e.h, C.uint(flags)); rc != 0 {
+	var h C.onair_h
+	if rc := C.onair_event_create(c.d.t, c.h, &h, C.uint(flags)); rc != 0 {
 		return nil, c.d.err("cuEventCreate", rc)
 	}
-	return e, nil
+	return &Event{ctx: c, h: h}, nil
 }
 
 // Record places the event after the work queued on s so far.

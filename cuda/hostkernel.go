@@ -33,11 +33,13 @@ import (
 // hostCompositor draws and transitions frames made by newHostFrame.
 type hostCompositor struct {
 	plan  planner
-	targs C.onair_transition_args
+	targs *C.onair_transition_args
 }
 
+// newHostCompositor's argument blocks are never freed: it is for tests.
 func newHostCompositor() *hostCompositor {
-	h := &hostCompositor{}
+	h := &hostCompositor{targs: (*C.onair_transition_args)(C.calloc(1, C.sizeof_onair_transition_args))}
+	h.plan.args = (*C.onair_draw48_args)(C.calloc(1, C.sizeof_onair_draw48_args))
 	h.plan.store = hostTables{}
 	return h
 }
@@ -46,12 +48,12 @@ func (h *hostCompositor) draw(dst *Frame, layers []Layer) error {
 	if _, err := h.plan.plan(dst, layers); err != nil {
 		return err
 	}
-	C.onair_host_draw(&h.plan.args)
+	C.onair_host_draw(h.plan.args)
 	return nil
 }
 
 func (h *hostCompositor) transition(dst, from, to *Frame, t Transition, progress float64) error {
-	act, err := planTransition(&h.targs, dst, from, to, t, progress)
+	act, err := planTransition(h.targs, dst, from, to, t, progress)
 	if err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func (h *hostCompositor) transition(dst, from, to *Frame, t Transition, progress
 			}
 		}
 	default:
-		C.onair_host_transition(&h.targs)
+		C.onair_host_transition(h.targs)
 	}
 	transitionMeta(dst, from, to, act, progress)
 	return nil

@@ -65,7 +65,10 @@ func loadModule(c *Context, ptx string) (*module, error) {
 	image := C.CString(ptx)
 	defer C.free(unsafe.Pointer(image))
 	var log [4096]C.char
-	if rc := C.onair_module_load(c.d.t, c.h, &m.h, unsafe.Pointer(image), &log[0], C.size_t(len(log))); rc != 0 {
+	var h C.onair_h
+	rc := C.onair_module_load(c.d.t, c.h, &h, unsafe.Pointer(image), &log[0], C.size_t(len(log)))
+	m.h = h
+	if rc != 0 {
 		return nil, fmt.Errorf("loading the compositor kernels (PTX ISA %s, %s) on a CUDA %s driver: %w%s",
 			m.ptxVersion, m.ptxTarget, versionString(c.d.version), c.d.err("cuModuleLoadDataEx", rc), jitLog(&log))
 	}
@@ -75,7 +78,9 @@ func loadModule(c *Context, ptx string) (*module, error) {
 	}{{"onair_draw4", &m.draw4}, {"onair_draw16", &m.draw16}, {"onair_draw48", &m.draw48},
 		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}} {
 		cs := C.CString(k.name)
-		rc := C.onair_module_function(c.d.t, c.h, k.fn, m.h, cs)
+		var fn C.onair_h
+		rc := C.onair_module_function(c.d.t, c.h, &fn, m.h, cs)
+		*k.fn = fn
 		C.free(unsafe.Pointer(cs))
 		if rc != 0 {
 			m.unload()
