@@ -88,8 +88,8 @@ func benchDraw(b *testing.B, c *cuda.Context, f frame.Format, n int) {
 // cpu-µs/wait is the thread's CPU time during the wait, wall-µs/wait the
 // wait's length. The context's sched decides how Synchronize waits on a
 // default event (spin or blocking-sync); an event made with
-// EventBlockingSync sleeps whatever the context says; query-poll asks
-// every 50 µs, as an event loop's timer would.
+// EventBlockingSync sleeps whatever the context says. (An event loop that
+// polls instead pays BenchmarkEventQuery per poll.)
 func BenchmarkEventWait(b *testing.B) {
 	c := gpu(b)
 	before, err := c.Sched()
@@ -99,17 +99,18 @@ func BenchmarkEventWait(b *testing.B) {
 		name  string
 		sched cuda.Sched
 		flags cuda.EventFlags
-		poll  bool
 	}{
-		{"ctx-spin", cuda.SchedSpin, 0, false},
-		{"ctx-blocking-sync", cuda.SchedBlockingSync, 0, false},
-		{"event-blocking-sync", cuda.SchedSpin, cuda.EventBlockingSync, false},
-		{"query-poll-50us", cuda.SchedBlockingSync, 0, true},
+		{"ctx-spin", cuda.SchedSpin, 0},
+		{"ctx-blocking-sync", cuda.SchedBlockingSync, 0},
+		{"event-blocking-sync", cuda.SchedSpin, cuda.EventBlockingSync},
 	} {
 		b.Run(m.name, func(b *testing.B) {
 			if err := c.SetSched(m.sched); err != nil {
 				b.Skipf("GPU: cannot switch the shared context's sched here: %v", err)
 			}
+			got, err := c.Sched()
+			must(b, err)
+			b.Logf("context sched now %v", got)
 			s := stream(b, c)
 			e, err := c.NewEvent(m.flags | cuda.EventDisableTiming)
 			must(b, err)
@@ -122,22 +123,7 @@ func BenchmarkEventWait(b *testing.B) {
 				must(b, s.Busy(500*time.Microsecond))
 				must(b, e.Record(s))
 				t0, w0 := cuda.ThreadCPU(), time.Now()
-				if m.poll {
-					next := w0
-					for {
-						done, err := e.Query()
-						must(b, err)
-						if done {
-							break
-						}
-						next = next.Add(50 * time.Microsecond)
-						for time.Now().Before(next) { // stands in for the loop's other work
-							runtime.Gosched()
-						}
-					}
-				} else {
-					must(b, e.Synchronize())
-				}
+				must(b, e.Synchronize())
 				cpu += cuda.ThreadCPU() - t0
 				wall += time.Since(w0)
 			}

@@ -109,17 +109,37 @@ ONAIR_FN int onair_hpass(const unsigned char *row, int st, const int *cf, int ta
 	return (s + 32) >> 6;
 }
 
+// ONAIR_FAST_TAPS: filters up to this wide (every shrink down to 4:1) keep
+// their coefficients in registers; onair_hpass8 is onair_hpass over them.
+#define ONAIR_FAST_TAPS 8
+
+ONAIR_FN void onair_coefs8(int c[ONAIR_FAST_TAPS], const int *cf, int taps) {
+	ONAIR_UNROLL
+	for (int k = 0; k < ONAIR_FAST_TAPS; k++) c[k] = k < taps ? ONAIR_LD32(cf + k) : 0;
+}
+
+ONAIR_FN int onair_hpass8(const unsigned char *row, int st, const int c[ONAIR_FAST_TAPS], int taps, int step, int bps,
+                          int shift) {
+	int s = 0;
+	ONAIR_UNROLL
+	for (int k = 0; k < ONAIR_FAST_TAPS; k++)
+		if (k < taps) s += c[k] * (onair_ld(row + (st + k) * step * bps, bps) >> shift);
+	return (s + 32) >> 6;
+}
+
 ONAIR_FN int onair_final(int acc, int maxv) {
 	int v = acc >> 18;
 	return v > maxv ? maxv : (v < 0 ? 0 : v);
 }
 
 // onair_draw_quad renders the 2x2 luma block at (2px, 2py) and the chroma
-// pair (px, py) of the canvas.
-ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers, int px, int py) {
+// pair (px, py) of the canvas. bps and shift are the canvas's; the kernels
+// pass them as constants, so each format gets code without format tests.
+ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers, int px, int py, const int bps,
+                              const int shift) {
 	const int X = 2 * px, Y = 2 * py;
 	if (X >= cv->width || Y >= cv->height) return;
-	const int bps = cv->bps, shift = cv->shift, maxv = shift ? 1023 : 255;
+	const int maxv = shift ? 1023 : 255;
 	int y0 = cv->black_y, y1 = y0, y2 = y0, y3 = y0;  // (X,Y) (X+1,Y) (X,Y+1) (X+1,Y+1)
 	int cb = cv->black_c, cr = cb;
 	const int n = cv->layers;
@@ -165,14 +185,26 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 			const int rlo = sya < syb ? sya : syb, rhi = (sya > syb ? sya : syb) + ty;
 			const unsigned char *base = onair_addr(L->y) + (long long)L->crop_y * pitch + L->crop_x * bps;
 			int a0 = 1 << 17, a1 = 1 << 17, a2 = 1 << 17, a3 = 1 << 17;
+			int ka8[ONAIR_FAST_TAPS], kb8[ONAIR_FAST_TAPS];
+			const int fast = tx <= ONAIR_FAST_TAPS;
+			if (fast) {
+				onair_coefs8(ka8, cxa, tx);
+				onair_coefs8(kb8, cxb, tx);
+			}
 			for (int r = rlo; r < rhi; r++) {
 				const int ka = r - sya, kb = r - syb;
 				const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
 				const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
 				if (wa == 0 && wb == 0) continue;
 				const unsigned char *row = base + (long long)r * pitch;
-				const int h0 = onair_hpass(row, sxa, cxa, tx, 1, bps, shift);
-				const int h1 = onair_hpass(row, sxb, cxb, tx, 1, bps, shift);
+				int h0, h1;
+				if (fast) {
+					h0 = onair_hpass8(row, sxa, ka8, tx, 1, bps, shift);
+					h1 = onair_hpass8(row, sxb, kb8, tx, 1, bps, shift);
+				} else {
+					h0 = onair_hpass(row, sxa, cxa, tx, 1, bps, shift);
+					h1 = onair_hpass(row, sxb, cxb, tx, 1, bps, shift);
+				}
 				a0 += wa * h0;
 				a1 += wa * h1;
 				a2 += wb * h0;
@@ -192,12 +224,24 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 			const int *cy = f + ONAIR_LD32(f + 8 + ONAIR_FY_C) + jc * ty;
 			const unsigned char *base = onair_addr(L->c) + (long long)((L->crop_y >> 1) + sr) * pitch + (L->crop_x >> 1) * 2 * bps;
 			int ab = 1 << 17, ar = 1 << 17;
-			for (int k = 0; k < ty; k++) {
-				const int w = ONAIR_LD32(cy + k);
-				if (w == 0) continue;
-				const unsigned char *row = base + (long long)k * pitch;
-				ab += w * onair_hpass(row, st, cx, tx, 2, bps, shift);
-				ar += w * onair_hpass(row + bps, st, cx, tx, 2, bps, shift);
+			if (tx <= ONAIR_FAST_TAPS) {
+				int c8[ONAIR_FAST_TAPS];
+				onair_coefs8(c8, cx, tx);
+				for (int k = 0; k < ty; k++) {
+					const int w = ONAIR_LD32(cy + k);
+					if (w == 0) continue;
+					const unsigned char *row = base + (long long)k * pitch;
+					ab += w * onair_hpass8(row, st, c8, tx, 2, bps, shift);
+					ar += w * onair_hpass8(row + bps, st, c8, tx, 2, bps, shift);
+				}
+			} else {
+				for (int k = 0; k < ty; k++) {
+					const int w = ONAIR_LD32(cy + k);
+					if (w == 0) continue;
+					const unsigned char *row = base + (long long)k * pitch;
+					ab += w * onair_hpass(row, st, cx, tx, 2, bps, shift);
+					ar += w * onair_hpass(row + bps, st, cx, tx, 2, bps, shift);
+				}
 			}
 			cb = onair_blend(onair_final(ab, maxv), cb, a, shift);
 			cr = onair_blend(onair_final(ar, maxv), cr, a, shift);
@@ -211,10 +255,9 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 
 // onair_transition_quad does one 2x2 luma block and its chroma pair of a
 // fade or a wipe (the CPU's mix and wipe, sample for sample).
-ONAIR_FN void onair_transition_quad(const onair_transition_args *t, int px, int py) {
+ONAIR_FN void onair_transition_quad(const onair_transition_args *t, int px, int py, const int bps, const int shift) {
 	const int X = 2 * px, Y = 2 * py;
 	if (X >= t->width || Y >= t->height) return;
-	const int bps = t->bps, shift = t->shift;
 	const long long off = (long long)X * bps;
 	const unsigned char *rows[2][3];
 	unsigned char *d[3];

@@ -8,11 +8,11 @@ package cuda
 // The kernels' per-pixel code, run on the CPU over the whole canvas.
 static void onair_host_draw(const onair_draw48_args *a) {
 	for (int py = 0; py < a->canvas.height / 2; py++)
-		for (int px = 0; px < a->canvas.width / 2; px++) onair_draw_quad(&a->canvas, a->layer, px, py);
+		for (int px = 0; px < a->canvas.width / 2; px++) onair_draw_quad(&a->canvas, a->layer, px, py, a->canvas.bps, a->canvas.shift);
 }
 static void onair_host_transition(const onair_transition_args *a) {
 	for (int py = 0; py < a->height / 2; py++)
-		for (int px = 0; px < a->width / 2; px++) onair_transition_quad(a, px, py);
+		for (int px = 0; px < a->width / 2; px++) onair_transition_quad(a, px, py, a->bps, a->shift);
 }
 */
 import "C"

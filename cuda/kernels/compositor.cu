@@ -5,19 +5,28 @@
 // code is in compositor.h, shared with the CPU-side tests.
 #include "../compositor.h"
 
-// One draw: a thread per 2x2 luma block. Three sizes of layer table, so a
-// small draw does not pass a 4 KB argument.
-#define ONAIR_DRAW_KERNEL(N)                                                         \
-	extern "C" __global__ void onair_draw##N(const onair_draw##N##_args a) {         \
-		onair_draw_quad(&a.canvas, a.layer, blockIdx.x * blockDim.x + threadIdx.x,   \
-		                blockIdx.y * blockDim.y + threadIdx.y);                      \
+// One draw: a thread per 2x2 luma block, the code specialised per format.
+// Three sizes of layer table, so a small draw does not pass a 4 KB
+// argument.
+#define ONAIR_DRAW_KERNEL(N)                                                   \
+	extern "C" __global__ void onair_draw##N(const onair_draw##N##_args a) {   \
+		const int px = blockIdx.x * blockDim.x + threadIdx.x;                  \
+		const int py = blockIdx.y * blockDim.y + threadIdx.y;                  \
+		if (a.canvas.bps == 2)                                                 \
+			onair_draw_quad(&a.canvas, a.layer, px, py, 2, 6);                 \
+		else                                                                   \
+			onair_draw_quad(&a.canvas, a.layer, px, py, 1, 0);                 \
 	}
 ONAIR_DRAW_KERNEL(4)
 ONAIR_DRAW_KERNEL(16)
 ONAIR_DRAW_KERNEL(48)
 
 extern "C" __global__ void onair_transition(const onair_transition_args a) {
-	onair_transition_quad(&a, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y);
+	const int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+	if (a.bps == 2)
+		onair_transition_quad(&a, px, py, 2, 6);
+	else
+		onair_transition_quad(&a, px, py, 1, 0);
 }
 
 // onair_busy keeps one thread busy for ns nanoseconds of the GPU's global
