@@ -161,12 +161,20 @@ func (c *Compositor) launch(fn C.onair_h, dst *Frame, nw int, arg unsafe.Pointer
 	gx := (dst.Width/2 + bx - 1) / bx
 	gy := (dst.Height/2 + by - 1) / by
 	s := c.stream
-	var which C.int
-	rc := C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, &c.waits[0], C.int(nw), fn, C.uint(gx), C.uint(gy), bx, by, arg, dst.written.h, &which)
-	return s.ctx.d.err(launchSteps[which], rc)
+	rc := C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, &c.waits[0], C.int(nw), fn, C.uint(gx), C.uint(gy), bx, by, arg, dst.written.h)
+	return launchErr(s.ctx.d, rc)
 }
 
-// launchSteps names the call onair_launch's which reports.
+// launchErr splits onair_launch's result into the step that failed and
+// its CUresult.
+func launchErr(d *driver, rc C.onair_res) error {
+	if rc <= 0 {
+		return d.err("cuLaunchKernel", rc)
+	}
+	return d.err(launchSteps[rc/C.ONAIR_STEP], rc%C.ONAIR_STEP)
+}
+
+// launchSteps names the calls of onair_launch's steps.
 var launchSteps = [...]string{"cuLaunchKernel", "cuStreamWaitEvent", "cuLaunchKernel", "cuEventRecord"}
 
 // Transition queues rendering the transition t from `from` to `to` at
@@ -394,6 +402,9 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 			dst_x0: C.int(d.X), dst_y0: C.int(d.Y), dst_x1: C.int(d.X + d.W), dst_y1: C.int(d.Y + d.H),
 			pad_x0: C.int(pad.X), pad_y0: C.int(pad.Y), pad_x1: C.int(pad.X + pad.W), pad_y1: C.int(pad.Y + pad.H),
 			alpha: C.int(alpha),
+		}
+		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 {
+			L.wide = 1
 		}
 		if crop.W == d.W && crop.H == d.H && alpha >= 256 {
 			L.copy = 1

@@ -21,12 +21,16 @@
 #define ONAIR_LD8(p) ((int)__ldg((const unsigned char *)(p)))
 #define ONAIR_LD16(p) ((int)__ldg((const unsigned short *)(p)))
 #define ONAIR_LD32(p) (__ldg((const int *)(p)))
+#define ONAIR_LDU32(p) (__ldg((const unsigned int *)(p)))
+#define ONAIR_FUNNEL(lo, hi, sh) __funnelshift_r((lo), (hi), (sh))
 #define ONAIR_UNROLL _Pragma("unroll")
 #else
 #define ONAIR_FN static inline
 #define ONAIR_LD8(p) ((int)*(const unsigned char *)(p))
 #define ONAIR_LD16(p) ((int)*(const unsigned short *)(p))
 #define ONAIR_LD32(p) (*(const int *)(p))
+#define ONAIR_LDU32(p) (*(const unsigned int *)(p))
+#define ONAIR_FUNNEL(lo, hi, sh) ((unsigned int)((((unsigned long long)(hi) << 32) | (lo)) >> ((sh) & 31)))
 #define ONAIR_UNROLL
 #endif
 
@@ -54,6 +58,7 @@ typedef struct {
 	int pad_x0, pad_y0, pad_x1, pad_y1;  // the layer's rectangle: what is in it and not in dst is black
 	int alpha;                           // 0..256, 256 opaque
 	int copy;                            // 1: same size and opaque: samples copied as stored
+	int wide;                            // 1: rows and planes 4-byte aligned: samples may be read a word at a time
 } onair_layer;
 
 // The kernel argument of a draw: the canvas and a table of up to N layers.
@@ -127,6 +132,31 @@ ONAIR_FN int onair_hpass8(const unsigned char *row, int st, const int c[ONAIR_FA
 	return (s + 32) >> 6;
 }
 
+// The wide path reads a row's samples a 32-bit word at a time instead of
+// one by one: a window of up to 16 samples (32 bytes of P010) starting
+// anywhere, as 8 words realigned to its start. Only words holding wanted
+// bytes are read, so nothing outside the row is touched (rows and planes
+// are 4-byte aligned when a layer is wide).
+#define ONAIR_WIN 16
+
+// onair_window loads the n bytes at p into w: w[i] holds bytes p+4i..p+4i+3.
+ONAIR_FN void onair_window(unsigned int w[8], const unsigned char *p, int n, const int bps) {
+	const int off = (int)((unsigned long long)p & 3);
+	const unsigned char *q = p - off;
+	const int last = (off + n - 1) >> 2;  // the last word with a wanted byte
+	const int words = bps == 2 ? 9 : 5;   // enough for ONAIR_WIN samples and the misalignment
+	unsigned int raw[9];
+	ONAIR_UNROLL
+	for (int i = 0; i < 9; i++) raw[i] = (i < words && i <= last) ? ONAIR_LDU32(q + 4 * i) : 0;
+	ONAIR_UNROLL
+	for (int i = 0; i < 8; i++) w[i] = ONAIR_FUNNEL(raw[i], raw[i + 1], off * 8);
+}
+
+// onair_wsample is sample k of a window, as stored.
+ONAIR_FN int onair_wsample(const unsigned int w[8], int k, const int bps) {
+	return bps == 2 ? (int)((w[k >> 1] >> ((k & 1) * 16)) & 0xffff) : (int)((w[k >> 2] >> ((k & 3) * 8)) & 0xff);
+}
+
 ONAIR_FN int onair_final(int acc, int maxv) {
 	int v = acc >> 18;
 	return v > maxv ? maxv : (v < 0 ? 0 : v);
@@ -182,11 +212,48 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 			const int sxa = ONAIR_LD32(sx + i), sxb = ONAIR_LD32(sx + i + 1);
 			const int sya = ONAIR_LD32(sy + j), syb = ONAIR_LD32(sy + j + 1);
 			const int *cxa = cx + i * tx, *cxb = cxa + tx, *cya = cy + j * ty, *cyb = cya + ty;
-			const int rlo = sya < syb ? sya : syb, rhi = (sya > syb ? sya : syb) + ty;
+			const int rlo = sya < syb ? sya : syb;
+			int rhi = (sya > syb ? sya : syb) + ty;
 			const unsigned char *base = onair_addr(L->y) + (long long)L->crop_y * pitch + L->crop_x * bps;
 			int a0 = 1 << 17, a1 = 1 << 17, a2 = 1 << 17, a3 = 1 << 17;
+			// The wide path: both columns' taps in one window of span
+			// samples from sxa; wa16/wb16 are their coefficients by window
+			// position.
+			const int d = sxb - sxa, span = d + tx;
+			if (L->wide && tx <= ONAIR_FAST_TAPS && d >= 0 && span <= ONAIR_WIN) {
+				int wa16[ONAIR_WIN], wb16[ONAIR_WIN];
+				ONAIR_UNROLL
+				for (int k = 0; k < ONAIR_WIN; k++) {
+					wa16[k] = k < tx ? ONAIR_LD32(cxa + k) : 0;
+					wb16[k] = (k >= d && k < span) ? ONAIR_LD32(cxb + (k - d)) : 0;
+				}
+				for (int r = rlo; r < rhi; r++) {
+					const int ka = r - sya, kb = r - syb;
+					const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
+					const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
+					if (wa == 0 && wb == 0) continue;
+					unsigned int w[8];
+					onair_window(w, base + (long long)r * pitch + sxa * bps, span * bps, bps);
+					int h0 = 0, h1 = 0;
+					ONAIR_UNROLL
+					for (int k = 0; k < ONAIR_WIN; k++) {
+						if (k < span) {
+							const int v = onair_wsample(w, k, bps) >> shift;
+							h0 += wa16[k] * v;
+							h1 += wb16[k] * v;
+						}
+					}
+					h0 = (h0 + 32) >> 6;
+					h1 = (h1 + 32) >> 6;
+					a0 += wa * h0;
+					a1 += wa * h1;
+					a2 += wb * h0;
+					a3 += wb * h1;
+				}
+				rhi = rlo;  // done: skip the sample-by-sample loop
+			}
 			int ka8[ONAIR_FAST_TAPS], kb8[ONAIR_FAST_TAPS];
-			const int fast = tx <= ONAIR_FAST_TAPS;
+			const int fast = rhi > rlo && tx <= ONAIR_FAST_TAPS;
 			if (fast) {
 				onair_coefs8(ka8, cxa, tx);
 				onair_coefs8(kb8, cxb, tx);
@@ -224,7 +291,27 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 			const int *cy = f + ONAIR_LD32(f + 8 + ONAIR_FY_C) + jc * ty;
 			const unsigned char *base = onair_addr(L->c) + (long long)((L->crop_y >> 1) + sr) * pitch + (L->crop_x >> 1) * 2 * bps;
 			int ab = 1 << 17, ar = 1 << 17;
-			if (tx <= ONAIR_FAST_TAPS) {
+			if (L->wide && tx <= ONAIR_FAST_TAPS) {
+				// The wide path: the tx pairs as one window of 2*tx samples.
+				int c8[ONAIR_FAST_TAPS];
+				onair_coefs8(c8, cx, tx);
+				for (int k = 0; k < ty; k++) {
+					const int w = ONAIR_LD32(cy + k);
+					if (w == 0) continue;
+					unsigned int win[8];
+					onair_window(win, base + (long long)k * pitch + st * 2 * bps, 2 * tx * bps, bps);
+					int hb = 0, hr = 0;
+					ONAIR_UNROLL
+					for (int j = 0; j < ONAIR_FAST_TAPS; j++) {
+						if (j < tx) {
+							hb += c8[j] * (onair_wsample(win, 2 * j, bps) >> shift);
+							hr += c8[j] * (onair_wsample(win, 2 * j + 1, bps) >> shift);
+						}
+					}
+					ab += w * ((hb + 32) >> 6);
+					ar += w * ((hr + 32) >> 6);
+				}
+			} else if (tx <= ONAIR_FAST_TAPS) {
 				int c8[ONAIR_FAST_TAPS];
 				onair_coefs8(c8, cx, tx);
 				for (int k = 0; k < ty; k++) {

@@ -66,7 +66,11 @@ type Context struct {
 }
 
 // NewContext retains the primary context of device 0 with the given
-// scheduling flags. Close releases it.
+// scheduling flags. Close releases it. The flags are the process's: they
+// are fixed when the primary context starts (the first NewContext, or
+// another library in the process), and asking a running context for other
+// flags is an error. Whatever the context's flags, an event made with
+// EventBlockingSync waits without spinning.
 func NewContext(sched Sched) (*Context, error) { return NewContextOn(0, sched) }
 
 // NewContextOn retains the primary context of device (0-based).
@@ -80,7 +84,7 @@ func NewContextOn(device int, sched Sched) (*Context, error) {
 		return nil, fmt.Errorf("GPU %d: %w", device, d.err("cuDeviceGet", rc))
 	}
 	if err := d.setSched(int(dev), sched); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("GPU %d: %w", device, err)
 	}
 	// Handles come back through C-typed locals: cgo forbids passing a
 	// pointer into Go memory that holds Go pointers (as these structs do).
@@ -91,27 +95,38 @@ func NewContextOn(device int, sched Sched) (*Context, error) {
 	return &Context{d: d, h: h, device: int(dev)}, nil
 }
 
-// setSched sets the primary context's scheduling flags. Drivers before the
-// _v2 call refused while the context was active; then the flags already in
-// force must be the ones asked for.
+// setSched sets the primary context's scheduling flags. They take effect
+// when the primary context starts: a running one keeps its own (measured
+// on driver 580: the call succeeds, the waits do not change), so asking a
+// running context for other flags is an error rather than a silent no-op.
 func (d *driver) setSched(dev int, sched Sched) error {
-	rc := C.onair_primary_set_flags(d.t, C.int(dev), C.uint(sched))
-	if rc == 0 {
+	var flags C.uint
+	var active C.int
+	if rc := C.onair_primary_state(d.t, C.int(dev), &flags, &active); rc != 0 {
+		return d.err("cuDevicePrimaryCtxGetState", rc)
+	}
+	if active != 0 {
+		if got := Sched(flags) & 7; got != sched {
+			return fmt.Errorf("cuda: the GPU's primary context already runs with sched %v and keeps it: ask every NewContext of a process for the same sched (%v asked)", got, sched)
+		}
 		return nil
 	}
-	if rc == errPrimaryContextActive {
-		var flags C.uint
-		var active C.int
-		if C.onair_primary_state(d.t, C.int(dev), &flags, &active) == 0 && Sched(flags)&7 == sched {
-			return nil
-		}
+	if rc := C.onair_primary_set_flags(d.t, C.int(dev), C.uint(sched)); rc != 0 {
+		return fmt.Errorf("setting the GPU's context to %v waits: %w", sched, d.err("cuDevicePrimaryCtxSetFlags", rc))
 	}
-	return fmt.Errorf("setting the GPU's context to %v waits: %w", sched, d.err("cuDevicePrimaryCtxSetFlags", rc))
+	return nil
 }
 
-// SetSched changes how the context's blocking calls wait, for the whole
-// process (the primary context is shared).
-func (c *Context) SetSched(s Sched) error { return c.d.setSched(c.device, s) }
+// primaryActive reports whether the device's primary context is running
+// (retained by someone in this process).
+func (d *driver) primaryActive(dev int) (bool, error) {
+	var flags C.uint
+	var active C.int
+	if rc := C.onair_primary_state(d.t, C.int(dev), &flags, &active); rc != 0 {
+		return false, d.err("cuDevicePrimaryCtxGetState", rc)
+	}
+	return active != 0, nil
+}
 
 // Sched returns the scheduling flags in force.
 func (c *Context) Sched() (Sched, error) {

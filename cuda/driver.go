@@ -99,13 +99,12 @@ type Error struct {
 
 // CUresult values onair treats specially.
 const (
-	errOutOfMemory          = 2
-	errNoDevice             = 100
-	errInvalidPTX           = 218
-	errUnsupportedPTX       = 222
-	errNotReady             = 600
-	errIllegalAddress       = 700
-	errPrimaryContextActive = 708
+	errOutOfMemory    = 2
+	errNoDevice       = 100
+	errInvalidPTX     = 218
+	errUnsupportedPTX = 222
+	errNotReady       = 600
+	errIllegalAddress = 700
 )
 
 var hints = map[int]string{

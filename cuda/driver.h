@@ -374,32 +374,24 @@ static onair_res onair_module_function(const onair_cu *t, onair_h ctx, onair_h *
 
 // onair_launch waits on n events (stream-wait-event: the GPU waits, not the
 // CPU), launches f with one by-value argument (the bytes at arg) and
-// records done (if not NULL) after it: a whole draw in one cgo call. On
-// failure *which says which step failed: 1 the wait, 2 the launch, 3 the
-// record.
+// records done (if not NULL) after it: a whole draw in one cgo call. A
+// failure returns the CUresult plus ONAIR_STEP times the step that failed
+// (1 the wait, 2 the launch, 3 the record); no out-parameter, since a Go
+// pointer handed to C escapes to the heap, an allocation per draw.
+#define ONAIR_STEP 1000000
 static onair_res onair_launch(const onair_cu *t, onair_h ctx, onair_h s, onair_h *waits, int n, onair_h f,
-                              unsigned gx, unsigned gy, unsigned bx, unsigned by, void *arg, onair_h done,
-                              int *which) {
+                              unsigned gx, unsigned gy, unsigned bx, unsigned by, void *arg, onair_h done) {
 	ONAIR_CUR(t, ctx);
 	for (int i = 0; i < n; i++) {
 		onair_res r = t->StreamWaitEvent(s, waits[i], 0);
-		if (r != 0) {
-			*which = 1;
-			return r;
-		}
+		if (r != 0) return r + 1 * ONAIR_STEP;
 	}
 	void *params[1] = {arg};
 	onair_res r = t->LaunchKernel(f, gx, gy, 1, bx, by, 1, 0, s, params, NULL);
-	if (r != 0) {
-		*which = 2;
-		return r;
-	}
+	if (r != 0) return r + 2 * ONAIR_STEP;
 	if (done != NULL) {
 		r = t->EventRecord(done, s);
-		if (r != 0) {
-			*which = 3;
-			return r;
-		}
+		if (r != 0) return r + 3 * ONAIR_STEP;
 	}
 	return 0;
 }

@@ -50,3 +50,12 @@ func init() {
 
 // ThreadCPU is the CPU time of the calling OS thread.
 var ThreadCPU = threadCPU
+
+// PrimaryActive reports whether device 0's primary context is running.
+func PrimaryActive() (bool, error) {
+	d, err := load()
+	if err != nil {
+		return false, err
+	}
+	return d.primaryActive(0)
+}

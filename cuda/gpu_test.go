@@ -81,6 +81,15 @@ func TestContext(t *testing.T) {
 	if sched != cuda.SchedBlockingSync {
 		t.Errorf("context sched %v, want blocking-sync", sched)
 	}
+	if c2, err := cuda.NewContext(cuda.SchedSpin); err == nil || !strings.Contains(err.Error(), "keeps it") {
+		t.Errorf("a second context asking for another sched: %v", err)
+		if err == nil {
+			c2.Close()
+		}
+	}
+	c2, err := cuda.NewContext(cuda.SchedBlockingSync)
+	must(t, err)
+	must(t, c2.Close()) // the shared one still holds the context
 	must(t, c.PushPop())
 	free, total, err := c.MemInfo()
 	must(t, err)
@@ -101,6 +110,8 @@ func TestEvents(t *testing.T) {
 	must(t, err)
 	defer start.Close()
 	defer end.Close()
+	must(t, s.Busy(time.Microsecond)) // the first use loads (JIT-compiles) the kernels
+	must(t, s.Synchronize())
 	must(t, start.Record(s))
 	must(t, s.Busy(2*time.Millisecond))
 	must(t, end.Record(s))

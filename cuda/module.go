@@ -109,7 +109,5 @@ func (s *Stream) Busy(d time.Duration) error {
 		return err
 	}
 	ns := C.ulonglong(d)
-	var which C.int
-	rc := C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, nil, 0, m.busy, 1, 1, 1, 1, unsafe.Pointer(&ns), nil, &which)
-	return s.ctx.d.err("cuLaunchKernel", rc)
+	return launchErr(s.ctx.d, C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, nil, 0, m.busy, 1, 1, 1, 1, unsafe.Pointer(&ns), nil))
 }

@@ -5,11 +5,19 @@
 // code is in compositor.h, shared with the CPU-side tests.
 #include "../compositor.h"
 
+// ONAIR_MIN_BLOCKS: the blocks of 256 threads the draw kernels are compiled
+// to fit on one multiprocessor at once (more blocks: fewer registers each).
+// The Makefile's ptx target sets it; measured in cuda/BENCHMARKS.md.
+#ifndef ONAIR_MIN_BLOCKS
+#define ONAIR_MIN_BLOCKS 1
+#endif
+
 // One draw: a thread per 2x2 luma block, the code specialised per format.
 // Three sizes of layer table, so a small draw does not pass a 4 KB
 // argument.
 #define ONAIR_DRAW_KERNEL(N)                                                   \
-	extern "C" __global__ void onair_draw##N(const onair_draw##N##_args a) {   \
+	extern "C" __global__ void __launch_bounds__(256, ONAIR_MIN_BLOCKS)        \
+	    onair_draw##N(const onair_draw##N##_args a) {                          \
 		const int px = blockIdx.x * blockDim.x + threadIdx.x;                  \
 		const int py = blockIdx.y * blockDim.y + threadIdx.y;                  \
 		if (a.canvas.bps == 2)                                                 \
