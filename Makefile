@@ -3,7 +3,7 @@ GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 
-.PHONY: build run test test-short race fuzz bench lint docs clean
+.PHONY: build run test test-short race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -59,6 +59,17 @@ lint: build
 docs: build
 	./bin/onair docs -markdown > docs/REFERENCE.md
 	./bin/onair nodes -markdown > docs/NODES.md
+
+# ptx: compile the GPU kernels (cuda/kernels/compositor.cu with
+# cuda/compositor.h) to PTX for compute_75, which every GPU from Turing on
+# (T4, L4, H200) JIT-compiles, and record the sources' SHA-256 beside it.
+# It needs nvcc: run it on the GPU machine, then commit compositor.ptx and
+# compositor.sha256 (a test fails while they are stale). onair embeds the
+# PTX, so users need only the NVIDIA driver.
+NVCC ?= nvcc
+ptx:
+	cd cuda && $(NVCC) -ptx -arch=compute_75 -o kernels/compositor.ptx kernels/compositor.cu
+	cd cuda && sha256sum kernels/compositor.cu compositor.h > kernels/compositor.sha256
 
 clean:
 	rm -rf bin out
