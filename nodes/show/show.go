@@ -46,6 +46,7 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		}
 	}
 	return map[string]Constructor[F]{
+		"test_pattern":      newTestPattern[F],
 		"realtime":          newRealtime[F],
 		"smooth_timestamps": newSmoother[F],
 		"one_to_many_nb":    newFanOutOnLoop[F],
