@@ -29,11 +29,7 @@ type Frame struct {
 	Width, Height int
 	Pitch         int          // bytes per row of both planes
 	Plane         [2]DevicePtr // luma, interleaved CbCr
-	PTS           int64        // presentation time in TimeBase units
-	TimeBase      frame.Rational
-	Colour        frame.Colour
-	Source        string // the id of the source that produced it
-	SourceFrame   int64  // the source's frame number
+	frame.Meta                 // timestamp, colour tags, source: as a host frame's
 
 	ctx     *Context
 	mem     *DeviceMemory // nil for a wrapped frame
@@ -89,9 +85,9 @@ func allocFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
 	}
 	fr := &Frame{
 		Format: f, Width: w, Height: h, Pitch: m.Pitch,
-		Plane:    [2]DevicePtr{m.Ptr, m.Ptr + DevicePtr(m.Pitch*h)},
-		TimeBase: frame.Rational{Num: 1, Den: 1},
-		ctx:      c, mem: m,
+		Plane: [2]DevicePtr{m.Ptr, m.Ptr + DevicePtr(m.Pitch*h)},
+		Meta:  frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}},
+		ctx:   c, mem: m,
 	}
 	if err := fr.makeEvents(c); err != nil {
 		m.Free()
@@ -111,7 +107,7 @@ func WrapFrame(c *Context, f frame.Format, w, h, pitch int, luma, chroma DeviceP
 		return nil, fmt.Errorf("cuda: wrapping a %dx%d %v frame with pitch %d at %#x/%#x", w, h, f, pitch, luma, chroma)
 	}
 	fr := &Frame{Format: f, Width: w, Height: h, Pitch: pitch, Plane: [2]DevicePtr{luma, chroma},
-		TimeBase: frame.Rational{Num: 1, Den: 1}, ctx: c}
+		Meta: frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}, ctx: c}
 	if err := fr.makeEvents(c); err != nil {
 		return nil, err
 	}
@@ -186,22 +182,17 @@ func (fr *Frame) free() {
 }
 
 // CopyMeta copies the timestamp, colour tags and source identity of src.
-func (fr *Frame) CopyMeta(src *Frame) {
-	fr.PTS, fr.TimeBase, fr.Colour = src.PTS, src.TimeBase, src.Colour
-	fr.Source, fr.SourceFrame = src.Source, src.SourceFrame
-}
+func (fr *Frame) CopyMeta(src *Frame) { fr.Meta = src.Meta }
+
+// Metadata returns the frame's timestamp, colour tags and source identity
+// (what the shared show runtime reads and stamps on every backend's frames).
+func (fr *Frame) Metadata() *frame.Meta { return &fr.Meta }
 
 // MetaFrom copies the metadata of a host frame.
-func (fr *Frame) MetaFrom(h *frame.Frame) {
-	fr.PTS, fr.TimeBase, fr.Colour = h.PTS, h.TimeBase, h.Colour
-	fr.Source, fr.SourceFrame = h.Source, h.SourceFrame
-}
+func (fr *Frame) MetaFrom(h *frame.Frame) { fr.Meta = h.Meta }
 
 // MetaTo copies the metadata into a host frame.
-func (fr *Frame) MetaTo(h *frame.Frame) {
-	h.PTS, h.TimeBase, h.Colour = fr.PTS, fr.TimeBase, fr.Colour
-	h.Source, h.SourceFrame = fr.Source, fr.SourceFrame
-}
+func (fr *Frame) MetaTo(h *frame.Frame) { h.Meta = fr.Meta }
 
 func (fr *Frame) sameShape(h *frame.Frame) error {
 	if h.Format != fr.Format || h.Width != fr.Width || h.Height != fr.Height {
@@ -346,8 +337,7 @@ func (p *FramePool) Get(s *Stream) (*Frame, error) {
 		}
 		fr.pool = p
 	}
-	fr.PTS, fr.SourceFrame, fr.Source = 0, 0, ""
-	fr.TimeBase, fr.Colour = frame.Rational{Num: 1, Den: 1}, frame.Colour{}
+	fr.Meta = frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}
 	fr.refs.Store(1)
 	if s != nil {
 		if err := s.Wait(fr.read); err != nil {

@@ -108,7 +108,7 @@ func newHostFrame(f frame.Format, w, h, pitch int) *Frame {
 	}
 	base := DevicePtr(uintptr(p))
 	fr := &Frame{Format: f, Width: w, Height: h, Pitch: pitch,
-		Plane: [2]DevicePtr{base, base + DevicePtr(pitch*h)}, TimeBase: frame.Rational{Num: 1, Den: 1}}
+		Plane: [2]DevicePtr{base, base + DevicePtr(pitch*h)}, Meta: frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}}
 	fr.refs.Store(1)
 	return fr
 }
