@@ -29,7 +29,7 @@ func (r Rect) contains(o Rect) bool {
 }
 
 // Layer is one picture on the canvas, its geometry already placed: the
-// backend computes cpu.Place(frame size, crop, rect, fit) and copies the
+// backend computes frame.Place(frame size, crop, rect, fit) and copies the
 // Placement's Crop, Dst and Pad here, so the GPU draws exactly what the CPU
 // compositor would. All rectangles are even (Place makes them so).
 type Layer struct {
@@ -377,7 +377,7 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 			pad = d
 		}
 		if !crop.even() || !d.even() || !pad.even() {
-			return 0, fmt.Errorf("layer %d: crop %v, dst %v and pad %v must be even (place layers with cpu.Place)", i, crop, d, pad)
+			return 0, fmt.Errorf("layer %d: crop %v, dst %v and pad %v must be even (place layers with frame.Place)", i, crop, d, pad)
 		}
 		if !(Rect{0, 0, f.Width, f.Height}).contains(crop) {
 			return 0, fmt.Errorf("layer %d: crop %v is outside the %dx%d frame", i, crop, f.Width, f.Height)

@@ -32,5 +32,5 @@
 //
 // cuda may import frame; it must never import runtime/, lang/, compiler/
 // (nor cpu or nodes: the backend that uses both places layers with
-// cpu.Place and hands cuda the geometry).
+// frame.Place and hands cuda the geometry).
 package cuda

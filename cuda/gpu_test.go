@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/nodes/cpu"
+	"github.com/onairhq/onair/playout"
 	"strings"
 	"sync"
 	"testing"
@@ -152,7 +154,7 @@ func hostFrame(f frame.Format, w, h, extra int, seed int64) *frame.Frame {
 	pitch := row + extra
 	buf := make([]byte, pitch*(h+h/2))
 	fr := &frame.Frame{Format: f, Width: w, Height: h, Pitch: [2]int{pitch, pitch},
-		Data: [2][]byte{buf[:pitch*h], buf[pitch*h:]}, TimeBase: frame.Rational{Num: 1, Den: 25}, PTS: seed}
+		Data: [2][]byte{buf[:pitch*h], buf[pitch*h:]}, Meta: frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 25}, PTS: seed}}
 	fillNoise(fr, seed)
 	return fr
 }
@@ -394,7 +396,7 @@ func TestTransitionsMatchCPU(t *testing.T) {
 		for _, tc := range transitionCases {
 			name := fmt.Sprintf("%v/%v@%v", f, tc.t, tc.progress)
 			want, _ := frame.New(f, 1920, 1080)
-			must(t, cpuTransition(tc.t).Apply(want, from, to, tc.progress))
+			must(t, cpu.Transition(playout.Kind(tc.t), want, from, to, tc.progress))
 			dst, err := cuda.NewFrame(c, f, 1920, 1080)
 			must(t, err)
 			must(t, comp.Transition(dst, frames[0], frames[1], tc.t, tc.progress))

@@ -2,11 +2,12 @@ package cuda_test
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/playout"
 	"testing"
 
-	"github.com/onairhq/onair/cpu"
 	"github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/cpu"
 )
 
 // These tests run the kernels' code (kernels/compositor.h, compiled for the
@@ -81,7 +82,7 @@ func TestHostTransitionsMatchCPU(t *testing.T) {
 		for _, c := range transitionCases {
 			name := fmt.Sprintf("%v/%v@%v", f, c.t, c.progress)
 			want, _ := frame.New(f, 96, 54)
-			if err := cpuTransition(c.t).Apply(want, from, to, c.progress); err != nil {
+			if err := cpu.Transition(playout.Kind(c.t), want, from, to, c.progress); err != nil {
 				t.Fatal(err)
 			}
 			dst := cuda.NewHostFrame(f, 96, 54, 96*f.BytesPerSample()+32)
@@ -140,4 +141,4 @@ func contains(s, sub string) bool {
 	return false
 }
 
-var _ = cpu.Stretch
+var _ = frame.Stretch

@@ -16,8 +16,11 @@ import (
 )
 
 // compositorPTX is kernels/compositor.cu compiled by `make ptx` (nvcc, for
-// compute_75); kernels/compositor.sha256 records the sources it came from,
-// and a test fails when they changed without the PTX being rebuilt.
+// compute_75, declared PTX ISA 7.0 so that drivers from CUDA 11.0 on load
+// it); kernels/compositor.sha256 records the sources it came from, and a
+// test fails when they changed without the PTX being rebuilt. The driver
+// JIT-compiles it on first use (about 0.8 s on the H200; the driver caches
+// the result on disk), so load it at start: NewCompositor does.
 //
 //go:embed kernels/compositor.ptx
 var compositorPTX string

@@ -6,9 +6,9 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/onairhq/onair/cpu"
 	"github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/cpu"
 )
 
 // The scenes both the host run of the kernel code and the GPU are compared
@@ -19,9 +19,9 @@ type source struct{ w, h int }
 
 type sceneLayer struct {
 	src     int // index into scene.sources
-	rect    cpu.Rect
-	crop    cpu.Rect
-	fit     cpu.Fit
+	rect    frame.Rect
+	crop    frame.Rect
+	fit     frame.Fit
 	opacity float64
 	z       int
 }
@@ -35,7 +35,7 @@ type scene struct {
 }
 
 func full(src int, w, h int) sceneLayer {
-	return sceneLayer{src: src, rect: cpu.Rect{W: w, H: h}, opacity: 1}
+	return sceneLayer{src: src, rect: frame.Rect{W: w, H: h}, opacity: 1}
 }
 
 // scenes covers every path of the compositor: copies, crops, opacity, z,
@@ -47,49 +47,49 @@ func scenes() []scene {
 		sc := scene{name: fmt.Sprintf("grid%dx%d", n, n), w: W, h: H, scaled: true}
 		for i := 0; i < n*n; i++ {
 			sc.sources = append(sc.sources, source{W, H})
-			sc.layers = append(sc.layers, sceneLayer{src: i, rect: cpu.Rect{X: i % n * W / n, Y: i / n * H / n, W: W / n, H: H / n}, opacity: 1})
+			sc.layers = append(sc.layers, sceneLayer{src: i, rect: frame.Rect{X: i % n * W / n, Y: i / n * H / n, W: W / n, H: H / n}, opacity: 1})
 		}
 		return sc
 	}
 	return []scene{
 		{name: "full", w: W, h: H, sources: []source{{W, H}}, layers: []sceneLayer{full(0, W, H)}},
 		{name: "crop-1to1", w: W, h: H, sources: []source{{W, H}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: 40, Y: 30, W: 100, H: 60}, crop: cpu.Rect{X: 10, Y: 20, W: 100, H: 60}, opacity: 1}}},
+			{src: 0, rect: frame.Rect{X: 40, Y: 30, W: 100, H: 60}, crop: frame.Rect{X: 10, Y: 20, W: 100, H: 60}, opacity: 1}}},
 		{name: "opacity", w: W, h: H, sources: []source{{W, H}, {120, 80}}, layers: []sceneLayer{
 			full(0, W, H),
-			{src: 1, rect: cpu.Rect{X: 20, Y: 10, W: 120, H: 80}, opacity: 0.5},
-			{src: 1, rect: cpu.Rect{X: 100, Y: 50, W: 120, H: 80}, opacity: 0.3}}},
+			{src: 1, rect: frame.Rect{X: 20, Y: 10, W: 120, H: 80}, opacity: 0.5},
+			{src: 1, rect: frame.Rect{X: 100, Y: 50, W: 120, H: 80}, opacity: 0.3}}},
 		{name: "z-order", w: W, h: H, sources: []source{{100, 100}, {100, 100}, {100, 100}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: 0, Y: 0, W: 100, H: 100}, opacity: 1, z: 2},
-			{src: 1, rect: cpu.Rect{X: 40, Y: 20, W: 100, H: 100}, opacity: 1, z: 1},
-			{src: 2, rect: cpu.Rect{X: 80, Y: 40, W: 100, H: 100}, opacity: 0.7, z: 1}}},
+			{src: 0, rect: frame.Rect{X: 0, Y: 0, W: 100, H: 100}, opacity: 1, z: 2},
+			{src: 1, rect: frame.Rect{X: 40, Y: 20, W: 100, H: 100}, opacity: 1, z: 1},
+			{src: 2, rect: frame.Rect{X: 80, Y: 40, W: 100, H: 100}, opacity: 0.7, z: 1}}},
 		{name: "contain-exact", w: W, h: H, sources: []source{{64, 72}, {128, 36}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: 0, Y: 0, W: 128, H: 72}, fit: cpu.Contain, opacity: 1},
-			{src: 1, rect: cpu.Rect{X: 120, Y: 60, W: 128, H: 72}, fit: cpu.Contain, opacity: 0.75}}},
+			{src: 0, rect: frame.Rect{X: 0, Y: 0, W: 128, H: 72}, fit: frame.Contain, opacity: 1},
+			{src: 1, rect: frame.Rect{X: 120, Y: 60, W: 128, H: 72}, fit: frame.Contain, opacity: 0.75}}},
 		{name: "edges", w: W, h: H, sources: []source{{100, 60}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: -30, Y: -20, W: 100, H: 60}, opacity: 1},
-			{src: 0, rect: cpu.Rect{X: 200, Y: 110, W: 100, H: 60}, opacity: 1},
-			{src: 0, rect: cpu.Rect{X: 300, Y: 10, W: 100, H: 60}, opacity: 1}}},
+			{src: 0, rect: frame.Rect{X: -30, Y: -20, W: 100, H: 60}, opacity: 1},
+			{src: 0, rect: frame.Rect{X: 200, Y: 110, W: 100, H: 60}, opacity: 1},
+			{src: 0, rect: frame.Rect{X: 300, Y: 10, W: 100, H: 60}, opacity: 1}}},
 		{name: "odd-rects", w: W, h: H, sources: []source{{W, H}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: 3, Y: 5, W: 61, H: 33}, crop: cpu.Rect{X: 7, Y: 9, W: 61, H: 33}, opacity: 1}}},
+			{src: 0, rect: frame.Rect{X: 3, Y: 5, W: 61, H: 33}, crop: frame.Rect{X: 7, Y: 9, W: 61, H: 33}, opacity: 1}}},
 		grid(2),
 		grid(4),
 		{name: "upscale", w: W, h: H, scaled: true, sources: []source{{96, 54}}, layers: []sceneLayer{full(0, W, H)}},
 		{name: "contain-scaled", w: W, h: H, scaled: true, sources: []source{{160, 160}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{W: W, H: H}, fit: cpu.Contain, opacity: 0.8}}},
+			{src: 0, rect: frame.Rect{W: W, H: H}, fit: frame.Contain, opacity: 0.8}}},
 		{name: "cover", w: W, h: H, scaled: true, sources: []source{{160, 90}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: 20, Y: 20, W: 100, H: 100}, fit: cpu.Cover, opacity: 1}}},
+			{src: 0, rect: frame.Rect{X: 20, Y: 20, W: 100, H: 100}, fit: frame.Cover, opacity: 1}}},
 		{name: "odd-ratio", w: W, h: H, scaled: true, sources: []source{{W, H}, {200, 120}}, layers: []sceneLayer{
 			full(0, W, H),
-			{src: 1, rect: cpu.Rect{X: 30, Y: 14, W: 150, H: 98}, crop: cpu.Rect{X: 10, Y: 6, W: 170, H: 100}, opacity: 0.6}}},
+			{src: 1, rect: frame.Rect{X: 30, Y: 14, W: 150, H: 98}, crop: frame.Rect{X: 10, Y: 6, W: 170, H: 100}, opacity: 0.6}}},
 		{name: "big-shrink", w: W, h: H, scaled: true, sources: []source{{W, H}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: 10, Y: 10, W: 18, H: 10}, opacity: 1},
-			{src: 0, rect: cpu.Rect{X: 40, Y: 10, W: 2, H: 2}, opacity: 1}}},
+			{src: 0, rect: frame.Rect{X: 10, Y: 10, W: 18, H: 10}, opacity: 1},
+			{src: 0, rect: frame.Rect{X: 40, Y: 10, W: 2, H: 2}, opacity: 1}}},
 		{name: "overhang-scaled", w: W, h: H, scaled: true, sources: []source{{120, 70}}, layers: []sceneLayer{
-			{src: 0, rect: cpu.Rect{X: -50, Y: -30, W: 400, H: 220}, opacity: 1}}},
+			{src: 0, rect: frame.Rect{X: -50, Y: -30, W: 400, H: 220}, opacity: 1}}},
 		{name: "faint", w: W, h: H, scaled: true, sources: []source{{W, H}, {W, H}}, layers: []sceneLayer{
 			full(0, W, H),
-			{src: 1, rect: cpu.Rect{W: W, H: H}, opacity: 0.001}}},
+			{src: 1, rect: frame.Rect{W: W, H: H}, opacity: 0.001}}},
 	}
 }
 
@@ -140,13 +140,13 @@ func (sc scene) render(tb testing.TB, f frame.Format, srcs []*frame.Frame) *fram
 	return dst
 }
 
-// cudaLayers places the scene's layers with cpu.Place, as the backend
+// cudaLayers places the scene's layers with frame.Place, as the backend
 // does, over the given device frames.
 func (sc scene) cudaLayers(frames []*cuda.Frame) []cuda.Layer {
 	var ls []cuda.Layer
 	for _, l := range sc.layers {
 		f := frames[l.src]
-		p := cpu.Place(f.Width, f.Height, l.crop, l.rect, l.fit)
+		p := frame.Place(f.Width, f.Height, l.crop, l.rect, l.fit)
 		ls = append(ls, cuda.Layer{Frame: f, Crop: cuda.Rect(p.Crop), Dst: cuda.Rect(p.Dst), Pad: cuda.Rect(p.Pad), Opacity: l.opacity, Z: l.z})
 	}
 	return ls
@@ -221,8 +221,6 @@ var transitionCases = []struct {
 	{cuda.Wipe, 0}, {cuda.Wipe, 0.3}, {cuda.Wipe, 0.5}, {cuda.Wipe, 0.83}, {cuda.Wipe, 1},
 }
 
-func cpuTransition(t cuda.Transition) cpu.Transition { return cpu.Transition(t) }
-
 func checkMeta(tb testing.TB, name string, want, got *frame.Frame) {
 	tb.Helper()
 	if want.PTS != got.PTS || want.Source != got.Source || want.SourceFrame != got.SourceFrame || want.TimeBase != got.TimeBase || want.Colour != got.Colour {
@@ -230,4 +228,4 @@ func checkMeta(tb testing.TB, name string, want, got *frame.Frame) {
 	}
 }
 
-func rectOf(x, y, w, h int) cpu.Rect { return cpu.Rect{X: x, Y: y, W: w, H: h} }
+func rectOf(x, y, w, h int) frame.Rect { return frame.Rect{X: x, Y: y, W: w, H: h} }
