@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"github.com/onairhq/onair/runtime"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/runtime"
 	"io"
 	"log/slog"
 	"os"
