@@ -2,6 +2,8 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
+# go-nvml declares some NVML calls deprecated; onair calls none of them.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: build run test test-short test-gpu gpu-bench race fuzz bench lint docs clean ptx
 

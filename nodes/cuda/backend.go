@@ -43,7 +43,11 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 		return nil, fmt.Errorf("the CUDA backend cannot start: %w", err)
 	}
 	b := newBackend(c)
-	s, err := show.Start(ctx, b.show(), p, planJSON, opts, log)
+	b.gpu = newGPUMonitor()
+	sb := b.show()
+	sb.Device = func() any { return b.gpu.Read() }
+	sb.DeviceMetrics = b.gpu.Collect
+	s, err := show.Start(ctx, sb, p, planJSON, opts, log)
 	if err != nil {
 		return nil, err // show.Start closed the backend
 	}
@@ -55,6 +59,7 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 type backend struct {
 	ctx     *gpu.Context
 	readers *readerPool
+	gpu     *gpuMonitor
 
 	mu        sync.Mutex
 	downloads map[downloadKey][]*download
@@ -84,6 +89,9 @@ func (b *backend) show() *show.Backend[Frame] {
 func (b *backend) close() {
 	if b.readers != nil {
 		b.readers.close()
+	}
+	if b.gpu != nil {
+		b.gpu.Close()
 	}
 	b.mu.Lock()
 	for _, d := range b.all {
