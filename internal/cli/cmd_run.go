@@ -196,6 +196,21 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now()
 	running, err := be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
+	if err != nil && *backend == "auto" && *savedPlan == "" && !errors.Is(err, context.Canceled) {
+		// The GPU was there but the show could not start on it (out of
+		// memory, a kernel the driver refused): the next usable backend.
+		if next := nextUsable(be); next != nil {
+			fmt.Fprintf(stdout, "backend: %s could not start the show (%v); falling back to %s\n", be.Name, err, next.Name)
+			res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering}, stderr)
+			if rc != 0 {
+				return rc
+			}
+			be, p = next, res.Plan
+			if planJSON, err = plan.Marshal(p); err == nil {
+				running, err = be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
+			}
+		}
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stdout, "interrupted while starting: nothing went on air")
@@ -258,6 +273,22 @@ func pickBackend(asked string) (*backends.Backend, string) {
 		return nil, fmt.Sprintf("-backend %s: %v", asked, err)
 	}
 	return be, "asked for: " + found
+}
+
+// nextUsable is the first backend after be in the table that can run here.
+func nextUsable(be *backends.Backend) *backends.Backend {
+	all := backends.All()
+	for i, b := range all {
+		if b != be {
+			continue
+		}
+		for _, n := range all[i+1:] {
+			if _, err := n.Probe(); err == nil {
+				return n
+			}
+		}
+	}
+	return nil
 }
 
 // checkCue refuses a cue for a bus or scene the plan does not have, before
