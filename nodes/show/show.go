@@ -36,6 +36,7 @@ type Show[F Frame] struct {
 	plan     *plan.Plan
 	planJSON []byte
 	started  time.Time
+	locks    *OutputLocks
 }
 
 // The kinds every backend runs with this package's constructors.
@@ -70,9 +71,16 @@ func Kinds[F Frame](be *Backend[F]) []string {
 	return out
 }
 
-// Start runs p on be: it makes the show's state, starts every group in
-// order and waits for each to be ready. planJSON is what GET /plan serves.
+// Start runs p on be: it locks the files the outputs write (LockOutputs:
+// a show whose recording another show writes does not go on air, and
+// touches no file), makes the show's state, starts every group in order and
+// waits for each to be ready. The locks are held until Stop. planJSON is
+// what GET /plan serves.
 func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON []byte, opts Options, log *slog.Logger) (*Show[F], error) {
+	locks, err := LockOutputs(p, opts.BaseDir)
+	if err != nil {
+		return nil, err
+	}
 	shared := sharedKinds(be)
 	lookup := func(kind string) (Constructor[F], bool) {
 		if mk, ok := be.Kinds[kind]; ok {
@@ -83,9 +91,10 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 	}
 	st, err := newState(p, opts, be.Name, func(kind string) bool { _, ok := lookup(kind); return ok })
 	if err != nil {
+		locks.discard()
 		return nil, err
 	}
-	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now()}
+	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now(), locks: locks}
 	x, err := runtime.NewExecutor(p, func(kind string) (runtime.Constructor[F], bool) {
 		mk, ok := lookup(kind)
 		if !ok {
@@ -103,22 +112,27 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		}, true
 	}, runtime.Options{Logger: log})
 	if err != nil {
+		locks.discard()
 		s.free()
 		return nil, err
 	}
 	s.Exec = x
 	if err := x.Start(ctx); err != nil {
+		locks.discard()
 		s.free()
 		return nil, err
 	}
 	return s, nil
 }
 
+// free lets go of what the run holds, the output locks last (every
+// output has closed its file by then).
 func (s *Show[F]) free() {
 	s.State.Close()
 	if s.backend.Close != nil {
 		s.backend.Close()
 	}
+	s.locks.Release()
 }
 
 // Stop implements Running.

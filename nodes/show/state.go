@@ -28,6 +28,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -42,6 +43,9 @@ type Options struct {
 	// BaseDir is the show's directory: relative paths in the plan (media,
 	// recordings) are relative to it. "" is the working directory.
 	BaseDir string
+	// OpenFile opens the files record outputs write; nil is os.OpenFile. A
+	// test stands in a disk that fills up (media.SmallDisk).
+	OpenFile media.OpenFunc
 }
 
 // State is one run of a plan: its buses, sources and outputs, kept across
@@ -137,6 +141,8 @@ type OutputState struct {
 	restart uint64
 	jpeg    []byte // preview: the latest snapshot
 	jpegAt  time.Time
+
+	recorder *recorder // record: the file, kept across restarts
 }
 
 func (o *OutputState) fail(err error) {
