@@ -203,8 +203,12 @@ type BusSummary struct {
 	Repeats     uint64        `json:"repeats"`
 	Skipped     uint64        `json:"skipped"` // input frames replaced by a newer one before any tick showed them
 	OutputDrops uint64        `json:"output_drops"`
-	Cuts        []CutRecord   `json:"cuts,omitempty"`
-	Timing      TimingSummary `json:"timing"`
+	// Switches counts every switch asked for, by kind in SwitchesByKind
+	// (cut, fade, wipe); Cuts holds the latest 32 of them, oldest first.
+	Switches       uint64            `json:"switches"`
+	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"`
+	Cuts           []CutRecord       `json:"cuts,omitempty"`
+	Timing         TimingSummary     `json:"timing"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -254,7 +258,15 @@ func (b *State) Summary() Summary {
 		bs := b.buses[a]
 		bs.mu.Lock()
 		sum := BusSummary{Address: a, Kind: bs.Kind, Ticks: bs.ticks, FirstTick: bs.first, Missed: bs.missed, Repeats: bs.repeats, Skipped: bs.skipped, OutputDrops: bs.outDrops,
-			Cuts: append([]CutRecord(nil), bs.cuts...)}
+			Switches: bs.switches, Cuts: bs.recentSwitches()}
+		for k, n := range bs.byKind {
+			if n > 0 {
+				if sum.SwitchesByKind == nil {
+					sum.SwitchesByKind = map[string]uint64{}
+				}
+				sum.SwitchesByKind[playout.Kind(k).String()] = n
+			}
+		}
 		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
 			sum.OnAir = bs.Scenes[i]
 		}
@@ -290,6 +302,25 @@ func (s Summary) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", on air: %s", b.OnAir)
 		}
 		fmt.Fprintln(w)
+		if b.Switches > 0 {
+			fmt.Fprintf(w, "      %d switches", b.Switches)
+			sep := " ("
+			for _, k := range []string{"cut", "fade", "wipe"} {
+				if n := b.SwitchesByKind[k]; n > 0 {
+					fmt.Fprintf(w, "%s%d %s", sep, n, k)
+					sep = ", "
+				}
+			}
+			if sep == ", " {
+				fmt.Fprint(w, ")")
+			}
+			if uint64(len(b.Cuts)) < b.Switches {
+				fmt.Fprintf(w, "; the last %d:", len(b.Cuts))
+			} else {
+				fmt.Fprint(w, ":")
+			}
+			fmt.Fprintln(w)
+		}
 		for _, c := range b.Cuts {
 			if c.Tick < 0 {
 				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)

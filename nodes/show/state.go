@@ -113,10 +113,17 @@ type BusState struct {
 	repeats  uint64
 	skipped  uint64
 	outDrops uint64
-	cuts     []CutRecord
+	cuts     [cutHistory]CutRecord // a ring: switch i is cuts[i%cutHistory]
+	switches uint64                // switches asked for
+	drawn    uint64                // switches up to here have their tick
+	byKind   [3]uint64             // switches by playout.Kind
 	timing   playout.Timing
 	onAirAt  int64 // the tick last drawn
 }
+
+// cutHistory is how many of the latest switches a bus keeps, for /status
+// and the summary; older ones are only counted.
+const cutHistory = 32
 
 // CutRecord logs one switch: when it was asked for and the tick it landed
 // on. Times count from the start of the run (tick 0).
@@ -268,10 +275,40 @@ func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
 	now := b.opts.Clock()
 	bs.mu.Lock()
 	bs.switcher.Request(k, i, ticks)
-	bs.cuts = append(bs.cuts, CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1})
+	bs.cuts[bs.switches%cutHistory] = CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1}
+	bs.switches++
+	if int(k) < len(bs.byKind) {
+		bs.byKind[k]++
+	}
 	bs.mu.Unlock()
 	bs.wake.Notify()
 	return nil
+}
+
+// landSwitches gives the switches no tick has shown yet the tick k that
+// shows them, drawn at deadlineNs. Only those are looked at: the ring's
+// newest, from the last one drawn. The caller holds bs.mu.
+func (bs *BusState) landSwitches(k, deadlineNs int64) {
+	from := bs.drawn
+	if bs.switches > cutHistory && from < bs.switches-cutHistory {
+		from = bs.switches - cutHistory // older ones have left the ring
+	}
+	for i := from; i < bs.switches; i++ {
+		c := &bs.cuts[i%cutHistory]
+		c.Tick, c.DeadlineNs = k, deadlineNs
+	}
+	bs.drawn = bs.switches
+}
+
+// recentSwitches returns the switches in the ring, oldest first. The
+// caller holds bs.mu.
+func (bs *BusState) recentSwitches() []CutRecord {
+	n := min(bs.switches, cutHistory)
+	out := make([]CutRecord, 0, n)
+	for i := bs.switches - n; i < bs.switches; i++ {
+		out = append(out, bs.cuts[i%cutHistory])
+	}
+	return out
 }
 
 // Errors Switch wraps, which the control server maps to HTTP codes.
