@@ -194,20 +194,18 @@ type Summary struct {
 
 // BusSummary is one bus's counts.
 type BusSummary struct {
-	Address     string        `json:"address"`
-	Kind        string        `json:"kind"`
-	OnAir       string        `json:"on_air,omitempty"`
-	Ticks       uint64        `json:"ticks"`
-	FirstTick   int64         `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
-	Missed      uint64        `json:"missed_deadlines"`
-	Repeats     uint64        `json:"repeats"`
-	Skipped     uint64        `json:"skipped"` // input frames replaced by a newer one before any tick showed them
-	OutputDrops uint64        `json:"output_drops"`
-	// Switches counts every switch asked for, by kind in SwitchesByKind
-	// (cut, fade, wipe); Cuts holds the latest 32 of them, oldest first.
-	Switches       uint64            `json:"switches"`
-	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"`
-	Cuts           []CutRecord       `json:"cuts,omitempty"`
+	Address        string            `json:"address"`
+	Kind           string            `json:"kind"`
+	OnAir          string            `json:"on_air,omitempty"`
+	Ticks          uint64            `json:"ticks"`
+	FirstTick      int64             `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
+	Missed         uint64            `json:"missed_deadlines"`
+	Repeats        uint64            `json:"repeats"`
+	Skipped        uint64            `json:"skipped"` // input frames replaced by a newer one before any tick showed them
+	OutputDrops    uint64            `json:"output_drops"`
+	Switches       uint64            `json:"switches"`                   // every switch asked for
+	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
+	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
 	Timing         TimingSummary     `json:"timing"`
 }
 
