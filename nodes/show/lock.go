@@ -22,7 +22,8 @@ type OutputLocks struct {
 }
 
 // LockOutputs locks every file the plan's outputs write (each output node's
-// path, relative to baseDir), creating a missing file empty (and its
+// path, relative to baseDir; two outputs of the plan on one file are
+// refused), creating a missing file empty (and its
 // directory) without truncating one that exists: flock(LOCK_EX|LOCK_NB) on
 // it, held until Release. A file another show holds — in another onair or
 // in this process — is refused with the holder's pid, read from /proc/locks,
@@ -30,7 +31,7 @@ type OutputLocks struct {
 // so that a second show writing the same recording never truncates it.
 func LockOutputs(p *plan.Plan, baseDir string) (*OutputLocks, error) {
 	l := &OutputLocks{}
-	seen := map[string]bool{}
+	seen := map[string]string{} // file → the output writing it
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		if !strings.HasPrefix(n.Kind, "output_") {
@@ -47,10 +48,11 @@ func LockOutputs(p *plan.Plan, baseDir string) (*OutputLocks, error) {
 		if abs, err := filepath.Abs(full); err == nil {
 			full = abs
 		}
-		if seen[full] {
-			continue // two outputs of one show on one file: lint's shared-output-path
+		if other, dup := seen[full]; dup {
+			l.discard()
+			return nil, fmt.Errorf("%s: %s is written by %s of this show too: give each output its own path (lint: shared-output-path)", n.Address, path, other)
 		}
-		seen[full] = true
+		seen[full] = n.Address
 		if err := l.lock(n.Address, path, full); err != nil {
 			l.discard()
 			return nil, err

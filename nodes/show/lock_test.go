@@ -110,3 +110,20 @@ func TestLockCreatesNothingForAShowThatFails(t *testing.T) {
 	}
 	l.Release()
 }
+
+// TestLockRefusesTwoOutputsOnOneFile: two outputs of one plan writing one
+// file (lint's shared-output-path, which a saved plan skips) are refused.
+func TestLockRefusesTwoOutputsOnOneFile(t *testing.T) {
+	dir := t.TempDir()
+	p := &plan.Plan{Nodes: []plan.Node{
+		{Address: "output.a", Kind: "output_record", Params: map[string]any{"path": "out/pgm.y4m"}},
+		{Address: "output.b", Kind: "output_record", Params: map[string]any{"path": filepath.Join(dir, "out", "pgm.y4m")}},
+	}}
+	_, err := LockOutputs(p, dir)
+	if err == nil || !strings.Contains(err.Error(), "is written by output.a of this show too") {
+		t.Fatalf("two outputs on one file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "pgm.y4m")); !os.IsNotExist(err) {
+		t.Errorf("the refused plan left its file: %v", err)
+	}
+}
