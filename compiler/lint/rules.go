@@ -524,12 +524,13 @@ const RuleCPUDrawCost = "cpu-draw-cost"
 // BenchmarkComposite's scenes give about 1.14 ns a tap: its 1080p scene
 // (three layers shrunk 2:1, one shrunk 3:1 and blended) took 38.9 ms, the
 // 640x360 one 4.3 ms, the 640x360 one from 1080p sources (6:1 and 9:1)
-// 25 ms. An opaque layer at its own size is a row copy (1.5 ns a pixel,
-// nv12-1080p-copy); painting the canvas black, or padding, about 1 ns.
+// 25 ms. An opaque layer at its own size is a row copy: nv12-1080p-copy,
+// the canvas painted black and one such layer, took 1.9 to 3 ms, about
+// 0.5 ns a pixel to paint and 0.8 to copy.
 const (
 	cpuNsPerTap       = 1.14
-	cpuCopyNsPerPixel = 1.5
-	cpuFillNsPerPixel = 1.0
+	cpuCopyNsPerPixel = 0.8
+	cpuFillNsPerPixel = 0.5
 	cpuMaxBands       = 4 // the backend draws canvases of 720p and up in up to 4 bands
 )
 
@@ -636,8 +637,8 @@ var cpuDrawCost = &compiler.Rule{
 
 The cpu backend composites in Go on the host. Its cost per tick follows the
 pixels it draws: about 20 ns of one core a pixel for a layer shrunk 2:1 or
-blended, more for larger shrinks, 1.5 ns for one shown opaque at its own
-size (a row copy), 1 ns to paint the canvas black (nodes/cpu/BENCHMARKS.md).
+blended, more for larger shrinks, under 1 ns for one shown opaque at its
+own size (a row copy) and to paint the canvas black (nodes/cpu/BENCHMARKS.md).
 A canvas of 720p and up is drawn in bands on up to 4 cores. The rule estimates each bus's dearest
 scene and fires when even 4 cores (1 below 720p) would take longer than a
 frame period: the bus then misses most of its deadlines and runs below its
