@@ -1,9 +1,14 @@
 // Package show is the show runtime every backend shares: what a bus shows
-// and switches to, the compositor's schedule (sleep to the deadline, look at
-// the inputs that signalled at most every input_poll_ms, draw through
-// playout, commit once the outputs took the tick), the realtime pacer, the
-// fan-outs, the outputs and what they count, the summary, /status and
-// /metrics. It is generic over the backend's frame type; a backend supplies
+// and switches to (the latest 32 switches kept, all of them counted), the
+// compositor's schedule (sleep to the deadline, look at the inputs that
+// signalled at most every input_poll_ms, draw through playout, commit once
+// the outputs took the tick), the realtime pacer, the fan-outs, the outputs
+// and what they count, the summary, /status and /metrics.
+//
+// A show locks the files its outputs write before anything opens a file,
+// so a second show on the same recording is refused (LockOutputs). A record
+// output never destroys what it wrote: on a write error it drops frames,
+// backs off and continues its file after the last whole frame (recorder). It is generic over the backend's frame type; a backend supplies
 // the pixel work behind small interfaces (Backend, Canvas) and the
 // constructors of its own kinds (sources, uploads, decoders).
 //
