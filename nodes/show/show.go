@@ -301,7 +301,11 @@ func (s Summary) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 		if b.Switches > 0 {
-			fmt.Fprintf(w, "      %d switches", b.Switches)
+			noun := "switches"
+			if b.Switches == 1 {
+				noun = "switch"
+			}
+			fmt.Fprintf(w, "      %d %s", b.Switches, noun)
 			sep := " ("
 			for _, k := range []string{"cut", "fade", "wipe"} {
 				if n := b.SwitchesByKind[k]; n > 0 {
