@@ -157,7 +157,7 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	if uint64(len(frames)) != out.Written || out.Written+bus.OutputDrops != bus.Ticks {
 		t.Fatalf("the recording holds %d frames; the output wrote %d and dropped %d of the bus's %d ticks", len(frames), out.Written, bus.OutputDrops, bus.Ticks)
 	}
-	if len(frames) < 60 {
+	if len(frames) < 60 && !raceDetector || len(frames) < 20 {
 		t.Fatalf("only %d frames in 3 s", len(frames))
 	}
 	// Picture i of the recording is tick FirstTick+i when no deadline was
@@ -477,7 +477,7 @@ output "record" "pgm" {
 			if src := sum.Sources[0]; src.Errors == 0 || !strings.Contains(src.LastError, "clip.nv12") {
 				t.Errorf("the broken file was not reported: %+v", src)
 			}
-			if b := sum.Buses[0]; b.Missed > 3 {
+			if b := sum.Buses[0]; b.Missed > 3 && !raceDetector {
 				t.Errorf("the bus missed %d deadlines while the source was broken", b.Missed)
 			}
 			frames := readY4M(t, filepath.Join(dir, "out.y4m"))
@@ -530,7 +530,7 @@ output "ffmpeg" "short" {
 	if out.Restarts == 0 || out.Errors == 0 || !strings.Contains(out.LastError, "exit") {
 		t.Errorf("a dying ffmpeg was not reported and restarted: %+v", out)
 	}
-	if bus.Ticks < 50 || bus.Missed > bus.Ticks/10 {
+	if bus.Ticks < 20 || !raceDetector && (bus.Ticks < 50 || bus.Missed > bus.Ticks/10) {
 		t.Errorf("the bus drew %d ticks and missed %d while its ffmpeg output died", bus.Ticks, bus.Missed)
 	}
 }
