@@ -61,9 +61,9 @@ func build(st *state) {
 				"frame_rate": ratString(show.FrameRate),
 			},
 		}
-		poll := show.Canvas.InputPollMs
+		poll := show.Canvas.Int("input_poll_ms")
 		if bus.Kind == "aux" {
-			poll = show.Canvas.AuxInputPollMs
+			poll = show.Canvas.Int("aux_input_poll_ms")
 		}
 		comp.Params["input_poll_ms"] = poll
 		comp.Domain = st.Options.Target.Domain
@@ -264,12 +264,12 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError}
 	case "ipc_dmabuf_source":
 		rq := 0
-		if st.Show.Canvas.BrowserFrameQueue > 3 {
+		if st.Show.Canvas.Int("browser_frame_queue") > 3 {
 			rq = 3
 		}
-		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour}
+		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": rq, "frames_in_flight": st.Show.Canvas.Int("browser_frame_queue"), "size": sizeString(size), "colour": colour}
 	case "gpu_import":
-		return map[string]any{"import_ttl_ms": st.Show.Canvas.ImportTTLMs, "format": format}
+		return map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "format": format}
 	case "realtime", "smooth_timestamps":
 		return map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)}
 	case "test_pattern":

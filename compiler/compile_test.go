@@ -2,7 +2,7 @@ package compiler
 
 import (
 	"bytes"
-	"flag"
+	"github.com/onairhq/onair/internal/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,8 +14,6 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // load reads a show file, failing the test on errors.
 func load(t testing.TB, path string, vars map[string]string) *lang.Show {
@@ -222,9 +220,9 @@ func TestGoldenPlans(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					golden(t, filepath.Join("testdata", "golden", base+"."+backend+".json"), js)
+					golden.Check(t, filepath.Join("testdata", "golden", base+"."+backend+".json"), js)
 				}
-				golden(t, filepath.Join("testdata", "golden", base+"."+backend+".txt"), text.Bytes())
+				golden.Check(t, filepath.Join("testdata", "golden", base+"."+backend+".txt"), text.Bytes())
 			})
 		}
 	}
@@ -258,7 +256,7 @@ func TestGoldenCPUDemo(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, got)
 		}
 	}
-	golden(t, filepath.Join("testdata", "golden", "cpu-demo.cpu.txt"), text.Bytes())
+	golden.Check(t, filepath.Join("testdata", "golden", "cpu-demo.cpu.txt"), text.Bytes())
 }
 
 func writeDiags(w *bytes.Buffer, diags hcl.Diagnostics) {
@@ -272,43 +270,6 @@ func writeDiags(w *bytes.Buffer, diags hcl.Diagnostics) {
 		}
 		w.WriteString("  " + d.Detail + "\n")
 	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the compiled plan (go test -update rewrites it):\n%s", path, firstDiff(string(want), string(got)))
-	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return "line " + itoa(i+1) + ":\n  want: " + x + "\n  got:  " + y
-		}
-	}
-	return ""
 }
 
 // The lead's shows compile without errors on the GPU backend.
@@ -334,7 +295,7 @@ func TestDeterministic(t *testing.T) {
 		if first == nil {
 			first = b
 		} else if !bytes.Equal(first, b) {
-			t.Fatalf("compile %d gave other bytes:\n%s", i, firstDiff(string(first), string(b)))
+			t.Fatalf("compile %d gave other bytes:\n%s", i, golden.FirstDiff(string(first), string(b)))
 		}
 	}
 	p, err := plan.LoadVersion(bytes.NewReader(first), "test")

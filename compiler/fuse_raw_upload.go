@@ -19,7 +19,7 @@ import (
 )
 
 func fuseRawUpload(st *state) {
-	mode := st.Show.Canvas.RawUpload
+	mode := st.Show.Canvas.String("raw_upload")
 	if mode == "" || mode == "hwupload" { // a chain without an upload (the CPU's) is left alone below
 		return
 	}

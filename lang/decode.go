@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/value"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -499,15 +500,19 @@ func (l *loader) evalCanvas(n *node) {
 func (l *loader) decodeCanvas(d *dec) {
 	c := &l.show.Canvas
 	c.Attrs = d.attrs
-	c.RawUpload = d.str("raw_upload")
-	c.InputRouting = d.str("input_routing")
-	c.SourceFanOut = d.str("source_fan_out")
-	c.InputPollMs = d.integer("input_poll_ms")
-	c.AuxInputPollMs = d.integer("aux_input_poll_ms")
-	c.PacingLoops = d.integer("pacing_loops")
-	c.BrowserFrameQueue = d.integer("browser_frame_queue")
-	c.ImportTTLMs = d.integer("import_ttl_ms")
-	c.FrameMetadata = d.stringList("frame_metadata")
+	c.Settings = value.Settings{}
+	for _, a := range d.spec.Attrs {
+		switch a.Type {
+		case TypeInt:
+			c.Settings[a.Name] = d.integer(a.Name)
+		case TypeEnumList, TypeStringList:
+			c.Settings[a.Name] = d.stringList(a.Name)
+		case TypeBool:
+			c.Settings[a.Name] = d.boolean(a.Name)
+		default:
+			c.Settings[a.Name] = d.str(a.Name)
+		}
+	}
 }
 
 func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
@@ -780,4 +785,14 @@ func (l *loader) decodeMoved(blk *hcl.Block) {
 	if ok {
 		l.show.Moved = append(l.show.Moved, m)
 	}
+}
+
+// DefaultCanvas is the canvas of a show without a canvas block: every key
+// at the default the schema declares.
+func DefaultCanvas() Canvas {
+	c := Canvas{Settings: value.Settings{}, Attrs: Attrs{}}
+	for _, a := range topBlock("canvas").Attrs {
+		c.Settings[a.Name] = a.Default
+	}
+	return c
 }

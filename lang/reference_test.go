@@ -1,32 +1,16 @@
 package lang
 
 import (
-	"flag"
-	"os"
+	"github.com/onairhq/onair/internal/golden"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/REFERENCE.md from the schema")
 
 // TestReferenceIsCurrent fails when docs/REFERENCE.md differs from what the
 // schema generates; run `go test ./lang -run TestReferenceIsCurrent -update`.
 func TestReferenceIsCurrent(t *testing.T) {
 	const path = "../docs/REFERENCE.md"
-	want := Reference(true)
-	if *update {
-		os.MkdirAll("../docs", 0o755)
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v; generate it with: go test ./lang -run TestReferenceIsCurrent -update", err)
-	}
-	if string(got) != want {
-		t.Fatalf("docs/REFERENCE.md is out of date with lang/schema.go; regenerate with: go test ./lang -run TestReferenceIsCurrent -update (or make docs)")
-	}
+	golden.Check(t, path, []byte(Reference(true)))
 }
 
 // TestReferenceCoversSchema: every block, kind, attribute, enum value and

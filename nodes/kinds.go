@@ -91,7 +91,7 @@ var builtin = []*Kind{
 		Name: "gpu_import",
 		Doc:  "Registers DMA-BUF buffers with CUDA and keeps each import for import_ttl_ms after its last use; releases run on its own thread (a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
-			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
+			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
 			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "Drop imports of buffers the browser destroyed as soon as they are idle."},
 			formatParam,
 		},
@@ -102,7 +102,7 @@ var builtin = []*Kind{
 		Name: "realtime",
 		Doc:  "Paces a file source's frames on the show's clock, on its source's pacing loop. Counts in a rational time base (1/120000 s) and treats a release time inside the clock's current millisecond as due.",
 		Params: []Param{
-			{Name: "time_base", Type: Rational, Doc: "The unit it counts and stamps in, \"1/120000\"."},
+			{Name: "time_base", Type: Rational, Default: "1/120000", Doc: "The unit it counts and stamps in."},
 			{Name: "tick_period", Type: Rational, Doc: "Older spelling: the period of one clock tick. A node takes time_base or tick_period, never both."},
 			rateParam,
 		},
@@ -143,7 +143,7 @@ var builtin = []*Kind{
 		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut). A Program compositor has a thread of its own; an AUX compositor is paced by the default loop.",
 		Params: []Param{
 			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
-			{Name: "input_poll_ms", Type: Int, Default: 0, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
+			{Name: "input_poll_ms", Type: Int, Default: 8, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
 			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			formatParam, sizeParam, rateParam,

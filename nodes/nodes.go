@@ -107,9 +107,6 @@ type Param struct {
 	Live bool
 }
 
-// Range returns pointers for Param.Min and Param.Max.
-func Range(min, max int) (*int, *int) { return &min, &max }
-
 // Traits are what the compiler's rules read.
 type Traits struct {
 	// Blocking nodes need a thread of their own; the rest are driven by an

@@ -3,7 +3,6 @@ package lint
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -121,7 +120,7 @@ source show that missed 28 and 21 Program deadlines in ten minutes at 30 fps.
 Leave browser_frame_queue at 9.`,
 	Run: func(p *compiler.Pass) {
 		n := countKind(p.Show, "browser")
-		q := p.Show.Canvas.BrowserFrameQueue
+		q := p.Show.Canvas.Int("browser_frame_queue")
 		if n == 0 || q > 3 {
 			return
 		}
@@ -144,7 +143,7 @@ lock every other GPU call waits on. The seeds' mixer used four frame-queue
 lengths, under a second at 30 fps; imports now stay at least 10 s.`,
 	Run: func(p *compiler.Pass) {
 		n := countKind(p.Show, "browser")
-		ttl := p.Show.Canvas.ImportTTLMs
+		ttl := p.Show.Canvas.Int("import_ttl_ms")
 		if n == 0 || ttl >= 10000 {
 			return
 		}
@@ -170,7 +169,7 @@ The rule fires when raw sources upload with hwupload at 50 fps or more, or
 when they move more raw frames a second than half that show did (510).
 Use raw_upload = "direct" (one copy, no upload thread) or "resident".`,
 	Run: func(p *compiler.Pass) {
-		if p.Show.Canvas.RawUpload != "hwupload" {
+		if p.Show.Canvas.String("raw_upload") != "hwupload" {
 			return
 		}
 		var n int
@@ -219,7 +218,7 @@ that feeds every file source; 4 GiB that can never be swapped out is an
 eighth of a 32 GB host, and the seeds' 8.8 GB was more than a quarter of
 one. Ignore the finding with a reason when the host is sized for it.`,
 	Run: func(p *compiler.Pass) {
-		if p.Show.Canvas.RawUpload != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
+		if p.Show.Canvas.String("raw_upload") != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
 			return
 		}
 		used := p.Plan.Estimates.PinnedHostBytes
@@ -250,7 +249,7 @@ the file, and later passes only transfer it to the GPU. A source that does
 not loop shows each picture once, so it pays the unswappable memory and
 saves no read. Set loop = true, or use raw_upload = "direct".`,
 	Run: func(p *compiler.Pass) {
-		if p.Show.Canvas.RawUpload != "resident" {
+		if p.Show.Canvas.String("raw_upload") != "resident" {
 			return
 		}
 		for _, s := range p.Show.Sources {
@@ -292,12 +291,12 @@ sources or more.`,
 			}
 		}
 		c := p.Show.Canvas
-		if c.InputPollMs == 0 && prog > 0 {
+		if c.Int("input_poll_ms") == 0 && prog > 0 {
 			report(p, canvasRange(p.Show, "input_poll_ms"),
 				fmt.Sprintf("input_poll_ms = 0 wakes %s for every frame that arrives from %d sources", plural(prog, "Program compositor"), len(p.Show.Sources)),
 				"Set input_poll_ms = 8: a compositor then sleeps to its deadline and looks for frames at most every 8 ms (at once for a cut). The seeds' Program compositors fell from 3,400 to 230 wake-ups a second.")
 		}
-		if c.AuxInputPollMs == 0 && aux > 0 {
+		if c.Int("aux_input_poll_ms") == 0 && aux > 0 {
 			report(p, canvasRange(p.Show, "aux_input_poll_ms"),
 				fmt.Sprintf("aux_input_poll_ms = 0 wakes %s for every frame that arrives", plural(aux, "AUX compositor")),
 				"Set aux_input_poll_ms = 8; the seeds' 20 AUX compositors fell from 264 to 184 wake-ups a second each.")
@@ -348,7 +347,7 @@ quarter. 100 sources on one loop measured 43 % of a core and 924 wake-ups a
 second. The rule fires for pacing_loops = 1 with 50 sources or more.`,
 	Run: func(p *compiler.Pass) {
 		n := len(p.Show.Sources)
-		if p.Show.Canvas.PacingLoops != 1 || n < 50 {
+		if p.Show.Canvas.Int("pacing_loops") != 1 || n < 50 {
 			return
 		}
 		rel := float64(n*n) / 10000
@@ -372,7 +371,7 @@ second it paces and fires when the busiest carries at least 1.5 times the
 average and 60 frames a second more. Reorder the sources or change
 pacing_loops so the fast ones spread.`,
 	Run: func(p *compiler.Pass) {
-		n := p.Show.Canvas.PacingLoops
+		n := p.Show.Canvas.Int("pacing_loops")
 		if n < 2 || len(p.Show.Sources) < 8 {
 			return
 		}
@@ -769,13 +768,3 @@ func trimFloat(f float64) string {
 }
 
 func gb(b float64) string { return fmt.Sprintf("%.1f GB", b/1e9) }
-
-// sortedIDs returns the rules' ids in order.
-func sortedIDs(rs []*compiler.Rule) []string {
-	ids := make([]string, 0, len(rs))
-	for _, r := range rs {
-		ids = append(ids, r.ID)
-	}
-	sort.Strings(ids)
-	return ids
-}

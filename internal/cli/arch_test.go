@@ -9,19 +9,19 @@ import (
 // forbidden is ARCHITECTURE.md's table of imports each package must never
 // make (directly or through another package). Keep the two in step.
 var forbidden = map[string][]string{
-	"lang":              {"compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
-	"nodes":             {"lang", "compiler", "runtime", "nodes/show", "nodes/cpu", "nodes/cuda", "nodes/media", "cuda", "internal"},
-	"compiler":          {"runtime", "nodes/show", "nodes/cpu", "nodes/cuda", "nodes/media", "cuda", "frame", "control", "internal"},
+	"lang":              {"compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal/cli", "internal/backends"},
+	"nodes":             {"lang", "compiler", "runtime", "nodes/show", "nodes/cpu", "nodes/cuda", "nodes/media", "cuda", "internal/cli", "internal/backends"},
+	"compiler":          {"runtime", "nodes/show", "nodes/cpu", "nodes/cuda", "nodes/media", "cuda", "frame", "control", "internal/cli", "internal/backends"},
 	"compiler/plan":     {"lang", "compiler", "runtime", "nodes"},
-	"runtime":           {"lang", "compiler", "nodes", "cuda", "frame", "control", "playout", "internal"},
+	"runtime":           {"lang", "compiler", "nodes", "cuda", "frame", "control", "playout", "internal/cli", "internal/backends"},
 	"playout":           {"runtime", "lang", "compiler", "nodes", "cuda", "frame"},
 	"frame":             {"runtime", "lang", "compiler", "nodes", "cuda"},
 	"cuda":              {"runtime", "lang", "compiler", "nodes", "control", "playout"},
-	"control":           {"lang", "compiler", "nodes", "cuda", "frame", "internal"},
+	"control":           {"lang", "compiler", "nodes", "cuda", "frame", "internal/cli", "internal/backends"},
 	"nodes/media":       {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control"},
-	"nodes/show":        {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal"},
-	"nodes/cpu":         {"lang", "compiler", "nodes/cuda", "cuda", "internal"},
-	"nodes/cuda":        {"lang", "compiler", "nodes/cpu", "internal"},
+	"nodes/show":        {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
+	"nodes/cpu":         {"lang", "compiler", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
+	"nodes/cuda":        {"lang", "compiler", "nodes/cpu", "internal/cli", "internal/backends"},
 	"internal/backends": {"lang", "compiler"},
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
-	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -81,6 +80,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
 	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (GET /status, /metrics, /plan; POST /buses/BUS/cut); empty: none")
 	token := fs.String("token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
+	listenNames := fs.String("listen-name", "", "extra `NAMES` (comma-separated host or host:port) clients may reach the server by, besides its address")
 	savedPlan := fs.String("plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
 	quiet := fs.Bool("quiet", false, "log only warnings and errors while running")
 	var cues cueList
@@ -124,24 +124,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	loaded, diags := lang.Load(fs.Args(), vars.options())
-	var files map[string][]byte
-	if loaded != nil {
-		files = loaded.Files
+	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering}, stderr)
+	if rc != 0 {
+		return rc
 	}
-	if diags.HasErrors() {
-		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
-		return 1
-	}
-	res, cdiags := compiler.Compile(loaded, compiler.Options{ToolVersion: version, Target: be.Lowering})
-	all := append(diags, cdiags...)
-	if len(all) > 0 {
-		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
-	}
-	if all.HasErrors() {
-		return 1
-	}
-	p := res.Plan
+	loaded, p := res.Show, res.Plan
 	if *savedPlan != "" {
 		f, err := os.Open(*savedPlan)
 		if err != nil {
@@ -209,7 +196,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// does not go on air (and does not touch its recordings).
 	var srv *control.Server
 	if *listen != "" {
-		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token})
+		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version})
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
 			return 2
@@ -293,7 +280,7 @@ func checkCue(p *plan.Plan, cu cue) error {
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == "compositor" && n.Address == bus {
-			if scenes := n.Strings("scenes"); scenes != nil {
+			if scenes := n.Params.Strings("scenes"); scenes != nil {
 				for _, s := range scenes {
 					if s == scene {
 						return nil

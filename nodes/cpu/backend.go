@@ -55,11 +55,7 @@ func (c *canvas) Draw(dst Frame, layers []show.Layer[Frame]) error {
 }
 
 func (c *canvas) Transition(dst, from, to Frame, kind playout.Kind, progress float64) error {
-	t := Fade
-	if kind == playout.Wipe {
-		t = Wipe
-	}
-	return t.Apply(dst, from, to, progress)
+	return Transition(kind, dst, from, to, progress)
 }
 
 // Wait has nothing to wait for: Draw returns once the picture is drawn.

@@ -477,8 +477,10 @@ output "record" "pgm" {
 			if src := sum.Sources[0]; src.Errors == 0 || !strings.Contains(src.LastError, "clip.nv12") {
 				t.Errorf("the broken file was not reported: %+v", src)
 			}
-			if b := sum.Buses[0]; b.Missed > 3 && !raceDetector {
-				t.Errorf("the bus missed %d deadlines while the source was broken", b.Missed)
+			// A bus stalled by its broken source would miss nearly every
+			// deadline; a busy machine makes it miss a few.
+			if b := sum.Buses[0]; b.Missed > b.Ticks/3 && !raceDetector {
+				t.Errorf("the bus missed %d of %d deadlines while the source was broken", b.Missed, b.Ticks)
 			}
 			frames := readY4M(t, filepath.Join(dir, "out.y4m"))
 			tail := frames[len(frames)-10:]

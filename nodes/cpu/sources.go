@@ -32,13 +32,20 @@ func newTestPattern(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame])
 	if err != nil {
 		return nil, err
 	}
-	pat, err := media.ParsePattern(show.ParamString(&n, "pattern", "bars"))
+	prm, err := show.Params[struct {
+		Pattern string `param:"pattern"`
+		Colour  string `param:"colour"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	pat, err := media.ParsePattern(prm.Pattern)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	tp, err := media.NewTestPattern(media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
-		Rate: rate, Colour: show.ParseColour(show.ParamString(&n, "colour", "")),
+		Rate: rate, Colour: show.ParseColour(prm.Colour),
 	})
 	if err != nil {
 		return nil, err
@@ -151,26 +158,28 @@ func newRawFile(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (ru
 	if err != nil {
 		return nil, err
 	}
-	path := b.Resolve(show.ParamString(&n, "path", ""))
-	if path == "" {
-		return nil, fmt.Errorf("node %s: no path", n.ID)
-	}
-	loop, err := ctx.ParamBool("loop", true)
+	prm, err := show.Params[struct {
+		Path    string `param:"path"`
+		Loop    bool   `param:"loop"`
+		Colour  string `param:"colour"`
+		OnError string `param:"on_error"`
+	}](&n)
 	if err != nil {
 		return nil, err
+	}
+	path := b.Resolve(prm.Path)
+	if path == "" {
+		return nil, fmt.Errorf("node %s: no path", n.ID)
 	}
 	pool, err := frame.NewPool(f, w, h, 0)
 	if err != nil {
 		return nil, err
 	}
-	onError := show.ParamString(&n, "on_error", "black")
-	if onError != "black" && onError != "hold" {
-		return nil, fmt.Errorf("node %s: on_error %q: use black or hold", n.ID, onError)
-	}
+	onError := prm.OnError
 	return &rawFile{
 		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, check: time.Second, hold: onError == "hold",
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
-			Colour: show.ParseColour(show.ParamString(&n, "colour", "")), Loop: loop, Resident: show.ParamString(&n, "mode", "") == "resident"},
+			Colour: show.ParseColour(prm.Colour), Loop: prm.Loop},
 	}, nil
 }
 

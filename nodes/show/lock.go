@@ -37,7 +37,7 @@ func LockOutputs(p *plan.Plan, baseDir string) (*OutputLocks, error) {
 		if !strings.HasPrefix(n.Kind, "output_") {
 			continue
 		}
-		path := ParamString(n, "path", "")
+		path := n.Params.String("path")
 		if path == "" {
 			continue
 		}

@@ -107,7 +107,13 @@ func newRecordOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	if err != nil {
 		return nil, err
 	}
-	path := b.Resolve(ParamString(&n, "path", ""))
+	prm, err := Params[struct {
+		Path string `param:"path"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	path := b.Resolve(prm.Path)
 	if path == "" {
 		return nil, fmt.Errorf("node %s: no path to record to", n.ID)
 	}
@@ -141,7 +147,13 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 		return nil, err
 	}
 	st := b.outputs[n.Address]
-	args := n.Strings("args")
+	prm, err := Params[struct {
+		Args []string `param:"args"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	args := prm.Args
 	o, err := media.StartFFmpeg(media.FFmpegConfig{
 		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate,
 		OnEvent: func(e media.FFmpegEvent) {
@@ -178,14 +190,14 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 // newPreviewOutput keeps a JPEG snapshot of the bus every interval_ms, for
 // the status server's GET /preview/{output}.
 func newPreviewOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	interval, err := ctx.ParamInt("interval_ms", 1000)
+	prm, err := Params[struct {
+		IntervalMs int `param:"interval_ms"`
+		Quality    int `param:"quality"`
+	}](&n)
 	if err != nil {
 		return nil, err
 	}
-	quality, err := ctx.ParamInt("quality", 80)
-	if err != nil {
-		return nil, err
-	}
+	interval, quality := prm.IntervalMs, prm.Quality
 	st := b.outputs[n.Address]
 	var last time.Time
 	var img *image.YCbCr

@@ -47,14 +47,15 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		}
 	}
 	return map[string]Constructor[F]{
-		"realtime":       newRealtime[F],
-		"one_to_many_nb": newFanOutOnLoop[F],
-		"one_to_many":    newFanOutThread[F],
-		"compositor":     with(newCompositor[F]),
-		"output_record":  with(newRecordOutput[F]),
-		"output_null":    with(newNullOutput[F]),
-		"output_ffmpeg":  with(newFFmpegOutput[F]),
-		"output_preview": with(newPreviewOutput[F]),
+		"realtime":          newRealtime[F],
+		"smooth_timestamps": newSmoother[F],
+		"one_to_many_nb":    newFanOutOnLoop[F],
+		"one_to_many":       newFanOutThread[F],
+		"compositor":        with(newCompositor[F]),
+		"output_record":     with(newRecordOutput[F]),
+		"output_null":       with(newNullOutput[F]),
+		"output_ffmpeg":     with(newFFmpegOutput[F]),
+		"output_preview":    with(newPreviewOutput[F]),
 	}
 }
 

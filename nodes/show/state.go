@@ -23,6 +23,7 @@ package show
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/value"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -169,7 +170,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if opts.Clock == nil {
 		opts.Clock = runtime.Now
 	}
-	rate, err := parseRate(p.FrameRate)
+	rate, err := value.ParseRational(p.FrameRate)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
 	}
@@ -193,14 +194,19 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				b.sources[n.Address] = &SourceState{Address: n.Address}
 			}
 		case n.Kind == "compositor":
-			bs := &BusState{Address: n.Address, Kind: ParamString(n, "bus", "program"), period: period, first: -1}
-			bs.Scenes = n.Strings("scenes")
-			if sc := ParamString(n, "scene", ""); sc != "" && !contains(bs.Scenes, sc) {
-				bs.Scenes = append([]string{sc}, bs.Scenes...)
+			prm, err := Params[compositorParams](n)
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			bs := &BusState{Address: n.Address, Kind: prm.Bus, period: period, first: -1}
+			bs.Scenes = append([]string{}, prm.Scenes...)
+			if prm.Scene != "" && !contains(bs.Scenes, prm.Scene) {
+				bs.Scenes = append([]string{prm.Scene}, bs.Scenes...)
 			}
 			start := 0
-			if sc := ParamString(n, "scene", ""); sc != "" {
-				start = index(bs.Scenes, sc)
+			if prm.Scene != "" {
+				start = index(bs.Scenes, prm.Scene)
 			}
 			for _, sc := range bs.Scenes {
 				if _, ok := b.scenes[sc]; !ok {
