@@ -2,8 +2,10 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
+# go-nvml declares some NVML calls deprecated; onair calls none of them.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -32,6 +34,20 @@ test: build
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./runtime/...
 	$(MAKE) fuzz
+
+# test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
+# and Go. Without a GPU they skip, saying why.
+test-gpu:
+	CGO_ENABLED=1 $(GO) test -count=1 -v ./cuda/ ./nodes/cuda/
+
+# gpu-bench: what a GPU machine without Go needs to run the backend's GPU
+# tests and benchmarks (nodes/cuda/BENCHMARKS.md): bin/onair, the test
+# binary and the scripts in .device/backend/; carry .device and run
+# `bash .device/backend/run.sh` there.
+gpu-bench: build
+	mkdir -p .device/backend
+	cp bin/onair nodes/cuda/bench/run.sh nodes/cuda/bench/bench.hcl .device/backend/
+	CGO_ENABLED=1 $(GO) test -c -o .device/backend/cuda.test ./nodes/cuda/
 
 test-short:
 	$(GO) test -short ./...

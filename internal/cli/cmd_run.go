@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/runtime"
 	"io"
 	"log/slog"
 	"os"
@@ -214,6 +215,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "on air: %s, %d nodes on %d loops; started in %v\n", p.Show, len(p.Nodes), len(p.Loops), time.Since(started).Round(time.Millisecond))
+	onAir, usage := time.Now(), runtime.ReadUsage()
 	if srv != nil {
 		srv.Serve(running)
 		fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
@@ -242,6 +244,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		failure = err
 	}
 	fmt.Fprintf(stdout, "\nRan %s for %v.\n", p.Show, time.Since(started).Round(time.Millisecond))
+	fmt.Fprintln(stdout, runtime.ReadUsage().Since(usage, time.Since(onAir)))
 	running.Summary().WriteText(stdout)
 	if failure != nil && !errors.Is(failure, context.Canceled) {
 		fmt.Fprintf(stderr, "onair run: %v\n", failure)

@@ -47,6 +47,7 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		}
 	}
 	return map[string]Constructor[F]{
+		"test_pattern":      newTestPattern[F],
 		"realtime":          newRealtime[F],
 		"smooth_timestamps": newSmoother[F],
 		"one_to_many_nb":    newFanOutOnLoop[F],
@@ -172,6 +173,8 @@ type StatusReport struct {
 	Runtime runtime.Status        `json:"runtime"`
 	Timing  map[string]any        `json:"playout_timing"`
 	Process runtime.ProcessStatus `json:"process"`
+	// Device is what the backend says of its hardware (a GPU: NVML).
+	Device any `json:"device,omitempty"`
 }
 
 // Status implements control.Show.
@@ -182,8 +185,12 @@ func (s *Show[F]) Status() any {
 	for _, b := range sum.Buses {
 		timing[b.Address] = b.Timing
 	}
-	return StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
+	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
 		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process}
+	if s.backend.Device != nil {
+		rep.Device = s.backend.Device()
+	}
+	return rep
 }
 
 // Summary is what a run did: per bus, output and source.
@@ -355,6 +362,9 @@ func (s Summary) WriteText(w io.Writer) {
 
 // Collect implements control.Show: the Prometheus metrics.
 func (s *Show[F]) Collect(emit func(control.Sample)) {
+	if s.backend.DeviceMetrics != nil {
+		s.backend.DeviceMetrics(emit)
+	}
 	sum := s.State.Summary()
 	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
 	for _, b := range sum.Buses {
