@@ -137,6 +137,13 @@ func (e *Edge[T]) Consumed() *Signal { return e.consumed }
 // counts a drop: a loop node that must not block uses it and waits on
 // Consumed for room.
 func (e *Edge[T]) TryPut(v T) (bool, error) {
+	// Read v's timestamp before v is queued: once it is, its consumer owns
+	// it and may be changing it.
+	ts, stamped := any(v).(Timestamped)
+	var at int64
+	if stamped {
+		at = ts.Timestamp()
+	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -151,8 +158,8 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.enqueued.Add(1)
 	e.mu.Unlock()
 	e.lastPut.Store(Now())
-	if ts, ok := any(v).(Timestamped); ok {
-		e.lastTS.Store(ts.Timestamp())
+	if stamped {
+		e.lastTS.Store(at)
 	}
 	if rl := e.ready.Load(); rl != nil {
 		rl.set.Mark(rl.i)

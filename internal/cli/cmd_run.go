@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/lint"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
@@ -167,6 +168,15 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		if err := checkCue(p, cu); err != nil {
 			fmt.Fprintf(stderr, "onair run: -cue: %v\n", err)
 			return 2
+		}
+	}
+	// A bus the CPU backend cannot draw in its frame period goes on air,
+	// with a warning first (one line; onair lint says more).
+	if res.Plan != nil && res.Graph != nil {
+		for _, f := range lint.Result(res, nil) {
+			if f.Rule == lint.RuleCPUDrawCost && f.Ignored == nil {
+				fmt.Fprintf(stderr, "onair run: warning: %s (onair lint -explain %s)\n", f.Summary, f.Rule)
+			}
 		}
 	}
 

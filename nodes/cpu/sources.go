@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,7 +20,10 @@ import (
 // its output edge, which the pacer empties one frame per period. A file that
 // is missing or breaks is reported (node status, the source's last error)
 // and the source sends black frames while it tries the file again every
-// second, so the buses keep their deadlines.
+// second, so the buses keep their deadlines. Once a second it also looks at
+// the path: a file deleted and created again there (another inode) is
+// opened in place of the old one, and logged. A file rewritten in place
+// (same inode, new size or time) the reader notices at its next pass.
 type rawFile struct {
 	st    *show.SourceState
 	cfg   media.RawFileConfig
@@ -28,6 +32,7 @@ type rawFile struct {
 	retry time.Duration
 	hold  bool         // on_error = "hold": repeat the last good frame, not black
 	last  *frame.Frame // the last good frame, kept for hold
+	check time.Duration
 }
 
 func newRawFile(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -54,7 +59,7 @@ func newRawFile(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (ru
 	}
 	onError := prm.OnError
 	return &rawFile{
-		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, hold: onError == "hold",
+		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, check: time.Second, hold: onError == "hold",
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
 			Colour: show.ParseColour(prm.Colour), Loop: prm.Loop},
 	}, nil
@@ -68,6 +73,7 @@ func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
 // reader is what rawFile reads frames from: a raw file, or a Y4M file.
 type reader interface {
 	Next(dst *frame.Frame) error
+	Stat() (os.FileInfo, error)
 	Close() error
 }
 
@@ -96,17 +102,34 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 			src.Close()
 		}
 	}()
-	var nextTry time.Time
+	var nextTry, nextCheck time.Time
+	var opened os.FileInfo // the file src reads
+	failing := false
 	n := int64(r.st.Produced.Load())
 	for !ctx.Stopping() {
+		if src != nil && time.Now().After(nextCheck) {
+			nextCheck = time.Now().Add(r.check)
+			if now, err := os.Stat(r.cfg.Path); err == nil && opened != nil && !os.SameFile(now, opened) {
+				ctx.Log.Info("media file replaced at its path; reading the new one", "path", r.cfg.Path, "size", now.Size(), "modified", now.ModTime())
+				src.Close()
+				src, nextTry = nil, time.Time{}
+			}
+		}
 		if src == nil && time.Now().After(nextTry) {
 			s, err := r.open()
 			if err != nil {
 				r.report(ctx, err)
+				failing = true
 				nextTry = time.Now().Add(r.retry)
 			} else {
 				src = s
+				opened, _ = s.Stat()
+				nextCheck = time.Now().Add(r.check)
 				r.st.ClearErr()
+				if failing {
+					ctx.Log.Info("media file usable again", "path", r.cfg.Path)
+					failing = false
+				}
 			}
 		}
 		f, err := r.pool.Get()
@@ -123,6 +146,7 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 			}
 			if err != nil {
 				r.report(ctx, err)
+				failing = true
 				src.Close()
 				src = nil
 				nextTry = time.Now().Add(r.retry)
