@@ -23,7 +23,7 @@ func Backend() *show.Backend[Frame] {
 		NewCanvas: newCanvas,
 		ToHost:    func(f Frame) (*frame.Frame, func(), error) { return f, func() {}, nil },
 		Kinds: map[string]show.Constructor[Frame]{
-			"raw_file_cpu": newRawFile,
+			"raw_file_cpu": show.HostRawFile[Frame],
 		},
 	}
 }

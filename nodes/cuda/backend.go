@@ -78,7 +78,7 @@ func (b *backend) show() *show.Backend[Frame] {
 		Kinds: map[string]show.Constructor[Frame]{
 			"upload":              b.newUpload,
 			"raw_video_file_cuda": b.newRawFile,
-			"input_rec":           b.newInputRec,
+			"input_rec":           show.HostRawFile[Frame], // raw files; NVDEC streams are not read yet
 			"demux":               newRelay("demux"),
 			"dec_video":           b.newDecoder,
 		},

@@ -151,36 +151,6 @@ func (b *backend) newDecoder(st *show.State, n plan.Node, ctx *runtime.NodeConte
 	return relay{}, nil
 }
 
-// inputRec reads a raw file's pictures into host frames on a thread of
-// its own, the head of the hwupload and pinned chains. A missing or broken
-// file is reported and the source sends black while it tries again every
-// second, as the CPU backend's raw source does.
-type inputRec struct {
-	st   *show.SourceState
-	cfg  media.RawFileConfig
-	pool *frame.Pool
-}
-
-func (b *backend) newInputRec(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
-	prm, err := show.Params[struct {
-		Path   string `param:"path"`
-		Loop   bool   `param:"loop"`
-		Colour string `param:"colour"`
-	}](&n)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := rawConfig(st, n, prm.Path, prm.Loop, prm.Colour)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := frame.NewPool(cfg.Format, cfg.Width, cfg.Height, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &inputRec{st: st.Source(n.Address), cfg: cfg, pool: pool}, nil
-}
-
 // rawConfig is the geometry of a raw source's file: the format and size
 // its upload (the next nodes) declares, the show's rate.
 func rawConfig(st *show.State, n plan.Node, path string, loop bool, colour string) (media.RawFileConfig, error) {
@@ -197,72 +167,6 @@ func rawConfig(st *show.State, n plan.Node, path string, loop bool, colour strin
 	return media.RawFileConfig{ID: n.Address, Path: st.Resolve(path), Format: f, Width: w, Height: h, Rate: rate,
 		Colour: show.ParseColour(colour), Loop: loop}, nil
 }
-
-func (r *inputRec) Start(ctx *runtime.NodeContext[Frame]) error {
-	ctx.Go(func() error {
-		var src *media.RawFile
-		defer func() {
-			if src != nil {
-				src.Close()
-			}
-		}()
-		var nextTry time.Time
-		n := int64(r.st.Produced.Load())
-		for !ctx.Stopping() {
-			if src == nil && time.Now().After(nextTry) {
-				s, err := media.OpenRawFile(r.cfg)
-				if err != nil {
-					r.fail(ctx, err)
-					nextTry = time.Now().Add(time.Second)
-				} else {
-					src = s
-					r.st.ClearErr()
-				}
-			}
-			f, err := r.pool.Get()
-			if err != nil {
-				return err
-			}
-			if src != nil {
-				err = src.Next(f)
-				if errors.Is(err, io.EOF) {
-					f.Release()
-					ctx.Done().Wait(ctx.Stopping, -1)
-					return nil
-				}
-				if err != nil {
-					r.fail(ctx, err)
-					src.Close()
-					src, nextTry = nil, time.Now().Add(time.Second)
-				}
-			}
-			if src == nil || err != nil {
-				f.Fill()
-				f.Colour, f.Source = r.cfg.Colour, r.cfg.ID
-			}
-			f.PTS, f.TimeBase, f.SourceFrame = n, r.cfg.Rate.Inverse(), n
-			n++
-			r.st.Produced.Add(1)
-			if ok, err := ctx.Put(0, f); !ok {
-				f.Release()
-				if err != nil {
-					return nil
-				}
-			}
-		}
-		return nil
-	})
-	return nil
-}
-
-func (r *inputRec) fail(ctx *runtime.NodeContext[Frame], err error) {
-	ctx.Stats.Errors.Add(1)
-	if r.st.Fail(err) {
-		ctx.Log.Error("source shows black until its file is usable", "error", err)
-	}
-}
-
-func (r *inputRec) Stop() {}
 
 // rawFile is raw_video_file_cuda: a raw NV12/P010 file read into
 // page-locked memory and transferred to the GPU, without a thread of its

@@ -3,9 +3,15 @@ package show
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/runtime"
 )
@@ -143,3 +149,194 @@ func (t *testPattern[F]) Stop() {
 		t.pending = nil
 	}
 }
+
+// rawFile reads a raw NV12/P010 file (or a Y4M file) on a thread of its own and blocks on
+// its output edge, which the pacer empties one frame per period. A file that
+// is missing or breaks is reported (node status, the source's last error)
+// and the source sends black frames while it tries the file again every
+// second, so the buses keep their deadlines. Once a second it also looks at
+// the path: a file deleted and created again there (another inode) is
+// opened in place of the old one, and logged. A file rewritten in place
+// (same inode, new size or time) the reader notices at its next pass.
+type rawFile[F Frame] struct {
+	st    *SourceState
+	cfg   media.RawFileConfig
+	pool  *frame.Pool
+	rate  frame.Rational
+	retry time.Duration
+	hold  bool         // on_error = "hold": repeat the last good frame, not black
+	last  *frame.Frame // the last good frame, kept for hold
+	check time.Duration
+}
+
+// HostRawFile makes a node reading a raw file into host frames on a
+// thread of its own: the CPU backend's raw_file_cpu, and the head (input_rec)
+// of a GPU backend's hwupload and pinned chains. on_error is read where the
+// kind declares it.
+func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	if _, ok := hostFrame[F](nil); !ok {
+		return nil, fmt.Errorf("node %s: a raw file is read into host memory, and this backend's edges do not carry host frames", n.ID)
+	}
+	f, w, h, rate, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	prm, err := Params[struct {
+		Path   string `param:"path"`
+		Loop   bool   `param:"loop"`
+		Colour string `param:"colour"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	onError := "black"
+	if k, ok := nodes.Lookup(n.Kind); ok {
+		if _, declared := k.Param("on_error"); declared {
+			e, err := Params[struct {
+				OnError string `param:"on_error"`
+			}](&n)
+			if err != nil {
+				return nil, err
+			}
+			onError = e.OnError
+		}
+	}
+	path := b.Resolve(prm.Path)
+	if path == "" {
+		return nil, fmt.Errorf("node %s: no path", n.ID)
+	}
+	pool, err := frame.NewPool(f, w, h, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &rawFile[F]{
+		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, check: time.Second, hold: onError == "hold",
+		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
+			Colour: ParseColour(prm.Colour), Loop: prm.Loop},
+	}, nil
+}
+
+func (r *rawFile[F]) Start(ctx *runtime.NodeContext[F]) error {
+	ctx.Go(func() error { return r.run(ctx) })
+	return nil
+}
+
+// reader is what rawFile reads frames from: a raw file, or a Y4M file.
+type reader interface {
+	Next(dst *frame.Frame) error
+	Stat() (os.FileInfo, error)
+	Close() error
+}
+
+// open opens the source's file: a .y4m file through the Y4M reader (its
+// header must agree with the source's format and size), anything else as
+// raw frames back to back.
+func (r *rawFile[F]) open() (reader, error) {
+	if !strings.EqualFold(filepath.Ext(r.cfg.Path), ".y4m") {
+		return media.OpenRawFile(r.cfg)
+	}
+	y, err := media.OpenY4M(r.cfg.Path, r.cfg.ID, r.cfg.Loop)
+	if err != nil {
+		return nil, err
+	}
+	if y.Format() != r.cfg.Format || y.Width() != r.cfg.Width || y.Height() != r.cfg.Height {
+		y.Close()
+		return nil, fmt.Errorf("y4m %s holds %v %dx%d frames, but the source declares %v %dx%d: set the source's format and size to match", r.cfg.Path, y.Format(), y.Width(), y.Height(), r.cfg.Format, r.cfg.Width, r.cfg.Height)
+	}
+	return y, nil
+}
+
+func (r *rawFile[F]) run(ctx *runtime.NodeContext[F]) error {
+	var src reader
+	defer func() {
+		if src != nil {
+			src.Close()
+		}
+	}()
+	var nextTry, nextCheck time.Time
+	var opened os.FileInfo // the file src reads
+	failing := false
+	n := int64(r.st.Produced.Load())
+	for !ctx.Stopping() {
+		if src != nil && time.Now().After(nextCheck) {
+			nextCheck = time.Now().Add(r.check)
+			if now, err := os.Stat(r.cfg.Path); err == nil && opened != nil && !os.SameFile(now, opened) {
+				ctx.Log.Info("media file replaced at its path; reading the new one", "path", r.cfg.Path, "size", now.Size(), "modified", now.ModTime())
+				src.Close()
+				src, nextTry = nil, time.Time{}
+			}
+		}
+		if src == nil && time.Now().After(nextTry) {
+			s, err := r.open()
+			if err != nil {
+				r.report(ctx, err)
+				failing = true
+				nextTry = time.Now().Add(r.retry)
+			} else {
+				src = s
+				opened, _ = s.Stat()
+				nextCheck = time.Now().Add(r.check)
+				r.st.ClearErr()
+				if failing {
+					ctx.Log.Info("media file usable again", "path", r.cfg.Path)
+					failing = false
+				}
+			}
+		}
+		f, err := r.pool.Get()
+		if err != nil {
+			return err
+		}
+		if src != nil {
+			err = src.Next(f)
+			if errors.Is(err, io.EOF) { // a file that does not loop has ended
+				f.Release()
+				ctx.Log.Info("raw file ended", "path", r.cfg.Path, "frames", n)
+				ctx.Done().Wait(ctx.Stopping, -1)
+				return nil
+			}
+			if err != nil {
+				r.report(ctx, err)
+				failing = true
+				src.Close()
+				src = nil
+				nextTry = time.Now().Add(r.retry)
+			}
+		}
+		switch {
+		case (src == nil || err != nil) && r.hold && r.last != nil:
+			f.CopyFrom(r.last) // the last good frame while the file is unusable
+		case src == nil || err != nil:
+			f.Fill() // black while the file is unusable
+			f.Colour, f.Source = r.cfg.Colour, r.cfg.ID
+		case r.hold:
+			if r.last == nil {
+				r.last, _ = frame.New(f.Format, f.Width, f.Height)
+			}
+			r.last.CopyFrom(f)
+		}
+		f.PTS, f.TimeBase, f.SourceFrame = n, r.rate.Inverse(), n
+		n++
+		r.st.Produced.Add(1)
+		if ok, err := ctx.Put(0, host[F](f)); !ok {
+			f.Release()
+			if err != nil {
+				return nil // stopping
+			}
+		}
+	}
+	return nil
+}
+
+func (r *rawFile[F]) report(ctx *runtime.NodeContext[F], err error) {
+	ctx.Stats.Errors.Add(1)
+	if r.st.Fail(err) {
+		what := "source shows black until its file is usable"
+		if r.hold {
+			what = "source holds its last good frame until its file is usable"
+		}
+		ctx.Log.Error(what, "error", err)
+	}
+}
+
+func (r *rawFile[F]) Stop() {}
