@@ -26,7 +26,7 @@ func FuzzLoad(f *testing.F) {
 	// Small limits keep every input fast, so the fuzzer explores instead of
 	// expanding mutated counts into thousands of instances; the limits
 	// themselves are tested with their real values in the bad-show table.
-	maxInstances, maxElements = 50, 500
+	limitValues[limitInstances], limitValues[limitShowElements] = 50, 500
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, diags := loadFiles([]sourceFile{{name: "fuzz.hcl", data: data}}, Options{})
 		for _, d := range diags {

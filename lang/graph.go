@@ -72,18 +72,23 @@ type loader struct {
 	busByAddr   map[string]*Bus
 	statCache   map[string]bool
 	counts      []map[string]cty.Value // countVars, by index
-	elements    int                    // expanded so far, for maxElements
+	elements    int64                  // expanded so far, for show_elements
 	tooBig      bool
-	foldMemo    map[string]cty.Value // folded calls by source text
+	lim         limits                    // the limits in force
+	spent       budget                    // of expansion and evaluation_work
+	weights     map[*hclsyntax.Body]int64 // expressions in each body (guard)
+	tplBytes    []int64                   // bytes written by each template being evaluated (guard)
+	foldMemo    map[string]cty.Value      // folded calls by source text
 	nested      map[*hcl.Block]*hcl.BodyContent
 	attrs       map[*hcl.BodyContent]Attrs
 }
 
 func newLoader(opts Options) *loader {
-	return &loader{
+	l := &loader{
 		opts:        opts,
 		show:        &Show{},
-		funcs:       functions(),
+		lim:         limitValues,
+		weights:     map[*hclsyntax.Body]int64{},
 		byKey:       map[string]int{},
 		names:       map[string][]string{},
 		showNode:    -1,
@@ -96,6 +101,8 @@ func newLoader(opts Options) *loader {
 		nested:      map[*hcl.Block]*hcl.BodyContent{},
 		attrs:       map[*hcl.BodyContent]Attrs{},
 	}
+	l.funcs = l.guardedFunctions()
+	return l
 }
 
 func (l *loader) addNode(n *node) bool {

@@ -56,6 +56,9 @@ func declaresShow(path string) bool {
 	if d != nil {
 		return false
 	}
+	if checkNesting(data, path, int(limitValues[limitNesting]), 2*int(limitValues[limitNumber])+16) != nil {
+		return false // Load says why
+	}
 	f, _ := hclsyntax.ParseConfig(data, path, hcl.InitialPos)
 	if f == nil {
 		return false
