@@ -558,6 +558,9 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 			sc.Layers = append(sc.Layers, l.decodeLayer(n, it.layer.DefRange, it.content, ctx))
 			continue
 		}
+		if l.tooBig {
+			continue // the show is too large already: build no more
+		}
 		v, diags := it.forEach.Value(ctx)
 		l.diags = append(l.diags, diags...)
 		if diags.HasErrors() || !v.IsKnown() || !l.checkedExpr(v, it.forEach, it.forEach.Range()) {

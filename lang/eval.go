@@ -17,8 +17,11 @@ import (
 // false, with an error the first time, once the show has more than
 // show_elements, or goes past the expansion limit.
 func (l *loader) spend(n int, weight int64, r hcl.Range) bool {
+	if l.tooBig {
+		return false
+	}
 	if err := l.spendExpansion(int64(n) * max(weight, 1)); err != nil {
-		l.diags = append(l.diags, limitDiagnostic(err.(*limitError), r))
+		l.limitDiag(err, r)
 		return false
 	}
 	l.elements += int64(n)
@@ -50,8 +53,15 @@ func (l *loader) checkedExpr(v cty.Value, e hcl.Expression, r hcl.Range) bool {
 	if err == nil {
 		return true
 	}
-	l.diags = append(l.diags, limitDiagnostic(err.(*limitError), r))
+	l.limitDiag(err, r)
 	return false
+}
+
+// limitDiag reports a check's error at r, unless it is quiet.
+func (l *loader) limitDiag(err error, r hcl.Range) {
+	if le, ok := err.(*limitError); ok && !le.quiet {
+		l.diags = append(l.diags, limitDiagnostic(le, r))
+	}
 }
 
 // functions are the functions a show may call, as cty defines them;
@@ -149,6 +159,9 @@ func splitKey(key string) (string, string) {
 
 func (l *loader) evalNode(n *node) {
 	n.done = true
+	if l.spent.stopped == nil {
+		l.spent.stopAt = n.rng
+	}
 	switch n.typ {
 	case "var":
 		l.evalVariable(n)

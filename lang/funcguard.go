@@ -37,10 +37,103 @@ func (l *loader) guardedFunctions() map[string]function.Function {
 		case "length", "element", "try", "can":
 			out[name] = f
 			continue
+		case "tolist":
+			f = l.toFunc(f, cty.List(cty.DynamicPseudoType))
+		case "toset":
+			f = l.toFunc(f, cty.Set(cty.DynamicPseudoType))
+		case "tomap":
+			f = l.toFunc(f, cty.Map(cty.DynamicPseudoType))
 		}
 		out[name] = l.guardFunc(name, f, l.estimate(name))
 	}
 	return out
+}
+
+// toFunc is tolist, toset or tomap (f) through convert: in linear time
+// when the elements are all of one type, as they are in shows.
+func (l *loader) toFunc(f function.Function, ty cty.Type) function.Function {
+	return function.New(&function.Spec{
+		Description: f.Description(),
+		Params:      []function.Parameter{passParam("v")},
+		Type:        func([]cty.Value) (cty.Type, error) { return cty.DynamicPseudoType, nil },
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if v, ok := fastConvert(args[0], ty); ok {
+				return v, nil
+			}
+			if err := l.convertCost(args[0]); err != nil {
+				return cty.NilVal, err
+			}
+			return f.Call(args)
+		},
+	})
+}
+
+// convert is convert.Convert in linear time for the common case (a tuple
+// of strings to a list of strings); otherwise cty's conversion, whose time
+// grows with the square of the elements, is counted as evaluation_work
+// first.
+func (l *loader) convert(v cty.Value, ty cty.Type) (cty.Value, error) {
+	if out, ok := fastConvert(v, ty); ok {
+		return out, nil
+	}
+	if err := l.convertCost(v); err != nil {
+		return cty.NilVal, err
+	}
+	return convert.Convert(v, ty)
+}
+
+// convertCost counts what cty's conversion of v may cost: it compares the
+// types of a tuple's or object's elements pairwise.
+func (l *loader) convertCost(v cty.Value) error {
+	if !known(v) {
+		return nil
+	}
+	if ty := v.Type(); ty.IsTupleType() || ty.IsObjectType() {
+		n := int64(v.LengthInt())
+		return l.spendWork(satMul(n, n) / 16)
+	}
+	return nil
+}
+
+// fastConvert converts a tuple whose elements all have one type to a list
+// or set of it, or such an object to a map; ok is false for anything else.
+func fastConvert(v cty.Value, ty cty.Type) (cty.Value, bool) {
+	if !known(v) || !(ty.IsListType() || ty.IsSetType() || ty.IsMapType()) {
+		return cty.NilVal, false
+	}
+	vt := v.Type()
+	if !(vt.IsTupleType() && !ty.IsMapType() || vt.IsObjectType() && ty.IsMapType()) || v.LengthInt() == 0 {
+		return cty.NilVal, false
+	}
+	want := ty.ElementType()
+	var et cty.Type
+	elems := make([]cty.Value, 0, v.LengthInt())
+	attrs := map[string]cty.Value{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if !e.IsKnown() || e.IsNull() {
+			return cty.NilVal, false
+		}
+		t := e.Type()
+		if et == cty.NilType {
+			et = t
+		}
+		if !t.Equals(et) || t == cty.DynamicPseudoType || !(want == cty.DynamicPseudoType || t.Equals(want)) {
+			return cty.NilVal, false
+		}
+		if ty.IsMapType() {
+			attrs[k.AsString()] = e
+		} else {
+			elems = append(elems, e)
+		}
+	}
+	switch {
+	case ty.IsListType():
+		return cty.ListVal(elems), true
+	case ty.IsSetType():
+		return cty.SetVal(elems), true
+	}
+	return cty.MapVal(attrs), true
 }
 
 // deepWork lists functions that walk or compare their arguments deeply
@@ -92,8 +185,11 @@ func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Valu
 			if err := l.numberArg(a, ty); err != nil {
 				return nil, err
 			}
-			v, err := convert.Convert(a, ty)
+			v, err := l.convert(a, ty)
 			if err != nil {
+				if _, ok := err.(*limitError); ok {
+					return nil, err
+				}
 				return nil, function.NewArgError(i, err)
 			}
 			out[i] = v
@@ -101,6 +197,9 @@ func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Valu
 		return out, nil
 	}
 	spec.Type = func(args []cty.Value) (cty.Type, error) {
+		if err := l.halted(); err != nil {
+			return cty.NilType, err
+		}
 		conv, err := convertArgs(args)
 		if err != nil {
 			return cty.NilType, err
@@ -130,7 +229,15 @@ func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Valu
 		if err != nil {
 			return v, err
 		}
-		return v, l.checkResult(v)
+		if err := l.checkResult(v); err != nil {
+			return v, err
+		}
+		if name == "range" {
+			// range makes each number in some microseconds, as much as
+			// walking a few dozen elements: count it so.
+			return v, l.spendWork(satMul(lengthOf(v), 16))
+		}
+		return v, nil
 	}
 	return function.New(spec)
 }

@@ -434,6 +434,9 @@ func (l *loader) checkFunctions() map[string]function.Function {
 			Type:   same,
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 				v := args[0]
+				if err := l.halted(); err != nil {
+					return v, err
+				}
 				if v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {
 					if err := l.lim.checkNumber(v); err != nil {
 						return v, err
@@ -456,6 +459,9 @@ func (l *loader) checkFunctions() map[string]function.Function {
 			Type:   same,
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 				t := args[0]
+				if err := l.halted(); err != nil {
+					return t, err
+				}
 				if !t.IsKnown() || t.IsNull() || !(t.Type().IsTupleType() || t.Type().IsListType()) {
 					return t, nil
 				}

@@ -64,10 +64,10 @@ var limitTable = [numLimits]Limit{
 	limitShowElements: {Name: "show_elements", Default: 100_000, Unit: "elements", Summary: "Show too large",
 		Doc:    "The most sources, scenes, buses, outputs and layers a show may expand to, all blocks together.",
 		Advice: "Check the block's count, for_each or dynamic for_each."},
-	limitExpansion: {Name: "expansion", Default: 4_000_000, Unit: "steps", Summary: "Show expands too far",
-		Doc:    "How much count, for_each, dynamic blocks and for expressions may make the show evaluate, all together: each instance, layer or element counts as many steps as its body has expressions. Three nested for expressions over 1,000 elements each would be a billion.",
+	limitExpansion: {Name: "expansion", Default: 500_000, Unit: "steps", Summary: "Show expands too far",
+		Doc:    "How much count, for_each, dynamic blocks and for expressions may make the show evaluate, all together: each instance, layer or element counts as many steps as its body has expressions. Three nested for expressions over 1,000 elements each would be a billion; 10,000 instances of a block of 20 expressions are 200,000.",
 		Advice: "Check for expressions nested in one another, or inside counted blocks."},
-	limitWork: {Name: "evaluation_work", Default: 16_000_000, Unit: "elements and bytes", Summary: "Show too costly to evaluate",
+	limitWork: {Name: "evaluation_work", Default: 4_000_000, Unit: "elements and bytes", Summary: "Show too costly to evaluate",
 		Doc:    "How many elements and bytes functions, templates and comparisons may build or walk in a show, all together (a function building a 1,000-element list in a for expression over 1,000 elements builds a million).",
 		Advice: "Check the functions called inside for expressions and counted blocks."},
 }
@@ -94,6 +94,10 @@ type limitError struct {
 	limit int
 	what  string // what went past it: "this string would be 2,097,152 bytes"
 	value int64  // the limit's value in force
+	// quiet marks the errors of every check after the show went past
+	// expansion or evaluation_work: evaluation stops at once, and only the
+	// first error, where the show went past, is reported.
+	quiet bool
 }
 
 func (e *limitError) Error() string {
@@ -112,18 +116,20 @@ func limitDiagnostic(err *limitError, r hcl.Range) *hcl.Diagnostic {
 
 // limitFromCall rewrites hcl's "Error in function call" diagnostic into the
 // limit's own when the call failed on a limit (a function of the show, or
-// one of the checks guard puts in its expressions).
-func limitFromCall(d *hcl.Diagnostic) {
+// one of the checks guard puts in its expressions). It reports false for
+// a quiet one, to be dropped.
+func limitFromCall(d *hcl.Diagnostic) bool {
 	extra, ok := hcl.DiagnosticExtra[hclsyntax.FunctionCallDiagExtra](d)
 	if !ok {
-		return
+		return true
 	}
 	var le *limitError
 	if !errors.As(extra.FunctionCallError(), &le) {
-		return
+		return true
 	}
 	d.Summary = limitTable[le.limit].Summary
 	d.Detail = le.Error()
+	return !le.quiet
 }
 
 // limitHit reports whether diags hold an error from a limit.
@@ -161,27 +167,71 @@ func thousands(n int64) string {
 // limits.
 type budget struct {
 	expansion, work int64
+	// stopped is the error of the limit the show went past, once it has:
+	// from then on every check fails at once (quietly), so that nothing
+	// more is built. stopAt is where evaluation was.
+	stopped *limitError
+	stopAt  hcl.Range
+}
+
+// stop records that the show went past a budget limit, and returns the
+// error to report.
+func (l *loader) stop(limit int, what string) error {
+	err := l.lim.errorf(limit, "%s", what)
+	l.spent.stopped = err
+	return err
+}
+
+// halted returns the quiet error of every check once the show went past a
+// budget limit; nil before.
+func (l *loader) halted() error {
+	if l.spent.stopped == nil {
+		return nil
+	}
+	quiet := *l.spent.stopped
+	quiet.quiet = true
+	return &quiet
 }
 
 // spendExpansion counts n more expansion steps; once past the limit every
-// further call fails, so a show that goes past it stops expanding at once.
+// check fails, so a show that goes past it stops expanding at once.
 func (l *loader) spendExpansion(n int64) error {
+	if err := l.halted(); err != nil {
+		return err
+	}
 	l.spent.expansion += n
 	if l.spent.expansion > l.lim[limitExpansion] || l.spent.expansion < 0 {
-		l.spent.expansion = l.lim[limitExpansion] + 1
-		return l.lim.errorf(limitExpansion, "evaluating this goes past the expansion limit (the show's count, for_each, dynamic blocks and for expressions together)")
+		return l.stop(limitExpansion, "evaluating this goes past the expansion limit (the show's count, for_each, dynamic blocks and for expressions together)")
 	}
 	return nil
 }
 
 // spendWork counts n more elements or bytes built or walked.
 func (l *loader) spendWork(n int64) error {
+	if err := l.halted(); err != nil {
+		return err
+	}
 	l.spent.work += n
 	if l.spent.work > l.lim[limitWork] || l.spent.work < 0 {
-		l.spent.work = l.lim[limitWork] + 1
-		return l.lim.errorf(limitWork, "evaluating this goes past the evaluation_work limit (elements and bytes the show's functions, templates and comparisons build or walk)")
+		return l.stop(limitWork, "evaluating this goes past the evaluation_work limit (elements and bytes the show's functions, templates and comparisons build or walk)")
 	}
 	return nil
+}
+
+// stoppedDiagnostic is the error of the budget limit the show went past
+// when no diagnostic says so (a can() or try() took it): evaluation
+// stopped there, and the show must not pass for valid.
+func (l *loader) stoppedDiagnostic(diags hcl.Diagnostics) *hcl.Diagnostic {
+	if l.spent.stopped == nil {
+		return nil
+	}
+	want := limitTable[l.spent.stopped.limit].Summary
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && d.Summary == want {
+			return nil
+		}
+	}
+	return limitDiagnostic(l.spent.stopped, l.spent.stopAt)
 }
 
 // decimalExponent is about log10 of |f|: the number of digits before the
@@ -227,6 +277,9 @@ func (lim *limits) checkNumberText(s string) error {
 func (l *loader) checkValue(v cty.Value) error {
 	if !v.IsKnown() || v.IsNull() {
 		return nil
+	}
+	if err := l.halted(); err != nil {
+		return err
 	}
 	switch v.Type() {
 	case cty.String:

@@ -195,6 +195,12 @@ func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 	}
 	l.assemble()
 	l.show.Hash = l.hash(files)
+	for _, d := range l.diags {
+		limitFromCall(d) // so that stoppedDiagnostic sees the limits' summaries
+	}
+	if d := l.stoppedDiagnostic(l.diags); d != nil {
+		l.diags = append(l.diags, d)
+	}
 	return l.show, finishDiags(l.diags)
 }
 
@@ -210,7 +216,9 @@ func finishDiags(in hcl.Diagnostics) hcl.Diagnostics {
 	seen := make(map[key]bool, len(in))
 	out := make(hcl.Diagnostics, 0, len(in))
 	for _, d := range in {
-		limitFromCall(d)
+		if !limitFromCall(d) {
+			continue
+		}
 		k := key{sev: d.Severity, summary: d.Summary, detail: d.Detail}
 		if d.Subject != nil {
 			k.file, k.start, k.end = d.Subject.Filename, d.Subject.Start.Byte, d.Subject.End.Byte

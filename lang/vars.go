@@ -179,11 +179,16 @@ func (l *loader) evalVariable(n *node) {
 		subject = def.Expr.Range()
 	}
 	if err := l.numberArg(val, ty); err != nil {
-		l.diags = append(l.diags, limitDiagnostic(err.(*limitError), subject))
+		l.limitDiag(err, subject)
 		n.failed = true
 		return
 	}
-	cv, err := convert.Convert(val, ty)
+	cv, err := l.convert(val, ty)
+	if _, ok := err.(*limitError); ok {
+		l.limitDiag(err, subject)
+		n.failed = true
+		return
+	}
 	if err != nil {
 		from := "its default"
 		if given {
