@@ -162,6 +162,12 @@ func (l *loader) evalNode(n *node) {
 	if l.spent.stopped == nil {
 		l.spent.stopAt = n.rng
 	}
+	for _, d := range n.deps {
+		if l.nodes[d].overLimit {
+			n.overLimit, n.failed, n.value = true, true, cty.DynamicVal
+			return
+		}
+	}
 	switch n.typ {
 	case "var":
 		l.evalVariable(n)
@@ -169,8 +175,13 @@ func (l *loader) evalNode(n *node) {
 		ctx := l.ctxFor(n)
 		v, diags := n.expr.Value(ctx)
 		l.diags = append(l.diags, diags...)
-		if diags.HasErrors() || !l.checked(v, n.expr.Range()) {
+		switch {
+		case diags.HasErrors():
 			v = cty.DynamicVal
+			n.overLimit = limitHit(diags)
+		case !l.checked(v, n.expr.Range()):
+			v = cty.DynamicVal
+			n.overLimit = true
 		}
 		n.value = v
 	case "show":
@@ -375,7 +386,7 @@ func (l *loader) evalExpanded(n *node) {
 		for it := range n.iters {
 			variant[it] = true
 		}
-		foldBody(n.block.Body, variant, ctx, l.show.Files[n.rng.Filename], l.foldMemo)
+		foldBody(n.block.Body, variant, ctx, l.show.Files[n.rng.Filename], l.foldMemo, func(v cty.Value) bool { return l.checkValue(v) == nil })
 	}
 	if !ok {
 		n.failed = true

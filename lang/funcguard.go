@@ -28,10 +28,9 @@ import (
 // The estimates are upper bounds, exact or close for the shows people
 // write; they refuse only what would go past a limit or near it.
 
-// guardedFunctions returns the functions of a Load, each under its guard,
-// with the checks guard.go puts in expressions.
+// guardedFunctions returns the functions of a Load, each under its guard.
 func (l *loader) guardedFunctions() map[string]function.Function {
-	out := l.checkFunctions()
+	out := map[string]function.Function{}
 	for name, f := range functions() {
 		switch name {
 		case "length", "element", "try", "can":
@@ -73,17 +72,22 @@ func (l *loader) toFunc(f function.Function, ty cty.Type) function.Function {
 // grows with the square of the elements, is counted as evaluation_work
 // first.
 func (l *loader) convert(v cty.Value, ty cty.Type) (cty.Value, error) {
+	if ty == cty.DynamicPseudoType || v.Type().Equals(ty) {
+		return v, nil
+	}
 	if out, ok := fastConvert(v, ty); ok {
 		return out, nil
 	}
-	if err := l.convertCost(v); err != nil {
-		return cty.NilVal, err
+	if ty.IsCollectionType() {
+		if err := l.convertCost(v); err != nil {
+			return cty.NilVal, err
+		}
 	}
 	return convert.Convert(v, ty)
 }
 
-// convertCost counts what cty's conversion of v may cost: it compares the
-// types of a tuple's or object's elements pairwise.
+// convertCost counts what cty's conversion of v to a collection may cost:
+// it compares the types of a tuple's or object's elements pairwise.
 func (l *loader) convertCost(v cty.Value) error {
 	if !known(v) {
 		return nil
@@ -510,10 +514,7 @@ func flatCount(v cty.Value) int64 {
 		return 1
 	}
 	var n int64
-	for it := v.ElementIterator(); it.Next(); {
-		_, e := it.Element()
-		n = satAdd(n, flatCount(e))
-	}
+	forElements(v, func(e cty.Value) { n = satAdd(n, flatCount(e)) })
 	return n
 }
 

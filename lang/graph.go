@@ -39,6 +39,9 @@ type node struct {
 	value  cty.Value // its value for references (DynamicVal when it failed)
 	done   bool
 	failed bool
+	// overLimit says its value went past a limit: what depends on it is
+	// not evaluated (it would only go past the limit again).
+	overLimit bool
 
 	// results
 	sources []*Source
@@ -66,6 +69,7 @@ type loader struct {
 	// provided raw variable values
 	varVals   map[string]cty.Value
 	varOrigin map[string]string // where each given value came from
+	varBad    map[string]bool   // given values that were refused
 
 	srcByAddr   map[string]*Source
 	sceneByAddr map[string]*Scene
@@ -77,7 +81,7 @@ type loader struct {
 	lim         limits                    // the limits in force
 	spent       budget                    // of expansion and evaluation_work
 	weights     map[*hclsyntax.Body]int64 // expressions in each body (guard)
-	tplBytes    []int64                   // bytes written by each template being evaluated (guard)
+	template    *templateCount            // the template being evaluated (guard)
 	foldMemo    map[string]cty.Value      // folded calls by source text
 	nested      map[*hcl.Block]*hcl.BodyContent
 	attrs       map[*hcl.BodyContent]Attrs

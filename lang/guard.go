@@ -15,36 +15,145 @@ import (
 // hcl evaluates an expression in one call, and inside that call a for
 // expression can iterate a billion times or a template join a thousand
 // strings of a megabyte each. So that the limits hold during evaluation,
-// not only after it, guard rewrites each parsed expression once, putting
-// a call to one of the checks below around the parts that can grow:
+// not only after it, guard rewrites each parsed expression once, wrapping
+// the parts that can grow in a check (a *checked, evaluated as the part it
+// wraps, then checked):
 //
-//   - a for expression's or splat's collection: limit:each(coll, weight)
-//     counts length × weight expansion steps, weight being the number of
-//     expressions its body evaluates per element, before hcl iterates;
-//   - a template's interpolations: limit:part adds up the bytes the
-//     template writes and stops it past string_bytes (limit:begin starts
-//     the count of a template with more than one interpolation);
-//     a %{for} directive's strings: limit:join;
+//   - a for expression's or splat's collection: counts length × weight
+//     expansion steps, weight being the number of expressions the body
+//     evaluates per element, before hcl iterates;
+//   - a template: counts the bytes its interpolations write and stops it
+//     past string_bytes, the text of a %{for} directive counted at each
+//     turn;
 //   - the operands of arithmetic and comparisons, which hcl converts to
-//     numbers: limit:num refuses a number too large to write out or a
-//     string too long to read as one; an index key: limit:key;
-//   - the operands of == and != and the results of a conditional, which
-//     hcl compares or converts deeply: limit:deep walks them (bounded).
+//     numbers: refuses a number too large to write out or a string too
+//     long to read as one; an index key likewise;
+//   - a value built in the expression (a for, a list, a call...) that a
+//     function, ==, != or a conditional is about to walk: walks it first,
+//     bounded, so that a list holding one large value a thousand times is
+//     refused instead of walked a thousand times.
 //
-// Literals are checked as they are rewritten. The checks return their
-// argument unchanged, so a show evaluates as written; their names hold a
-// colon, which no show can write, so no show can call them. Function calls
-// are checked by the functions themselves (funcs.go).
+// Literals are checked as they are rewritten. Function calls are checked
+// by the functions themselves (funcguard.go).
+
+// checkKind says what a *checked checks.
+type checkKind int
 
 const (
-	fnEach  = "limit:each"
-	fnBegin = "limit:begin"
-	fnPart  = "limit:part"
-	fnJoin  = "limit:join"
-	fnNum   = "limit:num"
-	fnKey   = "limit:key"
-	fnDeep  = "limit:deep"
+	checkEach     checkKind = iota // a collection iterated, n (weight) expressions per element
+	checkTemplate                  // a template: counts its parts' bytes (n: its literal text's)
+	checkRepeat                    // a %{for} directive's body: counted in its template (n: its text's bytes)
+	checkPart                      // a template interpolation
+	checkNumber                    // an operand read as a number
+	checkKey                       // an index key
+	checkDeep                      // a value about to be walked
 )
+
+// checked is an expression evaluated as the one it wraps, then checked. It
+// holds it in parentheses, so that hcl's walks (Variables) see it.
+type checked struct {
+	*hclsyntax.ParenthesesExpr
+	l    *loader
+	kind checkKind
+	n    int64
+}
+
+func (l *loader) wrap(kind checkKind, e hclsyntax.Expression, n int64) *checked {
+	return &checked{ParenthesesExpr: &hclsyntax.ParenthesesExpr{Expression: e, SrcRange: e.Range()}, l: l, kind: kind, n: n}
+}
+
+// inner is the expression checked.
+func (c *checked) inner() hclsyntax.Expression { return c.ParenthesesExpr.Expression }
+
+// templateCount is the bytes the template being evaluated has written.
+type templateCount struct{ n int64 }
+
+// Value evaluates the wrapped expression and checks its value. Past a
+// limit it returns an unknown value and the limit's error or, once the
+// show went past a budget limit (reported where it did), an unknown value
+// alone: evaluation stops quietly.
+func (c *checked) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	l := c.l
+	switch c.kind {
+	case checkTemplate:
+		prev := l.template
+		l.template = &templateCount{n: c.n}
+		defer func() { l.template = prev }()
+	case checkRepeat:
+		if err := l.templateWrites(c.n); err != nil {
+			return c.refuse(err, nil)
+		}
+	}
+	v, diags := c.inner().Value(ctx)
+	if diags.HasErrors() {
+		return v, diags
+	}
+	if err := c.check(v); err != nil {
+		return c.refuse(err, diags)
+	}
+	return v, diags
+}
+
+// refuse is the result of a check that failed: an unknown value, and the
+// limit's error unless it is quiet.
+func (c *checked) refuse(err error, diags hcl.Diagnostics) (cty.Value, hcl.Diagnostics) {
+	if le := err.(*limitError); !le.quiet {
+		diags = append(diags, limitDiagnostic(le, c.Range()))
+	}
+	return cty.DynamicVal, diags
+}
+
+// templateWrites counts n more bytes written by the template being
+// evaluated.
+func (l *loader) templateWrites(n int64) error {
+	if t := l.template; t != nil {
+		t.n += n
+		if t.n > l.lim[limitStringBytes] {
+			return l.lim.errorf(limitStringBytes, "this template would write more than %s bytes", thousands(l.lim[limitStringBytes]))
+		}
+	}
+	return l.spendWork(n)
+}
+
+func (c *checked) check(v cty.Value) error {
+	l := c.l
+	if err := l.halted(); err != nil {
+		return err
+	}
+	if !v.IsKnown() || v.IsNull() {
+		return nil
+	}
+	switch c.kind {
+	case checkEach:
+		n := int64(1)
+		if ty := v.Type(); ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType() {
+			n = int64(v.LengthInt())
+		}
+		return l.spendExpansion(satMul(n, max(c.n, 1)))
+	case checkPart:
+		if v.Type() == cty.Number {
+			if err := l.lim.checkNumber(v); err != nil {
+				return err
+			}
+		}
+		return l.templateWrites(textLen(v))
+	case checkNumber:
+		switch v.Type() {
+		case cty.Number:
+			return l.lim.checkNumber(v)
+		case cty.String:
+			return l.lim.checkNumberText(v.AsString())
+		}
+	case checkKey:
+		return l.lim.checkKey(v)
+	case checkDeep:
+		if isLiteral(c.inner()) {
+			return nil // folded (fold.go), and walked then
+		}
+		return l.checkValue(v)
+	}
+	return nil
+}
 
 // guard rewrites expressions with the checks; it collects the errors it
 // finds in literals.
@@ -54,9 +163,9 @@ type guard struct {
 }
 
 // guardBody rewrites every expression of a parsed body and records the
-// weight (expressions it holds) of it and of each nested block's body.
-// skip names attributes left as they are (type constraints and other
-// expressions that are read, not evaluated).
+// weight (the expressions it holds) of it and of each nested block's body.
+// Type constraints, dynamic iterators and moved addresses are read as
+// written, not evaluated, and stay as they are.
 func (l *loader) guardBody(body *hclsyntax.Body) hcl.Diagnostics {
 	g := &guard{l: l}
 	g.body(body, "")
@@ -78,7 +187,7 @@ func (g *guard) body(b *hclsyntax.Body, blockType string) int64 {
 	}
 	for _, blk := range b.Blocks {
 		if blk.Type == "moved" {
-			continue // from and to are addresses, read as written
+			continue
 		}
 		w += g.body(blk.Body, blk.Type)
 	}
@@ -91,58 +200,6 @@ func (l *loader) guardExpr(e hclsyntax.Expression) (hclsyntax.Expression, hcl.Di
 	g := &guard{l: l}
 	e, _ = g.expr(e)
 	return e, g.diags
-}
-
-// call wraps e in a call of the check fn, with extra literal arguments.
-func call(fn string, e hclsyntax.Expression, extra ...int64) hclsyntax.Expression {
-	r := e.Range()
-	args := []hclsyntax.Expression{e}
-	for _, x := range extra {
-		args = append(args, &hclsyntax.LiteralValueExpr{Val: cty.NumberIntVal(x), SrcRange: r})
-	}
-	return &hclsyntax.FunctionCallExpr{Name: fn, Args: args, NameRange: r, OpenParenRange: r, CloseParenRange: r}
-}
-
-func isLiteral(e hclsyntax.Expression) bool {
-	_, ok := e.(*hclsyntax.LiteralValueExpr)
-	return ok
-}
-
-// numeric reports whether e is sure to be a number or a bool that needs
-// no check where it is used: a literal (checked when guarded), count.index,
-// or arithmetic, a comparison or a negation (whose operands are checked;
-// a number they compute is checked where it ends up).
-func numeric(e hclsyntax.Expression) bool {
-	switch x := e.(type) {
-	case *hclsyntax.LiteralValueExpr:
-		return true
-	case *hclsyntax.ParenthesesExpr:
-		return numeric(x.Expression)
-	case *hclsyntax.BinaryOpExpr:
-		return true
-	case *hclsyntax.UnaryOpExpr:
-		return true
-	case *hclsyntax.ScopeTraversalExpr:
-		t := x.Traversal
-		if len(t) == 2 && t.RootName() == "count" {
-			if a, ok := t[1].(hcl.TraverseAttr); ok && a.Name == "index" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// scalar reports whether e is sure to be a number, a bool or a string: a
-// walk of its value is a single step.
-func scalar(e hclsyntax.Expression) bool {
-	switch x := e.(type) {
-	case *hclsyntax.TemplateExpr:
-		return true
-	case *hclsyntax.ParenthesesExpr:
-		return scalar(x.Expression)
-	}
-	return numeric(e)
 }
 
 func (g *guard) fail(err error, r hcl.Range) {
@@ -173,10 +230,7 @@ func (g *guard) literal(v cty.Value, r hcl.Range) bool {
 func (g *guard) traversal(t hcl.Traversal) {
 	for _, step := range t {
 		ix, ok := step.(hcl.TraverseIndex)
-		if !ok {
-			continue
-		}
-		if !g.literal(ix.Key, ix.SrcRange) {
+		if !ok || !g.literal(ix.Key, ix.SrcRange) {
 			continue
 		}
 		if err := g.l.lim.checkKey(ix.Key); err != nil {
@@ -185,7 +239,7 @@ func (g *guard) traversal(t hcl.Traversal) {
 	}
 }
 
-// expr rewrites e and returns it (or its replacement) with its weight, the
+// expr rewrites e and returns it, or its check, with its weight: the
 // number of expressions it evaluates.
 func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 	var w, n int64 = 1, 0
@@ -204,6 +258,9 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 		for i := range x.Args {
 			x.Args[i], n = g.expr(x.Args[i])
 			w += n
+			if built(x.Args[i]) {
+				x.Args[i] = g.l.wrap(checkDeep, x.Args[i], 0)
+			}
 		}
 	case *hclsyntax.ConditionalExpr:
 		x.Condition, n = g.expr(x.Condition)
@@ -212,15 +269,15 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 		w += n
 		x.FalseResult, n = g.expr(x.FalseResult)
 		w += n
-		x.TrueResult = g.deep(x.TrueResult)
-		x.FalseResult = g.deep(x.FalseResult)
+		// hcl converts both results to one type, walking them.
+		x.TrueResult, x.FalseResult = g.deep(x.TrueResult), g.deep(x.FalseResult)
 	case *hclsyntax.IndexExpr:
 		x.Collection, n = g.expr(x.Collection)
 		w += n
 		x.Key, n = g.expr(x.Key)
 		w += n
 		if !numeric(x.Key) {
-			x.Key = call(fnKey, x.Key)
+			x.Key = g.l.wrap(checkKey, x.Key, 0)
 		}
 	case *hclsyntax.TupleConsExpr:
 		for i := range x.Exprs {
@@ -229,14 +286,16 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 		}
 	case *hclsyntax.ObjectConsExpr:
 		for i := range x.Items {
-			if _, bare := x.Items[i].KeyExpr.(*hclsyntax.ObjectConsKeyExpr); !bare {
-				x.Items[i].KeyExpr, n = g.expr(x.Items[i].KeyExpr)
-				w += n
-			} else if k := x.Items[i].KeyExpr.(*hclsyntax.ObjectConsKeyExpr); k.Wrapped != nil {
+			// A bare name as a key is read as written; other keys are
+			// expressions.
+			if k, ok := x.Items[i].KeyExpr.(*hclsyntax.ObjectConsKeyExpr); ok {
 				if _, name := k.Wrapped.(*hclsyntax.ScopeTraversalExpr); !name {
 					k.Wrapped, n = g.expr(k.Wrapped)
 					w += n
 				}
+			} else {
+				x.Items[i].KeyExpr, n = g.expr(x.Items[i].KeyExpr)
+				w += n
 			}
 			x.Items[i].ValueExpr, n = g.expr(x.Items[i].ValueExpr)
 			w += n
@@ -256,14 +315,14 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 			body += n
 		}
 		w += body
-		x.CollExpr = call(fnEach, x.CollExpr, body)
+		x.CollExpr = g.l.wrap(checkEach, x.CollExpr, body)
 	case *hclsyntax.SplatExpr:
 		x.Source, n = g.expr(x.Source)
 		w += n
 		var body int64
 		x.Each, body = g.expr(x.Each)
 		w += body
-		x.Source = call(fnEach, x.Source, body)
+		x.Source = g.l.wrap(checkEach, x.Source, body)
 	case *hclsyntax.BinaryOpExpr:
 		x.LHS, n = g.expr(x.LHS)
 		w += n
@@ -273,26 +332,37 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 		case hclsyntax.OpEqual, hclsyntax.OpNotEqual:
 			x.LHS, x.RHS = g.deep(x.LHS), g.deep(x.RHS)
 		case hclsyntax.OpLogicalAnd, hclsyntax.OpLogicalOr:
-		default: // arithmetic and ordering convert their operands to numbers
+		default: // arithmetic and ordering read their operands as numbers
 			if !numeric(x.LHS) {
-				x.LHS = call(fnNum, x.LHS)
+				x.LHS = g.l.wrap(checkNumber, x.LHS, 0)
 			}
 			if !numeric(x.RHS) {
-				x.RHS = call(fnNum, x.RHS)
+				x.RHS = g.l.wrap(checkNumber, x.RHS, 0)
 			}
 		}
 	case *hclsyntax.UnaryOpExpr:
 		x.Val, n = g.expr(x.Val)
 		w += n
 		if x.Op == hclsyntax.OpNegate && !numeric(x.Val) {
-			x.Val = call(fnNum, x.Val)
+			x.Val = g.l.wrap(checkNumber, x.Val, 0)
 		}
 	case *hclsyntax.TemplateExpr:
-		w += g.template(x)
+		literal, n := g.template(x)
+		w += n
+		if literal >= 0 {
+			return g.l.wrap(checkTemplate, x, literal), w
+		}
 	case *hclsyntax.TemplateJoinExpr:
+		// %{for}: its body writes into the template it is in, at each turn.
 		x.Tuple, n = g.expr(x.Tuple)
 		w += n
-		x.Tuple = call(fnJoin, x.Tuple)
+		if f, ok := x.Tuple.(*hclsyntax.ForExpr); ok {
+			if c, ok := f.ValExpr.(*checked); ok && c.kind == checkTemplate {
+				c.kind = checkRepeat
+			} else if t, ok := f.ValExpr.(*hclsyntax.TemplateExpr); ok {
+				f.ValExpr = g.l.wrap(checkRepeat, t, literalBytes(t))
+			}
+		}
 	case *hclsyntax.TemplateWrapExpr:
 		x.Wrapped, n = g.expr(x.Wrapped)
 		w += n
@@ -303,54 +373,119 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 	return e, w
 }
 
-// deep wraps e in limit:deep unless its value is a scalar.
-func (g *guard) deep(e hclsyntax.Expression) hclsyntax.Expression {
-	if scalar(e) {
-		return e
-	}
-	return call(fnDeep, e)
-}
-
-// template rewrites a template's interpolations: each counts the bytes it
-// writes, with the literal text, against string_bytes.
-func (g *guard) template(x *hclsyntax.TemplateExpr) int64 {
+// template rewrites a template's interpolations to count the bytes they
+// write, and returns the bytes of its literal text (-1 when it has no
+// interpolation to count) and its weight.
+func (g *guard) template(x *hclsyntax.TemplateExpr) (int64, int64) {
 	var w, n, literal int64
-	var parts []int
+	parts := 0
 	for i, p := range x.Parts {
 		x.Parts[i], n = g.expr(p)
 		w += n
-		if lit, ok := x.Parts[i].(*hclsyntax.LiteralValueExpr); ok {
-			if lit.Val.IsKnown() && lit.Val.Type() == cty.String {
-				literal += int64(len(lit.Val.AsString()))
+		switch p := x.Parts[i].(type) {
+		case *hclsyntax.LiteralValueExpr:
+			if p.Val.IsKnown() && p.Val.Type() == cty.String {
+				literal += int64(len(p.Val.AsString()))
 			}
 			continue
+		case *hclsyntax.TemplateJoinExpr:
+			// counted as it writes
+		default:
+			x.Parts[i] = g.l.wrap(checkPart, x.Parts[i], 0)
 		}
-		parts = append(parts, i)
+		parts++
 	}
 	if literal > g.l.lim[limitStringBytes] {
 		g.fail(g.l.lim.errorf(limitStringBytes, "this template's text is %s bytes", thousands(literal)), x.SrcRange)
-		return w
+		return -1, w
 	}
-	switch len(parts) {
-	case 0:
-	case 1:
-		// Alone, the interpolation needs no running count: -1 says so,
-		// and the literal text is added to it.
-		i := parts[0]
-		x.Parts[i] = call(fnPart, x.Parts[i], -1, literal)
-	default:
-		id := int64(len(g.l.tplBytes))
-		g.l.tplBytes = append(g.l.tplBytes, 0)
-		for _, i := range parts {
-			x.Parts[i] = call(fnPart, x.Parts[i], id, 0)
+	if parts == 0 {
+		return -1, w
+	}
+	return literal, w
+}
+
+// literalBytes is the length of a template's literal text.
+func literalBytes(t *hclsyntax.TemplateExpr) int64 {
+	var n int64
+	for _, p := range t.Parts {
+		if lit, ok := p.(*hclsyntax.LiteralValueExpr); ok && lit.Val.IsKnown() && lit.Val.Type() == cty.String {
+			n += int64(len(lit.Val.AsString()))
 		}
-		r := x.SrcRange
-		r.End = r.Start
-		begin := &hclsyntax.FunctionCallExpr{Name: fnBegin, NameRange: r, OpenParenRange: r, CloseParenRange: r,
-			Args: []hclsyntax.Expression{&hclsyntax.LiteralValueExpr{Val: cty.NumberIntVal(id), SrcRange: r}, &hclsyntax.LiteralValueExpr{Val: cty.NumberIntVal(literal), SrcRange: r}}}
-		x.Parts = append([]hclsyntax.Expression{begin}, x.Parts...)
 	}
-	return w
+	return n
+}
+
+// deep wraps e in a walk of its value unless its value is a scalar, or
+// names a variable or a local (whose values were walked when evaluated).
+func (g *guard) deep(e hclsyntax.Expression) hclsyntax.Expression {
+	if _, done := e.(*checked); done || scalar(e) || named(e) {
+		return e
+	}
+	return g.l.wrap(checkDeep, e, 0)
+}
+
+// named reports whether e is a reference to a variable or a local, or a
+// part of one.
+func named(e hclsyntax.Expression) bool {
+	st, ok := e.(*hclsyntax.ScopeTraversalExpr)
+	if !ok {
+		return false
+	}
+	root := st.Traversal.RootName()
+	return root == "local" || root == "var"
+}
+
+// built reports whether e builds a value that may hold others many times
+// over: a for expression, a list or object, a splat, a call, a
+// conditional. A function walks its arguments whole before it runs.
+func built(e hclsyntax.Expression) bool {
+	switch x := e.(type) {
+	case *hclsyntax.ForExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr, *hclsyntax.SplatExpr,
+		*hclsyntax.FunctionCallExpr, *hclsyntax.ConditionalExpr:
+		return true
+	case *hclsyntax.ParenthesesExpr:
+		return built(x.Expression)
+	}
+	return false
+}
+
+func isLiteral(e hclsyntax.Expression) bool {
+	_, ok := e.(*hclsyntax.LiteralValueExpr)
+	return ok
+}
+
+// numeric reports whether e is sure to be a number or a bool that needs
+// no check where it is used: a literal (checked when guarded), count.index,
+// or arithmetic, a comparison or a negation (whose operands are checked;
+// a number they compute is checked where it ends up).
+func numeric(e hclsyntax.Expression) bool {
+	switch x := e.(type) {
+	case *hclsyntax.LiteralValueExpr, *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
+		return true
+	case *hclsyntax.ParenthesesExpr:
+		return numeric(x.Expression)
+	case *hclsyntax.ScopeTraversalExpr:
+		t := x.Traversal
+		if len(t) == 2 && t.RootName() == "count" {
+			if a, ok := t[1].(hcl.TraverseAttr); ok && a.Name == "index" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scalar reports whether e is sure to be a number, a bool or a string: a
+// walk of its value is a single step.
+func scalar(e hclsyntax.Expression) bool {
+	switch x := e.(type) {
+	case *hclsyntax.TemplateExpr:
+		return true
+	case *hclsyntax.ParenthesesExpr:
+		return scalar(x.Expression)
+	}
+	return numeric(e)
 }
 
 // checkKey refuses an index key that would be read as a number (a list
@@ -366,17 +501,9 @@ func (lim *limits) checkKey(k cty.Value) error {
 	return lim.checkNumberText(s)
 }
 
-// The checks as functions.
-
-// passParam takes any value: the checks see what hcl would.
+// passParam takes any value, as it comes.
 func passParam(name string) function.Parameter {
 	return function.Parameter{Name: name, Type: cty.DynamicPseudoType, AllowNull: true, AllowUnknown: true, AllowDynamicType: true, AllowMarked: true}
-}
-
-// intArg is a literal whole-number argument of a check.
-func intArg(v cty.Value) int64 {
-	i, _ := v.AsBigFloat().Int64()
-	return i
 }
 
 // textLen is how many bytes a template interpolation writes for v.
@@ -397,122 +524,6 @@ func textLen(v cty.Value) int64 {
 		return 5
 	}
 	return 0
-}
-
-// checkFunctions are the checks guard puts in expressions.
-func (l *loader) checkFunctions() map[string]function.Function {
-	same := func(args []cty.Value) (cty.Type, error) { return args[0].Type(), nil }
-	return map[string]function.Function{
-		fnEach: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("collection"), passParam("weight")},
-			Type:   same,
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				c := args[0]
-				n := int64(1)
-				if !c.IsKnown() || c.IsNull() {
-					n = 0
-				} else if ty := c.Type(); ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType() {
-					n = int64(c.LengthInt())
-				}
-				w := intArg(args[1])
-				if n > 0 && w > 0 && n > (1<<62)/w {
-					n, w = 1<<62, 1
-				}
-				return c, l.spendExpansion(n * w)
-			},
-		}),
-		fnBegin: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("id"), passParam("literal")},
-			Type:   func([]cty.Value) (cty.Type, error) { return cty.String, nil },
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				l.tplBytes[intArg(args[0])] = intArg(args[1])
-				return cty.StringVal(""), nil
-			},
-		}),
-		fnPart: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("value"), passParam("id"), passParam("literal")},
-			Type:   same,
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				v := args[0]
-				if err := l.halted(); err != nil {
-					return v, err
-				}
-				if v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {
-					if err := l.lim.checkNumber(v); err != nil {
-						return v, err
-					}
-				}
-				n := textLen(v)
-				total := intArg(args[2]) + n
-				if id := intArg(args[1]); id >= 0 {
-					l.tplBytes[id] += n
-					total = l.tplBytes[id]
-				}
-				if total > l.lim[limitStringBytes] {
-					return v, l.lim.errorf(limitStringBytes, "this template would write more than %s bytes", thousands(l.lim[limitStringBytes]))
-				}
-				return v, l.spendWork(n)
-			},
-		}),
-		fnJoin: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("strings")},
-			Type:   same,
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				t := args[0]
-				if err := l.halted(); err != nil {
-					return t, err
-				}
-				if !t.IsKnown() || t.IsNull() || !(t.Type().IsTupleType() || t.Type().IsListType()) {
-					return t, nil
-				}
-				var total int64
-				for it := t.ElementIterator(); it.Next(); {
-					_, v := it.Element()
-					if v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {
-						if err := l.lim.checkNumber(v); err != nil {
-							return t, err
-						}
-					}
-					total += textLen(v)
-					if total > l.lim[limitStringBytes] {
-						return t, l.lim.errorf(limitStringBytes, "this %%{for} would write more than %s bytes", thousands(l.lim[limitStringBytes]))
-					}
-				}
-				return t, l.spendWork(total)
-			},
-		}),
-		fnNum: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("operand")},
-			Type:   same,
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				v := args[0]
-				if !v.IsKnown() || v.IsNull() {
-					return v, nil
-				}
-				switch v.Type() {
-				case cty.Number:
-					return v, l.lim.checkNumber(v)
-				case cty.String:
-					return v, l.lim.checkNumberText(v.AsString())
-				}
-				return v, nil
-			},
-		}),
-		fnKey: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("key")},
-			Type:   same,
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				return args[0], l.lim.checkKey(args[0])
-			},
-		}),
-		fnDeep: function.New(&function.Spec{
-			Params: []function.Parameter{passParam("value")},
-			Type:   same,
-			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				return args[0], l.checkValue(args[0])
-			},
-		}),
-	}
 }
 
 // bigCount returns f as an int64, capped at 1<<62.

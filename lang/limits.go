@@ -52,7 +52,7 @@ var limitTable = [numLimits]Limit{
 	limitStringBytes: {Name: "string_bytes", Default: 1 << 20, Unit: "bytes", Summary: "String too long",
 		Doc:    "The longest string a show may write or compute: a literal, a template's result, a function's result.",
 		Advice: "Check the template or function that builds it (a string doubled in each local grows past any limit)."},
-	limitValueElements: {Name: "value_elements", Default: 500_000, Unit: "elements", Summary: "Value too large",
+	limitValueElements: {Name: "value_elements", Default: 250_000, Unit: "elements", Summary: "Value too large",
 		Doc:    "The most elements one value may hold, nested elements included and an element held twice counted twice: a local, a variable, an attribute, a for expression's or a function's result (concat, setproduct, range, flatten, split, ...). Function results are checked before they are built.",
 		Advice: "Check the for expression or function that builds it; a show's largest lists hold one element per source."},
 	limitNumber: {Name: "number_digits", Default: 300, Unit: "digits", Summary: "Number too large",
@@ -234,6 +234,28 @@ func (l *loader) stoppedDiagnostic(diags hcl.Diagnostics) *hcl.Diagnostic {
 	return limitDiagnostic(l.spent.stopped, l.spent.stopAt)
 }
 
+// forElements calls f with each element of a collection, tuple or object,
+// without making the keys cty's iterator makes (a number or a normalized
+// string for each element).
+func forElements(v cty.Value, f func(cty.Value)) {
+	ty := v.Type()
+	switch {
+	case ty.IsTupleType() || ty.IsListType():
+		for _, e := range v.AsValueSlice() {
+			f(e)
+		}
+	case ty.IsObjectType():
+		for name := range ty.AttributeTypes() {
+			f(v.GetAttr(name))
+		}
+	default:
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			f(e)
+		}
+	}
+}
+
 // decimalExponent is about log10 of |f|: the number of digits before the
 // point (positive) or zeros after it (negative) when it is written out.
 func decimalExponent(f *big.Float) int64 {
@@ -336,10 +358,7 @@ func (l *loader) walkValue(v cty.Value) (int64, error) {
 			if it.depth >= l.lim[limitNesting] {
 				return steps, l.lim.errorf(limitNesting, "this value nests more than %d levels deep", l.lim[limitNesting])
 			}
-			for e := v.ElementIterator(); e.Next(); {
-				_, ev := e.Element()
-				stack = append(stack, item{ev, it.depth + 1})
-			}
+			forElements(v, func(ev cty.Value) { stack = append(stack, item{ev, it.depth + 1}) })
 		}
 	}
 	return steps, nil

@@ -76,6 +76,7 @@ func (l *loader) readVarValues() {
 		raw[name] = rawVar{text: l.opts.Vars[name], origin: "-var " + name}
 	}
 	l.varVals = map[string]cty.Value{}
+	l.varBad = map[string]bool{}
 	l.varOrigin = map[string]string{}
 	for name, rv := range raw {
 		l.varOrigin[name] = rv.origin
@@ -84,6 +85,8 @@ func (l *loader) readVarValues() {
 		v, ok := l.parseRaw(rv, ty)
 		if ok {
 			l.varVals[name] = v
+		} else {
+			l.varBad[name] = true // reported; not "no value"
 		}
 	}
 }
@@ -160,6 +163,10 @@ func (l *loader) evalVariable(n *node) {
 		ty = t
 	}
 	secret := l.sensitive(n)
+	if l.varBad[n.name] {
+		n.failed = true // the value given was refused, and said why
+		return
+	}
 	val, given := l.varVals[n.name]
 	var subject hcl.Range = n.rng
 	if !given {
@@ -203,7 +210,7 @@ func (l *loader) evalVariable(n *node) {
 		return
 	}
 	if !l.checked(cv, subject) {
-		n.failed = true
+		n.failed, n.overLimit = true, true
 		return
 	}
 	n.value = cv
