@@ -339,6 +339,13 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 			if !numeric(x.RHS) {
 				x.RHS = g.l.wrap(checkNumber, x.RHS, 0)
 			}
+			switch x.Op {
+			case hclsyntax.OpAdd, hclsyntax.OpSubtract, hclsyntax.OpMultiply, hclsyntax.OpDivide, hclsyntax.OpModulo:
+				// and what arithmetic makes may be larger than they are
+				// (1e300 * 1e300), nested a few levels past anything hcl
+				// can write out.
+				return g.l.wrap(checkNumber, x, 0), w
+			}
 		}
 	case *hclsyntax.UnaryOpExpr:
 		x.Val, n = g.expr(x.Val)
@@ -457,12 +464,15 @@ func isLiteral(e hclsyntax.Expression) bool {
 
 // numeric reports whether e is sure to be a number or a bool that needs
 // no check where it is used: a literal (checked when guarded), count.index,
-// or arithmetic, a comparison or a negation (whose operands are checked;
-// a number they compute is checked where it ends up).
+// checked arithmetic, a comparison, a negation of one of these.
 func numeric(e hclsyntax.Expression) bool {
 	switch x := e.(type) {
-	case *hclsyntax.LiteralValueExpr, *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr:
+	case *hclsyntax.LiteralValueExpr, *hclsyntax.BinaryOpExpr:
 		return true
+	case *checked:
+		return x.kind == checkNumber
+	case *hclsyntax.UnaryOpExpr:
+		return x.Op == hclsyntax.OpLogicalNot || numeric(x.Val)
 	case *hclsyntax.ParenthesesExpr:
 		return numeric(x.Expression)
 	case *hclsyntax.ScopeTraversalExpr:

@@ -23,34 +23,34 @@ func nested(open, inner, close string, n int) string {
 	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
 }
 
-// deepShapes are expressions nested hostileDepth deep, one per way of
-// nesting. at(outer) is the column in the expression where the nesting
+// deepShapes are the ways of nesting, each made n deep by make (the cases
+// make them hostileDepth deep). at(outer) is the column in the expression where the nesting
 // passes nesting_depth (256) when the expression is itself nested outer
 // levels deep (0 in a -var value, 1 in a locals block).
 var deepShapes = []struct {
 	name string
-	expr string
+	make func(n int) string // the shape n deep
 	at   func(outer int) int
 }{
-	{"parens", nested("(", "1", ")", hostileDepth), func(o int) int { return 257 - o }},
-	{"brackets", nested("[", "1", "]", hostileDepth), func(o int) int { return 257 - o }},
+	{"parens", func(n int) string { return nested("(", "1", ")", n) }, func(o int) int { return 257 - o }},
+	{"brackets", func(n int) string { return nested("[", "1", "]", n) }, func(o int) int { return 257 - o }},
 	// {a= opens a level every three characters.
-	{"braces", nested("{a=", "1", "}", hostileDepth), func(o int) int { return 3*(256-o) + 1 }},
+	{"braces", func(n int) string { return nested("{a=", "1", "}", n) }, func(o int) int { return 3*(256-o) + 1 }},
 	// "${ opens two: the string, then the interpolation.
-	{"templates", nested(`"${`, "1", `}"`, hostileDepth), func(o int) int {
+	{"templates", func(n int) string { return nested(`"${`, "1", `}"`, n) }, func(o int) int {
 		if n := 257 - o; n%2 == 1 {
 			return 3*((n+1)/2-1) + 1
 		} else {
 			return 3*(n/2-1) + 2
 		}
 	}},
-	{"calls", nested("abs(", "1", ")", hostileDepth), func(o int) int { return 4 * (257 - o) }},
+	{"calls", func(n int) string { return nested("abs(", "1", ")", n) }, func(o int) int { return 4 * (257 - o) }},
 	// Each ? chains one more level onto the expression.
-	{"conditionals", strings.Repeat("true ? 1 : ", hostileDepth) + "2", func(o int) int { return 11*(256-o) + 6 }},
-	{"negations", strings.Repeat("!", hostileDepth) + "true", func(o int) int { return 257 - o }},
-	{"sums", "1" + strings.Repeat("+1", hostileDepth), func(o int) int { return 2 * (257 - o) }},
+	{"conditionals", func(n int) string { return strings.Repeat("true ? 1 : ", n) + "2" }, func(o int) int { return 11*(256-o) + 6 }},
+	{"negations", func(n int) string { return strings.Repeat("!", n) + "true" }, func(o int) int { return 257 - o }},
+	{"sums", func(n int) string { return "1" + strings.Repeat("+1", n) }, func(o int) int { return 2 * (257 - o) }},
 	// Each [*] chains a level; inside it, [ and * are two more.
-	{"splats", "[]" + strings.Repeat("[*]", hostileDepth), func(o int) int { return 3*(255-o) + 1 }},
+	{"splats", func(n int) string { return "[]" + strings.Repeat("[*]", n) }, func(o int) int { return 3*(255-o) + 1 }},
 }
 
 // hostileCase is one input: setup writes its files under dir and returns
@@ -98,7 +98,7 @@ func hostileCases() []hostileCase {
 		s := s
 		cases = append(cases, hostileCase{
 			name:   "file/" + s.name,
-			setup:  showWith("locals {\n  x = " + s.expr + "\n}\n"),
+			setup:  showWith("locals {\n  x = " + s.make(hostileDepth) + "\n}\n"),
 			want:   []string{fmt.Sprintf("show.hcl:7:%d Nesting too deep", 6+s.at(1))},
 			detail: "nest more than 256 deep here (the nesting_depth limit)",
 		})
@@ -110,7 +110,7 @@ func hostileCases() []hostileCase {
 			hostileCase{
 				name: "var/" + s.name,
 				setup: func(dir string) ([]string, Options) {
-					return []string{varShow(dir)}, Options{Vars: map[string]string{"x": s.expr}}
+					return []string{varShow(dir)}, Options{Vars: map[string]string{"x": s.make(hostileDepth)}}
 				},
 				want:   []string{fmt.Sprintf("-var x:1:%d Nesting too deep", s.at(0))},
 				detail: "The value of -var x: ",
@@ -118,7 +118,7 @@ func hostileCases() []hostileCase {
 			hostileCase{
 				name: "env/" + s.name,
 				setup: func(dir string) ([]string, Options) {
-					return []string{varShow(dir)}, Options{Env: []string{"ONAIR_VAR_x=" + s.expr}}
+					return []string{varShow(dir)}, Options{Env: []string{"ONAIR_VAR_x=" + s.make(hostileDepth)}}
 				},
 				want:   []string{fmt.Sprintf("ONAIR_VAR_x:1:%d Nesting too deep", s.at(0))},
 				detail: "The value of ONAIR_VAR_x: ",
@@ -127,7 +127,7 @@ func hostileCases() []hostileCase {
 				name: "var-file/" + s.name,
 				setup: func(dir string) ([]string, Options) {
 					vf := filepath.Join(dir, "vars.hcl")
-					if err := os.WriteFile(vf, []byte("x = "+s.expr+"\n"), 0o644); err != nil {
+					if err := os.WriteFile(vf, []byte("x = "+s.make(hostileDepth)+"\n"), 0o644); err != nil {
 						panic(err)
 					}
 					return []string{varShow(dir)}, Options{VarFiles: []string{vf}}
