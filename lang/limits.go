@@ -20,7 +20,7 @@ type Limit struct {
 	Name    string // as the reference and the diagnostics name it: nesting_depth
 	Default int64
 	Unit    string // what Default counts: "bytes", "levels", ...
-	Summary string // the summary of the diagnostic when a show goes past it
+	Summary string // the summary of the diagnostic when a show goes past it, if not the attribute's own
 	Doc     string // what it bounds
 	Advice  string // what to do when a show goes past it
 }
@@ -53,12 +53,12 @@ var limitTable = [numLimits]Limit{
 		Doc:    "The longest string a show may write or compute: a literal, a template's result, a function's result.",
 		Advice: "Check the template or function that builds it (a string doubled in each local grows past any limit)."},
 	limitValueElements: {Name: "value_elements", Default: 250_000, Unit: "elements", Summary: "Value too large",
-		Doc:    "The most elements one value may hold, nested elements included and an element held twice counted twice: a local, a variable, an attribute, a for expression's or a function's result (concat, setproduct, range, flatten, split, ...). Function results are checked before they are built.",
+		Doc:    "The most elements one value may hold, nested elements included and an element held twice counted twice: a local, a variable, a for_each, what a function, a comparison or a conditional is given, what a function returns (concat, setproduct, range, flatten, split, ... are refused before they build it).",
 		Advice: "Check the for expression or function that builds it; a show's largest lists hold one element per source."},
 	limitNumber: {Name: "number_digits", Default: 300, Unit: "digits", Summary: "Number too large",
-		Doc:    "How many digits a number may have before or after the point: a number must be less than 1e300 and, unless it is zero, at least 1e-300 in magnitude, and a number written in a show, or a string taken as a number, at most 616 characters long. Writing out a larger number (1e100000000 has a hundred million digits) would take minutes.",
+		Doc:    "How many digits a number may have before or after the point: with the default, a number must be less than 1e300 and, unless it is zero, at least 1e-300 in magnitude, and a number written in a show, or a string read as a number, at most 2 × 300 + 16 characters long. Writing out a larger number (1e100000000 has a hundred million digits) would take minutes.",
 		Advice: "Check the arithmetic, pow or the text that makes it."},
-	limitInstances: {Name: "block_instances", Default: 10_000, Unit: "instances", Summary: "Too many instances",
+	limitInstances: {Name: "block_instances", Default: 10_000, Unit: "instances", // reported as Invalid count, Invalid for_each
 		Doc:    "The most instances one block may make with count or for_each, and the most layers one dynamic block may make in one scene.",
 		Advice: "Check the count or for_each expression."},
 	limitShowElements: {Name: "show_elements", Default: 100_000, Unit: "elements", Summary: "Show too large",
