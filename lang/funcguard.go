@@ -362,6 +362,8 @@ func (l *loader) estimate(name string) func([]cty.Value) error {
 			return l.tooMany(name, n)
 		}
 	case "setproduct":
+		// as many tuples as the product of the lengths, each of one
+		// element per argument
 		return func(args []cty.Value) error {
 			n := int64(1)
 			for _, a := range args {
@@ -373,7 +375,7 @@ func (l *loader) estimate(name string) func([]cty.Value) error {
 			if len(args) == 0 {
 				return nil
 			}
-			return l.tooMany(name, n)
+			return l.tooMany(name, satMul(n, int64(len(args))+1))
 		}
 	case "range":
 		return func(args []cty.Value) error {
@@ -417,12 +419,16 @@ func (l *loader) estimate(name string) func([]cty.Value) error {
 				return nil
 			}
 			sep := int64(len(args[0].AsString()))
-			var n int64
+			var n, count int64
 			for _, list := range args[1:] {
 				for it := list.ElementIterator(); it.Next(); {
 					_, e := it.Element()
-					n = satAdd(n, textLen(e)+sep)
+					n = satAdd(n, textLen(e))
+					count++
 				}
+			}
+			if count > 1 {
+				n = satAdd(n, satMul(count-1, sep))
 			}
 			return l.tooLong(name, n)
 		}

@@ -162,7 +162,7 @@ func hostileCases() []hostileCase {
 		hostileCase{name: "concat-doubling", setup: testdataShow("concat_doubling"),
 			want: []string{"testdata/hostile/concat_doubling.hcl:26:9 Value too large"}, detail: "value_elements limit is 250,000"},
 		hostileCase{name: "setproduct", setup: testdataShow("setproduct"),
-			want: []string{"testdata/hostile/setproduct.hcl:8:9 Value too large"}, detail: "setproduct would build 100,000,000 elements"},
+			want: []string{"testdata/hostile/setproduct.hcl:8:9 Value too large"}, detail: "setproduct would build 500,000,000 elements"},
 		hostileCase{name: "big-number", setup: testdataShow("big_number"),
 			want: []string{"testdata/hostile/big_number.hcl:8:15 Number too large"}, detail: "about 1e100000000"},
 		hostileCase{name: "for-each-1m", setup: testdataShow("for_each_1m"),
