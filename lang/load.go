@@ -129,6 +129,12 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 	return files, diags
 }
 
+// ReadFile reads a show file as Load does: a regular file only (a FIFO or
+// a device is refused by name, never read) of at most the file_bytes
+// limit. A tool that reads show files itself (onair fmt) should read them
+// with it.
+func ReadFile(name string) ([]byte, *hcl.Diagnostic) { return readRegular(name) }
+
 // readRegular reads a show or var file, refusing anything but a regular
 // file (files.ReadRegular: a FIFO cannot hang it) and files over the
 // file_bytes limit.

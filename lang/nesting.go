@@ -53,6 +53,16 @@ type nestScanner struct {
 	lineByte  int
 }
 
+// CheckText refuses HCL text that hcl's parser cannot be given safely:
+// text nested deeper than the nesting_depth limit (the parser would
+// overflow the stack and crash the process) or holding a number literal
+// longer than number_digits allows. Load checks every file and value it
+// parses; a tool that parses show text itself (onair fmt, through
+// hclwrite) must call it first. nil when the text is fine.
+func CheckText(src []byte, filename string) *hcl.Diagnostic {
+	return checkNesting(src, filename, int(limitValues[limitNesting]), 2*int(limitValues[limitNumber])+16)
+}
+
 // checkNesting returns an error diagnostic at the first place where src,
 // HCL text (a file, or one expression), nests deeper than maxDepth or holds
 // a number literal longer than maxNum characters; nil when it does not.

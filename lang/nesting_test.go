@@ -162,3 +162,15 @@ func TestNestingInVarValues(t *testing.T) {
 		t.Errorf("a quoted value: %v", diags)
 	}
 }
+
+// CheckText, for tools that parse show text themselves, refuses what Load
+// refuses and passes what it passes.
+func TestCheckText(t *testing.T) {
+	if d := CheckText([]byte(hostileHeader), "ok.hcl"); d != nil {
+		t.Errorf("a show refused: %v", d)
+	}
+	d := CheckText([]byte("x = "+strings.Repeat("(", hostileDepth)), "deep.hcl")
+	if d == nil || d.Summary != "Nesting too deep" || d.Subject.Filename != "deep.hcl" || d.Subject.Start.Column != 4+257 {
+		t.Errorf("70,000 parentheses: %v", d)
+	}
+}

@@ -56,7 +56,7 @@ func declaresShow(path string) bool {
 	if d != nil {
 		return false
 	}
-	if checkNesting(data, path, int(limitValues[limitNesting]), 2*int(limitValues[limitNumber])+16) != nil {
+	if CheckText(data, path) != nil {
 		return false // Load says why
 	}
 	f, _ := hclsyntax.ParseConfig(data, path, hcl.InitialPos)
