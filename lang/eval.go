@@ -40,6 +40,17 @@ func (l *loader) checked(v cty.Value, r hcl.Range) bool {
 	return l.checkedExpr(v, nil, r)
 }
 
+// checkedNode is checked for a node's value, recording its size.
+func (l *loader) checkedNode(n *node, v cty.Value, r hcl.Range) bool {
+	size, err := l.checkSize(v)
+	n.size = size
+	if err != nil {
+		l.limitDiag(err, r)
+		return false
+	}
+	return true
+}
+
 // checkedExpr is checked for the value of e, which needs no second check
 // when e only names a variable or a local (or part of one): their values
 // were checked when they were evaluated.
@@ -179,7 +190,7 @@ func (l *loader) evalNode(n *node) {
 		case diags.HasErrors():
 			v = cty.DynamicVal
 			n.overLimit = limitHit(diags)
-		case !l.checked(v, n.expr.Range()):
+		case !l.checkedNode(n, v, n.expr.Range()):
 			v = cty.DynamicVal
 			n.overLimit = true
 		}

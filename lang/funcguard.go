@@ -16,9 +16,9 @@ import (
 // nothing and must stay cheap in counted blocks), runs inside a guard:
 //
 //   - before the function runs, its arguments are converted as hcl would
-//     (refusing a string too long to read as a number), walked when the
-//     function walks them (bounded, counted as evaluation_work), and the
-//     size of what it would build is estimated from them: concat's and
+//     (refusing a string too long to read as a number; each argument was
+//     walked before, see guard.go), and the size of what it would build
+//     is estimated from them: concat's and
 //     setproduct's lengths, range's count, the bytes of join, format,
 //     replace, indent and jsonencode, the elements of split and flatten.
 //     A function that would go past a limit is refused before it runs;
@@ -140,14 +140,6 @@ func fastConvert(v cty.Value, ty cty.Type) (cty.Value, bool) {
 	return cty.MapVal(attrs), true
 }
 
-// deepWork lists functions that walk or compare their arguments deeply
-// (hashing set elements, comparing, converting, encoding).
-var deepWork = map[string]bool{
-	"contains": true, "index": true, "distinct": true, "setunion": true, "setintersection": true,
-	"setsubtract": true, "setproduct": true, "sort": true, "toset": true, "tolist": true, "tomap": true,
-	"coalesce": true, "flatten": true, "jsonencode": true, "format": true, "formatlist": true,
-}
-
 // guardFunc wraps f: pre (when not nil) sees the converted arguments before
 // f runs and may refuse them.
 func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Value) error) function.Function {
@@ -160,18 +152,6 @@ func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Valu
 	if vp != nil {
 		p := passParam(vp.Name)
 		spec.VarParam = &p
-	}
-	// Which arguments f walks: all of them for deepWork, else those of
-	// parameters that do not allow marks (cty walks them looking for
-	// marks before every call).
-	walks := func(i int) bool {
-		if deepWork[name] {
-			return true
-		}
-		if i < len(params) {
-			return !params[i].AllowMarked
-		}
-		return vp != nil && !vp.AllowMarked
 	}
 	paramType := func(i int) cty.Type {
 		if i < len(params) {
@@ -208,13 +188,6 @@ func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Valu
 		if err != nil {
 			return cty.NilType, err
 		}
-		for i, a := range conv {
-			if walks(i) && a.IsKnown() && !a.IsNull() && !a.Type().IsPrimitiveType() {
-				if err := l.checkValue(a); err != nil {
-					return cty.NilType, err
-				}
-			}
-		}
 		if pre != nil {
 			if err := pre(conv); err != nil {
 				return cty.NilType, err
@@ -237,9 +210,8 @@ func (l *loader) guardFunc(name string, f function.Function, pre func([]cty.Valu
 			return v, err
 		}
 		if name == "range" {
-			// range makes each number in some microseconds, as much as
-			// walking a few dozen elements: count it so.
-			return v, l.spendWork(satMul(lengthOf(v), 16))
+			// range makes each number in some microseconds: count it so.
+			return v, l.spendWork(satMul(lengthOf(v), costRange))
 		}
 		return v, nil
 	}

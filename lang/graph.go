@@ -42,6 +42,7 @@ type node struct {
 	// overLimit says its value went past a limit: what depends on it is
 	// not evaluated (it would only go past the limit again).
 	overLimit bool
+	size      int64 // elements in its value, as its check walked them (vars and locals)
 
 	// results
 	sources []*Source

@@ -28,10 +28,13 @@ import (
 //   - the operands of arithmetic and comparisons, which hcl converts to
 //     numbers: refuses a number too large to write out or a string too
 //     long to read as one; an index key likewise;
-//   - a value built in the expression (a for, a list, a call...) that a
-//     function, ==, != or a conditional is about to walk: walks it first,
-//     bounded, so that a list holding one large value a thousand times is
-//     refused instead of walked a thousand times.
+//   - a value that a function, ==, != or a conditional is about to walk
+//     whole (cty walks every argument of every function): walks it first,
+//     bounded, and counts the walk as evaluation_work, so that a list
+//     holding one large value a thousand times is refused instead of walked
+//     a thousand times, and a large value walked in a loop is counted. A
+//     variable or a local (walked when it was evaluated) counts its size
+//     as then, without a second walk.
 //
 // Literals are checked as they are rewritten. Function calls are checked
 // by the functions themselves (funcguard.go).
@@ -150,7 +153,31 @@ func (c *checked) check(v cty.Value) error {
 		if isLiteral(c.inner()) {
 			return nil // folded (fold.go), and walked then
 		}
-		return l.checkValue(v)
+		if n := l.namedNode(c.inner()); n != nil {
+			return l.spendWork(satMul(n.size, costCtyWalk))
+		}
+		steps, err := l.checkSize(v)
+		if err != nil {
+			return err
+		}
+		return l.spendWork(satMul(steps, costCtyWalk))
+	}
+	return nil
+}
+
+// namedNode is the variable or local e names whole (local.all), or nil.
+func (l *loader) namedNode(e hclsyntax.Expression) *node {
+	st, ok := e.(*hclsyntax.ScopeTraversalExpr)
+	if !ok || len(st.Traversal) != 2 {
+		return nil
+	}
+	root := st.Traversal.RootName()
+	a, ok := st.Traversal[1].(hcl.TraverseAttr)
+	if !ok || (root != "local" && root != "var") {
+		return nil
+	}
+	if i, ok := l.byKey[root+"."+a.Name]; ok && l.nodes[i].done && !l.nodes[i].failed {
+		return l.nodes[i]
 	}
 	return nil
 }
@@ -258,9 +285,7 @@ func (g *guard) expr(e hclsyntax.Expression) (hclsyntax.Expression, int64) {
 		for i := range x.Args {
 			x.Args[i], n = g.expr(x.Args[i])
 			w += n
-			if built(x.Args[i]) {
-				x.Args[i] = g.l.wrap(checkDeep, x.Args[i], 0)
-			}
+			x.Args[i] = g.deep(x.Args[i])
 		}
 	case *hclsyntax.ConditionalExpr:
 		x.Condition, n = g.expr(x.Condition)
@@ -423,38 +448,13 @@ func literalBytes(t *hclsyntax.TemplateExpr) int64 {
 	return n
 }
 
-// deep wraps e in a walk of its value unless its value is a scalar, or
-// names a variable or a local (whose values were walked when evaluated).
+// deep wraps e in a walk of its value (see checkDeep) unless its value is
+// a scalar, or it is checked already.
 func (g *guard) deep(e hclsyntax.Expression) hclsyntax.Expression {
-	if _, done := e.(*checked); done || scalar(e) || named(e) {
+	if c, done := e.(*checked); done && c.kind != checkEach || scalar(e) {
 		return e
 	}
 	return g.l.wrap(checkDeep, e, 0)
-}
-
-// named reports whether e is a reference to a variable or a local, or a
-// part of one.
-func named(e hclsyntax.Expression) bool {
-	st, ok := e.(*hclsyntax.ScopeTraversalExpr)
-	if !ok {
-		return false
-	}
-	root := st.Traversal.RootName()
-	return root == "local" || root == "var"
-}
-
-// built reports whether e builds a value that may hold others many times
-// over: a for expression, a list or object, a splat, a call, a
-// conditional. A function walks its arguments whole before it runs.
-func built(e hclsyntax.Expression) bool {
-	switch x := e.(type) {
-	case *hclsyntax.ForExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr, *hclsyntax.SplatExpr,
-		*hclsyntax.FunctionCallExpr, *hclsyntax.ConditionalExpr:
-		return true
-	case *hclsyntax.ParenthesesExpr:
-		return built(x.Expression)
-	}
-	return false
 }
 
 func isLiteral(e hclsyntax.Expression) bool {

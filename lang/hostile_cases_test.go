@@ -177,6 +177,8 @@ func hostileCases() []hostileCase {
 			want: []string{"testdata/hostile/tonumber_long.hcl:9:12 Number too large"}, detail: "a string of 10,000 characters cannot be taken as a number"},
 		hostileCase{name: "shared-doubling", setup: testdataShow("shared_doubling"),
 			want: []string{"testdata/hostile/shared_doubling.hcl:25:9 Value too large"}, detail: "more than 250,000 elements"},
+		hostileCase{name: "walk-in-loop", setup: testdataShow("walk_in_loop"),
+			want: []string{"testdata/hostile/walk_in_loop.hcl:9:42 Show too costly to evaluate"}, detail: "evaluation_work"},
 		hostileCase{name: "deep-value", setup: testdataShow("deep_value"),
 			want: []string{"testdata/hostile/deep_value.hcl:263:10 Nesting too deep"}, detail: "nests more than 256 levels"},
 

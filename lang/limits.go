@@ -68,7 +68,7 @@ var limitTable = [numLimits]Limit{
 		Doc:    "How much count, for_each, dynamic blocks and for expressions may make the show evaluate, all together: each instance, layer or element counts as many steps as its body has expressions. Three nested for expressions over 1,000 elements each would be a billion; 10,000 instances of a block of 20 expressions are 200,000.",
 		Advice: "Check for expressions nested in one another, or inside counted blocks."},
 	limitWork: {Name: "evaluation_work", Default: 4_000_000, Unit: "elements and bytes", Summary: "Show too costly to evaluate",
-		Doc:    "How many elements and bytes functions, templates and comparisons may build or walk in a show, all together (a function building a 1,000-element list in a for expression over 1,000 elements builds a million).",
+		Doc:    "How much work functions, templates and comparisons may do in a show, all together, counted in the elements and bytes they build or walk (a byte written counts one, an element walked a few): a function given a 1,000-element list in a for expression over 1,000 elements walks a million.",
 		Advice: "Check the functions called inside for expressions and counted blocks."},
 }
 
@@ -297,29 +297,46 @@ func (lim *limits) checkNumberText(s string) error {
 // limit, so it costs at most value_elements steps, each counted as
 // evaluation_work.
 func (l *loader) checkValue(v cty.Value) error {
+	_, err := l.checkSize(v)
+	return err
+}
+
+// checkSize is checkValue, returning the number of elements walked (1 for
+// a primitive).
+func (l *loader) checkSize(v cty.Value) (int64, error) {
 	if !v.IsKnown() || v.IsNull() {
-		return nil
+		return 1, nil
 	}
 	if err := l.halted(); err != nil {
-		return err
+		return 0, err
 	}
 	switch v.Type() {
 	case cty.String:
 		if n := len(v.AsString()); int64(n) > l.lim[limitStringBytes] {
-			return l.lim.errorf(limitStringBytes, "a string here is %s bytes", thousands(int64(n)))
+			return 1, l.lim.errorf(limitStringBytes, "a string here is %s bytes", thousands(int64(n)))
 		}
-		return nil
+		return 1, nil
 	case cty.Number:
-		return l.lim.checkNumber(v)
+		return 1, l.lim.checkNumber(v)
 	case cty.Bool:
-		return nil
+		return 1, nil
 	}
 	steps, err := l.walkValue(v)
-	if werr := l.spendWork(steps); err == nil {
+	if werr := l.spendWork(satMul(steps, costWalk)); err == nil {
 		err = werr
 	}
-	return err
+	return steps, err
 }
+
+// What work costs, in evaluation_work units (about 100 ns of CPU each): a
+// byte written is one; an element this package walks, two; an element cty
+// walks (it walks every argument of every function call), five; a number
+// range makes, sixteen.
+const (
+	costWalk    = 2
+	costCtyWalk = 5
+	costRange   = 16
+)
 
 func (l *loader) walkValue(v cty.Value) (int64, error) {
 	type item struct {

@@ -209,7 +209,7 @@ func (l *loader) evalVariable(n *node) {
 		n.failed = true
 		return
 	}
-	if !l.checked(cv, subject) {
+	if !l.checkedNode(n, cv, subject) {
 		n.failed, n.overLimit = true, true
 		return
 	}
