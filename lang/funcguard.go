@@ -18,10 +18,10 @@ import (
 //   - before the function runs, its arguments are converted as hcl would
 //     (refusing a string too long to read as a number; each argument was
 //     walked before, see guard.go), and the size of what it would build
-//     is estimated from them: concat's and
-//     setproduct's lengths, range's count, the bytes of join, format,
-//     replace, indent and jsonencode, the elements of split and flatten.
-//     A function that would go past a limit is refused before it runs;
+//     is estimated from them: the lengths of concat and setproduct,
+//     range's count, the bytes of join, format, replace, indent and
+//     jsonencode, the elements of split and flatten. A function that
+//     would go past a limit is refused before it runs;
 //   - after it, its result is checked: a string's bytes, a collection's
 //     length, a number's magnitude, and counted as evaluation_work.
 //

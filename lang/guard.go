@@ -26,8 +26,9 @@ import (
 //     past string_bytes, the text of a %{for} directive counted at each
 //     turn;
 //   - the operands of arithmetic and comparisons, which hcl converts to
-//     numbers: refuses a number too large to write out or a string too
-//     long to read as one; an index key likewise;
+//     numbers, and what arithmetic makes: refuses a number too large to
+//     write out or a string too long to read as one; an index key
+//     likewise;
 //   - a value that a function, ==, != or a conditional is about to walk
 //     whole (cty walks every argument of every function): walks it first,
 //     bounded, and counts the walk as evaluation_work, so that a list
@@ -53,7 +54,9 @@ const (
 )
 
 // checked is an expression evaluated as the one it wraps, then checked. It
-// holds it in parentheses, so that hcl's walks (Variables) see it.
+// holds it in parentheses, so that hcl's walks (Variables) see it; the
+// embedded *hclsyntax.ParenthesesExpr also gives it the methods, some
+// unexported, that make it an hclsyntax.Expression.
 type checked struct {
 	*hclsyntax.ParenthesesExpr
 	l    *loader
