@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -264,23 +265,55 @@ func decimalExponent(f *big.Float) int64 {
 }
 
 // checkNumber refuses an infinite number, or one whose magnitude needs
-// more digits than number_digits to write out.
+// more digits than number_digits to write out: at least 10^N, or below
+// 10^-N but not zero.
 func (lim *limits) checkNumber(v cty.Value) error {
 	if !v.IsKnown() || v.IsNull() {
 		return nil
+	}
+	// Comparisons against the bounds cost no allocation, which
+	// AsBigFloat's copy does: numbers are checked at every operation.
+	b := boundsFor(lim[limitNumber])
+	if v.LessThan(b.hi).True() && v.GreaterThan(b.negHi).True() {
+		if !(v.LessThan(b.lo).True() && v.GreaterThan(b.negLo).True()) {
+			return nil
+		}
+		if !v.LessThan(cty.Zero).True() && !v.GreaterThan(cty.Zero).True() {
+			return nil // zero
+		}
 	}
 	f := v.AsBigFloat()
 	if f.IsInf() {
 		return lim.errorf(limitNumber, "this number is infinite")
 	}
-	if f.Sign() == 0 {
-		return nil
+	return lim.errorf(limitNumber, "this number is about 1e%d", decimalExponent(f))
+}
+
+// numberBounds are ±10^N and ±10^-N as cty numbers, for N digits.
+type numberBounds struct {
+	digits               int64
+	hi, negHi, lo, negLo cty.Value
+}
+
+var lastBounds atomic.Pointer[numberBounds]
+
+// boundsFor returns the bounds for n digits, made once (tests change n).
+func boundsFor(n int64) *numberBounds {
+	if b := lastBounds.Load(); b != nil && b.digits == n {
+		return b
 	}
-	e := decimalExponent(f)
-	if e > lim[limitNumber] || e < -lim[limitNumber] {
-		return lim.errorf(limitNumber, "this number is about 1e%d", e)
+	num := func(s string) cty.Value {
+		v, err := cty.ParseNumberVal(s)
+		if err != nil {
+			panic(err)
+		}
+		return v
 	}
-	return nil
+	b := &numberBounds{digits: n,
+		hi: num(fmt.Sprintf("1e%d", n)), negHi: num(fmt.Sprintf("-1e%d", n)),
+		lo: num(fmt.Sprintf("1e-%d", n)), negLo: num(fmt.Sprintf("-1e-%d", n))}
+	lastBounds.Store(b)
+	return b
 }
 
 // checkNumberText refuses a string too long to be taken as a number (cty
