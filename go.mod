@@ -3,6 +3,7 @@ module github.com/onairhq/onair
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/dominikbraun/graph v0.23.0

@@ -251,7 +251,11 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 	path := st.Show.Rel(src.Path)
 	switch kind {
 	case "input_rec":
-		return map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
+		p := map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
+		if src.Kind == "raw_file" { // raw pictures say nothing of themselves
+			p["format"], p["size"] = format, sizeString(size)
+		}
+		return p
 	case "demux":
 		return map[string]any{"streams": streams, "offers": 1}
 	case "dec_video":

@@ -61,10 +61,14 @@ func estimate(st *state) {
 	}
 	var guessed []string
 	all := g.Nodes()
+	pools := map[*nodes.Pool]int{} // nodes handing work to each shared pool
 	for _, n := range all {
 		t := n.Decl.Traits
 		if n.Placement.Thread {
 			threads++
+		}
+		if p := n.Decl.InPool(n.Params); p != nil {
+			pools[p]++
 		}
 		fb := FrameBytes(n.Size, n.Format)
 		rate := fps(st.Show.FrameRate)
@@ -112,6 +116,10 @@ func estimate(st *state) {
 				pinned += size
 			}
 		}
+	}
+	for p, users := range pools {
+		threads += min(p.Threads, users)
+		e.Notes = append(e.Notes, fmt.Sprintf("%s: %d nodes share at most %d threads", p.Name, users, min(p.Threads, users)))
 	}
 	loops := len(st.Plan.Loops)
 	e.Threads = threads + loops

@@ -119,6 +119,30 @@ type Frame struct {
 	pool *Pool
 }
 
+// Wrap makes a frame over buf, a packed picture (the luma rows, then the
+// chroma rows, as a raw .nv12/.p010 file holds them) of at least
+// f.Size(w, h) bytes that the caller owns (page-locked memory for a GPU
+// copy). It is in no pool: its last Release does nothing to buf.
+func Wrap(f Format, w, h int, buf []byte) (*Frame, error) {
+	if err := check(f, w, h); err != nil {
+		return nil, err
+	}
+	if len(buf) < f.Size(w, h) {
+		return nil, fmt.Errorf("frame: wrapping %d bytes as a %dx%d %v picture of %d bytes", len(buf), w, h, f, f.Size(w, h))
+	}
+	bps := f.BytesPerSample()
+	ys := w * h * bps
+	fr := &Frame{
+		Format: f, Width: w, Height: h,
+		Pitch: [2]int{w * bps, w * bps},
+		Data:  [2][]byte{buf[:ys:ys], buf[ys:f.Size(w, h)]},
+		Meta:  Meta{TimeBase: Rational{Num: 1, Den: 1}},
+		buf:   buf[:f.Size(w, h)],
+	}
+	fr.refs.Store(1)
+	return fr, nil
+}
+
 // Metadata returns the frame's timestamp, colour tags and source identity.
 func (fr *Frame) Metadata() *Meta { return &fr.Meta }
 

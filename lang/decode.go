@@ -564,9 +564,12 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 			sc.Layers = append(sc.Layers, l.decodeLayer(n, it.layer.DefRange, it.content, ctx))
 			continue
 		}
+		if l.tooBig {
+			continue // the show is too large already: build no more
+		}
 		v, diags := it.forEach.Value(ctx)
 		l.diags = append(l.diags, diags...)
-		if diags.HasErrors() || !v.IsKnown() {
+		if diags.HasErrors() || !v.IsKnown() || !l.checkedExpr(v, it.forEach, it.forEach.Range()) {
 			continue
 		}
 		ty := v.Type()
@@ -574,11 +577,11 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each of a dynamic block takes a list, set, map or object; got %s.", showValue(v))
 			continue
 		}
-		if v.LengthInt() > maxInstances {
-			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each has %d elements; at most %d layers are allowed.", v.LengthInt(), maxInstances)
+		if int64(v.LengthInt()) > l.lim[limitInstances] {
+			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each has %d elements; at most %s layers are allowed (the %s limit).", v.LengthInt(), thousands(l.lim[limitInstances]), limitTable[limitInstances].Name)
 			continue
 		}
-		if !l.spend(v.LengthInt(), it.forEach.Range()) {
+		if !l.spend(v.LengthInt(), l.bodyWeight(it.contentBlock), it.forEach.Range()) {
 			continue
 		}
 		// One child context serves every iteration: a layer's expressions
@@ -622,11 +625,12 @@ func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *h
 // sceneItem is one layer block, or one dynamic "layer" block, of a scene,
 // read once when the scene is declared.
 type sceneItem struct {
-	layer   *hcl.Block       // a layer block; nil for a dynamic one
-	content *hcl.BodyContent // the layer's (or the dynamic content's) attributes
-	dyn     *hcl.Block       // the dynamic block
-	forEach hcl.Expression
-	iter    string // the iterator's name
+	layer        *hcl.Block       // a layer block; nil for a dynamic one
+	content      *hcl.BodyContent // the layer's (or the dynamic content's) attributes
+	dyn          *hcl.Block       // the dynamic block
+	forEach      hcl.Expression
+	iter         string     // the iterator's name
+	contentBlock *hcl.Block // the dynamic block's content block
 }
 
 var sceneBodySchema = &hcl.BodySchema{
@@ -686,6 +690,7 @@ func (l *loader) readScene(n *node) {
 		lc, diags := cb.Body.Content(spec.bodySchemaRequired())
 		l.diags = append(l.diags, diags...)
 		it.content = lc
+		it.contentBlock = cb
 		n.items = append(n.items, it)
 	}
 }

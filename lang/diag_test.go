@@ -3,6 +3,7 @@ package lang
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/hashicorp/hcl/v2"
 	"strings"
 	"testing"
 )
@@ -132,5 +133,21 @@ func TestBinaryGarbageIsPrintedSafely(t *testing.T) {
 		if r < 0x20 && r != '\n' || r == 0x7f {
 			t.Fatalf("a control character (%#x) reached the output", r)
 		}
+	}
+}
+
+// A line of 70,000 parentheses is printed cut around the error, the caret
+// under the character the error points at.
+func TestSnippetOfALongLine(t *testing.T) {
+	src := "x = " + strings.Repeat("(", 256) + "X" + strings.Repeat("(", 70000) + "\n" // X at column 261
+	var buf bytes.Buffer
+	WriteSnippet(&buf, []byte(src), hcl.Range{Start: hcl.Pos{Line: 1, Column: 261}, End: hcl.Pos{Line: 1, Column: 262}})
+	lines := strings.Split(buf.String(), "\n")
+	if len(lines) != 3 || len(lines[0]) > 140 || !strings.HasPrefix(lines[0], "  1 | ...") || !strings.HasSuffix(lines[0], "(...") {
+		t.Fatalf("snippet:\n%s", buf.String())
+	}
+	caret := strings.Index(lines[1], "^")
+	if caret < 0 || lines[0][caret] != 'X' || strings.Count(lines[1], "^") != 1 {
+		t.Errorf("caret at %d:\n%s", caret, buf.String())
 	}
 }

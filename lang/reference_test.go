@@ -45,3 +45,16 @@ func TestReferenceCoversSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceListsLimits: every limit appears in both renderings, with
+// its default and its doc, so the reference says what each error means.
+func TestReferenceListsLimits(t *testing.T) {
+	for _, md := range []bool{true, false} {
+		ref := Reference(md)
+		for _, l := range limitTable {
+			if !strings.Contains(ref, l.Name) || !strings.Contains(ref, limitDefaultText(l)) || !strings.Contains(ref, l.Doc) {
+				t.Errorf("markdown=%v: reference lacks limit %s", md, l.Name)
+			}
+		}
+	}
+}

@@ -28,6 +28,8 @@ var builtin = []*Kind{
 		Name: "input_rec",
 		Doc:  "Reads a media file in packets on its own thread, with a read timeout. With input_routing = \"input\" it hands a one-stream file's video straight to the decoder.",
 		Params: []Param{pathParam, loopParam,
+			{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Doc: "A raw file's pixel format (raw files only: an encoded file says its own)."},
+			{Name: "size", Type: String, Doc: "A raw file's picture size, WIDTHxHEIGHT (raw files only)."},
 			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
 			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Live: true, Doc: "A read that takes longer stops the source with an error."},
 			tsKeys, colourParam},
@@ -66,13 +68,15 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "raw_video_file_cuda",
-		Doc:  "Reads raw NV12/P010 frames with pread() straight into page-locked memory and has the GPU fetch them: one copy, one thread, no demux, decoder or upload. direct holds one frame of page-locked memory; resident holds the whole file (pinned, unswappable) and reads each picture once.",
+		Doc:  "Reads raw NV12/P010 frames with pread() straight into page-locked memory and has the GPU fetch them: one copy, no demux, decoder or upload, and no thread of its own: it runs on its source's pacing loop. direct holds one frame of page-locked memory and hands its reads to a pool of reader threads shared by every direct source; resident holds the whole file (pinned, unswappable), reads each picture once and queues later transfers from the loop.",
 		Params: []Param{
 			{Name: "mode", Type: Enum, Enum: []string{"direct", "resident"}, Default: "direct", Doc: "direct: one page-locked frame; resident: a page-locked block the size of the file."},
 			pathParam, loopParam, formatParam, sizeParam, colourParam,
 			{Name: "write_combined", Type: Bool, Default: false, Doc: "Allocate the block write-combined (measured: no difference; stays off)."},
 		},
-		Traits:    Traits{Blocking: true, Roles: Source | Uploader, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"mode": {"direct", "resident"}},
+			Pool: &Pool{Name: "raw readers", Threads: 4}, PoolWhen: map[string][]string{"mode": {"direct"}},
+			Roles: Source | Uploader, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been transferred to device memory",
 	},
 	{

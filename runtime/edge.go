@@ -137,12 +137,12 @@ func (e *Edge[T]) Consumed() *Signal { return e.consumed }
 // counts a drop: a loop node that must not block uses it and waits on
 // Consumed for room.
 func (e *Edge[T]) TryPut(v T) (bool, error) {
-	// The timestamp is read before v is queued: once queued, the consumer
-	// may already be restamping it.
+	// Read v's timestamp before v is queued: once it is, its consumer owns
+	// it and may be changing it.
 	ts, stamped := any(v).(Timestamped)
-	var t int64
+	var at int64
 	if stamped {
-		t = ts.Timestamp()
+		at = ts.Timestamp()
 	}
 	e.mu.Lock()
 	if e.closed {
@@ -159,7 +159,7 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.mu.Unlock()
 	e.lastPut.Store(Now())
 	if stamped {
-		e.lastTS.Store(t)
+		e.lastTS.Store(at)
 	}
 	if rl := e.ready.Load(); rl != nil {
 		rl.set.Mark(rl.i)

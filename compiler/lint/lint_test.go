@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/onairhq/onair/internal/golden"
+	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"os"
 	"path/filepath"
@@ -20,9 +21,15 @@ import (
 	"github.com/onairhq/onair/lang"
 )
 
+// lintFile lints a show as compiled for the cuda backend, or for the cpu
+// backend when its name starts with "cpu-".
 func lintFile(t *testing.T, path string) ([]lint.Finding, map[string][]byte) {
 	t.Helper()
-	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "test"})
+	target := &nodecuda.Lowering
+	if strings.HasPrefix(filepath.Base(path), "cpu-") {
+		target = &cpu.Lowering
+	}
+	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{Target: target, ToolVersion: "test"})
 	return fs, files
 }
 

@@ -20,8 +20,7 @@ const Name = "cpu"
 // banded compositor, and the constructors of the kinds only it runs.
 func Backend() *show.Backend[Frame] {
 	kinds := map[string]show.Constructor[Frame]{
-		"test_pattern": newTestPattern,
-		"raw_file_cpu": newRawFile,
+		"raw_file_cpu": show.HostRawFile[Frame],
 	}
 	for k, mk := range browser.Host.Kinds() { // ipc_dmabuf_source, gpu_import
 		kinds[k] = mk

@@ -290,21 +290,27 @@ func benchLayersFrom(t testing.TB, f frame.Format, w, h, sw, sh int) []Layer {
 
 // BenchmarkComposite renders four layers (three opaque in a 2×2 grid, one
 // blended at 50 % with contain padding) onto a canvas, from sources the size
-// of the canvas and, in the last case, from 1080p sources shrunk to 360p.
+// of the canvas and, in the last case, from 1080p sources shrunk to 360p;
+// and, as the copy case, one opaque layer at its own size (a row copy).
 func BenchmarkComposite(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
 		f      frame.Format
 		w, h   int
 		sw, sh int
+		copy   bool
 	}{
-		{"nv12-1080p", frame.NV12, 1920, 1080, 1920, 1080},
-		{"p010-1080p", frame.P010, 1920, 1080, 1920, 1080},
-		{"nv12-640x360", frame.NV12, 640, 360, 640, 360},
-		{"nv12-640x360-from-1080p", frame.NV12, 640, 360, 1920, 1080},
+		{"nv12-1080p", frame.NV12, 1920, 1080, 1920, 1080, false},
+		{"p010-1080p", frame.P010, 1920, 1080, 1920, 1080, false},
+		{"nv12-640x360", frame.NV12, 640, 360, 640, 360, false},
+		{"nv12-640x360-from-1080p", frame.NV12, 640, 360, 1920, 1080, false},
+		{"nv12-1080p-copy", frame.NV12, 1920, 1080, 1920, 1080, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			layers := benchLayersFrom(b, tc.f, tc.w, tc.h, tc.sw, tc.sh)
+			if tc.copy {
+				layers = []Layer{{Frame: pattern(b, tc.f, media.Bars, tc.sw, tc.sh, 1, 0), Rect: frame.Rect{W: tc.w, H: tc.h}, Opacity: 1}}
+			}
 			dst, _ := frame.New(tc.f, tc.w, tc.h)
 			c := NewCompositor()
 			c.Render(dst, layers)

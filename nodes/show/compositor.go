@@ -297,10 +297,8 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	}
 	c.bus.mu.Lock()
 	from, to, kind, progress := c.bus.switcher.At(k)
-	for i := range c.bus.cuts {
-		if c.bus.cuts[i].Tick < 0 {
-			c.bus.cuts[i].Tick, c.bus.cuts[i].DeadlineNs = k, sched.Deadline(k)-c.b.origin
-		}
+	if c.bus.drawn < c.bus.switches {
+		c.bus.landSwitches(k, sched.Deadline(k)-c.b.origin)
 	}
 	c.bus.mu.Unlock()
 

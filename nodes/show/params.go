@@ -31,9 +31,9 @@ func ParseColour(s string) frame.Colour {
 	return frame.Colour{Primaries: p[0], Transfer: p[1], Matrix: p[2], Range: p[3]}
 }
 
-// Video reads the format, size and rate of a node's frames (the params
-// format, size and frame_rate of the kinds that declare them), with the
-// show's as defaults.
+// Video reads the format, size and rate of a node's frames: the params
+// format, size and frame_rate of the kinds that declare them, else what the
+// plan says the node emits, else the show's.
 func (b *State) Video(n *plan.Node) (frame.Format, int, int, frame.Rational, error) {
 	or := func(key, def string) string {
 		if v := n.Params.String(key); v != "" {
@@ -41,11 +41,18 @@ func (b *State) Video(n *plan.Node) (frame.Format, int, int, frame.Rational, err
 		}
 		return def
 	}
-	f, err := frame.ParseFormat(or("format", b.plan.Format))
+	format, size := b.plan.Format, b.plan.Size
+	if n.Format == "nv12" || n.Format == "p010" {
+		format = n.Format
+	}
+	if n.Size != "" {
+		size = n.Size
+	}
+	f, err := frame.ParseFormat(or("format", format))
 	if err != nil {
 		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	size, err := value.ParseSize(or("size", b.plan.Size))
+	sz, err := value.ParseSize(or("size", size))
 	if err != nil {
 		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: %v", n.ID, err)
 	}
@@ -53,5 +60,5 @@ func (b *State) Video(n *plan.Node) (frame.Format, int, int, frame.Rational, err
 	if err != nil {
 		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: frame_rate: %v", n.ID, err)
 	}
-	return f, size.W, size.H, rate, nil
+	return f, sz.W, sz.H, rate, nil
 }

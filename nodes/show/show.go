@@ -36,6 +36,7 @@ type Show[F Frame] struct {
 	plan     *plan.Plan
 	planJSON []byte
 	started  time.Time
+	locks    *OutputLocks
 }
 
 // The kinds every backend runs with this package's constructors.
@@ -46,6 +47,7 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		}
 	}
 	return map[string]Constructor[F]{
+		"test_pattern":      newTestPattern[F],
 		"realtime":          newRealtime[F],
 		"smooth_timestamps": newSmoother[F],
 		"one_to_many_nb":    newFanOutOnLoop[F],
@@ -71,9 +73,16 @@ func Kinds[F Frame](be *Backend[F]) []string {
 	return out
 }
 
-// Start runs p on be: it makes the show's state, starts every group in
-// order and waits for each to be ready. planJSON is what GET /plan serves.
+// Start runs p on be: it locks the files the outputs write (LockOutputs:
+// a show whose recording another show writes does not go on air, and
+// touches no file), makes the show's state, starts every group in order and
+// waits for each to be ready. The locks are held until Stop. planJSON is
+// what GET /plan serves.
 func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON []byte, opts Options, log *slog.Logger) (*Show[F], error) {
+	locks, err := LockOutputs(p, opts.BaseDir)
+	if err != nil {
+		return nil, err
+	}
 	shared := sharedKinds(be)
 	lookup := func(kind string) (Constructor[F], bool) {
 		if mk, ok := be.Kinds[kind]; ok {
@@ -84,9 +93,10 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 	}
 	st, err := newState(p, opts, be.Name, func(kind string) bool { _, ok := lookup(kind); return ok })
 	if err != nil {
+		locks.discard()
 		return nil, err
 	}
-	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now()}
+	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now(), locks: locks}
 	x, err := runtime.NewExecutor(p, func(kind string) (runtime.Constructor[F], bool) {
 		mk, ok := lookup(kind)
 		if !ok {
@@ -104,11 +114,13 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		}, true
 	}, runtime.Options{Logger: log})
 	if err != nil {
+		locks.discard()
 		s.free()
 		return nil, err
 	}
 	s.Exec = x
 	if err := x.Start(ctx); err != nil {
+		locks.discard()
 		s.free()
 		return nil, err
 	}
@@ -116,11 +128,14 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 	return s, nil
 }
 
+// free lets go of what the run holds, the output locks last (every
+// output has closed its file by then).
 func (s *Show[F]) free() {
 	s.State.Close()
 	if s.backend.Close != nil {
 		s.backend.Close()
 	}
+	s.locks.Release()
 }
 
 // Stop implements Running.
@@ -159,6 +174,8 @@ type StatusReport struct {
 	Runtime runtime.Status        `json:"runtime"`
 	Timing  map[string]any        `json:"playout_timing"`
 	Process runtime.ProcessStatus `json:"process"`
+	// Device is what the backend says of its hardware (a GPU: NVML).
+	Device any `json:"device,omitempty"`
 }
 
 // Status implements control.Show.
@@ -169,8 +186,12 @@ func (s *Show[F]) Status() any {
 	for _, b := range sum.Buses {
 		timing[b.Address] = b.Timing
 	}
-	return StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
+	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
 		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process}
+	if s.backend.Device != nil {
+		rep.Device = s.backend.Device()
+	}
+	return rep
 }
 
 // Summary is what a run did: per bus, output and source.
@@ -182,17 +203,19 @@ type Summary struct {
 
 // BusSummary is one bus's counts.
 type BusSummary struct {
-	Address     string        `json:"address"`
-	Kind        string        `json:"kind"`
-	OnAir       string        `json:"on_air,omitempty"`
-	Ticks       uint64        `json:"ticks"`
-	FirstTick   int64         `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
-	Missed      uint64        `json:"missed_deadlines"`
-	Repeats     uint64        `json:"repeats"`
-	Skipped     uint64        `json:"skipped"` // input frames replaced by a newer one before any tick showed them
-	OutputDrops uint64        `json:"output_drops"`
-	Cuts        []CutRecord   `json:"cuts,omitempty"`
-	Timing      TimingSummary `json:"timing"`
+	Address        string            `json:"address"`
+	Kind           string            `json:"kind"`
+	OnAir          string            `json:"on_air,omitempty"`
+	Ticks          uint64            `json:"ticks"`
+	FirstTick      int64             `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
+	Missed         uint64            `json:"missed_deadlines"`
+	Repeats        uint64            `json:"repeats"`
+	Skipped        uint64            `json:"skipped"` // input frames replaced by a newer one before any tick showed them
+	OutputDrops    uint64            `json:"output_drops"`
+	Switches       uint64            `json:"switches"`                   // every switch asked for
+	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
+	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
+	Timing         TimingSummary     `json:"timing"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -244,7 +267,15 @@ func (b *State) Summary() Summary {
 		bs := b.buses[a]
 		bs.mu.Lock()
 		sum := BusSummary{Address: a, Kind: bs.Kind, Ticks: bs.ticks, FirstTick: bs.first, Missed: bs.missed, Repeats: bs.repeats, Skipped: bs.skipped, OutputDrops: bs.outDrops,
-			Cuts: append([]CutRecord(nil), bs.cuts...)}
+			Switches: bs.switches, Cuts: bs.recentSwitches()}
+		for k, n := range bs.byKind {
+			if n > 0 {
+				if sum.SwitchesByKind == nil {
+					sum.SwitchesByKind = map[string]uint64{}
+				}
+				sum.SwitchesByKind[playout.Kind(k).String()] = n
+			}
+		}
 		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
 			sum.OnAir = bs.Scenes[i]
 		}
@@ -280,6 +311,29 @@ func (s Summary) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", on air: %s", b.OnAir)
 		}
 		fmt.Fprintln(w)
+		if b.Switches > 0 {
+			noun := "switches"
+			if b.Switches == 1 {
+				noun = "switch"
+			}
+			fmt.Fprintf(w, "      %d %s", b.Switches, noun)
+			sep := " ("
+			for _, k := range []string{"cut", "fade", "wipe"} {
+				if n := b.SwitchesByKind[k]; n > 0 {
+					fmt.Fprintf(w, "%s%d %s", sep, n, k)
+					sep = ", "
+				}
+			}
+			if sep == ", " {
+				fmt.Fprint(w, ")")
+			}
+			if uint64(len(b.Cuts)) < b.Switches {
+				fmt.Fprintf(w, "; the last %d:", len(b.Cuts))
+			} else {
+				fmt.Fprint(w, ":")
+			}
+			fmt.Fprintln(w)
+		}
 		for _, c := range b.Cuts {
 			if c.Tick < 0 {
 				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)
@@ -311,6 +365,9 @@ func (s Summary) WriteText(w io.Writer) {
 
 // Collect implements control.Show: the Prometheus metrics.
 func (s *Show[F]) Collect(emit func(control.Sample)) {
+	if s.backend.DeviceMetrics != nil {
+		s.backend.DeviceMetrics(emit)
+	}
 	sum := s.State.Summary()
 	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
 	for _, b := range sum.Buses {
@@ -342,7 +399,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: control.Counter, Labels: lo, Value: float64(o.Written)})
 		emit(control.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: control.Counter, Labels: lo, Value: float64(o.Drops)})
 		emit(control.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: control.Counter, Labels: lo, Value: float64(o.Errors)})
-		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output processes restarted.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
+		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {
 		ls := l("source", src.Address)
