@@ -61,6 +61,8 @@ func (s *source[F]) Start(ctx *runtime.NodeContext[F]) error {
 	}
 	s.rcv = rcv
 	s.st.ClearErr()
+	ctx.Log.Info("waiting for a producer", "socket", s.cfg.Path, "return_queue", s.cfg.ReturnQueue,
+		"try", "onair producer -socket "+s.cfg.Path)
 	out := ctx.Outputs[0]
 	ctx.Go(func() error {
 		return rcv.Serve(func(f *ipc.Frame) {
