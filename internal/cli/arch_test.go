@@ -26,6 +26,8 @@ var forbidden = map[string][]string{
 	"nodes/cpu":              {"lang", "compiler", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/cuda":             {"lang", "compiler", "nodes/cpu", "internal/cli", "internal/backends"},
 	"internal/backends":      {"lang", "compiler"},
+	"internal/files":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal/cli", "internal/backends"},
+	"internal/value":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 }
 
 const module = "github.com/onairhq/onair/"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/onairhq/onair/internal/files"
 	"io"
 	"log/slog"
 	"os"
@@ -139,7 +140,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	r.write(stdout)
 	if *out != "" {
 		data, _ := json.MarshalIndent(r, "", "  ")
-		if err := os.WriteFile(*out, append(data, '\n'), 0o644); err != nil {
+		if err := files.WriteAtomic(*out, append(data, '\n'), 0o644); err != nil {
 			fmt.Fprintf(stderr, "onair bench: %v\n", err)
 			return 1
 		}

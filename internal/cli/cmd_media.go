@@ -112,7 +112,25 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func writeMedia(path, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
+func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
+	// Written beside the target and renamed over it once whole: a full
+	// disk or an interrupt never leaves a clip cut short under its name.
+	tmp, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%w (check that the directory exists)", err)
+	}
+	path := tmp.Name()
+	tmp.Close()
+	defer func() {
+		if err == nil {
+			if err = os.Chmod(path, 0o644); err == nil {
+				err = os.Rename(path, final)
+			}
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
 	fr, err := frame.New(f, w, h)
 	if err != nil {
 		return err
@@ -136,7 +154,7 @@ func writeMedia(path, kind string, tp *media.TestPattern, f frame.Format, w, h i
 	}
 	file, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("%w (check that the directory exists)", err)
+		return err
 	}
 	defer func() {
 		if cerr := file.Close(); err == nil && cerr != nil {

@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"github.com/onairhq/onair/internal/backends"
+	"github.com/onairhq/onair/internal/files"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/onairhq/onair/compiler"
@@ -130,7 +130,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *out != "" {
-		if err := os.WriteFile(*out, data, 0o644); err != nil {
+		if err := files.WriteAtomic(*out, data, 0o644); err != nil {
 			fmt.Fprintf(stderr, "onair plan: saving the plan: %v\n", err)
 			return 1
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/internal/files"
 	"github.com/onairhq/onair/runtime"
 	"io"
 	"log/slog"
@@ -131,13 +132,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	loaded, p := res.Show, res.Plan
 	if *savedPlan != "" {
-		f, err := os.Open(*savedPlan)
+		data, err := files.ReadRegular(*savedPlan, maxPlanBytes)
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: %v\n", err)
 			return 1
 		}
-		p, err = plan.Load(f)
-		f.Close()
+		p, err = plan.Load(bytes.NewReader(data))
 		if err == nil {
 			err = plan.CheckShow(p, loaded.Hash)
 		}
