@@ -2,8 +2,10 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
+# go-nvml declares some NVML calls deprecated; onair calls none of them.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short race fuzz bench lint docs clean
+.PHONY: build run test test-short test-gpu gpu-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -30,8 +32,22 @@ examples/media/clip1.nv12: | build
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./runtime/...
+	$(GO) test -count=1 -race ./runtime/... ./nodes/media/ipc/ ./nodes/browser/...
 	$(MAKE) fuzz
+
+# test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
+# and Go. Without a GPU they skip, saying why.
+test-gpu:
+	CGO_ENABLED=1 $(GO) test -count=1 -v ./cuda/ ./nodes/cuda/
+
+# gpu-bench: what a GPU machine without Go needs to run the backend's GPU
+# tests and benchmarks (nodes/cuda/BENCHMARKS.md): bin/onair, the test
+# binary and the scripts in .device/backend/; carry .device and run
+# `bash .device/backend/run.sh` there.
+gpu-bench: build
+	mkdir -p .device/backend
+	cp bin/onair nodes/cuda/bench/run.sh nodes/cuda/bench/bench.hcl .device/backend/
+	CGO_ENABLED=1 $(GO) test -c -o .device/backend/cuda.test ./nodes/cuda/
 
 test-short:
 	$(GO) test -short ./...
@@ -46,6 +62,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' -fuzztime 30000x ./lang/
 	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./compiler/plan/
 	$(FUZZ) -fuzz '^FuzzIgnores$$' -fuzztime 60000x ./compiler/lint/
+	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 100000x ./nodes/media/ipc/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -59,6 +76,31 @@ lint: build
 docs: build
 	./bin/onair docs -markdown > docs/REFERENCE.md
 	./bin/onair nodes -markdown > docs/NODES.md
+
+# ptx: compile the GPU kernels (cuda/kernels/compositor.cu with
+# cuda/compositor.h) to PTX for compute_75, which every GPU from Turing on
+# (T4, L4, H200) JIT-compiles, and record the sources' SHA-256 beside it.
+# It needs nvcc and ptxas: run it on the GPU machine, then commit
+# compositor.ptx and compositor.sha256 (a test fails while they are stale).
+# onair embeds the PTX, so users need only the NVIDIA driver.
+#
+# nvcc 13 stamps its PTX ".version 9.0", which only CUDA 13 drivers load,
+# and adds "used_bytes_mask" pragmas (optimisation hints of ISA 8.3). The
+# kernels need nothing newer than ISA 7.0, so the target drops the hints
+# and declares PTX_ISA, and ptxas then checks every instruction against
+# that version: the PTX loads on any driver since CUDA 11.0 (R450), the
+# loader's MinDriverVersion. PTX_BLOCKS is the draw kernels' launch bound
+# (blocks of 256 threads per multiprocessor): 4 was the fastest measured
+# (cuda/BENCHMARKS.md).
+NVCC       ?= nvcc
+PTXAS      ?= ptxas
+PTX_ISA    ?= 7.0
+PTX_BLOCKS ?= 4
+ptx:
+	cd cuda && $(NVCC) -ptx -arch=compute_75 -DONAIR_MIN_BLOCKS=$(PTX_BLOCKS) -o kernels/compositor.ptx kernels/compositor.cu
+	cd cuda && sed -i -e '/^\s*\.pragma "used_bytes_mask/d' -e 's/^\.version .*/.version $(PTX_ISA)/' kernels/compositor.ptx
+	cd cuda && $(PTXAS) -arch=sm_75 -o /dev/null kernels/compositor.ptx
+	cd cuda && sha256sum kernels/compositor.cu compositor.h > kernels/compositor.sha256
 
 clean:
 	rm -rf bin out

@@ -28,8 +28,7 @@ func generatedShow(n int) *lang.Show {
 	rng := hcl.Range{Filename: "generated.hcl", Start: hcl.Pos{Line: 1, Column: 1}}
 	s := &lang.Show{Name: fmt.Sprintf("gen-%d", n), Size: lang.Size{W: 1920, H: 1080}, FrameRate: lang.Rational{Num: 30, Den: 1},
 		Format: lang.NV12, Profile: "nvidia_h200", Hash: "generated", DeclRange: rng,
-		Canvas: lang.Canvas{RawUpload: "direct", InputRouting: "input", SourceFanOut: "event_loop", InputPollMs: 8,
-			AuxInputPollMs: 8, PacingLoops: 4, BrowserFrameQueue: 9, ImportTTLMs: 10000, FrameMetadata: []string{}}}
+		Canvas: lang.DefaultCanvas()}
 	for i := 0; i < n; i++ {
 		src := &lang.Source{Index: i, Key: lang.Key{Kind: lang.IntKey, Int: i}, Loop: true, Format: lang.NV12, Streams: 1, DeclRange: rng}
 		switch {

@@ -61,9 +61,9 @@ func build(st *state) {
 				"frame_rate": ratString(show.FrameRate),
 			},
 		}
-		poll := show.Canvas.InputPollMs
+		poll := show.Canvas.Int("input_poll_ms")
 		if bus.Kind == "aux" {
-			poll = show.Canvas.AuxInputPollMs
+			poll = show.Canvas.Int("aux_input_poll_ms")
 		}
 		comp.Params["input_poll_ms"] = poll
 		comp.Domain = st.Options.Target.Domain
@@ -251,7 +251,11 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 	path := st.Show.Rel(src.Path)
 	switch kind {
 	case "input_rec":
-		return map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
+		p := map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
+		if src.Kind == "raw_file" { // raw pictures say nothing of themselves
+			p["format"], p["size"] = format, sizeString(size)
+		}
+		return p
 	case "demux":
 		return map[string]any{"streams": streams, "offers": 1}
 	case "dec_video":
@@ -263,13 +267,11 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		}
 		return map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError}
 	case "ipc_dmabuf_source":
-		rq := 0
-		if st.Show.Canvas.BrowserFrameQueue > 3 {
-			rq = 3
-		}
-		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": rq, "frames_in_flight": st.Show.Canvas.BrowserFrameQueue, "size": sizeString(size), "colour": colour}
+		q := st.Show.Canvas.Int("browser_frame_queue")
+		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}
 	case "gpu_import":
-		return map[string]any{"import_ttl_ms": st.Show.Canvas.ImportTTLMs, "format": format}
+		// The mixer purges what start-up left idle as it goes on air (seed 003).
+		return map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format}
 	case "realtime", "smooth_timestamps":
 		return map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)}
 	case "test_pattern":
@@ -280,6 +282,21 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return map[string]any{"pattern": pattern, "format": format, "size": sizeString(size), "colour": colour}
 	}
 	return map[string]any{}
+}
+
+// The browser frame queue (seed 003): of the frames a window may have out,
+// the mixer keeps browserMixerFrames for itself first, and up to
+// browserReturnFrames of the rest are the return queue; 9 is six in use
+// and three returning, and a queue of three or fewer has no return queue.
+const (
+	browserMixerFrames  = 3
+	browserReturnFrames = 3
+)
+
+// BrowserReturnQueue is the return queue of a browser source whose window
+// may have queue frames out (browser_frame_queue).
+func BrowserReturnQueue(queue int) int {
+	return max(0, min(browserReturnFrames, queue-browserMixerFrames))
 }
 
 // sourcesOfScenes returns the sources the scenes use, in show order.

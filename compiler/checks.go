@@ -74,7 +74,7 @@ A source shown twice goes through its one fan-out, never a second decoder.`,
 			}
 			switch {
 			case t.Roles.Has(nodes.Routing):
-				offers := intParam(n, "offers", 1)
+				offers := intParam(n, "offers")
 				seen := map[string]bool{}
 				for _, e := range outs {
 					if seen[e.To] {
@@ -214,7 +214,7 @@ or longer intervals lower the interval.`,
 			if !n.Decl.Traits.Roles.Has(nodes.Compositor) {
 				continue
 			}
-			poll := intParam(n, "input_poll_ms", 0)
+			poll := intParam(n, "input_poll_ms")
 			for _, e := range g.In(n.ID) {
 				from := g.Node(e.From)
 				if !from.Decl.Traits.Roles.Has(nodes.FanOut) {
@@ -512,19 +512,18 @@ func budgetRange(s *lang.Show, name string) *hcl.Range {
 	return rangePtr(s.DeclRange)
 }
 
-func intParam(n *Node, name string, def int) int {
-	switch v := n.Params[name].(type) {
-	case int:
+// intParam is a whole-number param of a node of the graph (the compiler
+// writes ints), or the default its kind declares.
+func intParam(n *Node, name string) int {
+	if v, ok := n.Params[name].(int); ok {
 		return v
-	case float64:
-		return int(v)
 	}
 	if p, ok := n.Decl.Param(name); ok {
 		if d, ok := p.Default.(int); ok {
 			return d
 		}
 	}
-	return def
+	return 0
 }
 
 func isFrame(f string) bool { return f == nodes.FormatNV12 || f == nodes.FormatP010 }

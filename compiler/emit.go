@@ -23,7 +23,6 @@ const ReadinessTimeoutMs = 10000
 
 func emit(st *state) {
 	show, g := st.Show, st.Graph
-	c := show.Canvas
 	p := &plan.Plan{
 		FormatVersion: plan.FormatVersion,
 		ToolVersion:   st.Options.ToolVersion,
@@ -33,13 +32,8 @@ func emit(st *state) {
 		Size:          sizeString(show.Size),
 		FrameRate:     ratString(show.FrameRate),
 		Format:        string(show.Format),
-		Canvas: plan.Canvas{
-			RawUpload: c.RawUpload, InputRouting: c.InputRouting, SourceFanOut: c.SourceFanOut,
-			InputPollMs: c.InputPollMs, AuxInputPollMs: c.AuxInputPollMs, PacingLoops: c.PacingLoops,
-			BrowserFrameQueue: c.BrowserFrameQueue, ImportTTLMs: c.ImportTTLMs,
-			FrameMetadata: append([]string{}, c.FrameMetadata...),
-		},
-		Fusions: append([]plan.Fusion{}, st.fusions...),
+		Canvas:        show.Canvas.Settings.Clone(),
+		Fusions:       append([]plan.Fusion{}, st.fusions...),
 	}
 	if st.Profile != nil {
 		p.Profile = st.Profile.Name
@@ -67,7 +61,7 @@ func emit(st *state) {
 	for _, e := range edges {
 		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: e.Format})
 	}
-	n := max(c.PacingLoops, 1)
+	n := max(show.Canvas.Int("pacing_loops"), 1)
 	p.Loops = append(p.Loops, plan.Loop{Name: "default", Nodes: loopNodes["default"]})
 	paced := make([][]string, n)
 	present := map[*lang.Source]bool{}

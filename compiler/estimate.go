@@ -61,10 +61,14 @@ func estimate(st *state) {
 	}
 	var guessed []string
 	all := g.Nodes()
+	pools := map[*nodes.Pool]int{} // nodes handing work to each shared pool
 	for _, n := range all {
 		t := n.Decl.Traits
 		if n.Placement.Thread {
 			threads++
+		}
+		if p := n.Decl.InPool(n.Params); p != nil {
+			pools[p]++
 		}
 		fb := FrameBytes(n.Size, n.Format)
 		rate := fps(st.Show.FrameRate)
@@ -83,10 +87,10 @@ func estimate(st *state) {
 			case t.Roles.Has(nodes.Compositor):
 				vram += canvasesPerBus * fb
 			case t.Roles.Has(nodes.Decoder) && n.Params["mode"] == "nvdec":
-				vram += int64(intParam(n, "surfaces", 8)) * fb
+				vram += int64(intParam(n, "surfaces")) * fb
 				nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
 			case t.Roles.Has(nodes.Importer):
-				vram += int64(st.Show.Canvas.BrowserFrameQueue) * fb
+				vram += int64(st.Show.Canvas.Int("browser_frame_queue")) * fb
 			case t.Roles.Has(nodes.Source | nodes.Uploader):
 				vram += 2 * fb // the reader's pool: one frame queued, one being filled
 			}
@@ -113,6 +117,10 @@ func estimate(st *state) {
 			}
 		}
 	}
+	for p, users := range pools {
+		threads += min(p.Threads, users)
+		e.Notes = append(e.Notes, fmt.Sprintf("%s: %d nodes share at most %d threads", p.Name, users, min(p.Threads, users)))
+	}
 	loops := len(st.Plan.Loops)
 	e.Threads = threads + loops
 	e.EventLoops = loops
@@ -131,7 +139,7 @@ func estimate(st *state) {
 		e.Budgets = append(e.Budgets, plan.Budget{Name: name, Used: used, Limit: limit, Unit: unit, OK: used <= limit})
 	}
 	sources := len(st.Show.Sources)
-	for _, l := range pr.SourceLimitFor(st.Show.Canvas.RawUpload, fps(st.Show.FrameRate)) {
+	for _, l := range pr.SourceLimitFor(st.Show.Canvas.String("raw_upload"), fps(st.Show.FrameRate)) {
 		if l.MaxSources > 0 {
 			budget(fmt.Sprintf("sources at %g fps", l.FrameRate), float64(sources), float64(l.MaxSources), "sources")
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 func fuseFanOut(st *state) {
-	if st.Show.Canvas.SourceFanOut != "event_loop" {
+	if st.Show.Canvas.String("source_fan_out") != "event_loop" {
 		return
 	}
 	g := st.Graph

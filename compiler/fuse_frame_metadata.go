@@ -18,7 +18,7 @@ import (
 
 func fuseFrameMetadata(st *state) {
 	want := map[string]bool{}
-	for _, k := range st.Show.Canvas.FrameMetadata {
+	for _, k := range st.Show.Canvas.Strings("frame_metadata") {
 		want[k] = true
 	}
 	g := st.Graph

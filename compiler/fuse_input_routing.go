@@ -16,14 +16,14 @@ import (
 )
 
 func fuseInputRouting(st *state) {
-	if st.Show.Canvas.InputRouting != "input" {
+	if st.Show.Canvas.String("input_routing") != "input" {
 		return
 	}
 	g := st.Graph
 	for _, src := range st.Show.Sources {
 		id := src.Address() + "/demux"
 		n := g.Node(id)
-		if n == nil || intParam(n, "streams", 1) != 1 {
+		if n == nil || intParam(n, "streams") != 1 {
 			continue
 		}
 		ins, outs := g.In(id), g.Out(id)

@@ -19,7 +19,7 @@ import (
 )
 
 func fuseRawUpload(st *state) {
-	mode := st.Show.Canvas.RawUpload
+	mode := st.Show.Canvas.String("raw_upload")
 	if mode == "" || mode == "hwupload" { // a chain without an upload (the CPU's) is left alone below
 		return
 	}
@@ -72,12 +72,12 @@ func fuseRawUpload(st *state) {
 			edge.From = n.ID
 			edge.Capacity = frameQueue
 			g.AddEdge(&edge)
-			why := "one page-locked frame per source"
+			why := "one page-locked frame per source, its reads on the shared pool of reader threads"
 			if mode == "resident" {
 				why = "the whole file held in page-locked memory, read once"
 			}
 			st.fused(plan.Fusion{Pass: "fuse raw upload", Group: n.Group, Removed: removed, Added: []string{n.ID},
-				Reason: fmt.Sprintf("raw_upload = %q: %s reads frames with pread() straight into page-locked memory for %s (%s; one copy, one thread)", mode, n.ID, pacer, why)})
+				Reason: fmt.Sprintf("raw_upload = %q: %s reads frames with pread() straight into page-locked memory for %s (%s; one copy, no thread of its own: it runs on its pacing loop)", mode, n.ID, pacer, why)})
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func place(st *state) {
-	loops := st.Show.Canvas.PacingLoops
+	loops := st.Show.Canvas.Int("pacing_loops")
 	if loops < 1 {
 		loops = 1
 	}

@@ -439,15 +439,6 @@ func paramValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-func paramText(m map[string]any) string {
-	ps := shownParams(m)
-	parts := make([]string, 0, len(ps))
-	for _, k := range sortedKeys(ps) {
-		parts = append(parts, k+"="+ps[k])
-	}
-	return strings.Join(parts, " ")
-}
-
 func kindOfID(id string) string {
 	if i := strings.LastIndexByte(id, '/'); i >= 0 {
 		return id[i+1:]

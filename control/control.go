@@ -5,16 +5,26 @@
 // the client that `onair status` and `onair cut` use.
 //
 // The server listens on 127.0.0.1 unless told otherwise; on any other
-// address it refuses to start without a token, and then every request must
-// carry it as "Authorization: Bearer TOKEN".
+// address it refuses to start without a token of at least MinTokenLen
+// characters, and then every request must carry it as "Authorization:
+// Bearer TOKEN" (a request without it gets 401 and its connection is
+// closed). Every request must name the server in its Host header (the
+// listen address, localhost for a loopback one, or a name in
+// Options.Hosts), so a web page cannot read it by rebinding its DNS. A
+// request that changes something must send Content-Type: application/json
+// and, if it sends an Origin, this server's own; its body is exactly one
+// JSON object with known fields. The server holds at most DefaultMaxConns
+// connections and times out slow and idle ones (see the constants in
+// limits.go). Every answer carries the Onair-Version header, which the
+// client checks.
 //
 // control must never import lang/ or compiler/ (it serves a plan as bytes)
 // nor a backend: a backend's show implements Show.
 package control
 
 import (
+	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,22 +91,40 @@ type Sample struct {
 type Options struct {
 	Addr  string // host:port; "" means 127.0.0.1:7350
 	Token string // required when Addr is not a loopback address
+	// Hosts are extra names clients may reach the server by, such as a DNS
+	// name of the machine: "studio.example" (with the listen port) or
+	// "studio.example:8080" (behind a proxy). Blank entries are ignored.
+	Hosts []string
+	// Version is the tool's version, sent in every answer's Onair-Version
+	// header; "" sends "unknown".
+	Version string
+	// Limits overrides the server's limits (zero fields keep the defaults).
+	Limits Limits
 }
+
+// VersionHeader is the response header by which a client knows it talks
+// to an onair show.
+const VersionHeader = "Onair-Version"
 
 // DefaultAddr is where the status server listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7350"
 
 // Server is a running status and control server.
 type Server struct {
-	srv   *http.Server
-	ln    net.Listener
-	token string
-	show  Show
-	done  chan error
+	srv     *http.Server
+	ln      net.Listener
+	token   string
+	version string
+	limits  Limits
+	own     hosts
+	show    Show
+	done    chan error
 }
 
 // CheckListen reports whether a server may listen on addr with token: a
-// well-formed host:port, and a token unless the host is a loopback address.
+// well-formed host:port, a token clients can send (no surrounding spaces
+// or control characters), and unless the host is a loopback address a
+// token of at least MinTokenLen characters.
 func CheckListen(addr, token string) error {
 	if addr == "" {
 		addr = DefaultAddr
@@ -105,8 +133,17 @@ func CheckListen(addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("listen address %q: %v (write host:port, e.g. 127.0.0.1:7350)", addr, err)
 	}
-	if !isLoopback(host) && token == "" {
-		return fmt.Errorf("listen address %q is not a loopback address: anyone who reaches it could cut your show; set a token (-token or ONAIR_TOKEN) to listen there", addr)
+	if token != "" && (strings.TrimSpace(token) != token || strings.IndexFunc(token, unwanted) >= 0) {
+		return fmt.Errorf("the token has surrounding spaces or control characters, which no client can send in a header; choose one of letters and digits, e.g. from `openssl rand -hex 16`")
+	}
+	if isLoopback(host) {
+		return nil
+	}
+	if token == "" {
+		return fmt.Errorf("listen address %q is not a loopback address: anyone who reaches it could cut your show; set a token of at least %d characters (-token or ONAIR_TOKEN, e.g. from `openssl rand -hex 16`) to listen there", addr, MinTokenLen)
+	}
+	if n := len([]rune(token)); n < MinTokenLen {
+		return fmt.Errorf("listen address %q is not a loopback address and the token has only %d characters: anyone who reaches it could guess it and cut your show; use at least %d (e.g. from `openssl rand -hex 16`)", addr, n, MinTokenLen)
 	}
 	return nil
 }
@@ -132,17 +169,40 @@ func Bind(opts Options) (*Server, error) {
 	if err := CheckListen(addr, opts.Token); err != nil {
 		return nil, err
 	}
+	names, err := parseNames(opts.Hosts)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %v", addr, err)
 	}
-	return &Server{ln: ln, token: opts.Token, done: make(chan error, 1)}, nil
+	version := opts.Version
+	if version == "" {
+		version = "unknown"
+	}
+	limits := opts.Limits.withDefaults()
+	return &Server{
+		ln:      newLimitListener(ln, limits.MaxConns),
+		token:   opts.Token,
+		version: version,
+		limits:  limits,
+		own:     ownHosts(ln.Addr(), names),
+		done:    make(chan error, 1),
+	}, nil
 }
 
 // Serve serves show on the bound socket, in the background.
 func (s *Server) Serve(show Show) {
 	s.show = show
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	s.srv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		ReadTimeout:       s.limits.ReadTimeout,
+		WriteTimeout:      s.limits.WriteTimeout,
+		IdleTimeout:       s.limits.IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
 	go func() { s.done <- s.srv.Serve(s.ln) }()
 }
 
@@ -206,22 +266,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET /status, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
 	})
-	return s.auth(mux)
-}
-
-func (s *Server) auth(next http.Handler) http.Handler {
-	if s.token == "" {
-		return next
-	}
-	want := []byte("Bearer " + s.token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			writeError(w, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return s.guard(mux)
 }
 
 // SwitchRequest is the body of POST /buses/{bus}/{cut,fade,wipe}.
@@ -233,15 +278,18 @@ type SwitchRequest struct {
 func (s *Server) switchHandler(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req SwitchRequest
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(`the request body is larger than %d bytes; send {"scene": "scene.NAME", "duration": "500ms"}`, MaxBodyBytes))
+				return
+			}
 			writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
 			return
 		}
-		dec := json.NewDecoder(strings.NewReader(string(body)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf(`malformed request body: %v; send {"scene": "scene.NAME", "duration": "500ms"}`, err))
+		if err := decodeOne(body, &req); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf(`malformed request body: %v; send one JSON object, {"scene": "scene.NAME", "duration": "500ms"}`, err))
 			return
 		}
 		if req.Scene == "" {
@@ -276,6 +324,30 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()})
 	}
+}
+
+// decodeOne decodes body, which must hold exactly one JSON value with only
+// the fields v has (white space may follow it, nothing else).
+func decodeOne(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	off := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		rest := bytes.TrimLeft(body[off:], " \t\r\n")
+		return fmt.Errorf("trailing data after the JSON object: %q at byte %d", clip(rest, 16), len(body)-len(rest))
+	}
+	return nil
+}
+
+// clip is b, cut to at most n bytes.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

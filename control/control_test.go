@@ -53,6 +53,9 @@ func start(t *testing.T, opts Options) (*Server, *testShow) {
 func request(t *testing.T, method, url, body, token string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -144,6 +147,9 @@ func TestNonLoopbackNeedsAToken(t *testing.T) {
 	}
 	if _, err := Start(&testShow{}, Options{Addr: "nonsense"}); err == nil {
 		t.Fatal("a malformed address was accepted")
+	}
+	if _, err := Start(&testShow{}, Options{Addr: "0.0.0.0:0", Token: "s3cret"}); err == nil || !strings.Contains(err.Error(), "at least 16") {
+		t.Fatalf("listening on every address with a 6-character token: err = %v", err)
 	}
 	s, _ := start(t, Options{Addr: "127.0.0.1:0", Token: "s3cret"})
 	base := "http://" + s.Addr()

@@ -1,62 +1,141 @@
 package cuda
 
-/*
-#include <dlfcn.h>
-#include <stdlib.h>
-#include <stdint.h>
-#include <time.h>
-
-static void* up_dlopen(const char* name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
-static const char* up_dlerror(void) { return dlerror(); }
-static void* up_dlsym(void* h, const char* name) { return dlsym(h, name); }
-
-typedef int (*retain_t)(void**, int);
-typedef int (*release_t)(int);
-typedef int (*setcur_t)(void*);
-typedef int (*memalloc_t)(uint64_t*, size_t);
-typedef int (*memfree_t)(uint64_t);
-typedef int (*hostalloc_t)(void**, size_t);
-typedef int (*hostfree_t)(void*);
-typedef int (*htod_t)(uint64_t, const void*, size_t);
-typedef int (*sync_t)(void);
-
-static int call_retain(void* f, void** ctx, int dev) { return ((retain_t)f)(ctx, dev); }
-static int call_release(void* f, int dev) { return ((release_t)f)(dev); }
-static int call_setcur(void* f, void* ctx) { return ((setcur_t)f)(ctx); }
-static int call_memalloc(void* f, uint64_t* p, size_t n) { return ((memalloc_t)f)(p, n); }
-static int call_memfree(void* f, uint64_t p) { return ((memfree_t)f)(p); }
-static int call_hostalloc(void* f, void** p, size_t n) { return ((hostalloc_t)f)(p, n); }
-static int call_hostfree(void* f, void* p) { return ((hostfree_t)f)(p); }
-static int call_sync(void* f) { return ((sync_t)f)(); }
-
-// copies copies n times from host to device and returns the elapsed
-// monotonic nanoseconds, or -1 with *rc set on the first failure.
-static int64_t copies(void* htod, void* sync, uint64_t dst, const void* src, size_t size, int n, int* rc) {
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (int i = 0; i < n; i++) {
-		*rc = ((htod_t)htod)(dst, src, size);
-		if (*rc != 0) return -1;
-	}
-	*rc = ((sync_t)sync)();
-	if (*rc != 0) return -1;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (int64_t)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
-}
-*/
-import "C"
-
 import (
+	"errors"
 	"fmt"
-	goruntime "runtime"
-	"unsafe"
+	"time"
 )
+
+// Uploader moves raw pictures from host memory into pooled device frames on
+// a stream of its own. It owns one page-locked block the size of a packed
+// frame (the layout of a raw .nv12/.p010 file: the luma rows, then the
+// chroma rows, no padding) and an event recorded after each copy out of it.
+//
+// The raw sources' four upload modes are built from its calls:
+//
+//   - direct: read the file straight into Buffer() (pread), then Upload.
+//   - pinned: copy a picture from Go memory into Buffer(), then Upload.
+//   - hwupload: UploadPageable from ordinary Go memory (the driver stages
+//     the bytes itself, several times slower).
+//   - resident: keep the whole file in one page-locked block (HostAlloc)
+//     and UploadFrom it at each picture's offset.
+//
+// Every upload makes two 2D copies (one per plane) into a frame from the
+// pool and marks the frame written; a reader's stream waits on that (Frame),
+// the CPU does not. An Uploader is for one goroutine at a time.
+type Uploader struct {
+	pool   *FramePool
+	stream *Stream
+	block  *HostMemory
+	done   *Event // recorded after every copy out of block
+	size   int    // bytes of a packed frame
+}
+
+// NewUploader makes an uploader into frames of pool, its block allocated
+// with flags (HostWriteCombined suits a block the CPU only writes).
+func NewUploader(pool *FramePool, flags HostFlags) (*Uploader, error) {
+	c := pool.ctx
+	u := &Uploader{pool: pool, size: pool.format.Size(pool.width, pool.height)}
+	var err error
+	if u.stream, err = c.NewStream(); err != nil {
+		return nil, err
+	}
+	if u.done, err = c.NewEvent(EventBlockingSync | EventDisableTiming); err != nil {
+		u.stream.Close()
+		return nil, err
+	}
+	if u.block, err = c.HostAlloc(u.size, flags); err != nil {
+		u.done.Close()
+		u.stream.Close()
+		return nil, err
+	}
+	return u, nil
+}
+
+// Stream is the uploader's stream.
+func (u *Uploader) Stream() *Stream { return u.stream }
+
+// FrameBytes is the size of a packed picture.
+func (u *Uploader) FrameBytes() int { return u.size }
+
+// Buffer returns the page-locked block for the next picture, once the
+// previous Upload has finished reading it (it blocks, sleeping, only if
+// that copy is still running). Write the packed picture into it, then call
+// Upload.
+func (u *Uploader) Buffer() ([]byte, error) {
+	if err := u.done.Synchronize(); err != nil {
+		return nil, err
+	}
+	return u.block.Bytes(), nil
+}
+
+// Upload queues copying the picture in Buffer() into a new frame. The
+// frame has one reference and no metadata; it is marked written.
+func (u *Uploader) Upload() (*Frame, error) {
+	fr, err := u.upload(u.block.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	if err := u.done.Record(u.stream); err != nil {
+		fr.Release()
+		return nil, err
+	}
+	return fr, nil
+}
+
+// UploadFrom queues copying the packed picture at offset of a page-locked
+// block (a resident file) into a new frame. The block must stay allocated
+// and unchanged until the copy is done (Stream().Synchronize).
+func (u *Uploader) UploadFrom(src *HostMemory, offset int) (*Frame, error) {
+	b := src.Bytes()
+	if offset < 0 || offset+u.size > len(b) {
+		return nil, fmt.Errorf("cuda: upload of %d bytes at offset %d of a %d-byte block", u.size, offset, len(b))
+	}
+	return u.upload(b[offset : offset+u.size])
+}
+
+// UploadPageable copies a packed picture from ordinary (pageable) memory
+// into a new frame; the driver stages it, so b may be reused on return.
+func (u *Uploader) UploadPageable(b []byte) (*Frame, error) {
+	if len(b) < u.size {
+		return nil, fmt.Errorf("cuda: upload of a %d-byte picture from %d bytes", u.size, len(b))
+	}
+	return u.upload(b[:u.size])
+}
+
+func (u *Uploader) upload(src []byte) (*Frame, error) {
+	fr, err := u.pool.Get(u.stream)
+	if err != nil {
+		return nil, err
+	}
+	row := fr.RowBytes()
+	ys := row * fr.Height
+	err = u.stream.Copy2D(DeviceRegion(fr.Plane[0], fr.Pitch), HostRegion(src[:ys], row), row, fr.Height)
+	if err == nil {
+		err = u.stream.Copy2D(DeviceRegion(fr.Plane[1], fr.Pitch), HostRegion(src[ys:], row), row, fr.Height/2)
+	}
+	if err == nil {
+		err = fr.MarkWritten(u.stream)
+	}
+	if err != nil {
+		fr.Release()
+		return nil, fmt.Errorf("uploading a %dx%d %v picture: %w", fr.Width, fr.Height, fr.Format, err)
+	}
+	return fr, nil
+}
+
+// Close waits for the uploader's copies and frees its block, event and
+// stream.
+func (u *Uploader) Close() error {
+	err := u.stream.Synchronize()
+	return errors.Join(err, u.block.Free(), u.done.Close(), u.stream.Close())
+}
 
 // Upload is one measurement of host-to-device copies.
 type Upload struct {
 	Bytes       int     // bytes per copy
 	Copies      int     // copies timed
-	Pinned      bool    // from page-locked host memory (cuMemAllocHost), else pageable
+	Pinned      bool    // from page-locked host memory, else pageable
 	BytesPerSec float64 // what the copies moved per second
 }
 
@@ -65,66 +144,54 @@ type Upload struct {
 // sources' direct and resident modes use), else from ordinary pageable
 // memory (hwupload). It needs a usable GPU (Probe).
 func MeasureUpload(size, n int, pinned bool) (Upload, error) {
-	if _, err := Probe(); err != nil {
+	if size <= 0 || n <= 0 {
+		return Upload{}, fmt.Errorf("cuda: MeasureUpload(%d, %d): both must be positive", size, n)
+	}
+	c, err := NewContext(SchedBlockingSync)
+	if err != nil {
 		return Upload{}, err
 	}
-	goruntime.LockOSThread() // a CUDA context is current per OS thread
-	defer goruntime.UnlockOSThread()
-	lib := C.CString("libcuda.so.1")
-	defer C.free(unsafe.Pointer(lib))
-	h := C.up_dlopen(lib)
-	if h == nil {
-		return Upload{}, fmt.Errorf("cannot load libcuda.so.1: %s", C.GoString(C.up_dlerror()))
-	}
-	fn := map[string]unsafe.Pointer{}
-	for _, name := range []string{"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxSetCurrent", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemAllocHost_v2", "cuMemFreeHost", "cuMemcpyHtoD_v2", "cuCtxSynchronize"} {
-		cs := C.CString(name)
-		p := C.up_dlsym(h, cs)
-		C.free(unsafe.Pointer(cs))
-		if p == nil {
-			return Upload{}, fmt.Errorf("libcuda.so.1 has no %s: the driver is too old for onair", name)
-		}
-		fn[name] = p
-	}
-	check := func(what string, rc C.int) error {
-		if rc != 0 {
-			return fmt.Errorf("%s failed with CUDA error %d", what, int(rc))
-		}
-		return nil
-	}
-	var ctx unsafe.Pointer
-	if err := check("cuDevicePrimaryCtxRetain", C.call_retain(fn["cuDevicePrimaryCtxRetain"], &ctx, 0)); err != nil {
+	defer c.Close()
+	s, err := c.NewStream()
+	if err != nil {
 		return Upload{}, err
 	}
-	defer C.call_release(fn["cuDevicePrimaryCtxRelease_v2"], 0)
-	if err := check("cuCtxSetCurrent", C.call_setcur(fn["cuCtxSetCurrent"], ctx)); err != nil {
+	defer s.Close()
+	dev, err := c.Alloc(size)
+	if err != nil {
 		return Upload{}, err
 	}
-	var dptr C.uint64_t
-	if err := check("cuMemAlloc", C.call_memalloc(fn["cuMemAlloc_v2"], &dptr, C.size_t(size))); err != nil {
-		return Upload{}, err
-	}
-	defer C.call_memfree(fn["cuMemFree_v2"], dptr)
-	var host unsafe.Pointer
+	defer dev.Free()
+	var buf []byte
 	if pinned {
-		if err := check("cuMemAllocHost", C.call_hostalloc(fn["cuMemAllocHost_v2"], &host, C.size_t(size))); err != nil {
+		h, err := c.HostAlloc(size, 0)
+		if err != nil {
 			return Upload{}, err
 		}
-		defer C.call_hostfree(fn["cuMemFreeHost"], host)
+		defer h.Free()
+		buf = h.Bytes()
 	} else {
-		host = C.malloc(C.size_t(size))
-		defer C.free(host)
+		buf = make([]byte, size)
 	}
-	// Touch every page first, so the copies do not pay for first faults.
-	buf := unsafe.Slice((*byte)(host), size)
-	for i := range buf {
+	for i := range buf { // touch every page, so the copies pay no first faults
 		buf[i] = byte(i)
 	}
-	var rc C.int
-	C.copies(fn["cuMemcpyHtoD_v2"], fn["cuCtxSynchronize"], dptr, host, C.size_t(size), 2, &rc) // warm up
-	ns := C.copies(fn["cuMemcpyHtoD_v2"], fn["cuCtxSynchronize"], dptr, host, C.size_t(size), C.int(n), &rc)
-	if ns < 0 {
-		return Upload{}, check("cuMemcpyHtoD", rc)
+	copies := func(k int) (time.Duration, error) {
+		start := time.Now()
+		for i := 0; i < k; i++ {
+			if err := s.CopyHtoD(dev.Ptr, buf); err != nil {
+				return 0, err
+			}
+		}
+		err := s.Synchronize()
+		return time.Since(start), err
 	}
-	return Upload{Bytes: size, Copies: n, Pinned: pinned, BytesPerSec: float64(size) * float64(n) / (float64(ns) / 1e9)}, nil
+	if _, err := copies(2); err != nil { // warm up
+		return Upload{}, err
+	}
+	d, err := copies(n)
+	if err != nil {
+		return Upload{}, err
+	}
+	return Upload{Bytes: size, Copies: n, Pinned: pinned, BytesPerSec: float64(size) * float64(n) / d.Seconds()}, nil
 }

@@ -14,6 +14,7 @@ package frame
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/value"
 	"io"
 	"sync/atomic"
 	"unsafe"
@@ -81,20 +82,7 @@ func (f Format) Black() (y, c uint16) {
 }
 
 // Rational is an exact time base or frame rate; Den > 0.
-type Rational struct{ Num, Den int64 }
-
-// Inverse returns Den/Num (a frame rate's frame duration).
-func (r Rational) Inverse() Rational { return Rational{r.Den, r.Num} }
-
-// Float returns the value as a float64.
-func (r Rational) Float() float64 { return float64(r.Num) / float64(r.Den) }
-
-func (r Rational) String() string {
-	if r.Den == 1 {
-		return fmt.Sprint(r.Num)
-	}
-	return fmt.Sprintf("%d/%d", r.Num, r.Den)
-}
+type Rational = value.Rational
 
 // Colour holds the colour tags stamped on a frame at its source.
 type Colour struct {
@@ -131,6 +119,30 @@ type Frame struct {
 	pool *Pool
 }
 
+// Wrap makes a frame over buf, a packed picture (the luma rows, then the
+// chroma rows, as a raw .nv12/.p010 file holds them) of at least
+// f.Size(w, h) bytes that the caller owns (page-locked memory for a GPU
+// copy). It is in no pool: its last Release does nothing to buf.
+func Wrap(f Format, w, h int, buf []byte) (*Frame, error) {
+	if err := check(f, w, h); err != nil {
+		return nil, err
+	}
+	if len(buf) < f.Size(w, h) {
+		return nil, fmt.Errorf("frame: wrapping %d bytes as a %dx%d %v picture of %d bytes", len(buf), w, h, f, f.Size(w, h))
+	}
+	bps := f.BytesPerSample()
+	ys := w * h * bps
+	fr := &Frame{
+		Format: f, Width: w, Height: h,
+		Pitch: [2]int{w * bps, w * bps},
+		Data:  [2][]byte{buf[:ys:ys], buf[ys:f.Size(w, h)]},
+		Meta:  Meta{TimeBase: Rational{Num: 1, Den: 1}},
+		buf:   buf[:f.Size(w, h)],
+	}
+	fr.refs.Store(1)
+	return fr, nil
+}
+
 // Metadata returns the frame's timestamp, colour tags and source identity.
 func (fr *Frame) Metadata() *Meta { return &fr.Meta }
 
@@ -164,7 +176,7 @@ func alloc(f Format, w, h int) *Frame {
 		Format: f, Width: w, Height: h,
 		Pitch: [2]int{w * bps, w * bps},
 		Data:  [2][]byte{buf[:ys:ys], buf[ys:]},
-		Meta:  Meta{TimeBase: Rational{1, 1}},
+		Meta:  Meta{TimeBase: Rational{Num: 1, Den: 1}},
 		buf:   buf,
 	}
 }

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/value"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -499,15 +500,20 @@ func (l *loader) evalCanvas(n *node) {
 func (l *loader) decodeCanvas(d *dec) {
 	c := &l.show.Canvas
 	c.Attrs = d.attrs
-	c.RawUpload = d.str("raw_upload")
-	c.InputRouting = d.str("input_routing")
-	c.SourceFanOut = d.str("source_fan_out")
-	c.InputPollMs = d.integer("input_poll_ms")
-	c.AuxInputPollMs = d.integer("aux_input_poll_ms")
-	c.PacingLoops = d.integer("pacing_loops")
-	c.BrowserFrameQueue = d.integer("browser_frame_queue")
-	c.ImportTTLMs = d.integer("import_ttl_ms")
-	c.FrameMetadata = d.stringList("frame_metadata")
+	c.Settings = value.Settings{}
+	for _, a := range d.spec.Attrs {
+		switch a.Type {
+		case TypeInt:
+			c.Settings[a.Name] = d.integer(a.Name)
+		case TypeEnumList, TypeStringList:
+			c.Settings[a.Name] = d.stringList(a.Name)
+		case TypeBool:
+			c.Settings[a.Name] = d.boolean(a.Name)
+		default:
+			c.Settings[a.Name] = d.str(a.Name)
+		}
+	}
+	l.earlierCanvasKeys(d)
 }
 
 func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
@@ -558,9 +564,12 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 			sc.Layers = append(sc.Layers, l.decodeLayer(n, it.layer.DefRange, it.content, ctx))
 			continue
 		}
+		if l.tooBig {
+			continue // the show is too large already: build no more
+		}
 		v, diags := it.forEach.Value(ctx)
 		l.diags = append(l.diags, diags...)
-		if diags.HasErrors() || !v.IsKnown() {
+		if diags.HasErrors() || !v.IsKnown() || !l.checkedExpr(v, it.forEach, it.forEach.Range()) {
 			continue
 		}
 		ty := v.Type()
@@ -568,11 +577,11 @@ func (l *loader) decodeScene(n *node, ctx *hcl.EvalContext, key Key) *Scene {
 			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each of a dynamic block takes a list, set, map or object; got %s.", showValue(v))
 			continue
 		}
-		if v.LengthInt() > maxInstances {
-			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each has %d elements; at most %d layers are allowed.", v.LengthInt(), maxInstances)
+		if int64(v.LengthInt()) > l.lim[limitInstances] {
+			l.errorf(it.forEach.Range(), "Invalid dynamic for_each value", "for_each has %d elements; at most %s layers are allowed (the %s limit).", v.LengthInt(), thousands(l.lim[limitInstances]), limitTable[limitInstances].Name)
 			continue
 		}
-		if !l.spend(v.LengthInt(), it.forEach.Range()) {
+		if !l.spend(v.LengthInt(), l.bodyWeight(it.contentBlock), it.forEach.Range()) {
 			continue
 		}
 		// One child context serves every iteration: a layer's expressions
@@ -616,11 +625,12 @@ func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *h
 // sceneItem is one layer block, or one dynamic "layer" block, of a scene,
 // read once when the scene is declared.
 type sceneItem struct {
-	layer   *hcl.Block       // a layer block; nil for a dynamic one
-	content *hcl.BodyContent // the layer's (or the dynamic content's) attributes
-	dyn     *hcl.Block       // the dynamic block
-	forEach hcl.Expression
-	iter    string // the iterator's name
+	layer        *hcl.Block       // a layer block; nil for a dynamic one
+	content      *hcl.BodyContent // the layer's (or the dynamic content's) attributes
+	dyn          *hcl.Block       // the dynamic block
+	forEach      hcl.Expression
+	iter         string     // the iterator's name
+	contentBlock *hcl.Block // the dynamic block's content block
 }
 
 var sceneBodySchema = &hcl.BodySchema{
@@ -680,6 +690,7 @@ func (l *loader) readScene(n *node) {
 		lc, diags := cb.Body.Content(spec.bodySchemaRequired())
 		l.diags = append(l.diags, diags...)
 		it.content = lc
+		it.contentBlock = cb
 		n.items = append(n.items, it)
 	}
 }
@@ -780,4 +791,15 @@ func (l *loader) decodeMoved(blk *hcl.Block) {
 	if ok {
 		l.show.Moved = append(l.show.Moved, m)
 	}
+}
+
+// DefaultCanvas is the canvas of a show without a canvas block: every key
+// at the default the schema declares.
+func DefaultCanvas() Canvas {
+	c := Canvas{Settings: value.Settings{}, Attrs: Attrs{}}
+	for _, a := range topBlock("canvas").Attrs {
+		c.Settings[a.Name] = a.Default
+	}
+	delete(c.Settings, earlierRingSize)
+	return c
 }

@@ -56,7 +56,9 @@ func WriteDiagnostics(w io.Writer, files map[string][]byte, diags hcl.Diagnostic
 
 // WriteSnippet prints the range's first line with a line-number gutter and
 // underlines the range on it with carets (to the end of the line when the
-// range runs on). Nothing is printed when src lacks the line.
+// range runs on). Nothing is printed when src lacks the line. A line longer
+// than snippetWidth is cut to the part around the range, its cuts marked
+// with "...": a generated show may hold a line of a hundred kilobytes.
 func WriteSnippet(w io.Writer, src []byte, rng hcl.Range) {
 	if src == nil {
 		return
@@ -65,19 +67,39 @@ func WriteSnippet(w io.Writer, src []byte, rng hcl.Range) {
 	if rng.Start.Line < 1 || rng.Start.Line > len(lines) {
 		return
 	}
-	line := printable(strings.TrimRight(string(lines[rng.Start.Line-1]), "\r"))
+	line := []rune(printable(strings.TrimRight(string(lines[rng.Start.Line-1]), "\r")))
 	num := fmt.Sprint(rng.Start.Line)
-	fmt.Fprintf(w, "  %s | %s\n", num, strings.ReplaceAll(line, "\t", " "))
 	startCol, endCol := rng.Start.Column, rng.End.Column
 	if rng.End.Line != rng.Start.Line {
-		endCol = len([]rune(line)) + 1
+		endCol = len(line) + 1
 	}
 	startCol = max(startCol, 1)
 	if endCol <= startCol {
 		endCol = startCol + 1
 	}
-	fmt.Fprintf(w, "  %s | %s%s\n", strings.Repeat(" ", len(num)), strings.Repeat(" ", startCol-1), strings.Repeat("^", endCol-startCol))
+	prefix, suffix := "", ""
+	if len(line) > snippetWidth {
+		// Keep the start of the range a third of the way in.
+		from := min(max(startCol-1-snippetWidth/3, 0), len(line)-snippetWidth)
+		to := from + snippetWidth
+		if from > 0 {
+			prefix = "..."
+		}
+		if to < len(line) {
+			suffix = "..."
+		}
+		line = line[from:to]
+		startCol -= from
+		endCol = min(endCol-from, snippetWidth+1)
+		startCol += len(prefix)
+		endCol += len(prefix)
+	}
+	fmt.Fprintf(w, "  %s | %s%s%s\n", num, prefix, strings.ReplaceAll(string(line), "\t", " "), suffix)
+	fmt.Fprintf(w, "  %s | %s%s\n", strings.Repeat(" ", len(num)), strings.Repeat(" ", startCol-1), strings.Repeat("^", max(endCol-startCol, 1)))
 }
+
+// snippetWidth is the most characters of a line WriteSnippet prints.
+const snippetWidth = 120
 
 // maxPrinted bounds the diagnostics WriteDiagnostics prints: a binary file
 // given as a show would otherwise fill the terminal.

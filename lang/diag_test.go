@@ -3,6 +3,7 @@ package lang
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/hashicorp/hcl/v2"
 	"strings"
 	"testing"
 )
@@ -68,17 +69,17 @@ func TestParseRate(t *testing.T) {
 		want Rational
 		err  string
 	}{
-		{"30", Rational{30, 1}, ""},
-		{"30000/1001", Rational{30000, 1001}, ""},
-		{"60/2", Rational{30, 1}, ""},
-		{" 25 ", Rational{25, 1}, ""},
+		{"30", Rational{Num: 30, Den: 1}, ""},
+		{"30000/1001", Rational{Num: 30000, Den: 1001}, ""},
+		{"60/2", Rational{Num: 30, Den: 1}, ""},
+		{" 25 ", Rational{Num: 25, Den: 1}, ""},
 		{"29.97", Rational{}, `"30000/1001"`},
 		{"59.94", Rational{}, `"60000/1001"`},
 		{"30.0", Rational{}, `Write "30"`},
 		{"0", Rational{}, "positive"},
 		{"30/0", Rational{}, "positive"},
 		{"1/1000000", Rational{}, "between 1 and 1000"},
-		{"1001/1000", Rational{1001, 1000}, ""},
+		{"1001/1000", Rational{Num: 1001, Den: 1000}, ""},
 		{"fast", Rational{}, "not a frame rate"},
 		{"5000", Rational{}, "between 1 and 1000"},
 	}
@@ -96,8 +97,8 @@ func TestParseSize(t *testing.T) {
 		want Size
 		err  string
 	}{
-		{"1920x1080", Size{1920, 1080}, ""},
-		{"3840x2160", Size{3840, 2160}, ""},
+		{"1920x1080", Size{W: 1920, H: 1080}, ""},
+		{"3840x2160", Size{W: 3840, H: 2160}, ""},
 		{"1921x1080", Size{}, "even"},
 		{"0x1080", Size{}, "between"},
 		{"1920*1080", Size{}, "WIDTHxHEIGHT"},
@@ -132,5 +133,21 @@ func TestBinaryGarbageIsPrintedSafely(t *testing.T) {
 		if r < 0x20 && r != '\n' || r == 0x7f {
 			t.Fatalf("a control character (%#x) reached the output", r)
 		}
+	}
+}
+
+// A line of 70,000 parentheses is printed cut around the error, the caret
+// under the character the error points at.
+func TestSnippetOfALongLine(t *testing.T) {
+	src := "x = " + strings.Repeat("(", 256) + "X" + strings.Repeat("(", 70000) + "\n" // X at column 261
+	var buf bytes.Buffer
+	WriteSnippet(&buf, []byte(src), hcl.Range{Start: hcl.Pos{Line: 1, Column: 261}, End: hcl.Pos{Line: 1, Column: 262}})
+	lines := strings.Split(buf.String(), "\n")
+	if len(lines) != 3 || len(lines[0]) > 140 || !strings.HasPrefix(lines[0], "  1 | ...") || !strings.HasSuffix(lines[0], "(...") {
+		t.Fatalf("snippet:\n%s", buf.String())
+	}
+	caret := strings.Index(lines[1], "^")
+	if caret < 0 || lines[0][caret] != 'X' || strings.Count(lines[1], "^") != 1 {
+		t.Errorf("caret at %d:\n%s", caret, buf.String())
 	}
 }

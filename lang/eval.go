@@ -6,34 +6,77 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
 
-// maxInstances bounds count and for_each so that a typo cannot ask for a
-// billion sources. (A variable only so the fuzz test can make it small.)
-var maxInstances = 10000
-
-// maxElements bounds the whole expanded show (instances and layers), so a
-// show cannot expand into millions of elements (10,000 scenes of 1,000
-// dynamic layers each).
-var maxElements = 100000
-
-// spend counts n more expanded elements and reports false, with an error
-// the first time, once the show has more than maxElements.
-func (l *loader) spend(n int, r hcl.Range) bool {
-	l.elements += n
-	if l.elements <= maxElements {
+// spend counts n more expanded elements (instances or layers) of a body
+// of the given weight (expressions evaluated per element) and reports
+// false, with an error the first time, once the show has more than
+// show_elements, or goes past the expansion limit.
+func (l *loader) spend(n int, weight int64, r hcl.Range) bool {
+	if l.tooBig {
+		return false
+	}
+	if err := l.spendExpansion(int64(n) * max(weight, 1)); err != nil {
+		l.limitDiag(err, r)
+		return false
+	}
+	l.elements += int64(n)
+	if l.elements <= l.lim[limitShowElements] {
 		return true
 	}
 	if !l.tooBig {
 		l.tooBig = true
-		l.errorf(r, "Show too large", "The show expands to more than %d sources, scenes, buses, outputs and layers; this block goes past the limit. Check its count, for_each or dynamic for_each.", maxElements)
+		l.errorf(r, "Show too large", "The show expands to more than %s sources, scenes, buses, outputs and layers (the %s limit); this block goes past it. Check its count, for_each or dynamic for_each.", thousands(l.lim[limitShowElements]), limitTable[limitShowElements].Name)
 	}
 	return false
 }
 
+// checked reports, at r, a value past a limit; it returns false then.
+func (l *loader) checked(v cty.Value, r hcl.Range) bool {
+	return l.checkedExpr(v, nil, r)
+}
+
+// checkedNode is checked for a node's value, recording its size.
+func (l *loader) checkedNode(n *node, v cty.Value, r hcl.Range) bool {
+	size, err := l.checkSize(v)
+	n.size = size
+	if err != nil {
+		l.limitDiag(err, r)
+		return false
+	}
+	return true
+}
+
+// checkedExpr is checked for the value of e, which needs no second check
+// when e only names a variable or a local (or part of one): their values
+// were checked when they were evaluated.
+func (l *loader) checkedExpr(v cty.Value, e hcl.Expression, r hcl.Range) bool {
+	if st, ok := e.(*hclsyntax.ScopeTraversalExpr); ok {
+		if root := st.Traversal.RootName(); root == "local" || root == "var" {
+			return true
+		}
+	}
+	err := l.checkValue(v)
+	if err == nil {
+		return true
+	}
+	l.limitDiag(err, r)
+	return false
+}
+
+// limitDiag reports a check's error at r, unless it is quiet.
+func (l *loader) limitDiag(err error, r hcl.Range) {
+	if le, ok := err.(*limitError); ok && !le.quiet {
+		l.diags = append(l.diags, limitDiagnostic(le, r))
+	}
+}
+
+// functions are the functions a show may call, as cty defines them;
+// a Load calls them through guardedFunctions.
 func functions() map[string]function.Function {
 	return map[string]function.Function{
 		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc,
@@ -127,6 +170,15 @@ func splitKey(key string) (string, string) {
 
 func (l *loader) evalNode(n *node) {
 	n.done = true
+	if l.spent.stopped == nil {
+		l.spent.stopAt = n.rng
+	}
+	for _, d := range n.deps {
+		if l.nodes[d].overLimit {
+			n.overLimit, n.failed, n.value = true, true, cty.DynamicVal
+			return
+		}
+	}
 	switch n.typ {
 	case "var":
 		l.evalVariable(n)
@@ -134,8 +186,13 @@ func (l *loader) evalNode(n *node) {
 		ctx := l.ctxFor(n)
 		v, diags := n.expr.Value(ctx)
 		l.diags = append(l.diags, diags...)
-		if diags.HasErrors() {
+		switch {
+		case diags.HasErrors():
 			v = cty.DynamicVal
+			n.overLimit = limitHit(diags)
+		case !l.checkedNode(n, v, n.expr.Range()):
+			v = cty.DynamicVal
+			n.overLimit = true
 		}
 		n.value = v
 	case "show":
@@ -145,6 +202,18 @@ func (l *loader) evalNode(n *node) {
 	default:
 		l.evalExpanded(n)
 	}
+}
+
+// bodyWeight is the number of expressions in a block's body: what each of
+// its instances evaluates.
+func (l *loader) bodyWeight(b *hcl.Block) int64 {
+	if b == nil {
+		return 1
+	}
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		return l.weights[sb]
+	}
+	return 1
 }
 
 // instance is one expansion of a counted or for_each block.
@@ -175,8 +244,8 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 			l.errorf(count.Expr.Range(), "Invalid count", "count must be a whole number, 0 or more; got %s.", showValue(v))
 			return nil, false
 		}
-		if c > maxInstances {
-			l.errorf(count.Expr.Range(), "Invalid count", "count is %d; at most %d instances of one block are allowed.", c, maxInstances)
+		if int64(c) > l.lim[limitInstances] {
+			l.errorf(count.Expr.Range(), "Invalid count", "count is %d; at most %s instances of one block are allowed (the %s limit).", c, thousands(l.lim[limitInstances]), limitTable[limitInstances].Name)
 			return nil, false
 		}
 		out := make([]instance, c)
@@ -187,7 +256,7 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 	case forEach != nil:
 		v, diags := l.evalMemo(forEach.Expr, ctx)
 		l.diags = append(l.diags, diags...)
-		if diags.HasErrors() || !v.IsWhollyKnown() {
+		if diags.HasErrors() || !l.checkedExpr(v, forEach.Expr, forEach.Expr.Range()) || !v.IsWhollyKnown() {
 			return nil, false
 		}
 		if v.IsNull() {
@@ -218,8 +287,8 @@ func (l *loader) expand(n *node, ctx *hcl.EvalContext, count, forEach *hcl.Attri
 			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each takes a map or a set of strings; got %s.", ty.FriendlyName())
 			return nil, false
 		}
-		if len(out) > maxInstances {
-			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each has %d elements; at most %d instances of one block are allowed.", len(out), maxInstances)
+		if int64(len(out)) > l.lim[limitInstances] {
+			l.errorf(forEach.Expr.Range(), "Invalid for_each", "for_each has %d elements; at most %s instances of one block are allowed (the %s limit).", len(out), thousands(l.lim[limitInstances]), limitTable[limitInstances].Name)
 			return nil, false
 		}
 		return out, true
@@ -320,7 +389,7 @@ func (l *loader) evalExpanded(n *node) {
 		count, forEach = pc.Attributes["count"], pc.Attributes["for_each"]
 	}
 	ins, ok := l.expand(n, ctx, count, forEach)
-	if ok && !l.spend(len(ins), n.rng) {
+	if ok && !l.spend(len(ins), l.bodyWeight(n.block), n.rng) {
 		ok = false
 	}
 	if ok && len(ins) > 1 {
@@ -328,7 +397,7 @@ func (l *loader) evalExpanded(n *node) {
 		for it := range n.iters {
 			variant[it] = true
 		}
-		foldBody(n.block.Body, variant, ctx, l.show.Files[n.rng.Filename], l.foldMemo)
+		foldBody(n.block.Body, variant, ctx, l.show.Files[n.rng.Filename], l.foldMemo, func(v cty.Value) bool { return l.checkValue(v) == nil })
 	}
 	if !ok {
 		n.failed = true

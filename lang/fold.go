@@ -25,17 +25,21 @@ import (
 // an invariant call refers only to variables, locals and whole blocks, whose
 // values never change once evaluated, so the same text has the same value
 // in every block (length(local.all) in ten scenes is evaluated once).
-func foldBody(body hcl.Body, variant map[string]bool, ctx *hcl.EvalContext, src []byte, memo map[string]cty.Value) {
+//
+// within reports whether a value is within the limits; a value that is
+// not is left to be evaluated (and reported) where it is written. A folded
+// value needs no check where it is used (guard's walks skip literals).
+func foldBody(body hcl.Body, variant map[string]bool, ctx *hcl.EvalContext, src []byte, memo map[string]cty.Value, within func(cty.Value) bool) {
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
 		return
 	}
-	f := folder{variant: variant, ctx: ctx, src: src, memo: memo}
+	f := folder{variant: variant, ctx: ctx, src: src, memo: memo, within: within}
 	for _, a := range sb.Attributes {
 		f.children(a.Expr)
 	}
 	for _, b := range sb.Blocks {
-		foldBody(b.Body, variant, ctx, src, memo)
+		foldBody(b.Body, variant, ctx, src, memo, within)
 	}
 }
 
@@ -44,6 +48,7 @@ type folder struct {
 	ctx     *hcl.EvalContext
 	src     []byte // the file's bytes, for the memo key
 	memo    map[string]cty.Value
+	within  func(cty.Value) bool
 }
 
 // fold returns e, or a literal of its value when e is an invariant call.
@@ -58,7 +63,7 @@ func (f folder) fold(e hclsyntax.Expression) hclsyntax.Expression {
 			}
 		}
 		v, diags := call.Value(f.ctx)
-		if !diags.HasErrors() && v.IsWhollyKnown() {
+		if !diags.HasErrors() && f.within(v) && v.IsWhollyKnown() {
 			if key != "" {
 				f.memo[key] = v
 			}
@@ -113,6 +118,8 @@ func (f folder) children(e hclsyntax.Expression) {
 		x.Wrapped = f.fold(x.Wrapped)
 	case *hclsyntax.ParenthesesExpr:
 		x.Expression = f.fold(x.Expression)
+	case *checked:
+		x.ParenthesesExpr.Expression = f.fold(x.inner())
 	case *hclsyntax.RelativeTraversalExpr:
 		x.Source = f.fold(x.Source)
 	}

@@ -39,6 +39,10 @@ type node struct {
 	value  cty.Value // its value for references (DynamicVal when it failed)
 	done   bool
 	failed bool
+	// overLimit says its value went past a limit: what depends on it is
+	// not evaluated (it would only go past the limit again).
+	overLimit bool
+	size      int64 // elements in its value, as its check walked them (vars and locals)
 
 	// results
 	sources []*Source
@@ -66,24 +70,30 @@ type loader struct {
 	// provided raw variable values
 	varVals   map[string]cty.Value
 	varOrigin map[string]string // where each given value came from
+	varBad    map[string]bool   // given values that were refused
 
 	srcByAddr   map[string]*Source
 	sceneByAddr map[string]*Scene
 	busByAddr   map[string]*Bus
 	statCache   map[string]bool
 	counts      []map[string]cty.Value // countVars, by index
-	elements    int                    // expanded so far, for maxElements
+	elements    int64                  // expanded so far, for show_elements
 	tooBig      bool
-	foldMemo    map[string]cty.Value // folded calls by source text
+	lim         limits                    // the limits in force
+	spent       budget                    // of expansion and evaluation_work
+	weights     map[*hclsyntax.Body]int64 // expressions in each body (guard)
+	template    *templateCount            // the template being evaluated (guard)
+	foldMemo    map[string]cty.Value      // folded calls by source text
 	nested      map[*hcl.Block]*hcl.BodyContent
 	attrs       map[*hcl.BodyContent]Attrs
 }
 
 func newLoader(opts Options) *loader {
-	return &loader{
+	l := &loader{
 		opts:        opts,
 		show:        &Show{},
-		funcs:       functions(),
+		lim:         limitValues,
+		weights:     map[*hclsyntax.Body]int64{},
 		byKey:       map[string]int{},
 		names:       map[string][]string{},
 		showNode:    -1,
@@ -96,6 +106,8 @@ func newLoader(opts Options) *loader {
 		nested:      map[*hcl.Block]*hcl.BodyContent{},
 		attrs:       map[*hcl.BodyContent]Attrs{},
 	}
+	l.funcs = l.guardedFunctions()
+	return l
 }
 
 func (l *loader) addNode(n *node) bool {

@@ -3,18 +3,19 @@ package lang
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/onairhq/onair/internal/files"
 )
 
 // Options are the variable values given on the command line and in the
@@ -128,46 +129,39 @@ func readPaths(paths []string) ([]sourceFile, hcl.Diagnostics) {
 	return files, diags
 }
 
-// readRegular reads a show file, refusing anything but a regular file. The
-// file is opened without blocking and checked once open, so that a FIFO put
-// in its place after Load looked at it cannot hang the read.
+// ReadFile reads a show file as Load does: a regular file only (a FIFO or
+// a device is refused by name, never read) of at most the file_bytes
+// limit. A tool that reads show files itself (onair fmt) should read them
+// with it.
+func ReadFile(name string) ([]byte, *hcl.Diagnostic) { return readRegular(name) }
+
+// readRegular reads a show or var file, refusing anything but a regular
+// file (files.ReadRegular: a FIFO cannot hang it) and files over the
+// file_bytes limit.
 func readRegular(name string) ([]byte, *hcl.Diagnostic) {
-	cannot := func(err error) ([]byte, *hcl.Diagnostic) {
-		return nil, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show file", Detail: fmt.Sprintf("%s. Check the path and its permissions.", err)}
+	data, err := files.ReadRegular(name, limitValues[limitFileBytes])
+	var nr *files.NotRegularError
+	var tl *files.TooLargeError
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.As(err, &nr):
+		return nil, notRegularDiag(name, nr.What, hcl.DiagError)
+	case errors.As(err, &tl):
+		lim := limitTable[limitFileBytes]
+		return nil, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: lim.Summary,
+			Detail: fmt.Sprintf("%s is %s bytes; the %s limit is %s bytes. %s", name, thousands(tl.Size), lim.Name, thousands(tl.Max), lim.Advice)}
 	}
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return cannot(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return cannot(err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notRegular(name, fi.Mode(), hcl.DiagError)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return cannot(err)
-	}
-	return data, nil
+	return nil, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read show file", Detail: fmt.Sprintf("%s. Check the path and its permissions.", err)}
 }
 
 // notRegular is the diagnostic for a show path that is not a regular file
 // (a FIFO, a socket, a device): it names the file and what it is.
 func notRegular(name string, mode os.FileMode, sev hcl.DiagnosticSeverity) *hcl.Diagnostic {
-	what := "not a regular file"
-	switch {
-	case mode&os.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case mode&os.ModeSocket != 0:
-		what = "a socket"
-	case mode&os.ModeCharDevice != 0:
-		what = "a character device"
-	case mode&os.ModeDevice != 0:
-		what = "a device"
-	}
+	return notRegularDiag(name, files.Describe(mode), sev)
+}
+
+func notRegularDiag(name, what string, sev hcl.DiagnosticSeverity) *hcl.Diagnostic {
 	if sev == hcl.DiagWarning {
 		return &hcl.Diagnostic{Severity: sev, Summary: "Show file skipped: not a regular file",
 			Detail: fmt.Sprintf("%s is %s, not a regular file, so it is not read as part of the show. Show files are read whole; rename it or move it out of the directory.", name, what)}
@@ -207,6 +201,12 @@ func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 	}
 	l.assemble()
 	l.show.Hash = l.hash(files)
+	for _, d := range l.diags {
+		limitFromCall(d) // so that stoppedDiagnostic sees the limits' summaries
+	}
+	if d := l.stoppedDiagnostic(l.diags); d != nil {
+		l.diags = append(l.diags, d)
+	}
 	return l.show, finishDiags(l.diags)
 }
 
@@ -222,6 +222,9 @@ func finishDiags(in hcl.Diagnostics) hcl.Diagnostics {
 	seen := make(map[key]bool, len(in))
 	out := make(hcl.Diagnostics, 0, len(in))
 	for _, d := range in {
+		if !limitFromCall(d) {
+			continue
+		}
 		k := key{sev: d.Severity, summary: d.Summary, detail: d.Detail}
 		if d.Subject != nil {
 			k.file, k.start, k.end = d.Subject.Filename, d.Subject.Start.Byte, d.Subject.End.Byte
@@ -268,13 +271,8 @@ func (l *loader) hash(files []sourceFile) string {
 }
 
 func (l *loader) parseFile(f sourceFile) {
-	file, diags := hclsyntax.ParseConfig(f.data, f.name, hcl.InitialPos)
-	l.diags = append(l.diags, diags...)
-	if file == nil || file.Body == nil {
-		return
-	}
-	body, ok := file.Body.(*hclsyntax.Body)
-	if !ok {
+	body := l.parse(f.data, f.name)
+	if body == nil {
 		return
 	}
 	content, diags := body.Content(rootSchema)
@@ -283,6 +281,27 @@ func (l *loader) parseFile(f sourceFile) {
 	for _, blk := range content.Blocks {
 		l.declare(blk, dir)
 	}
+}
+
+// parse parses a show or var file and guards its expressions (guard.go);
+// nil when it cannot be parsed. Nesting is checked first: hcl's parser
+// would overflow the stack on text nested too deep.
+func (l *loader) parse(data []byte, name string) *hclsyntax.Body {
+	if d := checkNesting(data, name, int(l.lim[limitNesting]), l.lim.numberTextMax()); d != nil {
+		l.diags = append(l.diags, d)
+		return nil
+	}
+	file, diags := hclsyntax.ParseConfig(data, name, hcl.InitialPos)
+	l.diags = append(l.diags, diags...)
+	if file == nil || file.Body == nil {
+		return nil
+	}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	l.diags = append(l.diags, l.guardBody(body)...)
+	return body
 }
 
 // errorf appends an error diagnostic.

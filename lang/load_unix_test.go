@@ -104,3 +104,18 @@ func TestReadRegularRefusesFIFO(t *testing.T) {
 		t.Fatal("readRegular hangs on a FIFO")
 	}
 }
+
+// ReadFile, for tools that read show files themselves, refuses a link to
+// /dev/zero (reading it would never end) by name, and reads a show.
+func TestReadFileRefusesDevZero(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "zero.hcl")
+	if err := os.Symlink("/dev/zero", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, d := ReadFile(link); d == nil || d.Summary != "Not a regular file" || !strings.Contains(d.Detail, link+" is a character device") {
+		t.Errorf("ReadFile(link to /dev/zero): %v", d)
+	}
+	if data, d := ReadFile("testdata/good/vars.hcl"); d != nil || !strings.Contains(string(data), "from-file") {
+		t.Errorf("ReadFile(vars.hcl): %v", d)
+	}
+}

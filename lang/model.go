@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // This file is the typed model a show decodes into. It is the contract
@@ -74,18 +76,12 @@ type Attrs map[string]hcl.Range
 // Has reports whether the attribute was written in the show file.
 func (a Attrs) Has(name string) bool { _, ok := a[name]; return ok }
 
-// Canvas holds the settings that decide how frames travel. Every field has a
-// documented default (see Schema) applied by the decoder.
+// Canvas holds the settings that decide how frames travel, by the names the
+// schema gives them (canvas.raw_upload is Settings.String("raw_upload")),
+// every one with its default applied by the decoder. The plan carries the
+// same Settings: a new canvas key is one line in the schema plus its use.
 type Canvas struct {
-	RawUpload         string   // hwupload | pinned | direct | resident
-	InputRouting      string   // input | demux
-	SourceFanOut      string   // thread | event_loop
-	InputPollMs       int      // 0..1000; 0 = wake for every arriving frame
-	AuxInputPollMs    int      // 0..1000
-	PacingLoops       int      // 1..64
-	BrowserFrameQueue int      // 1..9
-	ImportTTLMs       int      // ms
-	FrameMetadata     []string // timestamp keys stamped on decoded frames
+	value.Settings
 
 	DeclRange hcl.Range // zero when the show has no canvas block
 	Attrs     Attrs
@@ -215,14 +211,14 @@ func (k Key) String() string {
 	return ""
 }
 
-// Size is a frame size in pixels; both positive and even.
-type Size struct{ W, H int }
+// Size is a frame size in pixels.
+type Size = value.Size
 
 // Rect is x, y, width and height in canvas pixels.
 type Rect struct{ X, Y, W, H int }
 
 // Rational is an exact frame rate or time base, always reduced, Den > 0.
-type Rational struct{ Num, Den int64 }
+type Rational = value.Rational
 
 // PixelFormat is a frame format.
 type PixelFormat string

@@ -40,10 +40,35 @@ func Reference(markdown bool) string {
 	r.heading("Variables")
 	r.para("Values come from, in rising precedence: the default, the environment (" + EnvVarPrefix + "NAME=VALUE), -var-file FILE (HCL lines NAME = VALUE), -var NAME=VALUE. A -var or environment value is taken as a string when the variable's type is a primitive (string, number, bool) and parsed as HCL otherwise (lists, maps, objects; with no type, when it parses).")
 
+	r.heading("Limits")
+	r.para("So that no show, however written, can crash onair, exhaust its memory or keep it busy, the language puts these bounds on a show; a show that goes past one gets an error where it does, naming the limit. They are far above what shows need.")
+	if markdown {
+		b.WriteString("| limit | default | what it bounds |\n|---|---|---|\n")
+		for _, l := range limitTable {
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", l.Name, mdEscape(limitDefaultText(l)), mdEscape(l.Doc))
+		}
+		b.WriteString("\n")
+	} else {
+		for _, l := range limitTable {
+			fmt.Fprintf(&b, "  %-18s %s. %s\n", l.Name, limitDefaultText(l), l.Doc)
+		}
+		b.WriteString("\n")
+	}
+
 	for _, blk := range Schema {
 		r.block(blk, 2)
 	}
 	return b.String()
+}
+
+// limitDefaultText is a limit's default as the reference prints it:
+// "1,048,576 bytes (1 MiB)".
+func limitDefaultText(l Limit) string {
+	s := thousands(l.Default) + " " + l.Unit
+	if l.Unit == "bytes" && l.Default%(1<<20) == 0 {
+		s += fmt.Sprintf(" (%d MiB)", l.Default>>20)
+	}
+	return s
 }
 
 type refWriter struct {

@@ -1,32 +1,16 @@
 package lang
 
 import (
-	"flag"
-	"os"
+	"github.com/onairhq/onair/internal/golden"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/REFERENCE.md from the schema")
 
 // TestReferenceIsCurrent fails when docs/REFERENCE.md differs from what the
 // schema generates; run `go test ./lang -run TestReferenceIsCurrent -update`.
 func TestReferenceIsCurrent(t *testing.T) {
 	const path = "../docs/REFERENCE.md"
-	want := Reference(true)
-	if *update {
-		os.MkdirAll("../docs", 0o755)
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v; generate it with: go test ./lang -run TestReferenceIsCurrent -update", err)
-	}
-	if string(got) != want {
-		t.Fatalf("docs/REFERENCE.md is out of date with lang/schema.go; regenerate with: go test ./lang -run TestReferenceIsCurrent -update (or make docs)")
-	}
+	golden.Check(t, path, []byte(Reference(true)))
 }
 
 // TestReferenceCoversSchema: every block, kind, attribute, enum value and
@@ -58,6 +42,19 @@ func TestReferenceCoversSchema(t *testing.T) {
 		}
 		for _, b := range Schema {
 			walk(b)
+		}
+	}
+}
+
+// TestReferenceListsLimits: every limit appears in both renderings, with
+// its default and its doc, so the reference says what each error means.
+func TestReferenceListsLimits(t *testing.T) {
+	for _, md := range []bool{true, false} {
+		ref := Reference(md)
+		for _, l := range limitTable {
+			if !strings.Contains(ref, l.Name) || !strings.Contains(ref, limitDefaultText(l)) || !strings.Contains(ref, l.Doc) {
+				t.Errorf("markdown=%v: reference lacks limit %s", md, l.Name)
+			}
 		}
 	}
 }

@@ -185,6 +185,7 @@ var Schema = []*Block{
 			{Name: "aux_input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "The same for AUX compositors."},
 			{Name: "pacing_loops", Type: TypeInt, Default: 4, Range: rng(1, 64), Doc: "Number of source pacing loops; source i paces on pacing_{i % n}."},
 			{Name: "browser_frame_queue", Type: TypeInt, Default: 9, Range: rng(1, 9), Doc: "Buffers per browser source; three of nine are the return queue, so 3 or less leaves none."},
+			{Name: "browser_ring_size", Type: TypeInt, Range: rng(1, 1<<20), DefaultDoc: "none", Doc: "The earlier spelling of browser_frame_queue, still read: above 9 means 9. Write browser_frame_queue instead (lint browser-ring-size)."},
 			{Name: "import_ttl_ms", Type: TypeInt, Default: 10000, Range: rng(0, 3600000), Doc: "How long an imported browser buffer stays mapped, in ms; under 10000 is legal but lint warns (re-imports still page)."},
 			{Name: "frame_metadata", Type: TypeEnumList, Enum: FrameMetadataKeys, Default: []string{}, Doc: "Timestamp keys stamped on decoded frames; keys nobody reads are pruned."},
 		},

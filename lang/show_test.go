@@ -49,18 +49,18 @@ func TestDemo192Shape(t *testing.T) {
 	if buses["program"] != 2 || buses["aux"] != 20 || len(s.Scenes) != 256 || len(s.Outputs) != 24 {
 		t.Errorf("buses %v, %d scenes, %d outputs; want 2 program, 20 aux, 256 scenes, 24 outputs", buses, len(s.Scenes), len(s.Outputs))
 	}
-	if s.Size != (Size{1920, 1080}) || s.FrameRate != (Rational{30, 1}) {
+	if s.Size != (Size{W: 1920, H: 1080}) || s.FrameRate != (Rational{Num: 30, Den: 1}) {
 		t.Errorf("size %v rate %v", s.Size, s.FrameRate)
 	}
 }
 
 func TestFeatures(t *testing.T) {
 	s := mustLoad(t, []string{"testdata/good/features.hcl"}, Options{})
-	if s.Name != "studio" || s.Format != P010 || s.FrameRate != (Rational{30000, 1001}) || s.Size != (Size{1280, 720}) {
+	if s.Name != "studio" || s.Format != P010 || s.FrameRate != (Rational{Num: 30000, Den: 1001}) || s.Size != (Size{W: 1280, H: 720}) {
 		t.Errorf("show = %q %v %v %v", s.Name, s.Format, s.FrameRate, s.Size)
 	}
 	c := s.Canvas
-	if c.PacingLoops != 2 || c.RawUpload != "direct" || c.ImportTTLMs != 10000 || len(c.FrameMetadata) != 2 || !c.Attrs.Has("pacing_loops") || c.Attrs.Has("raw_upload") {
+	if c.Int("pacing_loops") != 2 || c.String("raw_upload") != "direct" || c.Int("import_ttl_ms") != 10000 || len(c.Strings("frame_metadata")) != 2 || !c.Attrs.Has("pacing_loops") || c.Attrs.Has("raw_upload") {
 		t.Errorf("canvas = %+v", c)
 	}
 	var addrs []string
@@ -181,7 +181,7 @@ func TestVariablePrecedence(t *testing.T) {
 
 func TestDirectoryMerge(t *testing.T) {
 	s := mustLoad(t, []string{"testdata/good/dir"}, Options{})
-	if s.Name != "split" || s.FrameRate != (Rational{25, 1}) || len(s.Sources) != 1 || len(s.Outputs) != 1 || s.Outputs[0].Bus != s.Buses[0] || len(s.Files) != 2 {
+	if s.Name != "split" || s.FrameRate != (Rational{Num: 25, Den: 1}) || len(s.Sources) != 1 || len(s.Outputs) != 1 || s.Outputs[0].Bus != s.Buses[0] || len(s.Files) != 2 {
 		t.Errorf("merged show wrong: %+v", s)
 	}
 }

@@ -56,6 +56,9 @@ func declaresShow(path string) bool {
 	if d != nil {
 		return false
 	}
+	if CheckText(data, path) != nil {
+		return false // Load says why
+	}
 	f, _ := hclsyntax.ParseConfig(data, path, hcl.InitialPos)
 	if f == nil {
 		return false

@@ -42,12 +42,11 @@ func (l *loader) readVarValues() {
 			continue
 		}
 		l.show.Files[path] = data
-		file, diags := hclsyntax.ParseConfig(data, path, hcl.InitialPos)
-		l.diags = append(l.diags, diags...)
-		if file == nil {
+		body := l.parse(data, path)
+		if body == nil {
 			continue
 		}
-		attrs, diags := file.Body.JustAttributes()
+		attrs, diags := body.JustAttributes()
 		l.diags = append(l.diags, diags...)
 		list := make([]*hcl.Attribute, 0, len(attrs))
 		for _, a := range attrs {
@@ -77,6 +76,7 @@ func (l *loader) readVarValues() {
 		raw[name] = rawVar{text: l.opts.Vars[name], origin: "-var " + name}
 	}
 	l.varVals = map[string]cty.Value{}
+	l.varBad = map[string]bool{}
 	l.varOrigin = map[string]string{}
 	for name, rv := range raw {
 		l.varOrigin[name] = rv.origin
@@ -85,6 +85,8 @@ func (l *loader) readVarValues() {
 		v, ok := l.parseRaw(rv, ty)
 		if ok {
 			l.varVals[name] = v
+		} else {
+			l.varBad[name] = true // reported; not "no value"
 		}
 	}
 }
@@ -115,10 +117,27 @@ func (l *loader) parseRaw(rv rawVar, ty cty.Type) (cty.Value, bool) {
 	if ty.IsPrimitiveType() {
 		return cty.StringVal(rv.text), true
 	}
+	// Nesting is checked before hcl parses the text (hcl's parser would
+	// overflow the stack); the diagnostic places it in the value.
+	if d := checkNesting([]byte(rv.text), rv.origin, int(l.lim[limitNesting]), l.lim.numberTextMax()); d != nil {
+		d.Detail = fmt.Sprintf("The value of %s: %s", rv.origin, d.Detail)
+		l.diags = append(l.diags, d)
+		return cty.NilVal, false
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(rv.text), rv.origin, hcl.InitialPos)
 	if !diags.HasErrors() {
-		if v, diags := expr.Value(ctx); !diags.HasErrors() {
+		expr, gdiags := l.guardExpr(expr)
+		if gdiags.HasErrors() {
+			l.diags = append(l.diags, gdiags...)
+			return cty.NilVal, false
+		}
+		v, diags := expr.Value(ctx)
+		if !diags.HasErrors() {
 			return v, true
+		}
+		if limitHit(diags) {
+			l.diags = append(l.diags, diags...)
+			return cty.NilVal, false
 		}
 	}
 	if ty == cty.DynamicPseudoType {
@@ -144,6 +163,10 @@ func (l *loader) evalVariable(n *node) {
 		ty = t
 	}
 	secret := l.sensitive(n)
+	if l.varBad[n.name] {
+		n.failed = true // the value given was refused, and said why
+		return
+	}
 	val, given := l.varVals[n.name]
 	var subject hcl.Range = n.rng
 	if !given {
@@ -162,7 +185,17 @@ func (l *loader) evalVariable(n *node) {
 		val = v
 		subject = def.Expr.Range()
 	}
-	cv, err := convert.Convert(val, ty)
+	if err := l.numberArg(val, ty); err != nil {
+		l.limitDiag(err, subject)
+		n.failed = true
+		return
+	}
+	cv, err := l.convert(val, ty)
+	if _, ok := err.(*limitError); ok {
+		l.limitDiag(err, subject)
+		n.failed = true
+		return
+	}
 	if err != nil {
 		from := "its default"
 		if given {
@@ -174,6 +207,10 @@ func (l *loader) evalVariable(n *node) {
 		}
 		l.errorf(subject, "Invalid value for variable", "var.%s must be %s, but %s, %s, is not: %s.", n.name, typeexpr.TypeString(ty), from, shown, err)
 		n.failed = true
+		return
+	}
+	if !l.checkedNode(n, cv, subject) {
+		n.failed, n.overLimit = true, true
 		return
 	}
 	n.value = cv

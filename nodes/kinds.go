@@ -28,6 +28,8 @@ var builtin = []*Kind{
 		Name: "input_rec",
 		Doc:  "Reads a media file in packets on its own thread, with a read timeout. With input_routing = \"input\" it hands a one-stream file's video straight to the decoder.",
 		Params: []Param{pathParam, loopParam,
+			{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Doc: "A raw file's pixel format (raw files only: an encoded file says its own)."},
+			{Name: "size", Type: String, Doc: "A raw file's picture size, WIDTHxHEIGHT (raw files only)."},
 			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
 			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Live: true, Doc: "A read that takes longer stops the source with an error."},
 			tsKeys, colourParam},
@@ -66,18 +68,20 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "raw_video_file_cuda",
-		Doc:  "Reads raw NV12/P010 frames with pread() straight into page-locked memory and has the GPU fetch them: one copy, one thread, no demux, decoder or upload. direct holds one frame of page-locked memory; resident holds the whole file (pinned, unswappable) and reads each picture once.",
+		Doc:  "Reads raw NV12/P010 frames with pread() straight into page-locked memory and has the GPU fetch them: one copy, no demux, decoder or upload, and no thread of its own: it runs on its source's pacing loop. direct holds one frame of page-locked memory and hands its reads to a pool of reader threads shared by every direct source; resident holds the whole file (pinned, unswappable), reads each picture once and queues later transfers from the loop.",
 		Params: []Param{
 			{Name: "mode", Type: Enum, Enum: []string{"direct", "resident"}, Default: "direct", Doc: "direct: one page-locked frame; resident: a page-locked block the size of the file."},
 			pathParam, loopParam, formatParam, sizeParam, colourParam,
 			{Name: "write_combined", Type: Bool, Default: false, Doc: "Allocate the block write-combined (measured: no difference; stays off)."},
 		},
-		Traits:    Traits{Blocking: true, Roles: Source | Uploader, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"mode": {"direct", "resident"}},
+			Pool: &Pool{Name: "raw readers", Threads: 4}, PoolWhen: map[string][]string{"mode": {"direct"}},
+			Roles: Source | Uploader, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been transferred to device memory",
 	},
 	{
 		Name: "ipc_dmabuf_source",
-		Doc:  "Receives a browser window's GPU buffers as file descriptors over a Unix socket, and gives one finished buffer back per arriving frame from its return queue.",
+		Doc:  "Receives a producer's buffers (a browser window's DMA-BUFs on the GPU, sealed memfds on the CPU) as file descriptors over a Unix socket (docs/PRODUCER-PROTOCOL.md), on its own thread, and gives one finished buffer back per arriving frame from its return queue; a retired connection gets every buffer back before its drain marker.",
 		Params: []Param{
 			{Name: "socket", Type: String, Doc: "The Unix socket the browser service connects to."},
 			{Name: "return_queue", Type: Int, Default: 0, Min: ptr(0), Max: ptr(64), Doc: "Finished frames held back and returned one per arriving frame; 0 returns every frame at once."},
@@ -89,10 +93,10 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "gpu_import",
-		Doc:  "Registers DMA-BUF buffers with CUDA and keeps each import for import_ttl_ms after its last use; releases run on its own thread (a release holds a lock every CUDA call in the process needs).",
+		Doc:  "Imports each received buffer once (CUDA external memory on the GPU, mmap on the CPU), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA, straight or premultiplied alpha composited over black, or NV12) to the canvas format in BT.709 limited range; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
-			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
-			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "Drop imports of buffers the browser destroyed as soon as they are idle."},
+			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
+			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
 			formatParam,
 		},
 		Traits:    Traits{Blocking: true, Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},
@@ -102,7 +106,7 @@ var builtin = []*Kind{
 		Name: "realtime",
 		Doc:  "Paces a file source's frames on the show's clock, on its source's pacing loop. Counts in a rational time base (1/120000 s) and treats a release time inside the clock's current millisecond as due.",
 		Params: []Param{
-			{Name: "time_base", Type: Rational, Doc: "The unit it counts and stamps in, \"1/120000\"."},
+			{Name: "time_base", Type: Rational, Default: "1/120000", Doc: "The unit it counts and stamps in."},
 			{Name: "tick_period", Type: Rational, Doc: "Older spelling: the period of one clock tick. A node takes time_base or tick_period, never both."},
 			rateParam,
 		},
@@ -143,7 +147,7 @@ var builtin = []*Kind{
 		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut). A Program compositor has a thread of its own; an AUX compositor is paced by the default loop.",
 		Params: []Param{
 			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
-			{Name: "input_poll_ms", Type: Int, Default: 0, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
+			{Name: "input_poll_ms", Type: Int, Default: 8, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
 			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			formatParam, sizeParam, rateParam,

@@ -107,9 +107,6 @@ type Param struct {
 	Live bool
 }
 
-// Range returns pointers for Param.Min and Param.Max.
-func Range(min, max int) (*int, *int) { return &min, &max }
-
 // Traits are what the compiler's rules read.
 type Traits struct {
 	// Blocking nodes need a thread of their own; the rest are driven by an
@@ -119,6 +116,12 @@ type Traits struct {
 	// an event loop after all (an AUX compositor is paced by the default
 	// loop; a Program compositor has its own thread).
 	LoopWhen map[string][]string
+	// Pool, when set, is a pool of threads the kind's nodes share when
+	// their params match PoolWhen (they run on an event loop and hand
+	// their blocking work to the pool): the plan counts the pool's
+	// threads once, at most Pool.Threads, not a thread per node.
+	Pool     *Pool
+	PoolWhen map[string][]string
 	Roles    Role
 	Domain   Domain   // where the frames it emits live; "" for sinks
 	Takes    []string // formats accepted on input edges; empty for sources
@@ -126,6 +129,12 @@ type Traits struct {
 	// MaxOutputs bounds the output edges: 1 for an ordinary node, more for
 	// fan-outs and routing nodes, 0 for sinks.
 	MaxOutputs int
+}
+
+// Pool is a pool of threads shared by several nodes.
+type Pool struct {
+	Name    string
+	Threads int // at most this many (fewer on a machine with fewer cores)
 }
 
 // Kind is one node kind.
@@ -170,6 +179,26 @@ func (k *Kind) RunsOnThread(params map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// InPool returns the pool a node of this kind with these params hands its
+// blocking work to, or nil.
+func (k *Kind) InPool(params map[string]any) *Pool {
+	if k.Traits.Pool == nil || k.RunsOnThread(params) {
+		return nil
+	}
+	for name, values := range k.Traits.PoolWhen {
+		v, ok := params[name]
+		if !ok {
+			if p, found := k.Param(name); found {
+				v = p.Default
+			}
+		}
+		if s, isStr := v.(string); isStr && contains(values, s) {
+			return k.Traits.Pool
+		}
+	}
+	return nil
 }
 
 // Has reports whether the kind has every role in r.

@@ -137,6 +137,13 @@ func (e *Edge[T]) Consumed() *Signal { return e.consumed }
 // counts a drop: a loop node that must not block uses it and waits on
 // Consumed for room.
 func (e *Edge[T]) TryPut(v T) (bool, error) {
+	// Read v's timestamp before v is queued: once it is, its consumer owns
+	// it and may be changing it.
+	ts, stamped := any(v).(Timestamped)
+	var at int64
+	if stamped {
+		at = ts.Timestamp()
+	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -149,13 +156,11 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.buf[(e.head+e.n)%len(e.buf)] = v
 	e.n++
 	e.enqueued.Add(1)
-	// Read the timestamp before unlocking: from then on a consumer may take
-	// v and restamp it (the realtime pacer does).
-	if ts, ok := any(v).(Timestamped); ok {
-		e.lastTS.Store(ts.Timestamp())
-	}
 	e.mu.Unlock()
 	e.lastPut.Store(Now())
+	if stamped {
+		e.lastTS.Store(at)
+	}
 	if rl := e.ready.Load(); rl != nil {
 		rl.set.Mark(rl.i)
 	}

@@ -190,14 +190,12 @@ func NewExecutor[T any](p *plan.Plan, lookup Lookup[T], opts Options) (*Executor
 			bad("edge %d (%s -> %s) names a node the plan does not declare", i, e.From, e.To)
 			continue
 		}
-		pol, err := ParsePolicy(e.Policy)
-		if err != nil {
+		if _, err := ParsePolicy(e.Policy); err != nil {
 			bad("edge %s -> %s: %v", e.From, e.To, err)
 		}
 		if e.Capacity < 1 {
 			bad("edge %s -> %s: capacity %d: must be at least 1", e.From, e.To, e.Capacity)
 		}
-		_ = pol
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("plan %q cannot run:\n  %s", p.Show, strings.Join(problems, "\n  "))

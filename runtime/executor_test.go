@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/internal/value"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,14 +69,8 @@ type testSource struct {
 }
 
 func (w *world) newSource(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
-	failAt, err := ctx.ParamInt("fail_at", -1)
-	if err != nil {
-		return nil, err
-	}
-	silent, err := ctx.ParamBool("silent", false)
-	if err != nil {
-		return nil, err
-	}
+	failAt := param(ctx.Plan.Params, "fail_at", -1)
+	silent := param(ctx.Plan.Params, "silent", false)
 	w.mu.Lock()
 	inst := w.instances[n.ID]
 	w.instances[n.ID]++
@@ -141,10 +136,7 @@ type testCompositor struct {
 }
 
 func (w *world) newCompositor(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
-	ms, err := ctx.ParamInt("every_ms", 0)
-	if err != nil {
-		return nil, err
-	}
+	ms := param(ctx.Plan.Params, "every_ms", 0)
 	return &testCompositor{w: w, every: time.Duration(ms) * time.Millisecond}, nil
 }
 
@@ -226,14 +218,8 @@ func (w *world) newSink(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], 
 	if len(ctx.Inputs) != 1 {
 		return nil, fmt.Errorf("sink %s: wants one input, has %d", n.ID, len(ctx.Inputs))
 	}
-	ms, err := ctx.ParamInt("start_delay_ms", 0)
-	if err != nil {
-		return nil, err
-	}
-	pan, err := ctx.ParamBool("panic", false)
-	if err != nil {
-		return nil, err
-	}
+	ms := param(ctx.Plan.Params, "start_delay_ms", 0)
+	pan := param(ctx.Plan.Params, "panic", false)
 	w.mu.Lock()
 	inst := w.instances[n.ID]
 	w.instances[n.ID]++
@@ -273,7 +259,7 @@ func (k *testSink) Stop() {}
 // monitor bus (drop, 1); Program feeds a recorder sink.
 func showPlan(n int, edit func(p *plan.Plan)) *plan.Plan {
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "runtime-test", FrameRate: "30", Size: "64x36", Format: "nv12",
-		Canvas: plan.Canvas{PacingLoops: 2},
+		Canvas: value.Settings{"pacing_loops": 2},
 		Loops:  []plan.Loop{{Name: "default"}, {Name: "pacing_0"}, {Name: "pacing_1"}},
 	}
 	for i := 0; i < n; i++ {
@@ -288,7 +274,7 @@ func showPlan(n int, edit func(p *plan.Plan)) *plan.Plan {
 	}
 	p.Nodes = append(p.Nodes,
 		plan.Node{ID: "bus.pgm/compositor", Kind: "compositor", Address: "bus.pgm", Group: "bus.pgm", Placement: plan.Placement{Thread: true}},
-		plan.Node{ID: "bus.mon/compositor", Kind: "compositor", Address: "bus.mon", Group: "bus.mon", Placement: plan.Placement{Thread: true}, Params: map[string]any{"every_ms": float64(100)}},
+		plan.Node{ID: "bus.mon/compositor", Kind: "compositor", Address: "bus.mon", Group: "bus.mon", Placement: plan.Placement{Thread: true}, Params: map[string]any{"every_ms": 100}},
 		plan.Node{ID: "output.rec/sink", Kind: "sink", Address: "output.rec", Group: "output.rec", Placement: plan.Placement{Thread: true}})
 	p.Groups = append(p.Groups,
 		plan.Group{Name: "bus.pgm", Order: 1, Restartable: true},
@@ -419,8 +405,8 @@ func TestExecutorRestartKeepsBufferedFrames(t *testing.T) {
 	w := newWorld()
 	p := &plan.Plan{Show: "restart", FrameRate: "30", Loops: []plan.Loop{{Name: "default"}, {Name: "pacing_0"}},
 		Nodes: []plan.Node{
-			{ID: "source.s/test_source", Kind: "test_source", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}, Params: map[string]any{"fail_at": float64(3)}},
-			{ID: "output.rec/sink", Kind: "sink", Group: "output.rec", Placement: plan.Placement{Thread: true}, Params: map[string]any{"start_delay_ms": float64(1600)}},
+			{ID: "source.s/test_source", Kind: "test_source", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}, Params: map[string]any{"fail_at": 3}},
+			{ID: "output.rec/sink", Kind: "sink", Group: "output.rec", Placement: plan.Placement{Thread: true}, Params: map[string]any{"start_delay_ms": 1600}},
 		},
 		Edges:  []plan.Edge{{From: "source.s/test_source", To: "output.rec/sink", Capacity: 3, Policy: "block"}},
 		Groups: []plan.Group{{Name: "source.s", Order: 0, Restartable: true}, {Name: "output.rec", Order: 1}},
@@ -491,7 +477,7 @@ func TestExecutorFailureEndsRun(t *testing.T) {
 	leakCheck(t)
 	w := newWorld()
 	p := showPlan(2, func(p *plan.Plan) {
-		nodeByID(p, "source.s[0]/test_source").Params["fail_at"] = float64(5)
+		nodeByID(p, "source.s[0]/test_source").Params["fail_at"] = 5
 		p.Groups[0].Restartable = false
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -583,7 +569,7 @@ func TestExecutorLoopNodes(t *testing.T) {
 			{ID: "source.s/test_source", Kind: "test_source", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}},
 			{ID: "source.s/relay", Kind: "relay", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}},
 			{ID: "output.a/sink", Kind: "sink", Group: "outputs", Placement: plan.Placement{Thread: true}},
-			{ID: "output.b/sink", Kind: "sink", Group: "outputs", Placement: plan.Placement{Thread: true}, Params: map[string]any{"start_delay_ms": float64(300)}},
+			{ID: "output.b/sink", Kind: "sink", Group: "outputs", Placement: plan.Placement{Thread: true}, Params: map[string]any{"start_delay_ms": 300}},
 		},
 		Edges: []plan.Edge{
 			{From: "source.s/test_source", To: "source.s/relay", Capacity: 3, Policy: "block"},
@@ -690,4 +676,13 @@ func TestLoopHandlerPanicFailsOnlyItsNode(t *testing.T) {
 	if n := x.Status().Nodes[0]; !strings.Contains(n.LastError, "panic in a handler on loop default: boom") {
 		t.Errorf("node status: %+v", n)
 	}
+}
+
+// param reads a test node's param, or def when absent (test kinds are not
+// in the registry, so nodes.Decode does not know them).
+func param[T any](s value.Settings, key string, def T) T {
+	if v, ok := s[key].(T); ok {
+		return v
+	}
+	return def
 }

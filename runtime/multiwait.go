@@ -70,9 +70,6 @@ func (m *MultiWait) Add(s *Signal) (int, error) {
 	return i, nil
 }
 
-// Len is the number of signals.
-func (m *MultiWait) Len() int { return len(m.sigs) }
-
 // Wait blocks until at least one signal fired or the deadline (monotonic ns,
 // see Now; 0 for none) passes, and returns the indices of the signals that
 // fired, consumed. The slice is reused by the next Wait.

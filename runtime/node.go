@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	goruntime "runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -298,51 +297,6 @@ func (c *NodeContext[T]) FramePeriod() (TimeBase, error) {
 		rate = c.Show.FrameRate
 	}
 	return FramePeriod(rate)
-}
-
-// Param reads a string param, or def when absent.
-func (c *NodeContext[T]) Param(key, def string) string {
-	switch v := c.Plan.Params[key].(type) {
-	case string:
-		return v
-	case nil:
-		return def
-	default:
-		return fmt.Sprint(v)
-	}
-}
-
-// ParamInt reads a whole-number param (JSON numbers arrive as float64), or
-// def when absent; a value of another type is an error naming the param.
-func (c *NodeContext[T]) ParamInt(key string, def int) (int, error) {
-	switch v := c.Plan.Params[key].(type) {
-	case nil:
-		return def, nil
-	case int:
-		return v, nil
-	case int64:
-		return int(v), nil
-	case float64:
-		if v == float64(int(v)) {
-			return int(v), nil
-		}
-	case string:
-		if n, err := strconv.Atoi(v); err == nil {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("node %s: param %q = %v: want a whole number", c.Plan.ID, key, c.Plan.Params[key])
-}
-
-// ParamBool reads a boolean param, or def when absent.
-func (c *NodeContext[T]) ParamBool(key string, def bool) (bool, error) {
-	switch v := c.Plan.Params[key].(type) {
-	case nil:
-		return def, nil
-	case bool:
-		return v, nil
-	}
-	return false, fmt.Errorf("node %s: param %q = %v: want true or false", c.Plan.ID, key, c.Plan.Params[key])
 }
 
 // cancel marks the context stopping and wakes everything the node may wait

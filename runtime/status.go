@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -195,4 +196,39 @@ type Status struct {
 	Nodes   []NodeStatus   `json:"nodes"`
 	Edges   []EdgeStats    `json:"edges"`
 	Threads []ThreadStatus `json:"threads"`
+}
+
+// Usage is the CPU the process has used (getrusage), and its threads and
+// resident memory, at one moment.
+type Usage struct {
+	User, System time.Duration
+	Threads      int
+	RSSBytes     int64
+}
+
+// ReadUsage reads the process's usage now.
+func ReadUsage() Usage {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	u := Usage{User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano())}
+	if ents, err := os.ReadDir("/proc/self/task"); err == nil {
+		u.Threads = len(ents)
+	}
+	u.RSSBytes = int64(ru.Maxrss) * 1024
+	return u
+}
+
+// Since renders what the process used between then and u, over wall time
+// d: "Process: 12.3 % of one core (user 9.1 %, system 3.2 %) over 30s, 23
+// threads, 45 MB peak resident".
+func (u Usage) Since(then Usage, d time.Duration) string {
+	pct := func(x time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return 100 * float64(x) / float64(d)
+	}
+	user, sys := u.User-then.User, u.System-then.System
+	return fmt.Sprintf("Process: %.1f %% of one core (user %.1f %%, system %.1f %%) over %v on air, %d threads, %.0f MB peak resident",
+		pct(user+sys), pct(user), pct(sys), d.Round(time.Millisecond), u.Threads, float64(u.RSSBytes)/1e6)
 }

@@ -45,21 +45,6 @@ func (a Action) Symbol() string {
 	return " "
 }
 
-// rank orders actions by how much they disturb the show on air.
-func (a Action) rank() int {
-	switch a {
-	case Update:
-		return 1
-	case Create:
-		return 2
-	case Delete:
-		return 3
-	case Replace:
-		return 4
-	}
-	return 0
-}
-
 // Reason is a stable code saying why a change has its action.
 type Reason string
 
@@ -717,17 +702,20 @@ func showAttrs(old, new *plan.Plan) []Attr {
 		add("show.format", old.Format, new.Format)
 		add("show.profile", old.Profile, new.Profile)
 	}
-	oc, nc := old.Canvas, new.Canvas
-	add("canvas.raw_upload", oc.RawUpload, nc.RawUpload)
-	add("canvas.input_routing", oc.InputRouting, nc.InputRouting)
-	add("canvas.source_fan_out", oc.SourceFanOut, nc.SourceFanOut)
-	add("canvas.input_poll_ms", oc.InputPollMs, nc.InputPollMs)
-	add("canvas.aux_input_poll_ms", oc.AuxInputPollMs, nc.AuxInputPollMs)
-	add("canvas.pacing_loops", oc.PacingLoops, nc.PacingLoops)
-	add("canvas.browser_frame_queue", oc.BrowserFrameQueue, nc.BrowserFrameQueue)
-	add("canvas.import_ttl_ms", oc.ImportTTLMs, nc.ImportTTLMs)
-	if len(oc.FrameMetadata) > 0 || len(nc.FrameMetadata) > 0 {
-		add("canvas.frame_metadata", oc.FrameMetadata, nc.FrameMetadata)
+	keys := map[string]bool{}
+	for k := range old.Canvas {
+		keys[k] = true
+	}
+	for k := range new.Canvas {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		add("canvas."+k, old.Canvas[k], new.Canvas[k])
 	}
 	return out
 }

@@ -3,9 +3,8 @@ package diff_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
+	"github.com/onairhq/onair/internal/golden"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // compile loads and compiles a show file of the test suite.
 func compile(t *testing.T, path string) *plan.Plan {
@@ -128,8 +125,8 @@ func TestGoldenShowPairs(t *testing.T) {
 			if txt.String() != txt2.String() {
 				t.Errorf("a saved plan diffs differently from the show:\n%s\nvs\n%s", txt2.String(), txt.String())
 			}
-			golden(t, filepath.Join(dir, "want.txt"), txt.Bytes())
-			golden(t, filepath.Join(dir, "want.json"), js.Bytes())
+			golden.Check(t, filepath.Join(dir, "want.txt"), txt.Bytes())
+			golden.Check(t, filepath.Join(dir, "want.json"), js.Bytes())
 		})
 	}
 }
@@ -142,23 +139,6 @@ func TestSameShowNoChanges(t *testing.T) {
 			r.WriteText(&b)
 			t.Errorf("%s against itself:\n%s", show, b.String())
 		}
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 

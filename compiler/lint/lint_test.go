@@ -3,8 +3,9 @@ package lint_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/onairhq/onair/internal/golden"
+	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"os"
 	"path/filepath"
@@ -20,11 +21,15 @@ import (
 	"github.com/onairhq/onair/lang"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
+// lintFile lints a show as compiled for the cuda backend, or for the cpu
+// backend when its name starts with "cpu-".
 func lintFile(t *testing.T, path string) ([]lint.Finding, map[string][]byte) {
 	t.Helper()
-	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "test"})
+	target := &nodecuda.Lowering
+	if strings.HasPrefix(filepath.Base(path), "cpu-") {
+		target = &cpu.Lowering
+	}
+	fs, files := lint.Show([]string{path}, lang.Options{}, compiler.Options{Target: target, ToolVersion: "test"})
 	return fs, files
 }
 
@@ -49,23 +54,6 @@ func render(t *testing.T, r *lint.Report, format string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 func rulesFound(fs []lint.Finding) map[string]bool {
@@ -114,7 +102,7 @@ func TestBrokenShows(t *testing.T) {
 			for id := range got {
 				fired[id] = true
 			}
-			golden(t, strings.TrimSuffix(p, ".hcl")+".txt", render(t, r, "text"))
+			golden.Check(t, strings.TrimSuffix(p, ".hcl")+".txt", render(t, r, "text"))
 		})
 	}
 	for _, r := range lint.Rules() {
@@ -147,7 +135,7 @@ func TestRepositoryShows(t *testing.T) {
 			if e, _, _ := lint.Counts(r.Findings); e > 0 {
 				t.Errorf("%s has %d lint errors:\n%s", p, e, render(t, r, "text"))
 			}
-			golden(t, filepath.Join("testdata", "shows", name+".txt"), render(t, r, "text"))
+			golden.Check(t, filepath.Join("testdata", "shows", name+".txt"), render(t, r, "text"))
 		})
 	}
 }
@@ -190,7 +178,7 @@ func TestIgnores(t *testing.T) {
 			if strings.Join(ignored, ",") != strings.Join(w.ignored, ",") || strings.Join(active, ",") != strings.Join(w.active, ",") {
 				t.Errorf("ignored %v active %v, want %v and %v", ignored, active, w.ignored, w.active)
 			}
-			golden(t, strings.TrimSuffix(p, ".hcl")+".txt", render(t, r, "text"))
+			golden.Check(t, strings.TrimSuffix(p, ".hcl")+".txt", render(t, r, "text"))
 		})
 	}
 	// The did-you-mean for a misspelt id.
@@ -248,7 +236,7 @@ e = 4
 func TestFormats(t *testing.T) {
 	r := report(t, "testdata/ignores/with-reason.hcl", "testdata/broken/hygiene.hcl", "testdata/ignores/not-ignorable.hcl")
 	for _, f := range []string{"json", "sarif", "github"} {
-		golden(t, filepath.Join("testdata", "formats."+f), render(t, r, f))
+		golden.Check(t, filepath.Join("testdata", "formats."+f), render(t, r, f))
 	}
 	var b bytes.Buffer
 	if err := r.Write(&b, "xml"); err == nil || !strings.Contains(err.Error(), "text, json, sarif, github") {

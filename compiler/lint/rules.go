@@ -3,13 +3,13 @@ package lint
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
 )
 
 // The lint rules: lessons the seeds paid for, and show hygiene. Each is a
@@ -18,6 +18,7 @@ import (
 // never node kind names.
 var rules = []*compiler.Rule{
 	browserReturnQueue,
+	browserRingSize,
 	importTTLShort,
 	rawHwuploadRate,
 	residentPinnedMemory,
@@ -30,6 +31,7 @@ var rules = []*compiler.Rule{
 	busWithoutOutput,
 	unusedScene,
 	sharedOutputPath,
+	cpuDrawCost,
 }
 
 // The rules an inline ignore comment itself can break. They have no Run:
@@ -119,13 +121,35 @@ source show that missed 28 and 21 Program deadlines in ten minutes at 30 fps.
 Leave browser_frame_queue at 9.`,
 	Run: func(p *compiler.Pass) {
 		n := countKind(p.Show, "browser")
-		q := p.Show.Canvas.BrowserFrameQueue
+		q := p.Show.Canvas.Int("browser_frame_queue")
 		if n == 0 || q > 3 {
 			return
 		}
 		report(p, canvasRange(p.Show, "browser_frame_queue"),
 			fmt.Sprintf("browser_frame_queue = %d leaves the %s no return queue", q, plural(n, "browser source")),
 			"Three of nine frames are the return queue; with 3 or fewer every frame goes back as soon as it is let go, in bunches, and the browser's buffer pool churns: each new buffer is a CUDA import whose release stalls every GPU call (the seeds' show missed Program deadlines at 30 fps). Set browser_frame_queue = 9.")
+	},
+}
+
+var browserRingSize = &compiler.Rule{
+	ID:        "browser-ring-size",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `browser_ring_size is the earlier spelling of browser_frame_queue.
+
+The canvas key was renamed when the return queue came (seed 003): the
+browser service's ring size is not a ring of buffers but how many frames a
+window may have out at once, three of which are the return queue. The old
+key is still read, and a value above 9 means 9, the most a window has out.
+Write browser_frame_queue instead.`,
+	Run: func(p *compiler.Pass) {
+		if !p.Show.Canvas.Attrs.Has("browser_ring_size") {
+			return
+		}
+		q := p.Show.Canvas.Int("browser_frame_queue")
+		report(p, canvasRange(p.Show, "browser_ring_size"),
+			fmt.Sprintf("browser_ring_size is the earlier spelling of browser_frame_queue; read as browser_frame_queue = %d", q),
+			fmt.Sprintf("Write browser_frame_queue = %d (values above 9 are read as 9: a window has at most nine frames out, three of them returning).", q))
 	},
 }
 
@@ -142,7 +166,7 @@ lock every other GPU call waits on. The seeds' mixer used four frame-queue
 lengths, under a second at 30 fps; imports now stay at least 10 s.`,
 	Run: func(p *compiler.Pass) {
 		n := countKind(p.Show, "browser")
-		ttl := p.Show.Canvas.ImportTTLMs
+		ttl := p.Show.Canvas.Int("import_ttl_ms")
 		if n == 0 || ttl >= 10000 {
 			return
 		}
@@ -168,7 +192,7 @@ The rule fires when raw sources upload with hwupload at 50 fps or more, or
 when they move more raw frames a second than half that show did (510).
 Use raw_upload = "direct" (one copy, no upload thread) or "resident".`,
 	Run: func(p *compiler.Pass) {
-		if p.Show.Canvas.RawUpload != "hwupload" {
+		if p.Show.Canvas.String("raw_upload") != "hwupload" {
 			return
 		}
 		var n int
@@ -217,7 +241,7 @@ that feeds every file source; 4 GiB that can never be swapped out is an
 eighth of a 32 GB host, and the seeds' 8.8 GB was more than a quarter of
 one. Ignore the finding with a reason when the host is sized for it.`,
 	Run: func(p *compiler.Pass) {
-		if p.Show.Canvas.RawUpload != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
+		if p.Show.Canvas.String("raw_upload") != "resident" || countKind(p.Show, "raw_file") == 0 || p.Plan == nil {
 			return
 		}
 		used := p.Plan.Estimates.PinnedHostBytes
@@ -248,7 +272,7 @@ the file, and later passes only transfer it to the GPU. A source that does
 not loop shows each picture once, so it pays the unswappable memory and
 saves no read. Set loop = true, or use raw_upload = "direct".`,
 	Run: func(p *compiler.Pass) {
-		if p.Show.Canvas.RawUpload != "resident" {
+		if p.Show.Canvas.String("raw_upload") != "resident" {
 			return
 		}
 		for _, s := range p.Show.Sources {
@@ -290,12 +314,12 @@ sources or more.`,
 			}
 		}
 		c := p.Show.Canvas
-		if c.InputPollMs == 0 && prog > 0 {
+		if c.Int("input_poll_ms") == 0 && prog > 0 {
 			report(p, canvasRange(p.Show, "input_poll_ms"),
 				fmt.Sprintf("input_poll_ms = 0 wakes %s for every frame that arrives from %d sources", plural(prog, "Program compositor"), len(p.Show.Sources)),
 				"Set input_poll_ms = 8: a compositor then sleeps to its deadline and looks for frames at most every 8 ms (at once for a cut). The seeds' Program compositors fell from 3,400 to 230 wake-ups a second.")
 		}
-		if c.AuxInputPollMs == 0 && aux > 0 {
+		if c.Int("aux_input_poll_ms") == 0 && aux > 0 {
 			report(p, canvasRange(p.Show, "aux_input_poll_ms"),
 				fmt.Sprintf("aux_input_poll_ms = 0 wakes %s for every frame that arrives", plural(aux, "AUX compositor")),
 				"Set aux_input_poll_ms = 8; the seeds' 20 AUX compositors fell from 264 to 184 wake-ups a second each.")
@@ -346,7 +370,7 @@ quarter. 100 sources on one loop measured 43 % of a core and 924 wake-ups a
 second. The rule fires for pacing_loops = 1 with 50 sources or more.`,
 	Run: func(p *compiler.Pass) {
 		n := len(p.Show.Sources)
-		if p.Show.Canvas.PacingLoops != 1 || n < 50 {
+		if p.Show.Canvas.Int("pacing_loops") != 1 || n < 50 {
 			return
 		}
 		rel := float64(n*n) / 10000
@@ -370,7 +394,7 @@ second it paces and fires when the busiest carries at least 1.5 times the
 average and 60 frames a second more. Reorder the sources or change
 pacing_loops so the fast ones spread.`,
 	Run: func(p *compiler.Pass) {
-		n := p.Show.Canvas.PacingLoops
+		n := p.Show.Canvas.Int("pacing_loops")
 		if n < 2 || len(p.Show.Sources) < 8 {
 			return
 		}
@@ -509,6 +533,174 @@ own path.`,
 	},
 }
 
+// ---- the CPU backend ----
+
+// RuleCPUDrawCost is the id of the rule `onair run` also checks before a
+// show goes on air on the CPU backend.
+const RuleCPUDrawCost = "cpu-draw-cost"
+
+// What the CPU backend's compositor costs, in ns of one core, from
+// nodes/cpu/BENCHMARKS.md. It scales a layer with a separable filter: a
+// layer shrunk r:1 reads 2r+2 taps a sample across, on r source rows for
+// every row drawn, then 2r+2 taps down (4 taps each way when enlarging).
+// BenchmarkComposite's scenes give about 1.14 ns a tap: its 1080p scene
+// (three layers shrunk 2:1, one shrunk 3:1 and blended) took 38.9 ms, the
+// 640x360 one 4.3 ms, the 640x360 one from 1080p sources (6:1 and 9:1)
+// 25 ms. An opaque layer at its own size is a row copy: nv12-1080p-copy,
+// the canvas painted black and one such layer, took 1.9 to 3 ms, about
+// 0.5 ns a pixel to paint and 0.8 to copy.
+const (
+	cpuNsPerTap       = 1.14
+	cpuCopyNsPerPixel = 0.8
+	cpuFillNsPerPixel = 0.5
+	cpuMaxBands       = 4 // the backend draws canvases of 720p and up in up to 4 bands
+)
+
+// CPUTick is one bus's estimated cost of drawing a tick on the CPU.
+type CPUTick struct {
+	Bus      *lang.Bus
+	Scene    *lang.Scene // its dearest scene; nil for an AUX bus showing one source
+	CPUNs    float64     // ns of one core a tick
+	Pixels   int64       // pixels of layers drawn a tick
+	Bands    int         // how many cores at most share the drawing
+	WallNs   float64     // CPUNs spread over Bands
+	PeriodNs float64     // the show's frame period
+}
+
+// EstimateCPUTicks estimates what drawing a tick costs each bus on the
+// CPU backend, for its dearest scene (a transition draws two scenes and
+// briefly costs more).
+func EstimateCPUTicks(s *lang.Show) []CPUTick {
+	w, h := s.Size.W, s.Size.H
+	bands := 1
+	if w*h >= 1280*720 {
+		bands = cpuMaxBands
+	}
+	period := 1e9 / rate(s.FrameRate, lang.Rational{Num: 30, Den: 1})
+	var out []CPUTick
+	for _, b := range s.Buses {
+		t := CPUTick{Bus: b, Bands: bands, PeriodNs: period}
+		var scenes []*lang.Scene
+		switch {
+		case b.Kind == "program":
+			scenes = s.Scenes // it can cut to any scene
+		case b.Scene != nil:
+			scenes = []*lang.Scene{b.Scene}
+		case b.Source != nil:
+			t.CPUNs, t.Pixels = cpuSceneCost(s, []*lang.Layer{{Source: b.Source, Rect: lang.Rect{W: w, H: h}, Opacity: 1}})
+		}
+		for _, sc := range scenes {
+			if ns, px := cpuSceneCost(s, sc.Layers); ns > t.CPUNs || t.Scene == nil {
+				t.Scene, t.CPUNs, t.Pixels = sc, ns, px
+			}
+		}
+		t.WallNs = t.CPUNs / float64(bands)
+		out = append(out, t)
+	}
+	return out
+}
+
+// cpuSceneCost is the ns of one core and the pixels of layers to draw a
+// scene: the canvas painted black, then every visible layer.
+func cpuSceneCost(s *lang.Show, layers []*lang.Layer) (float64, int64) {
+	cw, ch := s.Size.W, s.Size.H
+	ns := cpuFillNsPerPixel * float64(cw*ch)
+	var pixels int64
+	for _, l := range layers {
+		if l == nil || l.Opacity <= 0 || l.Source == nil {
+			continue
+		}
+		r := l.Rect
+		if r.W <= 0 || r.H <= 0 {
+			r = lang.Rect{W: cw, H: ch}
+		}
+		// The part of the rect on the canvas.
+		visW, visH := min(r.X+r.W, cw)-max(r.X, 0), min(r.Y+r.H, ch)-max(r.Y, 0)
+		if visW <= 0 || visH <= 0 {
+			continue
+		}
+		visible := float64(visW) * float64(visH) / (float64(r.W) * float64(r.H))
+		sw, sh := float64(l.Source.Size.W), float64(l.Source.Size.H)
+		if sw <= 0 || sh <= 0 {
+			sw, sh = float64(cw), float64(ch)
+		}
+		if l.Crop != nil && l.Crop.W > 0 && l.Crop.H > 0 {
+			sw, sh = float64(l.Crop.W), float64(l.Crop.H)
+		}
+		// The picture's size on the canvas, and the source it reads.
+		dw, dh := float64(r.W), float64(r.H)
+		switch l.Fit {
+		case "contain":
+			k := math.Min(dw/sw, dh/sh)
+			ns += cpuFillNsPerPixel * (dw*dh - sw*k*sh*k) * visible // the padding
+			dw, dh = sw*k, sh*k
+		case "cover":
+			k := math.Max(dw/sw, dh/sh)
+			sw, sh = dw/k, dh/k
+		}
+		area := dw * dh * visible
+		pixels += int64(area)
+		if sw == dw && sh == dh && l.Opacity >= 1 {
+			ns += cpuCopyNsPerPixel * area
+			continue
+		}
+		rx, ry := sw/dw, sh/dh
+		taps := ry*(2*math.Max(1, rx)+2) + 2*math.Max(1, ry) + 2
+		ns += cpuNsPerTap * taps * area
+	}
+	return ns, pixels
+}
+
+var cpuDrawCost = &compiler.Rule{
+	ID:        RuleCPUDrawCost,
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `The CPU backend cannot draw a bus within its frame period.
+
+The cpu backend composites in Go on the host. Its cost per tick follows the
+pixels it draws: about 20 ns of one core a pixel for a layer shrunk 2:1 or
+blended, more for larger shrinks, under 1 ns for one shown opaque at its
+own size (a row copy) and to paint the canvas black (nodes/cpu/BENCHMARKS.md).
+A canvas of 720p and up is drawn in bands on up to 4 cores. The rule estimates each bus's dearest
+scene and fires when even 4 cores (1 below 720p) would take longer than a
+frame period: the bus then misses most of its deadlines and runs below its
+rate (a 16384x16384 show ran at 4 fps, with 475 missed deadlines in 20 s).
+Only shows compiled for a backend that draws in host memory are checked;
+onair run prints the warning too. Use a smaller canvas or fewer layers, a
+lower frame_rate, or the GPU backend.`,
+	Run: func(p *compiler.Pass) {
+		if p.Options.Target == nil || p.Options.Target.Domain != nodes.Host {
+			return
+		}
+		for _, t := range EstimateCPUTicks(p.Show) {
+			if t.WallNs <= t.PeriodNs {
+				continue
+			}
+			what := "its source"
+			if t.Scene != nil {
+				what = t.Scene.Address()
+			}
+			cores := fmt.Sprintf("even on %d cores", t.Bands)
+			if t.Bands == 1 {
+				cores = "on the one core a canvas under 720p is drawn on"
+			}
+			report(p, t.Bus.DeclRange,
+				fmt.Sprintf("%s needs about %s of CPU to draw a tick of %s (%.0f Mpixels of layers on a %dx%d canvas); %s that is %s a tick, more than the %s frame period",
+					t.Bus.Address(), ms(t.CPUNs), what, float64(t.Pixels)/1e6, p.Show.Size.W, p.Show.Size.H, cores, ms(t.WallNs), ms(t.PeriodNs)),
+				fmt.Sprintf("The cpu backend would miss most of this bus's deadlines and run at about %s fps instead of %s. Use a smaller canvas or fewer layers, a lower frame_rate, or compile for the GPU backend.",
+					fmtRate(math.Min(1e9/t.WallNs, 1e9/t.PeriodNs)), fmtRate(1e9/t.PeriodNs)))
+		}
+	},
+}
+
+// ms writes ns as milliseconds for a person: 33.3 ms, 2,684 ms.
+func ms(ns float64) string {
+	if ns >= 100e6 {
+		return fmt.Sprintf("%.0f ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.1f ms", ns/1e6)
+}
+
 // ---- helpers ----
 
 // capitalise upper-cases the first letter: "sources at 30 fps" starts a
@@ -599,13 +791,3 @@ func trimFloat(f float64) string {
 }
 
 func gb(b float64) string { return fmt.Sprintf("%.1f GB", b/1e9) }
-
-// sortedIDs returns the rules' ids in order.
-func sortedIDs(rs []*compiler.Rule) []string {
-	ids := make([]string, 0, len(rs))
-	for _, r := range rs {
-		ids = append(ids, r.ID)
-	}
-	sort.Strings(ids)
-	return ids
-}

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,7 @@ func TestMarshalLoadRoundTrip(t *testing.T) {
 }
 
 func TestLoadRefuses(t *testing.T) {
+	cur := fmt.Sprintf(`{"format_version":%d`, FormatVersion) // an object left open
 	good, _ := Marshal(samplePlan())
 	other := samplePlan()
 	other.FormatVersion = FormatVersion + 1
@@ -52,14 +54,14 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		{"corrupt", `{"format_version": 1, `, "", "corrupt JSON"},
 		{"not a plan", `{"hello": 1}`, "", "no format_version"},
-		{"other format", string(otherFmt), "", "plan format 2, but this onair reads format 1"},
+		{"other format", string(otherFmt), "", fmt.Sprintf("plan format %d, but this onair reads format %d", FormatVersion+1, FormatVersion)},
 		{"other tool", string(good), "9.9.9", `onair "1.2.3", but this is onair "9.9.9"`},
 		{"unknown field", strings.Replace(string(good), `"show":`, `"extra": 1, "show":`, 1), "", "unknown field"},
 		{"trailing", string(good) + "{}", "", "corrupt JSON"},
 		{"dangling edge", string(dang), "", "unknown node"},
-		{"only a format version", `{"format_version":1}`, "", "names no show"},
-		{"only a format version, tool checked", `{"format_version":1}`, "1.2.3", `onair ("1.2.3") can use: it names no tool_version`},
-		{"no nodes", `{"format_version":1,"show":"s","nodes":[]}`, "", "no nodes"},
+		{"only a format version", cur + `}`, "", "names no show"},
+		{"only a format version, tool checked", cur + `}`, "1.2.3", `onair ("1.2.3") can use: it names no tool_version`},
+		{"no nodes", cur + `,"show":"s","nodes":[]}`, "", "no nodes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,8 +119,8 @@ func TestCheckShow(t *testing.T) {
 func FuzzLoadPlan(f *testing.F) {
 	good, _ := Marshal(samplePlan())
 	f.Add(good)
-	f.Add([]byte(`{"format_version":1}`))
-	f.Add([]byte(`{"format_version":1,"nodes":[{"id":"a","kind":"k","placement":{"thread":true}}],"edges":[{"from":"a","to":"a","capacity":1}]}`))
+	f.Add([]byte(`{"format_version":2}`))
+	f.Add([]byte(`{"format_version":2,"nodes":[{"id":"a","kind":"k","placement":{"thread":true}}],"edges":[{"from":"a","to":"a","capacity":1}]}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := LoadVersion(bytes.NewReader(data), "")

@@ -15,10 +15,12 @@
 // is read without the show it came from.
 package plan
 
-import "fmt"
+import "github.com/onairhq/onair/internal/value"
 
-// FormatVersion is bumped whenever the JSON shape changes incompatibly.
-const FormatVersion = 1
+// FormatVersion is bumped whenever the JSON shape changes incompatibly; a
+// plan of another version is refused with what to do (compile it again).
+// 2: canvas settings and node params are read back with their types.
+const FormatVersion = 2
 
 // Plan is a compiled show.
 type Plan struct {
@@ -35,7 +37,9 @@ type Plan struct {
 	FrameRate string `json:"frame_rate"` // "30" or "30000/1001"
 	Format    string `json:"format"`     // nv12 | p010
 
-	Canvas Canvas `json:"canvas"`
+	// Canvas is the canvas settings in effect, defaults applied, by the
+	// show language's names.
+	Canvas value.Settings `json:"canvas"`
 
 	Nodes     []Node    `json:"nodes"`
 	Edges     []Edge    `json:"edges"`
@@ -75,19 +79,6 @@ type Moved struct {
 	To   string `json:"to"`
 }
 
-// Canvas is the canvas settings in effect, defaults applied.
-type Canvas struct {
-	RawUpload         string   `json:"raw_upload"`
-	InputRouting      string   `json:"input_routing"`
-	SourceFanOut      string   `json:"source_fan_out"`
-	InputPollMs       int      `json:"input_poll_ms"`
-	AuxInputPollMs    int      `json:"aux_input_poll_ms"`
-	PacingLoops       int      `json:"pacing_loops"`
-	BrowserFrameQueue int      `json:"browser_frame_queue"`
-	ImportTTLMs       int      `json:"import_ttl_ms"`
-	FrameMetadata     []string `json:"frame_metadata"`
-}
-
 // Node is one node of the compiled graph.
 type Node struct {
 	ID      string `json:"id"`      // unique: "<address>/<kind>" such as "source.cam[3]/dec_video"
@@ -96,28 +87,12 @@ type Node struct {
 	Group   string `json:"group"`   // the node group it starts with
 
 	Placement Placement      `json:"placement"`
-	Params    map[string]any `json:"params,omitempty"` // values are string, float64/int, bool or []string
+	Params    value.Settings `json:"params,omitempty"` // string, int, bool or []string, the same read back from JSON
 	Format    string         `json:"format,omitempty"` // the format it emits: nv12 | p010
 	Domain    string         `json:"domain,omitempty"` // where its output lives: host | device
 	Size      string         `json:"size,omitempty"`   // the frame size it emits, "1920x1080"; empty for packets and sinks
 
 	Range *Range `json:"range,omitempty"` // the show-file range that made it
-}
-
-// Strings reads a list param as a freshly compiled plan holds it
-// ([]string) or a loaded one does ([]any); nil when absent.
-func (n *Node) Strings(key string) []string {
-	switch v := n.Params[key].(type) {
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			out = append(out, fmt.Sprint(x))
-		}
-		return out
-	}
-	return nil
 }
 
 // Placement says where a node runs: on a named event loop, or on a thread of

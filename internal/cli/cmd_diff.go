@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/onairhq/onair/internal/backends"
+	"github.com/onairhq/onair/internal/files"
 	"io"
 	"os"
 	"strings"
@@ -100,14 +101,14 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// maxPlanBytes bounds a saved plan the CLI reads (the 10,000-source show's
+// plan is about 12 MB).
+const maxPlanBytes = 256 << 20
+
 // isSavedPlan reports whether path is a file holding a saved plan (JSON)
 // rather than a show.
 func isSavedPlan(path string) bool {
-	fi, err := os.Stat(path)
-	if err != nil || fi.IsDir() {
-		return false
-	}
-	data, err := os.ReadFile(path)
+	data, err := files.ReadRegular(path, maxPlanBytes)
 	if err != nil {
 		return false
 	}
@@ -120,7 +121,7 @@ func isSavedPlan(path string) bool {
 // printed to stderr with their snippets.
 func loadPlanOrShow(path string, lopts lang.Options, copts compiler.Options, stderr io.Writer) (*plan.Plan, error) {
 	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		data, err := os.ReadFile(path)
+		data, err := files.ReadRegular(path, maxPlanBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/onairhq/onair/internal/backends"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestDiffCommand(t *testing.T) {
 	corrupt := filepath.Join(t.TempDir(), "corrupt.json")
 	os.WriteFile(corrupt, []byte(`{"format_version": 1, "nodes": [`), 0o644)
 	bare := filepath.Join(t.TempDir(), "bare.json")
-	os.WriteFile(bare, []byte(`{"format_version":1}`), 0o644)
+	os.WriteFile(bare, []byte(fmt.Sprintf(`{"format_version":%d}`, plan.FormatVersion)), 0o644)
 	savedWith := func(name string, edit func(*plan.Plan)) string {
 		p := *res.Plan
 		p.Nodes = append([]plan.Node(nil), res.Plan.Nodes...)

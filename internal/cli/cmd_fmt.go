@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"github.com/onairhq/onair/internal/files"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,20 +38,20 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	files, err := fmtFiles(paths, *recursive)
+	names, err := fmtFiles(paths, *recursive)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair fmt: %v\n", err)
 		return 1
 	}
-	if len(files) == 0 {
+	if len(names) == 0 {
 		fmt.Fprintf(stderr, "onair fmt: no .hcl files in %s\n", strings.Join(paths, ", "))
 		return 1
 	}
 	rc := 0
-	for _, name := range files {
-		src, err := os.ReadFile(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "onair fmt: %v\n", err)
+	for _, name := range names {
+		src, d := lang.ReadFile(name)
+		if d != nil {
+			lang.WriteDiagnostics(stderr, nil, hcl.Diagnostics{d}, isTerminal(stderr))
 			rc = 1
 			continue
 		}
@@ -72,11 +73,9 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if *write {
-			mode := os.FileMode(0o644)
-			if st, err := os.Stat(name); err == nil {
-				mode = st.Mode().Perm()
-			}
-			if err := os.WriteFile(name, out, mode); err != nil {
+			// A temporary file renamed over the show, keeping its mode:
+			// a full disk leaves the show as it was.
+			if err := files.WriteAtomic(name, out, 0o644); err != nil {
 				fmt.Fprintf(stderr, "onair fmt: %v\n", err)
 				rc = 1
 			}
@@ -88,6 +87,9 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 // formatShow returns the canonical form of one show file, or the syntax
 // errors that keep it from being formatted.
 func formatShow(name string, src []byte) ([]byte, hcl.Diagnostics) {
+	if d := lang.CheckText(src, name); d != nil { // nesting the parser cannot take
+		return nil, hcl.Diagnostics{d}
+	}
 	f, diags := hclwrite.ParseConfig(src, name, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diags

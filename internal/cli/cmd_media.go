@@ -54,6 +54,10 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("-rate: %v", err)
 	}
+	// No rate a show would refuse (the language's limits).
+	if _, msg := lang.ParseRate(r.String()); msg != "" {
+		return usage("-rate %s Shows play no other rate.", msg)
+	}
 	f, err := frame.ParseFormat(*format)
 	if err != nil {
 		return usage("-format: %v", err)
@@ -91,6 +95,10 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if n == 0 {
 		n = int((2*r.Num + r.Den - 1) / r.Den)
 	}
+	if err := mediaFits(*out, *kind, f, w, h, r, n); err != nil {
+		fmt.Fprintf(stderr, "onair media: %v\n", err)
+		return 1
+	}
 	tp, err := media.NewTestPattern(media.TestPatternConfig{ID: *out, StampID: uint16(*id), Pattern: p, Format: f, Width: w, Height: h, Rate: r,
 		Solid: [3]uint8{128, 90, 160}})
 	if err != nil {
@@ -104,7 +112,25 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func writeMedia(path, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
+func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
+	// Written beside the target and renamed over it once whole: a full
+	// disk or an interrupt never leaves a clip cut short under its name.
+	tmp, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%w (check that the directory exists)", err)
+	}
+	path := tmp.Name()
+	tmp.Close()
+	defer func() {
+		if err == nil {
+			if err = os.Chmod(path, 0o644); err == nil {
+				err = os.Rename(path, final)
+			}
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
 	fr, err := frame.New(f, w, h)
 	if err != nil {
 		return err
@@ -128,7 +154,7 @@ func writeMedia(path, kind string, tp *media.TestPattern, f frame.Format, w, h i
 	}
 	file, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("%w (check that the directory exists)", err)
+		return err
 	}
 	defer func() {
 		if cerr := file.Close(); err == nil && cerr != nil {
@@ -148,6 +174,43 @@ func writeMedia(path, kind string, tp *media.TestPattern, f frame.Format, w, h i
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// mediaFits refuses a file that will not fit on its disk: n frames (and,
+// for Y4M, the header and the FRAME lines) against the free space of the
+// file system holding it, plus what a file it replaces holds. Where the
+// free space cannot be read, it says nothing.
+func mediaFits(path, kind string, f frame.Format, w, h int, r frame.Rational, n int) error {
+	need := int64(n) * int64(f.Size(w, h))
+	if kind == "y4m" {
+		need += 64 + 6*int64(n)
+	}
+	dir := filepath.Dir(path)
+	free, ok := media.FreeSpace(dir)
+	if !ok {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		free += fi.Size() // truncated before writing
+	}
+	if need <= free {
+		return nil
+	}
+	return fmt.Errorf("-o %s: %d frames of %dx%d %v need %s, and the file system holding %s has %s free: use fewer -frames (%d fit), a smaller -size or -rate, or another directory",
+		path, n, w, h, f, mediaBytes(need), dir, mediaBytes(free), free/max(need/int64(max(n, 1)), 1))
+}
+
+// mediaBytes writes a size in bytes for a person: 20.7 MB, 691.2 GB.
+func mediaBytes(b int64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%d bytes", b)
 }
 
 // mediaKinds maps the extensions onair media writes to the kind of file:

@@ -97,6 +97,9 @@ func TestMediaBadFlags(t *testing.T) {
 		{[]string{}, "-o FILE is required"},
 		{[]string{"-o", "x.nv12", "-size", "641x360"}, "even"},
 		{[]string{"-o", "x.nv12", "-rate", "fast"}, "not a frame rate"},
+		// No rate a show would refuse: 691 GB for two seconds at a million fps.
+		{[]string{"-o", "x.nv12", "-rate", "1000000"}, `-rate "1000000": a frame rate is between 1 and 1000 frames per second`},
+		{[]string{"-o", "x.nv12", "-rate", "1/2"}, "between 1 and 1000"},
 		{[]string{"-o", "x.nv12", "-format", "rgb"}, "nv12 or p010"},
 		{[]string{"-o", "x.nv12", "-pattern", "zebra"}, "bars, ramp"},
 		{[]string{"-o", "x.nv12", "-kind", "mp4"}, "raw or y4m"},
@@ -138,5 +141,20 @@ func TestMediaBadFlags(t *testing.T) {
 	}
 	if rc, _, errs := runCLI(t, "media", "-o", "/nonexistent/dir/x.nv12"); rc != 1 || !strings.Contains(errs, "directory") {
 		t.Errorf("unwritable: rc %d %q", rc, errs)
+	}
+}
+
+// TestMediaRefusesWhatWillNotFit: a file larger than the free space of its
+// disk is refused before anything is written, with the sizes and what to do.
+func TestMediaRefusesWhatWillNotFit(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "huge.y4m")
+	// 1,000,000 16384x16384 frames: 403 TB.
+	rc, _, errs := runCLI(t, "media", "-size", "16384x16384", "-frames", "1000000", "-o", out)
+	if rc != 1 || !strings.Contains(errs, "1000000 frames of 16384x16384 nv12 need 402653.2 GB") || !strings.Contains(errs, "use fewer -frames") {
+		t.Errorf("rc %d, stderr %q", rc, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("wrote %s", ents[0].Name())
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"github.com/onairhq/onair/internal/backends"
+	"github.com/onairhq/onair/internal/files"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/onairhq/onair/compiler"
@@ -69,7 +69,22 @@ func (cf *compileFlags) check(name string, stderr io.Writer) int {
 // compileShow loads and compiles a show, printing diagnostics on stderr.
 // It returns the result and 0, or 1 when the show or a check has errors.
 func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler.Result, int) {
-	show, diags := lang.Load(paths, cf.vars.options())
+	be, err := backends.Lookup(*cf.backend)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair: -backend: %v\n", err)
+		return nil, 2
+	}
+	return compileShow(paths, cf.vars.options(), compiler.Options{
+		ToolVersion: version, Target: be.Lowering, Profile: *cf.profile,
+		Trace: *cf.trace, TraceOut: stderr,
+	}, stderr)
+}
+
+// compileShow loads the show at paths and compiles it, printing every
+// diagnostic on stderr. It returns the result and 0, or 1 when the show or a
+// check has errors (the result may then be nil or hold no plan).
+func compileShow(paths []string, lopts lang.Options, copts compiler.Options, stderr io.Writer) (*compiler.Result, int) {
+	show, diags := lang.Load(paths, lopts)
 	var files map[string][]byte
 	if show != nil {
 		files = show.Files
@@ -78,15 +93,7 @@ func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler
 		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
 		return nil, 1
 	}
-	be, err := backends.Lookup(*cf.backend)
-	if err != nil {
-		fmt.Fprintf(stderr, "onair: -backend: %v\n", err)
-		return nil, 2
-	}
-	res, cdiags := compiler.Compile(show, compiler.Options{
-		ToolVersion: version, Target: be.Lowering, Profile: *cf.profile,
-		Trace: *cf.trace, TraceOut: stderr,
-	})
+	res, cdiags := compiler.Compile(show, copts)
 	all := append(diags, cdiags...)
 	if len(all) > 0 {
 		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
@@ -123,7 +130,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *out != "" {
-		if err := os.WriteFile(*out, data, 0o644); err != nil {
+		if err := files.WriteAtomic(*out, data, 0o644); err != nil {
 			fmt.Fprintf(stderr, "onair plan: saving the plan: %v\n", err)
 			return 1
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/internal/files"
+	"github.com/onairhq/onair/runtime"
 	"io"
 	"log/slog"
 	"os"
@@ -14,10 +16,10 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/lint"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
-	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -80,6 +82,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
 	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (GET /status, /metrics, /plan; POST /buses/BUS/cut); empty: none")
 	token := fs.String("token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
+	listenNames := fs.String("listen-name", "", "extra `NAMES` (comma-separated host or host:port) clients may reach the server by, besides its address")
 	savedPlan := fs.String("plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
 	quiet := fs.Bool("quiet", false, "log only warnings and errors while running")
 	var cues cueList
@@ -123,32 +126,18 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	loaded, diags := lang.Load(fs.Args(), vars.options())
-	var files map[string][]byte
-	if loaded != nil {
-		files = loaded.Files
+	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering}, stderr)
+	if rc != 0 {
+		return rc
 	}
-	if diags.HasErrors() {
-		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
-		return 1
-	}
-	res, cdiags := compiler.Compile(loaded, compiler.Options{ToolVersion: version, Target: be.Lowering})
-	all := append(diags, cdiags...)
-	if len(all) > 0 {
-		lang.WriteDiagnostics(stderr, files, all, isTerminal(stderr))
-	}
-	if all.HasErrors() {
-		return 1
-	}
-	p := res.Plan
+	loaded, p := res.Show, res.Plan
 	if *savedPlan != "" {
-		f, err := os.Open(*savedPlan)
+		data, err := files.ReadRegular(*savedPlan, maxPlanBytes)
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: %v\n", err)
 			return 1
 		}
-		p, err = plan.Load(f)
-		f.Close()
+		p, err = plan.Load(bytes.NewReader(data))
 		if err == nil {
 			err = plan.CheckShow(p, loaded.Hash)
 		}
@@ -181,6 +170,15 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	// A bus the CPU backend cannot draw in its frame period goes on air,
+	// with a warning first (one line; onair lint says more).
+	if res.Plan != nil && res.Graph != nil {
+		for _, f := range lint.Result(res, nil) {
+			if f.Rule == lint.RuleCPUDrawCost && f.Ignored == nil {
+				fmt.Fprintf(stderr, "onair run: warning: %s (onair lint -explain %s)\n", f.Summary, f.Rule)
+			}
+		}
+	}
 
 	// Run.
 	level := slog.LevelInfo
@@ -199,7 +197,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// does not go on air (and does not touch its recordings).
 	var srv *control.Server
 	if *listen != "" {
-		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token})
+		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version})
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
 			return 2
@@ -208,6 +206,21 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now()
 	running, err := be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
+	if err != nil && *backend == "auto" && *savedPlan == "" && !errors.Is(err, context.Canceled) {
+		// The GPU was there but the show could not start on it (out of
+		// memory, a kernel the driver refused): the next usable backend.
+		if next := nextUsable(be); next != nil {
+			fmt.Fprintf(stdout, "backend: %s could not start the show (%v); falling back to %s\n", be.Name, err, next.Name)
+			res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering}, stderr)
+			if rc != 0 {
+				return rc
+			}
+			be, p = next, res.Plan
+			if planJSON, err = plan.Marshal(p); err == nil {
+				running, err = be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
+			}
+		}
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stdout, "interrupted while starting: nothing went on air")
@@ -217,6 +230,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "on air: %s, %d nodes on %d loops; started in %v\n", p.Show, len(p.Nodes), len(p.Loops), time.Since(started).Round(time.Millisecond))
+	onAir, usage := time.Now(), runtime.ReadUsage()
 	if srv != nil {
 		srv.Serve(running)
 		fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
@@ -245,6 +259,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		failure = err
 	}
 	fmt.Fprintf(stdout, "\nRan %s for %v.\n", p.Show, time.Since(started).Round(time.Millisecond))
+	fmt.Fprintln(stdout, runtime.ReadUsage().Since(usage, time.Since(onAir)))
 	running.Summary().WriteText(stdout)
 	if failure != nil && !errors.Is(failure, context.Canceled) {
 		fmt.Fprintf(stderr, "onair run: %v\n", failure)
@@ -270,6 +285,22 @@ func pickBackend(asked string) (*backends.Backend, string) {
 	return be, "asked for: " + found
 }
 
+// nextUsable is the first backend after be in the table that can run here.
+func nextUsable(be *backends.Backend) *backends.Backend {
+	all := backends.All()
+	for i, b := range all {
+		if b != be {
+			continue
+		}
+		for _, n := range all[i+1:] {
+			if _, err := n.Probe(); err == nil {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
 // checkCue refuses a cue for a bus or scene the plan does not have, before
 // the show starts.
 func checkCue(p *plan.Plan, cu cue) error {
@@ -283,7 +314,7 @@ func checkCue(p *plan.Plan, cu cue) error {
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == "compositor" && n.Address == bus {
-			if scenes := n.Strings("scenes"); scenes != nil {
+			if scenes := n.Params.Strings("scenes"); scenes != nil {
 				for _, s := range scenes {
 					if s == scene {
 						return nil

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -488,5 +490,128 @@ func TestBusyListenAddressStopsBeforeGoingOnAir(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(rec); string(b) != "precious" {
 		t.Fatal("the refused run touched the recording")
+	}
+}
+
+// TestRunWarnsWhenTheCPUCannotKeepUp: before going on air, run prints one
+// line when the CPU backend cannot draw a bus within its frame period (the
+// lint rule cpu-draw-cost), and nothing for a show it can draw.
+func TestRunWarnsWhenTheCPUCannotKeepUp(t *testing.T) {
+	for _, tc := range []struct {
+		rate string
+		warn bool
+	}{{"30", false}, {"240", true}} {
+		src := strings.Replace(runShow, `frame_rate = "30"`, `frame_rate = "`+tc.rate+`"`, 1)
+		src = strings.Replace(src, `source "test_pattern" "a" {}`, `canvas {
+  input_poll_ms = 2
+}
+source "test_pattern" "a" {
+  size = "1920x1080"
+}`, 1)
+		p := filepath.Join(t.TempDir(), "show.hcl")
+		os.WriteFile(p, []byte(src), 0o644)
+		rc, out, errs := runCLI(t, "run", "-backend", "cpu", "-duration", "300ms", "-listen", "", p)
+		if rc != 0 {
+			t.Fatalf("%s fps: rc=%d\n%s\n%s", tc.rate, rc, out, errs)
+		}
+		var lines []string
+		for _, l := range strings.Split(errs, "\n") {
+			if strings.HasPrefix(l, "onair run: warning:") {
+				lines = append(lines, l)
+			}
+		}
+		switch {
+		case tc.warn && (len(lines) != 1 || !strings.Contains(lines[0], "bus.pgm needs about") || !strings.Contains(lines[0], "more than the 4.2 ms frame period (onair lint -explain cpu-draw-cost)")):
+			t.Errorf("%s fps: want one cpu-draw-cost warning, got %q", tc.rate, lines)
+		case !tc.warn && len(lines) > 0:
+			t.Errorf("%s fps: want no warning, got %q", tc.rate, lines)
+		}
+	}
+}
+
+// TestSecondRunOnOneRecordingIsRefused runs a show in one onair and the
+// same show in a second: the second is refused before going on air, naming
+// the first's pid, and the first's recording holds what its summary says.
+func TestSecondRunOnOneRecordingIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the onair binary")
+	}
+	bin := filepath.Join(t.TempDir(), "onair")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	show := writeRunShow(t)
+	cmd := exec.Command(bin, "run", "-listen", "", show)
+	stdout, _ := cmd.StdoutPipe()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var out strings.Builder
+	wait := func(prefix string) {
+		t.Helper()
+		timeout := time.After(60 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the first onair ended before %q:\n%s\n%s", prefix, out.String(), errb.String())
+				}
+				out.WriteString(l + "\n")
+				if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %q from the first onair in 60 s:\n%s", prefix, out.String())
+			}
+		}
+	}
+	wait("on air:")
+
+	rc, _, errs := runCLI(t, "run", "-duration", "1s", "-listen", "", show)
+	want := fmt.Sprintf("onair run: output.pgm: pgm.y4m is being written by another onair (pid %d); stop it or choose another path", cmd.Process.Pid)
+	if rc != 1 || !strings.Contains(errs, want) {
+		t.Errorf("the second run: rc %d, stderr %q; want 1 and %q", rc, errs, want)
+	}
+	// Let the first record ten frames or more, then stop it.
+	rec := filepath.Join(filepath.Dir(show), "pgm.y4m")
+	hdr := int64(len("YUV4MPEG2 W320 H180 F30:1 Ip A1:1 C420jpeg\n"))
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(60 * time.Second); ; <-tick.C {
+		if st, err := os.Stat(rec); err == nil && st.Size() >= hdr+10*(6+320*180*3/2) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first onair recorded no 10 frames in 60 s")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	wait("output.pgm")
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the first onair: %v\n%s", err, errb.String())
+	}
+	// Its summary's frames are the recording's.
+	var frames int64
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "output.pgm" {
+			frames, _ = strconv.ParseInt(f[2], 10, 64)
+		}
+	}
+	st, err := os.Stat(rec)
+	if err != nil || frames < 10 || st.Size() != hdr+frames*(6+320*180*3/2) {
+		t.Fatalf("the first onair's summary says %d frames; its file holds %d bytes (%v)", frames, st.Size(), err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	goruntime "runtime"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/playout"
 )
@@ -18,14 +19,17 @@ const Name = "cpu"
 // Backend is the CPU backend for the shared show runtime: host frames, the
 // banded compositor, and the constructors of the kinds only it runs.
 func Backend() *show.Backend[Frame] {
+	kinds := map[string]show.Constructor[Frame]{
+		"raw_file_cpu": show.HostRawFile[Frame],
+	}
+	for k, mk := range browser.Host.Kinds() { // ipc_dmabuf_source, gpu_import
+		kinds[k] = mk
+	}
 	return &show.Backend[Frame]{
 		Name:      Name,
 		NewCanvas: newCanvas,
 		ToHost:    func(f Frame) (*frame.Frame, func(), error) { return f, func() {}, nil },
-		Kinds: map[string]show.Constructor[Frame]{
-			"test_pattern": newTestPattern,
-			"raw_file_cpu": newRawFile,
-		},
+		Kinds:     kinds,
 	}
 }
 
@@ -55,11 +59,7 @@ func (c *canvas) Draw(dst Frame, layers []show.Layer[Frame]) error {
 }
 
 func (c *canvas) Transition(dst, from, to Frame, kind playout.Kind, progress float64) error {
-	t := Fade
-	if kind == playout.Wipe {
-		t = Wipe
-	}
-	return t.Apply(dst, from, to, progress)
+	return Transition(kind, dst, from, to, progress)
 }
 
 // Wait has nothing to wait for: Draw returns once the picture is drawn.

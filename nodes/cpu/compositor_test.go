@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/playout"
 	"strconv"
 	"strings"
 	"testing"
@@ -227,30 +228,30 @@ func TestTransitions(t *testing.T) {
 		dst, _ := frame.New(f, 64, 32)
 		scale := func(v int) int { return v << (sh / 4) } // 8-bit to the format's depth
 		for _, tc := range []struct {
-			tr       Transition
+			tr       playout.Kind
 			progress float64
 			x, y     int
 			want     int
 			meta     int64
 		}{
-			{Cut, 0, 10, 10, 200, 2},
-			{Fade, 0, 10, 10, 40, 1},
-			{Fade, 0.25, 10, 10, 80, 1},
-			{Fade, 0.5, 10, 10, 120, 2},
-			{Fade, 1, 10, 10, 200, 2},
-			{Wipe, 0.25, 14, 10, 200, 1}, // left of the edge at 16: new scene
-			{Wipe, 0.25, 16, 10, 40, 1},
-			{Wipe, 1, 63, 31, 200, 2},
-			{Wipe, -3, 0, 0, 40, 1},
+			{playout.Cut, 0, 10, 10, 200, 2},
+			{playout.Fade, 0, 10, 10, 40, 1},
+			{playout.Fade, 0.25, 10, 10, 80, 1},
+			{playout.Fade, 0.5, 10, 10, 120, 2},
+			{playout.Fade, 1, 10, 10, 200, 2},
+			{playout.Wipe, 0.25, 14, 10, 200, 1}, // left of the edge at 16: new scene
+			{playout.Wipe, 0.25, 16, 10, 40, 1},
+			{playout.Wipe, 1, 63, 31, 200, 2},
+			{playout.Wipe, -3, 0, 0, 40, 1},
 		} {
-			if err := tc.tr.Apply(dst, a, b, tc.progress); err != nil {
+			if err := Transition(tc.tr, dst, a, b, tc.progress); err != nil {
 				t.Fatal(err)
 			}
 			if got := luma(dst, tc.x, tc.y); got != scale(tc.want) || dst.SourceFrame != tc.meta {
 				t.Errorf("%v %v at %.2f: Y(%d,%d) = %d frame %d, want %d frame %d", f, tc.tr, tc.progress, tc.x, tc.y, got, dst.SourceFrame, scale(tc.want), tc.meta)
 			}
 		}
-		if err := Fade.Apply(dst, a, pattern(t, f, media.Bars, 640, 360, 1, 0), 0.5); err == nil {
+		if err := Transition(playout.Fade, dst, a, pattern(t, f, media.Bars, 640, 360, 1, 0), 0.5); err == nil {
 			t.Error("fade between different sizes accepted")
 		}
 	}
@@ -289,21 +290,27 @@ func benchLayersFrom(t testing.TB, f frame.Format, w, h, sw, sh int) []Layer {
 
 // BenchmarkComposite renders four layers (three opaque in a 2×2 grid, one
 // blended at 50 % with contain padding) onto a canvas, from sources the size
-// of the canvas and, in the last case, from 1080p sources shrunk to 360p.
+// of the canvas and, in the last case, from 1080p sources shrunk to 360p;
+// and, as the copy case, one opaque layer at its own size (a row copy).
 func BenchmarkComposite(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
 		f      frame.Format
 		w, h   int
 		sw, sh int
+		copy   bool
 	}{
-		{"nv12-1080p", frame.NV12, 1920, 1080, 1920, 1080},
-		{"p010-1080p", frame.P010, 1920, 1080, 1920, 1080},
-		{"nv12-640x360", frame.NV12, 640, 360, 640, 360},
-		{"nv12-640x360-from-1080p", frame.NV12, 640, 360, 1920, 1080},
+		{"nv12-1080p", frame.NV12, 1920, 1080, 1920, 1080, false},
+		{"p010-1080p", frame.P010, 1920, 1080, 1920, 1080, false},
+		{"nv12-640x360", frame.NV12, 640, 360, 640, 360, false},
+		{"nv12-640x360-from-1080p", frame.NV12, 640, 360, 1920, 1080, false},
+		{"nv12-1080p-copy", frame.NV12, 1920, 1080, 1920, 1080, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			layers := benchLayersFrom(b, tc.f, tc.w, tc.h, tc.sw, tc.sh)
+			if tc.copy {
+				layers = []Layer{{Frame: pattern(b, tc.f, media.Bars, tc.sw, tc.sh, 1, 0), Rect: frame.Rect{W: tc.w, H: tc.h}, Opacity: 1}}
+			}
 			dst, _ := frame.New(tc.f, tc.w, tc.h)
 			c := NewCompositor()
 			c.Render(dst, layers)
@@ -323,7 +330,7 @@ func BenchmarkComposite(b *testing.B) {
 
 // BenchmarkTransition measures a 1080p fade and wipe.
 func BenchmarkTransition(b *testing.B) {
-	for _, tr := range []Transition{Fade, Wipe} {
+	for _, tr := range []playout.Kind{playout.Fade, playout.Wipe} {
 		b.Run(tr.String(), func(b *testing.B) {
 			x := pattern(b, frame.NV12, media.Bars, 1920, 1080, 1, 0)
 			y := pattern(b, frame.NV12, media.Ramp, 1920, 1080, 2, 0)
@@ -332,7 +339,7 @@ func BenchmarkTransition(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
-				tr.Apply(dst, x, y, 0.37)
+				Transition(tr, dst, x, y, 0.37)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/frame")
 			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/1e6, "cpu-ms/frame")

@@ -127,10 +127,10 @@ func BenchmarkSourceFailures(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				dir := b.TempDir()
 				s := startShow(b, compile(b, c.start(b, dir), nil))
-				waitFor(b, s, "ten ticks", func(sum show.Summary) bool { return sum.Buses[0].Ticks >= 10 })
+				waitShow(b, s, "ten ticks", func(sum show.Summary) bool { return sum.Buses[0].Ticks >= 10 })
 				c.fail(dir)
-				t0 := waitFor(b, s, "the failure to be reported", c.failed)
-				t1 := waitFor(b, s, "90 ticks on every bus", func(sum show.Summary) bool {
+				t0 := waitShow(b, s, "the failure to be reported", c.failed)
+				t1 := waitShow(b, s, "90 ticks on every bus", func(sum show.Summary) bool {
 					for j := range t0.Buses {
 						if sum.Buses[j].Ticks < t0.Buses[j].Ticks+90 {
 							return false

@@ -37,7 +37,7 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 	}
 	defer srv.Close()
 	base := "http://" + srv.Addr()
-	waitFor(t, s, "bus.pgm on air", ticksAtLeast("bus.pgm", 1))
+	waitShow(t, s, "bus.pgm on air", ticksAtLeast("bus.pgm", 1))
 
 	c := &control.Client{Addr: srv.Addr()}
 	if err := c.Switch("bus.pgm", "scene.two", "fade", 200*time.Millisecond); err != nil {
@@ -50,7 +50,7 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 		t.Errorf("a cut on an unknown bus: %v", err)
 	}
 	// The fade lasts 6 ticks; then scene.two is on air.
-	waitFor(t, s, "the fade to finish", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").OnAir == "scene.two" })
+	waitShow(t, s, "the fade to finish", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").OnAir == "scene.two" })
 
 	code, body := get(t, base+"/status")
 	if code != 200 {
@@ -87,7 +87,7 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 // the last one's timestamp in the runtime status.
 func TestEdgesReportTheLastTimestamp(t *testing.T) {
 	s := startShow(t, compile(t, writeShow(t, twoSources), nil))
-	waitFor(t, s, "ten ticks recorded", func(sum show.Summary) bool { return outputOf(sum, "output.pgm").Written >= 10 })
+	waitShow(t, s, "ten ticks recorded", func(sum show.Summary) bool { return outputOf(sum, "output.pgm").Written >= 10 })
 	st := s.Exec.Status()
 	s.Stop()
 	carried := 0

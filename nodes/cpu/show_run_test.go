@@ -99,9 +99,9 @@ func readY4M(t testing.TB, path string) []*frame.Frame {
 // hanging the suite on a machine busy with other work.
 const eventBound = time.Minute
 
-// waitFor polls the show's summary until cond holds and returns that
+// waitShow polls the show's summary until cond holds and returns that
 // summary; it fails the test if the show fails first, or after eventBound.
-func waitFor(t testing.TB, s *show.Show[Frame], what string, cond func(show.Summary) bool) show.Summary {
+func waitShow(t testing.TB, s *show.Show[Frame], what string, cond func(show.Summary) bool) show.Summary {
 	t.Helper()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -206,13 +206,13 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	showPath := writeShow(t, twoSources)
 	p := compile(t, showPath, nil)
 	s := startShow(t, p)
-	waitFor(t, s, "45 ticks of scene.one", ticksAtLeast("bus.pgm", 45))
+	waitShow(t, s, "45 ticks of scene.one", ticksAtLeast("bus.pgm", 45))
 	before := busOf(s.State.Summary(), "bus.pgm")
 	if err := s.Switch("pgm", "two", "cut", 0); err != nil {
 		t.Fatal(err)
 	}
 	after := busOf(s.State.Summary(), "bus.pgm")
-	waitFor(t, s, "45 ticks of scene.two", ticksAtLeast("bus.pgm", after.Ticks+45))
+	waitShow(t, s, "45 ticks of scene.two", ticksAtLeast("bus.pgm", after.Ticks+45))
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -375,13 +375,13 @@ func TestMissingMediaShowsBlackAndTheShowGoesOn(t *testing.T) {
 	showPath := writeShow(t, withMissingFile)
 	p := compile(t, showPath, nil)
 	s := startShow(t, p)
-	mid := waitFor(t, s, "the missing file to be reported", func(sum show.Summary) bool { return sourceOf(sum, "source.gone").Errors > 0 })
+	mid := waitShow(t, s, "the missing file to be reported", func(sum show.Summary) bool { return sourceOf(sum, "source.gone").Errors > 0 })
 	if gone := sourceOf(mid, "source.gone"); gone.LastError == "" || !strings.Contains(gone.LastError, "no-such-clip.nv12") {
 		t.Errorf("the missing file was not reported: %+v", gone)
 	}
 	// The show goes on: both buses draw 30 more ticks while the file is
 	// still missing.
-	waitFor(t, s, "30 ticks on each bus while a source is missing", func(sum show.Summary) bool {
+	waitShow(t, s, "30 ticks on each bus while a source is missing", func(sum show.Summary) bool {
 		for _, b := range mid.Buses {
 			if busOf(sum, b.Address).Ticks < b.Ticks+30 {
 				return false
@@ -402,11 +402,11 @@ func TestMissingMediaShowsBlackAndTheShowGoesOn(t *testing.T) {
 	if err := os.WriteFile(clip, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, s, "source.gone to pick up its file", func(sum show.Summary) bool {
+	waitShow(t, s, "source.gone to pick up its file", func(sum show.Summary) bool {
 		src := sourceOf(sum, "source.gone")
 		return src.LastError == "" && src.Paced > 0
 	})
-	waitFor(t, s, "a preview of bus.bars", func(show.Summary) bool { _, ok := s.State.Preview("bars"); return ok })
+	waitShow(t, s, "a preview of bus.bars", func(show.Summary) bool { _, ok := s.State.Preview("bars"); return ok })
 	if jpg, ok := s.State.Preview("bars"); !ok || len(jpg) < 100 || jpg[0] != 0xFF || jpg[1] != 0xD8 {
 		t.Errorf("no JPEG preview of bus.bars (%d bytes)", len(jpg))
 	}
@@ -456,7 +456,7 @@ output "record" "pgm" {
 `), 0o644)
 	s := startShow(t, compile(t, showPath, nil))
 	// Four passes over the clip's 15 pictures.
-	waitFor(t, s, "60 ticks of the clip", func(sum show.Summary) bool {
+	waitShow(t, s, "60 ticks of the clip", func(sum show.Summary) bool {
 		return sourceOf(sum, "source.clip").Paced >= 60 && busOf(sum, "bus.pgm").Ticks >= 60
 	})
 	if err := s.Stop(); err != nil {
@@ -502,7 +502,7 @@ func TestStopIsPromptWithLoopCompositors(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		s := startShow(t, p)
 		// Stop at a different tick each time.
-		waitFor(t, s, "bus.bars to draw", ticksAtLeast("bus.bars", uint64(1+3*i)))
+		waitShow(t, s, "bus.bars to draw", ticksAtLeast("bus.bars", uint64(1+3*i)))
 		done := make(chan error, 1)
 		go func() { done <- s.Stop() }()
 		stuck := time.NewTimer(eventBound)
@@ -576,15 +576,15 @@ func TestOnErrorHoldsOrBlacks(t *testing.T) {
 			showPath := filepath.Join(dir, "show.hcl")
 			os.WriteFile(showPath, []byte(onErrorShow(mode)), 0o644)
 			s := startShow(t, compile(t, showPath, nil))
-			waitFor(t, s, "the clip to play", func(sum show.Summary) bool {
+			waitShow(t, s, "the clip to play", func(sum show.Summary) bool {
 				return sourceOf(sum, "source.clip").Paced >= 5 && busOf(sum, "bus.pgm").Ticks >= 5
 			})
 			os.WriteFile(clip, data[:1000], 0o644) // the file now ends inside its first frame
-			broken := waitFor(t, s, "the broken file to be reported", func(sum show.Summary) bool { return sourceOf(sum, "source.clip").Errors > 0 })
+			broken := waitShow(t, s, "the broken file to be reported", func(sum show.Summary) bool { return sourceOf(sum, "source.clip").Errors > 0 })
 			// Frames read before the break may still be on their way: the
 			// last ten of twenty ticks drawn after it show what the source
 			// does about it.
-			waitFor(t, s, "20 ticks after the break", ticksAtLeast("bus.pgm", busOf(broken, "bus.pgm").Ticks+20))
+			waitShow(t, s, "20 ticks after the break", ticksAtLeast("bus.pgm", busOf(broken, "bus.pgm").Ticks+20))
 			if err := s.Stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -640,8 +640,8 @@ func TestFFmpegOutputThatDiesIsRestarted(t *testing.T) {
 	}
 	showPath := writeShow(t, dyingFFmpegShow)
 	s := startShow(t, compile(t, showPath, nil))
-	first := waitFor(t, s, "the first restart", func(sum show.Summary) bool { return outputOf(sum, "output.short").Restarts >= 1 })
-	waitFor(t, s, "a second restart, and 30 ticks since the first", func(sum show.Summary) bool {
+	first := waitShow(t, s, "the first restart", func(sum show.Summary) bool { return outputOf(sum, "output.short").Restarts >= 1 })
+	waitShow(t, s, "a second restart, and 30 ticks since the first", func(sum show.Summary) bool {
 		return outputOf(sum, "output.short").Restarts >= 2 && busOf(sum, "bus.pgm").Ticks >= busOf(first, "bus.pgm").Ticks+30
 	})
 	if err := s.Stop(); err != nil {

@@ -2,44 +2,17 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/playout"
 	"math"
 
 	"github.com/onairhq/onair/frame"
 )
 
-// Transition is how a bus goes from one scene's render to the next.
-type Transition uint8
-
-const (
-	// Cut shows the new scene at once.
-	Cut Transition = iota
-	// Fade mixes the two renders by progress: 0 all old, 1 all new.
-	Fade
-	// Wipe shows the new scene left of an edge that moves left to right with
-	// progress, the old one right of it.
-	Wipe
-)
-
-// ParseTransition maps "cut", "fade" and "wipe" to a Transition.
-func ParseTransition(s string) (Transition, error) {
-	switch s {
-	case "cut":
-		return Cut, nil
-	case "fade":
-		return Fade, nil
-	case "wipe":
-		return Wipe, nil
-	}
-	return 0, fmt.Errorf("unknown transition %q: use cut, fade or wipe", s)
-}
-
-func (t Transition) String() string { return [...]string{"cut", "fade", "wipe"}[t] }
-
-// Apply writes into dst the transition from `from` to `to` at progress
-// (clamped to [0,1]). All three frames must share format and size; dst may
+// Transition writes into dst the transition of kind t (playout's cut, fade
+// or wipe) from `from` to `to` at progress (clamped to [0,1]). All three frames must share format and size; dst may
 // not alias either input. Metadata is taken from `to` once progress passes
 // one half (a cut: always), else from `from`.
-func (t Transition) Apply(dst, from, to *frame.Frame, progress float64) error {
+func Transition(t playout.Kind, dst, from, to *frame.Frame, progress float64) error {
 	for _, f := range [2]*frame.Frame{from, to} {
 		if f.Format != dst.Format || f.Width != dst.Width || f.Height != dst.Height {
 			return fmt.Errorf("%v: input is %v %dx%d but the bus is %v %dx%d", t, f.Format, f.Width, f.Height, dst.Format, dst.Width, dst.Height)
@@ -50,9 +23,9 @@ func (t Transition) Apply(dst, from, to *frame.Frame, progress float64) error {
 	}
 	progress = min(max(progress, 0), 1)
 	switch t {
-	case Cut:
+	case playout.Cut:
 		return dst.CopyFrom(to)
-	case Fade:
+	case playout.Fade:
 		a := int32(math.Round(progress * 256))
 		switch a {
 		case 0:
@@ -61,7 +34,7 @@ func (t Transition) Apply(dst, from, to *frame.Frame, progress float64) error {
 			return dst.CopyFrom(to)
 		}
 		mix(dst, from, to, a)
-	case Wipe:
+	case playout.Wipe:
 		edge := int(math.Round(progress*float64(dst.Width))) &^ 1
 		wipe(dst, from, to, edge)
 	}

@@ -2,27 +2,306 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/cuda"
+	gpu "github.com/onairhq/onair/cuda"
+	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/playout"
 )
 
-// Probe says whether a GPU is usable here.
+// Frame is what travels on the CUDA backend's edges: a picture in host
+// memory (*frame.Frame, from a reader or a test pattern up to its upload)
+// or in device memory (*gpu.Frame, from an upload on).
+type Frame interface {
+	Retain()
+	Release()
+	Metadata() *frame.Meta
+}
+
+// Probe says whether a GPU is usable here: the driver loads, a device is
+// there.
 func Probe() (string, error) {
-	d, err := cuda.Probe()
+	d, err := gpu.Probe()
 	if err != nil {
 		return "", fmt.Errorf("no usable GPU: %w", err)
 	}
-	return "", fmt.Errorf("found %s (CUDA %s), but this build's CUDA backend runs no nodes yet", d.Devices[0].Name, d.VersionString())
+	return fmt.Sprintf("found %s (CUDA %s)", d.Devices[0].Name, d.VersionString()), nil
 }
 
 // Kinds lists the node kinds the CUDA backend runs.
-func Kinds() []string { return nil }
+func Kinds() []string { return show.Kinds(newBackend(nil).show()) }
 
-// Start runs a plan compiled for the CUDA backend.
+// Start runs a plan compiled for the CUDA backend on device 0.
 func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options, log *slog.Logger) (show.Running, error) {
-	return nil, fmt.Errorf("the CUDA backend runs no nodes yet")
+	c, err := gpu.NewContext(gpu.SchedBlockingSync)
+	if err != nil {
+		return nil, fmt.Errorf("the CUDA backend cannot start: %w", err)
+	}
+	b := newBackend(c)
+	b.gpu = newGPUMonitor()
+	sb := b.show()
+	sb.Device = func() any { return b.gpu.Read() }
+	sb.DeviceMetrics = b.gpu.Collect
+	s, err := show.Start(ctx, sb, p, planJSON, opts, log)
+	if err != nil {
+		return nil, err // show.Start closed the backend
+	}
+	return s, nil
 }
+
+// backend is one run's GPU state: the context, the shared raw reader pool,
+// and the page-locked buffers outputs download into.
+type backend struct {
+	ctx     *gpu.Context
+	readers *readerPool
+	gpu     *gpuMonitor
+
+	mu        sync.Mutex
+	downloads map[downloadKey][]*download
+	all       []*download
+}
+
+func newBackend(c *gpu.Context) *backend {
+	return &backend{ctx: c, downloads: map[downloadKey][]*download{}}
+}
+
+func (b *backend) show() *show.Backend[Frame] {
+	return &show.Backend[Frame]{
+		Name:      Name,
+		NewCanvas: b.newCanvas,
+		ToHost:    b.toHost,
+		Kinds: map[string]show.Constructor[Frame]{
+			"upload":              b.newUpload,
+			"raw_video_file_cuda": b.newRawFile,
+			"input_rec":           show.HostRawFile[Frame], // raw files; NVDEC streams are not read yet
+			"demux":               newRelay("demux"),
+			"dec_video":           b.newDecoder,
+		},
+		Close: b.close,
+	}
+}
+
+func (b *backend) close() {
+	if b.readers != nil {
+		b.readers.close()
+	}
+	if b.gpu != nil {
+		b.gpu.Close()
+	}
+	b.mu.Lock()
+	for _, d := range b.all {
+		d.free()
+	}
+	b.all, b.downloads = nil, nil
+	b.mu.Unlock()
+	if b.ctx != nil {
+		b.ctx.Close()
+	}
+}
+
+// canvas draws one bus on the GPU: one compositor launch per draw on a
+// stream of its own, canvas frames from a device pool (a steady show
+// allocates nothing), and a blocking-sync event to wait on without spinning.
+type canvas struct {
+	stream *gpu.Stream
+	comp   *gpu.Compositor
+	pool   *gpu.FramePool
+	drawn  *gpu.Event
+	layers []gpu.Layer
+}
+
+func (b *backend) newCanvas(f frame.Format, w, h int) (show.Canvas[Frame], error) {
+	s, err := b.ctx.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	c := &canvas{stream: s}
+	if c.comp, err = gpu.NewCompositor(s); err == nil {
+		if c.pool, err = gpu.NewFramePool(b.ctx, f, w, h, 0); err == nil {
+			c.drawn, err = b.ctx.NewEvent(gpu.EventBlockingSync | gpu.EventDisableTiming)
+		}
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *canvas) Get() (Frame, error) {
+	f, err := c.pool.Get(c.stream)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func device(f Frame, what string) (*gpu.Frame, error) {
+	if d, ok := f.(*gpu.Frame); ok && d != nil {
+		return d, nil
+	}
+	return nil, fmt.Errorf("%s is a %T, not a frame in device memory: the plan lacks an upload", what, f)
+}
+
+func rect(r frame.Rect) gpu.Rect { return gpu.Rect{X: r.X, Y: r.Y, W: r.W, H: r.H} }
+
+func (c *canvas) Draw(dst Frame, layers []show.Layer[Frame]) error {
+	d, err := device(dst, "the canvas")
+	if err != nil {
+		return err
+	}
+	c.layers = c.layers[:0]
+	for _, l := range layers {
+		gl := gpu.Layer{Opacity: l.Opacity, Z: l.Z}
+		if l.Frame != nil {
+			src, err := device(l.Frame, "a layer's picture")
+			if err != nil {
+				return err
+			}
+			p := frame.Place(src.Width, src.Height, l.Crop, l.Rect, l.Fit)
+			gl.Frame, gl.Crop, gl.Dst, gl.Pad = src, rect(p.Crop), rect(p.Dst), rect(p.Pad)
+		}
+		c.layers = append(c.layers, gl)
+	}
+	return c.comp.Draw(d, c.layers)
+}
+
+func (c *canvas) Transition(dst, from, to Frame, kind playout.Kind, progress float64) error {
+	d, err := device(dst, "the canvas")
+	if err != nil {
+		return err
+	}
+	a, err := device(from, "a transition's first render")
+	if err != nil {
+		return err
+	}
+	z, err := device(to, "a transition's second render")
+	if err != nil {
+		return err
+	}
+	return c.comp.Transition(d, a, z, transitionOf(kind), progress)
+}
+
+// transitionOf maps playout's switch kinds onto the kernels'.
+func transitionOf(k playout.Kind) gpu.Transition {
+	switch k {
+	case playout.Fade:
+		return gpu.Fade
+	case playout.Wipe:
+		return gpu.Wipe
+	}
+	return gpu.Cut
+}
+
+// Wait sleeps until the GPU has drawn everything queued on the canvas's
+// stream (an event made with blocking sync: no core spins meanwhile).
+func (c *canvas) Wait(Frame) error {
+	if err := c.drawn.Record(c.stream); err != nil {
+		return err
+	}
+	return c.drawn.Synchronize()
+}
+
+func (c *canvas) Close() {
+	if c.comp != nil {
+		c.comp.Close()
+	}
+	if c.drawn != nil {
+		c.drawn.Close()
+	}
+	if c.pool != nil {
+		c.pool.Close()
+	}
+	if c.stream != nil {
+		c.stream.Close()
+	}
+}
+
+// download is a page-locked picture an output's frames are copied into,
+// with a stream and a blocking-sync event of its own.
+type download struct {
+	key    downloadKey
+	mem    *gpu.HostMemory
+	host   *frame.Frame
+	stream *gpu.Stream
+}
+
+type downloadKey struct {
+	f    frame.Format
+	w, h int
+}
+
+func (d *download) free() {
+	d.stream.Close()
+	d.mem.Free()
+}
+
+// toHost copies a bus's frame into page-locked memory for an output that
+// writes host pictures (record, ffmpeg, preview); only those outputs ask,
+// so a bus with none never downloads. Buffers are reused per size: a
+// steady show allocates nothing.
+func (b *backend) toHost(f Frame) (*frame.Frame, func(), error) {
+	if h, ok := f.(*frame.Frame); ok {
+		return h, func() {}, nil
+	}
+	src, err := device(f, "an output's frame")
+	if err != nil {
+		return nil, nil, err
+	}
+	k := downloadKey{src.Format, src.Width, src.Height}
+	b.mu.Lock()
+	var d *download
+	if free := b.downloads[k]; len(free) > 0 {
+		d = free[len(free)-1]
+		b.downloads[k] = free[:len(free)-1]
+	}
+	b.mu.Unlock()
+	if d == nil {
+		if d, err = b.newDownload(k); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := src.Download(d.stream, d.host); err != nil {
+		b.putDownload(d)
+		return nil, nil, err
+	}
+	return d.host, func() { b.putDownload(d) }, nil
+}
+
+func (b *backend) newDownload(k downloadKey) (*download, error) {
+	s, err := b.ctx.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	mem, err := b.ctx.HostAlloc(k.f.Size(k.w, k.h), 0)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	host, err := frame.Wrap(k.f, k.w, k.h, mem.Bytes())
+	if err != nil {
+		s.Close()
+		mem.Free()
+		return nil, err
+	}
+	d := &download{key: k, mem: mem, host: host, stream: s}
+	b.mu.Lock()
+	b.all = append(b.all, d)
+	b.mu.Unlock()
+	return d, nil
+}
+
+func (b *backend) putDownload(d *download) {
+	b.mu.Lock()
+	if b.downloads != nil {
+		b.downloads[d.key] = append(b.downloads[d.key], d)
+	}
+	b.mu.Unlock()
+}
+
+var errClosed = errors.New("the CUDA backend is closed")

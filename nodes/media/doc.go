@@ -1,8 +1,10 @@
 // Package media makes and takes frames in host memory, for every backend:
 // test patterns stamped with their source id and frame number, raw NV12/P010
 // files read with pread (loop arithmetic, rewritten and truncated files), Y4M
-// files read and recorded, an external ffmpeg process fed raw frames, and the
-// null output. The CPU backend uses them directly; the CUDA backend feeds its
+// files read and recorded (a frame counts once the whole of it is in the
+// file; a recording is continued after its last whole frame), an external
+// ffmpeg process fed raw frames, and the null output. SmallDisk stands in
+// for a disk that fills up, for tests of the outputs. The CPU backend uses them directly; the CUDA backend feeds its
 // uploads from them and its outputs download into them.
 //
 // Everything here is plain, synchronous types that a node drives; none of

@@ -140,9 +140,6 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 	return o, nil
 }
 
-// CommandLine is the ffmpeg command the output runs.
-func (o *FFmpeg) CommandLine() []string { return append([]string{o.cfg.Bin}, o.args...) }
-
 // Write queues f (retaining it) and returns at once. When the queue is full
 // its oldest frame is released and counted as dropped.
 func (o *FFmpeg) Write(f *frame.Frame) error {

@@ -178,6 +178,10 @@ func (r *RawFile) pread(buf []byte, off int64) error {
 	return fmt.Errorf("raw_file %s: reading frame %d at offset %d: %w", r.cfg.Path, r.pos, off, err)
 }
 
+// Stat describes the open file (which may no longer be the file at its
+// path: see os.SameFile).
+func (r *RawFile) Stat() (os.FileInfo, error) { return r.f.Stat() }
+
 // Close closes the file and drops the kept pictures.
 func (r *RawFile) Close() error {
 	r.mem, r.loaded = nil, nil

@@ -17,3 +17,13 @@ func fileStat(f *os.File, st *statBuf) (int64, time.Time, error) {
 	}
 	return st.Size, time.Unix(st.Mtim.Sec, st.Mtim.Nsec), nil
 }
+
+// FreeSpace is the room left for an unprivileged writer on the file system
+// holding dir, in bytes; ok is false when it cannot tell.
+func FreeSpace(dir string) (free int64, ok bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize), true
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,31 +19,147 @@ import (
 // de-interleaved into planar Cb, Cr) or "... C420p10 XYSCSS=420P10" for P010
 // (16-bit little-endian samples holding the 10-bit value), then "FRAME" and
 // the planes for every frame. ffmpeg and ffprobe read it.
+//
+// Each frame goes out in one write of the whole frame, and counts once that
+// write has returned: Frames is what the file holds, never what sits in a
+// buffer. A write that fails part way (a full disk) is cut off again, so the
+// file ends after its last whole frame; OpenRecord with Continue carries on
+// after it.
 type Record struct {
-	path    string
-	f       *os.File // nil when writing to a caller's io.Writer
-	w       *bufio.Writer
-	format  frame.Format
-	width   int
-	height  int
-	rate    frame.Rational
-	scratch []byte
-	frames  int64
-	wrote   bool
+	path   string
+	f      RecordFile // nil when writing to a caller's io.Writer
+	w      io.Writer
+	format frame.Format
+	width  int
+	height int
+	rate   frame.Rational
+	buf    []byte // one whole frame: "FRAME\n" and its planes
+	frames int64
+	size   int64 // bytes of the header and the whole frames written
+	wrote  bool  // the header is out
+	cut    int64 // bytes of a partial last frame OpenRecord cut off
+}
+
+// RecordFile is the file a Record writes: an *os.File, or in a test a
+// stand-in (a disk that fills up).
+type RecordFile interface {
+	io.Writer
+	io.ReaderAt
+	io.Seeker
+	Truncate(size int64) error
+	Stat() (os.FileInfo, error)
+	Close() error
+}
+
+// OpenFunc opens a Record's file, as os.OpenFile does.
+type OpenFunc func(name string, flag int, perm os.FileMode) (RecordFile, error)
+
+// OpenOSFile is os.OpenFile as an OpenFunc.
+func OpenOSFile(name string, flag int, perm os.FileMode) (RecordFile, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// RecordOptions say how OpenRecord opens its file.
+type RecordOptions struct {
+	// Continue keeps what the file holds: a stream with this Record's header
+	// is continued after its last whole frame (a partial frame after it, left
+	// by a write that failed, is cut off); a missing or empty file is
+	// started. A file holding anything else is refused, and left as it is.
+	// Without Continue the file is truncated.
+	Continue bool
+	// Open opens the file; nil is os.OpenFile.
+	Open OpenFunc
 }
 
 // CreateRecord creates (truncates) path and returns a Record writing to it.
 func CreateRecord(path string, f frame.Format, w, h int, rate frame.Rational) (*Record, error) {
+	return OpenRecord(path, f, w, h, rate, RecordOptions{})
+}
+
+// OpenRecord opens path for a Record: truncated, or continued (see
+// RecordOptions.Continue).
+func OpenRecord(path string, f frame.Format, w, h int, rate frame.Rational, o RecordOptions) (*Record, error) {
 	if err := checkRecord(f, w, h, rate); err != nil {
 		return nil, fmt.Errorf("record %s: %w", path, err)
 	}
-	file, err := os.Create(path)
+	open := o.Open
+	if open == nil {
+		open = OpenOSFile
+	}
+	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
+	if o.Continue {
+		flag = os.O_RDWR | os.O_CREATE
+	}
+	file, err := open(path, flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w (check that the directory exists and is writable)", err)
 	}
 	r := NewRecord(file, f, w, h, rate)
 	r.f, r.path = file, path
+	if o.Continue {
+		if err := r.resume(); err != nil {
+			file.Close()
+			return nil, fmt.Errorf("record %s: %w", path, err)
+		}
+	}
 	return r, nil
+}
+
+// resume finds where the stream in the file ends: after its last whole
+// frame. It cuts off a partial frame after that and leaves the file's
+// offset there.
+func (r *Record) resume() error {
+	st, err := r.f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	hdr := r.headerLine()
+	head := make([]byte, min(size, int64(len(hdr))))
+	if _, err := r.f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading its header: %w", err)
+	}
+	switch {
+	case size == 0:
+		return nil // a new stream: the header goes out with the first frame
+	case size < int64(len(hdr)) && bytes.Equal(head, []byte(hdr[:size])):
+		// A header cut short by a failed write: start again.
+		r.cut = size
+		return r.truncate(0)
+	case string(head) != hdr:
+		line, _, _ := bytes.Cut(head, []byte("\n"))
+		return fmt.Errorf("the file holds another stream (%q), not this output's (%q); it is left as it is: move it away or choose another path", firstBytes(line), strings.TrimSuffix(hdr, "\n"))
+	}
+	frameLen := int64(6 + r.format.Size(r.width, r.height))
+	whole := (size - int64(len(hdr))) / frameLen
+	end := int64(len(hdr)) + whole*frameLen
+	if whole > 0 {
+		mark := make([]byte, 6)
+		if _, err := r.f.ReadAt(mark, end-frameLen); err != nil {
+			return fmt.Errorf("reading its last frame: %w", err)
+		}
+		if string(mark) != "FRAME\n" {
+			return fmt.Errorf("its frames are not %v %dx%d frames (no FRAME at offset %d); it is left as it is: move it away or choose another path", r.format, r.width, r.height, end-frameLen)
+		}
+	}
+	r.wrote, r.frames, r.cut = true, whole, size-end
+	return r.truncate(end)
+}
+
+// truncate cuts the file at size and writes on from there.
+func (r *Record) truncate(size int64) error {
+	if err := r.f.Truncate(size); err != nil {
+		return err
+	}
+	if _, err := r.f.Seek(size, io.SeekStart); err != nil {
+		return err
+	}
+	r.size = size
+	return nil
 }
 
 func checkRecord(f frame.Format, w, h int, rate frame.Rational) error {
@@ -61,48 +178,77 @@ func checkRecord(f frame.Format, w, h int, rate frame.Rational) error {
 // NewRecord returns a Record writing to w; the header goes out with the
 // first frame (or on Close, for an empty stream).
 func NewRecord(w io.Writer, f frame.Format, width, height int, rate frame.Rational) *Record {
-	return &Record{w: bufio.NewWriterSize(w, 1<<20), format: f, width: width, height: height, rate: rate, path: "y4m stream"}
+	return &Record{w: w, format: f, width: width, height: height, rate: rate, path: "y4m stream"}
 }
 
-// Frames is the number of frames written so far.
+// Frames is the number of whole frames the stream holds: those written,
+// and those a continued file held already.
 func (r *Record) Frames() int64 { return r.frames }
+
+// Cut is the number of bytes of a partial frame (or header) at the end of a
+// continued file that OpenRecord cut off.
+func (r *Record) Cut() int64 { return r.cut }
+
+func (r *Record) headerLine() string {
+	c := "C420jpeg"
+	if r.format == frame.P010 {
+		c = "C420p10 XYSCSS=420P10"
+	}
+	return fmt.Sprintf("YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 %s\n", r.width, r.height, r.rate.Num, r.rate.Den, c)
+}
+
+// put writes b whole, or cuts a partial write off again.
+func (r *Record) put(b []byte) error {
+	n, err := r.w.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if n > 0 && r.f != nil {
+			if terr := r.truncate(r.size); terr != nil {
+				err = fmt.Errorf("%w; cutting off the partial write also failed: %v", err, terr)
+			}
+		}
+		return err
+	}
+	r.size += int64(n)
+	return nil
+}
 
 func (r *Record) header() error {
 	if r.wrote {
 		return nil
 	}
-	r.wrote = true
-	c := "C420jpeg"
-	if r.format == frame.P010 {
-		c = "C420p10 XYSCSS=420P10"
+	if err := r.put([]byte(r.headerLine())); err != nil {
+		return err
 	}
-	_, err := fmt.Fprintf(r.w, "YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 %s\n", r.width, r.height, r.rate.Num, r.rate.Den, c)
-	return err
+	r.wrote = true
+	return nil
 }
 
 // Write appends one frame, which must have the Record's format and size.
+// It counts once the whole frame is written; on an error the stream still
+// ends after its last whole frame.
 func (r *Record) Write(f *frame.Frame) error {
 	if f.Format != r.format || f.Width != r.width || f.Height != r.height {
 		return fmt.Errorf("record %s: frame is %v %dx%d, the file is %v %dx%d", r.path, f.Format, f.Width, f.Height, r.format, r.width, r.height)
 	}
 	if err := r.header(); err != nil {
-		return fmt.Errorf("record %s: %w", r.path, err)
-	}
-	if _, err := r.w.WriteString("FRAME\n"); err != nil {
-		return fmt.Errorf("record %s: %w", r.path, err)
+		return fmt.Errorf("record %s: header: %w", r.path, err)
 	}
 	bps := f.Format.BytesPerSample()
-	cw, ch := f.Width/2, f.Height/2
-	if need := 2 * cw * ch * bps; cap(r.scratch) < need {
-		r.scratch = make([]byte, need)
+	w, h, cw, ch := f.Width, f.Height, f.Width/2, f.Height/2
+	need := 6 + f.Format.Size(w, h)
+	if cap(r.buf) < need {
+		r.buf = make([]byte, need)
 	}
-	buf := r.scratch[:2*cw*ch*bps]
-	u, v := buf[:cw*ch*bps], buf[cw*ch*bps:]
+	buf := r.buf[:need]
+	copy(buf, "FRAME\n")
+	ys, cs := w*h*bps, cw*ch*bps
+	yb, u, v := buf[6:6+ys], buf[6+ys:6+ys+cs], buf[6+ys+cs:]
 	if f.Format == frame.NV12 {
-		for y := 0; y < f.Height; y++ {
-			if _, err := r.w.Write(f.Data[0][y*f.Pitch[0] : y*f.Pitch[0]+f.Width]); err != nil {
-				return fmt.Errorf("record %s: %w", r.path, err)
-			}
+		for y := 0; y < h; y++ {
+			copy(yb[y*w:(y+1)*w], f.Data[0][y*f.Pitch[0]:])
 		}
 		for y := 0; y < ch; y++ {
 			row := f.Data[1][y*f.Pitch[1]:]
@@ -111,21 +257,11 @@ func (r *Record) Write(f *frame.Frame) error {
 			}
 		}
 	} else {
-		lrow := buf[:0]
-		if cap(r.scratch) < 2*cw*ch*bps+f.Width*2 {
-			r.scratch = make([]byte, 2*cw*ch*bps+f.Width*2)
-			buf = r.scratch[:2*cw*ch*bps]
-			u, v = buf[:cw*ch*bps], buf[cw*ch*bps:]
-		}
-		lrow = r.scratch[2*cw*ch*bps : 2*cw*ch*bps+f.Width*2]
 		yp, cp := f.Plane16(0), f.Plane16(1)
-		for y := 0; y < f.Height; y++ {
+		for y := 0; y < h; y++ {
 			row := yp[y*f.Pitch[0]/2:]
-			for x := 0; x < f.Width; x++ {
-				binary.LittleEndian.PutUint16(lrow[2*x:], row[x]>>6)
-			}
-			if _, err := r.w.Write(lrow); err != nil {
-				return fmt.Errorf("record %s: %w", r.path, err)
+			for x := 0; x < w; x++ {
+				binary.LittleEndian.PutUint16(yb[2*(y*w+x):], row[x]>>6)
 			}
 		}
 		for y := 0; y < ch; y++ {
@@ -136,19 +272,18 @@ func (r *Record) Write(f *frame.Frame) error {
 			}
 		}
 	}
-	if _, err := r.w.Write(buf); err != nil {
-		return fmt.Errorf("record %s: %w", r.path, err)
+	if err := r.put(buf); err != nil {
+		return fmt.Errorf("record %s: frame %d: %w", r.path, r.frames, err)
 	}
 	r.frames++
 	return nil
 }
 
-// Close flushes the stream and closes the file CreateRecord opened.
+// Close writes the header of an empty stream and closes the file
+// OpenRecord opened. Nothing is buffered: every frame Write counted is in
+// the file already.
 func (r *Record) Close() error {
 	err := r.header()
-	if ferr := r.w.Flush(); err == nil {
-		err = ferr
-	}
 	if r.f != nil {
 		if cerr := r.f.Close(); err == nil {
 			err = cerr
@@ -328,6 +463,10 @@ func firstBytes(b []byte) []byte {
 	}
 	return b
 }
+
+// Stat describes the open file (which may no longer be the file at its
+// path: see os.SameFile).
+func (y *Y4MReader) Stat() (os.FileInfo, error) { return y.f.Stat() }
 
 // Close closes the file.
 func (y *Y4MReader) Close() error { return y.f.Close() }

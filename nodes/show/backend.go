@@ -2,6 +2,7 @@ package show
 
 import (
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
@@ -36,6 +37,10 @@ type Backend[F Frame] struct {
 	// Close frees what the backend holds for the run (a GPU context); nil
 	// when there is nothing.
 	Close func()
+	// Device, when set, reports the hardware the show runs on (a GPU's
+	// utilization and memory) for /status; DeviceMetrics for /metrics.
+	Device        func() any
+	DeviceMetrics func(emit func(control.Sample))
 }
 
 // Constructor makes a node of a backend's own kind. st is the run's shared

@@ -42,6 +42,14 @@ type compositor[F Frame] struct {
 	ready  []int
 }
 
+// compositorParams are the compositor's params, as nodes/ declares them.
+type compositorParams struct {
+	Bus         string   `param:"bus"`
+	InputPollMs int      `param:"input_poll_ms"`
+	Scenes      []string `param:"scenes"`
+	Scene       string   `param:"scene"`
+}
+
 type sceneLayer[F Frame] struct {
 	input int
 	layer Layer[F] // Frame filled in per tick
@@ -52,10 +60,11 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	if err != nil {
 		return nil, err
 	}
-	pollMs, err := ctx.ParamInt("input_poll_ms", 0)
+	prm, err := Params[compositorParams](&n)
 	if err != nil {
 		return nil, err
 	}
+	pollMs := prm.InputPollMs
 	canvas, err := be.NewCanvas(f, w, h)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
@@ -288,10 +297,8 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	}
 	c.bus.mu.Lock()
 	from, to, kind, progress := c.bus.switcher.At(k)
-	for i := range c.bus.cuts {
-		if c.bus.cuts[i].Tick < 0 {
-			c.bus.cuts[i].Tick, c.bus.cuts[i].DeadlineNs = k, sched.Deadline(k)-c.b.origin
-		}
+	if c.bus.drawn < c.bus.switches {
+		c.bus.landSwitches(k, sched.Deadline(k)-c.b.origin)
 	}
 	c.bus.mu.Unlock()
 

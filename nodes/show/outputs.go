@@ -2,6 +2,7 @@ package show
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -16,7 +17,9 @@ import (
 )
 
 // sink is the shape every output shares: a thread that takes frames from
-// its one input and hands their host pictures to write.
+// its one input and hands their host pictures to write. A write that
+// returns errDropped has not written the frame and carries on (the output
+// reported why); any other error fails the node.
 type sink[F Frame] struct {
 	st     *OutputState
 	toHost func(F) (*frame.Frame, func(), error)
@@ -44,7 +47,7 @@ func (s *sink[F]) Start(ctx *runtime.NodeContext[F]) error {
 				return nil
 			}
 			if err := s.writeOne(f); err != nil {
-				return nil
+				s.st.Drops.Add(1)
 			}
 		}
 	})
@@ -62,6 +65,10 @@ func (s *sink[F]) writeOne(f F) error {
 		}
 	}
 	f.Release()
+	if errors.Is(err, errDropped) {
+		s.st.Drops.Add(1)
+		return nil
+	}
 	if err != nil {
 		s.st.fail(err)
 		return err
@@ -92,25 +99,40 @@ func busVideo[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (fram
 	return b.Video(from)
 }
 
-// newRecordOutput writes the bus to a Y4M file. A restart (after a write
-// error) starts the file again.
+// newRecordOutput writes the bus to a Y4M file through the output's
+// recorder, which outlives the node: a restart continues the file (see
+// recorder).
 func newRecordOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
 	f, w, h, rate, err := busVideo(b, n, ctx)
 	if err != nil {
 		return nil, err
 	}
-	path := b.Resolve(ParamString(&n, "path", ""))
+	prm, err := Params[struct {
+		Path string `param:"path"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	path := b.Resolve(prm.Path)
 	if path == "" {
 		return nil, fmt.Errorf("node %s: no path to record to", n.ID)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	st := b.outputs[n.Address]
+	if st.recorder == nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("node %s: %v", n.ID, err)
+		}
+		open := b.opts.OpenFile
+		if open == nil {
+			open = media.OpenOSFile
+		}
+		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, st: st, open: open, now: time.Now}
+	}
+	rec := st.recorder
+	if err := rec.start(ctx.Log); err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	rec, err := media.CreateRecord(path, f, w, h, rate)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %v", n.ID, err)
-	}
-	return &sink[F]{st: b.outputs[n.Address], toHost: be.ToHost, write: rec.Write, close: rec.Close}, nil
+	return &sink[F]{st: st, toHost: be.ToHost, write: rec.write, close: rec.close}, nil
 }
 
 func newNullOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
@@ -125,7 +147,13 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 		return nil, err
 	}
 	st := b.outputs[n.Address]
-	args := n.Strings("args")
+	prm, err := Params[struct {
+		Args []string `param:"args"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	args := prm.Args
 	o, err := media.StartFFmpeg(media.FFmpegConfig{
 		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate,
 		OnEvent: func(e media.FFmpegEvent) {
@@ -162,14 +190,14 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 // newPreviewOutput keeps a JPEG snapshot of the bus every interval_ms, for
 // the status server's GET /preview/{output}.
 func newPreviewOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	interval, err := ctx.ParamInt("interval_ms", 1000)
+	prm, err := Params[struct {
+		IntervalMs int `param:"interval_ms"`
+		Quality    int `param:"quality"`
+	}](&n)
 	if err != nil {
 		return nil, err
 	}
-	quality, err := ctx.ParamInt("quality", 80)
-	if err != nil {
-		return nil, err
-	}
+	interval, quality := prm.IntervalMs, prm.Quality
 	st := b.outputs[n.Address]
 	var last time.Time
 	var img *image.YCbCr

@@ -21,7 +21,18 @@ type realtime[F Frame] struct {
 }
 
 func newRealtime[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	tb, err := runtime.ParseTimeBase(ParamString(&n, "time_base", "1/120000"))
+	prm, err := Params[struct {
+		TimeBase   string `param:"time_base"`
+		TickPeriod string `param:"tick_period"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	base := prm.TimeBase
+	if prm.TickPeriod != "" { // the older spelling, never written with time_base
+		base = prm.TickPeriod
+	}
+	tb, err := runtime.ParseTimeBase(base)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: time_base: %v", n.ID, err)
 	}
@@ -126,3 +137,69 @@ func (o *fanOutThread[F]) Start(ctx *runtime.NodeContext[F]) error {
 }
 
 func (o *fanOutThread[F]) Stop() {}
+
+// smoother is smooth_timestamps: it re-times the frames of a source that
+// paints unevenly (a browser window) onto the show's frame grid, on its
+// source's pacing loop. Each frame is stamped one slot after the one
+// before; the slots re-anchor only when the average drift of arrivals
+// passes a frame period (runtime.Smoother), so jitter never moves them.
+type smoother[F Frame] struct {
+	b     *State
+	st    *SourceState
+	sm    *runtime.Smoother
+	unit  runtime.TimeBase
+	first int64 // arrival of the first frame: slot 0, monotonic ns
+}
+
+func newSmoother[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	prm, err := Params[struct {
+		TimeBase string `param:"time_base"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	unit, err := runtime.ParseTimeBase(prm.TimeBase)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: time_base: %v", n.ID, err)
+	}
+	_, _, _, rate, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	period, err := runtime.NewTimeBase(rate.Den, rate.Num)
+	if err != nil {
+		return nil, err
+	}
+	sm, err := runtime.NewSmoother(unit, period, period.ToNanos(1))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	return &smoother[F]{b: b, st: b.sources[n.Address], sm: sm, unit: unit, first: -1}, nil
+}
+
+func (s *smoother[F]) Start(ctx *runtime.NodeContext[F]) error {
+	_, err := ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
+		for {
+			f, ok := ctx.Get(0)
+			if !ok {
+				break
+			}
+			arrival := clock(s.b)
+			slot := s.sm.Stamp(arrival)
+			if s.first < 0 {
+				s.first = arrival
+			}
+			m := f.Metadata()
+			m.PTS, m.TimeBase = s.first+s.unit.ToNanos(slot), frame.Rational{Num: 1, Den: 1_000_000_000}
+			s.st.Paced.Add(1)
+			if ok, _ := ctx.Put(0, f); !ok {
+				s.st.Drops.Add(1)
+				f.Release()
+			}
+		}
+		r.Rearm()
+	})
+	return err
+}
+
+func (s *smoother[F]) Stop() {}

@@ -36,6 +36,7 @@ type Show[F Frame] struct {
 	plan     *plan.Plan
 	planJSON []byte
 	started  time.Time
+	locks    *OutputLocks
 }
 
 // The kinds every backend runs with this package's constructors.
@@ -46,14 +47,16 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		}
 	}
 	return map[string]Constructor[F]{
-		"realtime":       newRealtime[F],
-		"one_to_many_nb": newFanOutOnLoop[F],
-		"one_to_many":    newFanOutThread[F],
-		"compositor":     with(newCompositor[F]),
-		"output_record":  with(newRecordOutput[F]),
-		"output_null":    with(newNullOutput[F]),
-		"output_ffmpeg":  with(newFFmpegOutput[F]),
-		"output_preview": with(newPreviewOutput[F]),
+		"test_pattern":      newTestPattern[F],
+		"realtime":          newRealtime[F],
+		"smooth_timestamps": newSmoother[F],
+		"one_to_many_nb":    newFanOutOnLoop[F],
+		"one_to_many":       newFanOutThread[F],
+		"compositor":        with(newCompositor[F]),
+		"output_record":     with(newRecordOutput[F]),
+		"output_null":       with(newNullOutput[F]),
+		"output_ffmpeg":     with(newFFmpegOutput[F]),
+		"output_preview":    with(newPreviewOutput[F]),
 	}
 }
 
@@ -70,9 +73,16 @@ func Kinds[F Frame](be *Backend[F]) []string {
 	return out
 }
 
-// Start runs p on be: it makes the show's state, starts every group in
-// order and waits for each to be ready. planJSON is what GET /plan serves.
+// Start runs p on be: it locks the files the outputs write (LockOutputs:
+// a show whose recording another show writes does not go on air, and
+// touches no file), makes the show's state, starts every group in order and
+// waits for each to be ready. The locks are held until Stop. planJSON is
+// what GET /plan serves.
 func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON []byte, opts Options, log *slog.Logger) (*Show[F], error) {
+	locks, err := LockOutputs(p, opts.BaseDir)
+	if err != nil {
+		return nil, err
+	}
 	shared := sharedKinds(be)
 	lookup := func(kind string) (Constructor[F], bool) {
 		if mk, ok := be.Kinds[kind]; ok {
@@ -83,9 +93,10 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 	}
 	st, err := newState(p, opts, be.Name, func(kind string) bool { _, ok := lookup(kind); return ok })
 	if err != nil {
+		locks.discard()
 		return nil, err
 	}
-	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now()}
+	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now(), locks: locks}
 	x, err := runtime.NewExecutor(p, func(kind string) (runtime.Constructor[F], bool) {
 		mk, ok := lookup(kind)
 		if !ok {
@@ -103,22 +114,28 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		}, true
 	}, runtime.Options{Logger: log})
 	if err != nil {
+		locks.discard()
 		s.free()
 		return nil, err
 	}
 	s.Exec = x
 	if err := x.Start(ctx); err != nil {
+		locks.discard()
 		s.free()
 		return nil, err
 	}
+	st.markOnAir()
 	return s, nil
 }
 
+// free lets go of what the run holds, the output locks last (every
+// output has closed its file by then).
 func (s *Show[F]) free() {
 	s.State.Close()
 	if s.backend.Close != nil {
 		s.backend.Close()
 	}
+	s.locks.Release()
 }
 
 // Stop implements Running.
@@ -157,6 +174,8 @@ type StatusReport struct {
 	Runtime runtime.Status        `json:"runtime"`
 	Timing  map[string]any        `json:"playout_timing"`
 	Process runtime.ProcessStatus `json:"process"`
+	// Device is what the backend says of its hardware (a GPU: NVML).
+	Device any `json:"device,omitempty"`
 }
 
 // Status implements control.Show.
@@ -167,8 +186,12 @@ func (s *Show[F]) Status() any {
 	for _, b := range sum.Buses {
 		timing[b.Address] = b.Timing
 	}
-	return StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
+	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
 		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process}
+	if s.backend.Device != nil {
+		rep.Device = s.backend.Device()
+	}
+	return rep
 }
 
 // Summary is what a run did: per bus, output and source.
@@ -180,17 +203,19 @@ type Summary struct {
 
 // BusSummary is one bus's counts.
 type BusSummary struct {
-	Address     string        `json:"address"`
-	Kind        string        `json:"kind"`
-	OnAir       string        `json:"on_air,omitempty"`
-	Ticks       uint64        `json:"ticks"`
-	FirstTick   int64         `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
-	Missed      uint64        `json:"missed_deadlines"`
-	Repeats     uint64        `json:"repeats"`
-	Skipped     uint64        `json:"skipped"` // input frames replaced by a newer one before any tick showed them
-	OutputDrops uint64        `json:"output_drops"`
-	Cuts        []CutRecord   `json:"cuts,omitempty"`
-	Timing      TimingSummary `json:"timing"`
+	Address        string            `json:"address"`
+	Kind           string            `json:"kind"`
+	OnAir          string            `json:"on_air,omitempty"`
+	Ticks          uint64            `json:"ticks"`
+	FirstTick      int64             `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
+	Missed         uint64            `json:"missed_deadlines"`
+	Repeats        uint64            `json:"repeats"`
+	Skipped        uint64            `json:"skipped"` // input frames replaced by a newer one before any tick showed them
+	OutputDrops    uint64            `json:"output_drops"`
+	Switches       uint64            `json:"switches"`                   // every switch asked for
+	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
+	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
+	Timing         TimingSummary     `json:"timing"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -223,6 +248,8 @@ type SourceSummary struct {
 	Drops     uint64 `json:"drops"`
 	Errors    uint64 `json:"errors"`
 	LastError string `json:"last_error,omitempty"`
+	// Browser is a browser source's receiver and import counts.
+	Browser *BrowserSummary `json:"browser,omitempty"`
 }
 
 var bucketLabels = func() []string {
@@ -240,7 +267,15 @@ func (b *State) Summary() Summary {
 		bs := b.buses[a]
 		bs.mu.Lock()
 		sum := BusSummary{Address: a, Kind: bs.Kind, Ticks: bs.ticks, FirstTick: bs.first, Missed: bs.missed, Repeats: bs.repeats, Skipped: bs.skipped, OutputDrops: bs.outDrops,
-			Cuts: append([]CutRecord(nil), bs.cuts...)}
+			Switches: bs.switches, Cuts: bs.recentSwitches()}
+		for k, n := range bs.byKind {
+			if n > 0 {
+				if sum.SwitchesByKind == nil {
+					sum.SwitchesByKind = map[string]uint64{}
+				}
+				sum.SwitchesByKind[playout.Kind(k).String()] = n
+			}
+		}
 		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
 			sum.OnAir = bs.Scenes[i]
 		}
@@ -261,7 +296,7 @@ func (b *State) Summary() Summary {
 		src := b.sources[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
-			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr})
+			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary()})
 		src.mu.Unlock()
 	}
 	return s
@@ -276,6 +311,29 @@ func (s Summary) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", on air: %s", b.OnAir)
 		}
 		fmt.Fprintln(w)
+		if b.Switches > 0 {
+			noun := "switches"
+			if b.Switches == 1 {
+				noun = "switch"
+			}
+			fmt.Fprintf(w, "      %d %s", b.Switches, noun)
+			sep := " ("
+			for _, k := range []string{"cut", "fade", "wipe"} {
+				if n := b.SwitchesByKind[k]; n > 0 {
+					fmt.Fprintf(w, "%s%d %s", sep, n, k)
+					sep = ", "
+				}
+			}
+			if sep == ", " {
+				fmt.Fprint(w, ")")
+			}
+			if uint64(len(b.Cuts)) < b.Switches {
+				fmt.Fprintf(w, "; the last %d:", len(b.Cuts))
+			} else {
+				fmt.Fprint(w, ":")
+			}
+			fmt.Fprintln(w)
+		}
 		for _, c := range b.Cuts {
 			if c.Tick < 0 {
 				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)
@@ -297,7 +355,7 @@ func (s Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "Sources:")
 	for _, src := range s.Sources {
-		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
+		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns%s", src.Address, src.Paced, src.Drops, src.Underruns, src.Browser.text())
 		if src.LastError != "" {
 			fmt.Fprintf(w, ", ERROR: %s", src.LastError)
 		}
@@ -307,6 +365,9 @@ func (s Summary) WriteText(w io.Writer) {
 
 // Collect implements control.Show: the Prometheus metrics.
 func (s *Show[F]) Collect(emit func(control.Sample)) {
+	if s.backend.DeviceMetrics != nil {
+		s.backend.DeviceMetrics(emit)
+	}
 	sum := s.State.Summary()
 	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
 	for _, b := range sum.Buses {
@@ -338,7 +399,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: control.Counter, Labels: lo, Value: float64(o.Written)})
 		emit(control.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: control.Counter, Labels: lo, Value: float64(o.Drops)})
 		emit(control.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: control.Counter, Labels: lo, Value: float64(o.Errors)})
-		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output processes restarted.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
+		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {
 		ls := l("source", src.Address)
@@ -351,6 +412,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 			up = 0
 		}
 		emit(control.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: control.Gauge, Labels: ls, Value: up})
+		collectBrowser(emit, src)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {

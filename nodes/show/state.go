@@ -1,9 +1,14 @@
 // Package show is the show runtime every backend shares: what a bus shows
-// and switches to, the compositor's schedule (sleep to the deadline, look at
-// the inputs that signalled at most every input_poll_ms, draw through
-// playout, commit once the outputs took the tick), the realtime pacer, the
-// fan-outs, the outputs and what they count, the summary, /status and
-// /metrics. It is generic over the backend's frame type; a backend supplies
+// and switches to (the latest 32 switches kept, all of them counted), the
+// compositor's schedule (sleep to the deadline, look at the inputs that
+// signalled at most every input_poll_ms, draw through playout, commit once
+// the outputs took the tick), the realtime pacer, the fan-outs, the outputs
+// and what they count, the summary, /status and /metrics.
+//
+// A show locks the files its outputs write before anything opens a file,
+// so a second show on the same recording is refused (LockOutputs). A record
+// output never destroys what it wrote: on a write error it drops frames,
+// backs off and continues its file after the last whole frame (recorder). It is generic over the backend's frame type; a backend supplies
 // the pixel work behind small interfaces (Backend, Canvas) and the
 // constructors of its own kinds (sources, uploads, decoders).
 //
@@ -18,6 +23,7 @@ package show
 
 import (
 	"fmt"
+	"github.com/onairhq/onair/internal/value"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,6 +34,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -42,6 +49,9 @@ type Options struct {
 	// BaseDir is the show's directory: relative paths in the plan (media,
 	// recordings) are relative to it. "" is the working directory.
 	BaseDir string
+	// OpenFile opens the files record outputs write; nil is os.OpenFile. A
+	// test stands in a disk that fills up (media.SmallDisk).
+	OpenFile media.OpenFunc
 }
 
 // State is one run of a plan: its buses, sources and outputs, kept across
@@ -52,6 +62,7 @@ type State struct {
 	origin     int64 // tick 0 of every bus grid
 	originOnce sync.Once
 	rate       frame.Rational
+	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
 
 	nodes   map[string]*plan.Node // by id
 	scenes  map[string]*plan.Scene
@@ -68,6 +79,8 @@ type SourceState struct {
 	Paced    atomic.Uint64 // frames released on time by the pacer
 	Underrun atomic.Uint64 // releases that found no frame waiting
 	Drops    atomic.Uint64 // frames dropped on their way to a bus
+
+	browser atomic.Pointer[BrowserState] // a browser source's counters (Browser)
 
 	mu      sync.Mutex
 	lastErr string
@@ -109,10 +122,17 @@ type BusState struct {
 	repeats  uint64
 	skipped  uint64
 	outDrops uint64
-	cuts     []CutRecord
+	cuts     [cutHistory]CutRecord // a ring: switch i is cuts[i%cutHistory]
+	switches uint64                // switches asked for
+	drawn    uint64                // switches up to here have their tick
+	byKind   [3]uint64             // switches by playout.Kind
 	timing   playout.Timing
 	onAirAt  int64 // the tick last drawn
 }
+
+// cutHistory is how many of the latest switches a bus keeps, for /status
+// and the summary; older ones are only counted.
+const cutHistory = 32
 
 // CutRecord logs one switch: when it was asked for and the tick it landed
 // on. Times count from the start of the run (tick 0).
@@ -137,6 +157,8 @@ type OutputState struct {
 	restart uint64
 	jpeg    []byte // preview: the latest snapshot
 	jpegAt  time.Time
+
+	recorder *recorder // record: the file, kept across restarts
 }
 
 func (o *OutputState) fail(err error) {
@@ -151,7 +173,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if opts.Clock == nil {
 		opts.Clock = runtime.Now
 	}
-	rate, err := parseRate(p.FrameRate)
+	rate, err := value.ParseRational(p.FrameRate)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
 	}
@@ -175,14 +197,19 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				b.sources[n.Address] = &SourceState{Address: n.Address}
 			}
 		case n.Kind == "compositor":
-			bs := &BusState{Address: n.Address, Kind: ParamString(n, "bus", "program"), period: period, first: -1}
-			bs.Scenes = n.Strings("scenes")
-			if sc := ParamString(n, "scene", ""); sc != "" && !contains(bs.Scenes, sc) {
-				bs.Scenes = append([]string{sc}, bs.Scenes...)
+			prm, err := Params[compositorParams](n)
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			bs := &BusState{Address: n.Address, Kind: prm.Bus, period: period, first: -1}
+			bs.Scenes = append([]string{}, prm.Scenes...)
+			if prm.Scene != "" && !contains(bs.Scenes, prm.Scene) {
+				bs.Scenes = append([]string{prm.Scene}, bs.Scenes...)
 			}
 			start := 0
-			if sc := ParamString(n, "scene", ""); sc != "" {
-				start = index(bs.Scenes, sc)
+			if prm.Scene != "" {
+				start = index(bs.Scenes, prm.Scene)
 			}
 			for _, sc := range bs.Scenes {
 				if _, ok := b.scenes[sc]; !ok {
@@ -262,10 +289,40 @@ func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
 	now := b.opts.Clock()
 	bs.mu.Lock()
 	bs.switcher.Request(k, i, ticks)
-	bs.cuts = append(bs.cuts, CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1})
+	bs.cuts[bs.switches%cutHistory] = CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1}
+	bs.switches++
+	if int(k) < len(bs.byKind) {
+		bs.byKind[k]++
+	}
 	bs.mu.Unlock()
 	bs.wake.Notify()
 	return nil
+}
+
+// landSwitches gives the switches no tick has shown yet the tick k that
+// shows them, drawn at deadlineNs. Only those are looked at: the ring's
+// newest, from the last one drawn. The caller holds bs.mu.
+func (bs *BusState) landSwitches(k, deadlineNs int64) {
+	from := bs.drawn
+	if bs.switches > cutHistory && from < bs.switches-cutHistory {
+		from = bs.switches - cutHistory // older ones have left the ring
+	}
+	for i := from; i < bs.switches; i++ {
+		c := &bs.cuts[i%cutHistory]
+		c.Tick, c.DeadlineNs = k, deadlineNs
+	}
+	bs.drawn = bs.switches
+}
+
+// recentSwitches returns the switches in the ring, oldest first. The
+// caller holds bs.mu.
+func (bs *BusState) recentSwitches() []CutRecord {
+	n := min(bs.switches, cutHistory)
+	out := make([]CutRecord, 0, n)
+	for i := bs.switches - n; i < bs.switches; i++ {
+		out = append(out, bs.cuts[i%cutHistory])
+	}
+	return out
 }
 
 // Errors Switch wraps, which the control server maps to HTTP codes.

@@ -1,43 +1,67 @@
-package cpu
+package show
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
-	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
 )
+
+// hostFrame converts a host frame to the backend's frame type, and reports
+// whether the backend's edges carry host frames at all (the CPU's are host
+// frames; the CUDA backend's carry host frames up to an upload).
+func hostFrame[F Frame](f *frame.Frame) (F, bool) {
+	v, ok := any(f).(F)
+	return v, ok
+}
+
+func host[F Frame](f *frame.Frame) F {
+	v, _ := hostFrame[F](f)
+	return v
+}
 
 // testPattern draws frames on a thread of its own (as the registry places
 // it), blocking on its output edge, or, placed on a loop, whenever the
 // edge has room (its Consumed signal wakes it); either way it never runs
 // ahead of the pacer by more than the edge holds.
-type testPattern struct {
-	st      *show.SourceState
+type testPattern[F Frame] struct {
+	st      *SourceState
 	tp      *media.TestPattern
 	pool    *frame.Pool
-	pending Frame
+	pending *frame.Frame
 }
 
-func newTestPattern(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	if _, ok := hostFrame[F](nil); !ok {
+		return nil, fmt.Errorf("node %s: test_pattern draws in host memory, and this backend's edges do not carry host frames", n.ID)
+	}
 	f, w, h, rate, err := b.Video(&n)
 	if err != nil {
 		return nil, err
 	}
-	pat, err := media.ParsePattern(show.ParamString(&n, "pattern", "bars"))
+	prm, err := Params[struct {
+		Pattern string `param:"pattern"`
+		Colour  string `param:"colour"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	pat, err := media.ParsePattern(prm.Pattern)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	tp, err := media.NewTestPattern(media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
-		Rate: rate, Colour: show.ParseColour(show.ParamString(&n, "colour", "")),
+		Rate: rate, Colour: ParseColour(prm.Colour),
 	})
 	if err != nil {
 		return nil, err
@@ -49,10 +73,10 @@ func newTestPattern(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame])
 	if len(ctx.Outputs) != 1 {
 		return nil, fmt.Errorf("node %s: a test pattern has one output, the plan gives it %d", n.ID, len(ctx.Outputs))
 	}
-	return &testPattern{st: b.Source(n.Address), tp: tp, pool: pool}, nil
+	return &testPattern[F]{st: b.Source(n.Address), tp: tp, pool: pool}, nil
 }
 
-func (t *testPattern) Start(ctx *runtime.NodeContext[Frame]) error {
+func (t *testPattern[F]) Start(ctx *runtime.NodeContext[F]) error {
 	// Continue the numbering after a restart, so timestamps never go back.
 	t.tp.SetNext(int64(t.st.Produced.Load()))
 	if ctx.Loop() == nil {
@@ -68,7 +92,7 @@ func (t *testPattern) Start(ctx *runtime.NodeContext[Frame]) error {
 					return err
 				}
 				t.st.Produced.Add(1)
-				if ok, _ := ctx.Put(0, f); !ok {
+				if ok, _ := ctx.Put(0, host[F](f)); !ok {
 					f.Release()
 				}
 			}
@@ -87,7 +111,7 @@ func (t *testPattern) Start(ctx *runtime.NodeContext[Frame]) error {
 	return nil
 }
 
-func (t *testPattern) fill(ctx *runtime.NodeContext[Frame]) {
+func (t *testPattern[F]) fill(ctx *runtime.NodeContext[F]) {
 	for !ctx.Stopping() {
 		if t.pending == nil {
 			f, err := t.pool.Get()
@@ -103,7 +127,7 @@ func (t *testPattern) fill(ctx *runtime.NodeContext[Frame]) {
 			t.st.Produced.Add(1)
 			t.pending = f
 		}
-		ok, err := ctx.Put(0, t.pending)
+		ok, err := ctx.Put(0, host[F](t.pending))
 		if errors.Is(err, runtime.ErrWouldBlock) {
 			return // full: the Consumed watch calls again
 		}
@@ -119,7 +143,7 @@ func (t *testPattern) fill(ctx *runtime.NodeContext[Frame]) {
 	}
 }
 
-func (t *testPattern) Stop() {
+func (t *testPattern[F]) Stop() {
 	if t.pending != nil {
 		t.pending.Release()
 		t.pending = nil
@@ -130,46 +154,69 @@ func (t *testPattern) Stop() {
 // its output edge, which the pacer empties one frame per period. A file that
 // is missing or breaks is reported (node status, the source's last error)
 // and the source sends black frames while it tries the file again every
-// second, so the buses keep their deadlines.
-type rawFile struct {
-	st    *show.SourceState
+// second, so the buses keep their deadlines. Once a second it also looks at
+// the path: a file deleted and created again there (another inode) is
+// opened in place of the old one, and logged. A file rewritten in place
+// (same inode, new size or time) the reader notices at its next pass.
+type rawFile[F Frame] struct {
+	st    *SourceState
 	cfg   media.RawFileConfig
 	pool  *frame.Pool
 	rate  frame.Rational
 	retry time.Duration
 	hold  bool         // on_error = "hold": repeat the last good frame, not black
 	last  *frame.Frame // the last good frame, kept for hold
+	check time.Duration
 }
 
-func newRawFile(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+// HostRawFile makes a node reading a raw file into host frames on a
+// thread of its own: the CPU backend's raw_file_cpu, and the head (input_rec)
+// of a GPU backend's hwupload and pinned chains. on_error is read where the
+// kind declares it.
+func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
+	if _, ok := hostFrame[F](nil); !ok {
+		return nil, fmt.Errorf("node %s: a raw file is read into host memory, and this backend's edges do not carry host frames", n.ID)
+	}
 	f, w, h, rate, err := b.Video(&n)
 	if err != nil {
 		return nil, err
 	}
-	path := b.Resolve(show.ParamString(&n, "path", ""))
-	if path == "" {
-		return nil, fmt.Errorf("node %s: no path", n.ID)
-	}
-	loop, err := ctx.ParamBool("loop", true)
+	prm, err := Params[struct {
+		Path   string `param:"path"`
+		Loop   bool   `param:"loop"`
+		Colour string `param:"colour"`
+	}](&n)
 	if err != nil {
 		return nil, err
+	}
+	onError := "black"
+	if k, ok := nodes.Lookup(n.Kind); ok {
+		if _, declared := k.Param("on_error"); declared {
+			e, err := Params[struct {
+				OnError string `param:"on_error"`
+			}](&n)
+			if err != nil {
+				return nil, err
+			}
+			onError = e.OnError
+		}
+	}
+	path := b.Resolve(prm.Path)
+	if path == "" {
+		return nil, fmt.Errorf("node %s: no path", n.ID)
 	}
 	pool, err := frame.NewPool(f, w, h, 0)
 	if err != nil {
 		return nil, err
 	}
-	onError := show.ParamString(&n, "on_error", "black")
-	if onError != "black" && onError != "hold" {
-		return nil, fmt.Errorf("node %s: on_error %q: use black or hold", n.ID, onError)
-	}
-	return &rawFile{
-		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, hold: onError == "hold",
+	return &rawFile[F]{
+		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, check: time.Second, hold: onError == "hold",
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
-			Colour: show.ParseColour(show.ParamString(&n, "colour", "")), Loop: loop, Resident: show.ParamString(&n, "mode", "") == "resident"},
+			Colour: ParseColour(prm.Colour), Loop: prm.Loop},
 	}, nil
 }
 
-func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
+func (r *rawFile[F]) Start(ctx *runtime.NodeContext[F]) error {
 	ctx.Go(func() error { return r.run(ctx) })
 	return nil
 }
@@ -177,13 +224,14 @@ func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
 // reader is what rawFile reads frames from: a raw file, or a Y4M file.
 type reader interface {
 	Next(dst *frame.Frame) error
+	Stat() (os.FileInfo, error)
 	Close() error
 }
 
 // open opens the source's file: a .y4m file through the Y4M reader (its
 // header must agree with the source's format and size), anything else as
 // raw frames back to back.
-func (r *rawFile) open() (reader, error) {
+func (r *rawFile[F]) open() (reader, error) {
 	if !strings.EqualFold(filepath.Ext(r.cfg.Path), ".y4m") {
 		return media.OpenRawFile(r.cfg)
 	}
@@ -198,24 +246,41 @@ func (r *rawFile) open() (reader, error) {
 	return y, nil
 }
 
-func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
+func (r *rawFile[F]) run(ctx *runtime.NodeContext[F]) error {
 	var src reader
 	defer func() {
 		if src != nil {
 			src.Close()
 		}
 	}()
-	var nextTry time.Time
+	var nextTry, nextCheck time.Time
+	var opened os.FileInfo // the file src reads
+	failing := false
 	n := int64(r.st.Produced.Load())
 	for !ctx.Stopping() {
+		if src != nil && time.Now().After(nextCheck) {
+			nextCheck = time.Now().Add(r.check)
+			if now, err := os.Stat(r.cfg.Path); err == nil && opened != nil && !os.SameFile(now, opened) {
+				ctx.Log.Info("media file replaced at its path; reading the new one", "path", r.cfg.Path, "size", now.Size(), "modified", now.ModTime())
+				src.Close()
+				src, nextTry = nil, time.Time{}
+			}
+		}
 		if src == nil && time.Now().After(nextTry) {
 			s, err := r.open()
 			if err != nil {
 				r.report(ctx, err)
+				failing = true
 				nextTry = time.Now().Add(r.retry)
 			} else {
 				src = s
+				opened, _ = s.Stat()
+				nextCheck = time.Now().Add(r.check)
 				r.st.ClearErr()
+				if failing {
+					ctx.Log.Info("media file usable again", "path", r.cfg.Path)
+					failing = false
+				}
 			}
 		}
 		f, err := r.pool.Get()
@@ -232,6 +297,7 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 			}
 			if err != nil {
 				r.report(ctx, err)
+				failing = true
 				src.Close()
 				src = nil
 				nextTry = time.Now().Add(r.retry)
@@ -252,7 +318,7 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 		f.PTS, f.TimeBase, f.SourceFrame = n, r.rate.Inverse(), n
 		n++
 		r.st.Produced.Add(1)
-		if ok, err := ctx.Put(0, f); !ok {
+		if ok, err := ctx.Put(0, host[F](f)); !ok {
 			f.Release()
 			if err != nil {
 				return nil // stopping
@@ -262,7 +328,7 @@ func (r *rawFile) run(ctx *runtime.NodeContext[Frame]) error {
 	return nil
 }
 
-func (r *rawFile) report(ctx *runtime.NodeContext[Frame], err error) {
+func (r *rawFile[F]) report(ctx *runtime.NodeContext[F], err error) {
 	ctx.Stats.Errors.Add(1)
 	if r.st.Fail(err) {
 		what := "source shows black until its file is usable"
@@ -273,4 +339,4 @@ func (r *rawFile) report(ctx *runtime.NodeContext[Frame], err error) {
 	}
 }
 
-func (r *rawFile) Stop() {}
+func (r *rawFile[F]) Stop() {}

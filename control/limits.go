@@ -1,0 +1,112 @@
+package control
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// The server's limits. Every response is small (a status snapshot, a plan,
+// a JPEG, a Prometheus scrape) and no endpoint streams, so each bound is far
+// above what an honest client needs and far below what lets a hostile one
+// hold descriptors the show needs for its own files. Options.Limits
+// overrides them (tests use short timeouts).
+const (
+	// DefaultReadHeaderTimeout is how long a connection may take to send a
+	// request's headers, counting from its first byte (or, on a kept-alive
+	// connection, from when the request starts): a connection that sends
+	// nothing, or trickles its headers, is closed after it.
+	DefaultReadHeaderTimeout = 5 * time.Second
+	// DefaultReadTimeout is how long reading a whole request may take,
+	// headers and body (at most MaxBodyBytes) together.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultWriteTimeout is how long handling and writing one response may
+	// take once its headers were read. A streaming endpoint added later must
+	// extend its own deadline (http.ResponseController.SetWriteDeadline).
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a kept-alive connection may wait for
+	// its next request.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultMaxConns is how many connections the server holds at once. One
+	// more is closed as soon as it is accepted, not queued: the server never
+	// holds more descriptors than this, whatever clients do.
+	DefaultMaxConns = 256
+	// MaxHeaderBytes bounds a request's headers (browsers on localhost may
+	// send cookies that other local servers set, hence not less).
+	MaxHeaderBytes = 64 << 10
+	// MaxBodyBytes bounds a request's body; a switch request is a few dozen
+	// bytes.
+	MaxBodyBytes = 64 << 10
+	// MinTokenLen is the shortest token a server on a non-loopback address
+	// accepts.
+	MinTokenLen = 16
+	// MaxResponseBytes is the most the client reads of one answer.
+	MaxResponseBytes = 8 << 20
+)
+
+// Limits overrides the server's limits; a zero field keeps its default
+// (the Default* constants).
+type Limits struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxConns          int
+}
+
+// withDefaults fills the zero fields of l.
+func (l Limits) withDefaults() Limits {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&l.ReadTimeout, DefaultReadTimeout)
+	def(&l.WriteTimeout, DefaultWriteTimeout)
+	def(&l.IdleTimeout, DefaultIdleTimeout)
+	if l.MaxConns <= 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	return l
+}
+
+// limitListener hands out at most cap(slots) connections at once and
+// closes any beyond that as soon as it accepts them.
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func newLimitListener(ln net.Listener, n int) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n)}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+			c.Close() // full: refuse now rather than queue
+		}
+	}
+}
+
+// limitConn gives its slot back when it is closed (once, however often
+// Close is called).
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}

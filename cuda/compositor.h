@@ -1,0 +1,378 @@
+// compositor.h: the compositor's kernel arguments and its per-pixel code,
+// written in the C that both nvcc (compositor.cu, for the GPU) and the C
+// compiler behind cgo (for the tests that run the very same code on the
+// CPU, where there is no GPU) accept.
+//
+// The code reproduces package cpu's compositor exactly: black canvas, then
+// every layer in z order (the host sorts the table), each either copied
+// sample for sample (1:1 and opaque) or scaled with the CPU scaler's
+// fixed-point separable filter (12-bit coefficients, 6 fractional bits kept
+// between the horizontal and the vertical pass, the same rounding), padded
+// black where a contained picture leaves its rectangle, and blended with the
+// CPU's integer alpha: (v*a + d*(256-a) + 128) >> 8 on sample values.
+//
+// One thread does a 2x2 block of luma and the Cb,Cr pair under it, so every
+// layer edge (all even) falls between threads, and walks the layer table.
+#ifndef ONAIR_COMPOSITOR_H
+#define ONAIR_COMPOSITOR_H
+
+#ifdef __CUDACC__
+#define ONAIR_FN static __device__ __forceinline__
+#define ONAIR_LD8(p) ((int)__ldg((const unsigned char *)(p)))
+#define ONAIR_LD16(p) ((int)__ldg((const unsigned short *)(p)))
+#define ONAIR_LD32(p) (__ldg((const int *)(p)))
+#define ONAIR_LDU32(p) (__ldg((const unsigned int *)(p)))
+#define ONAIR_FUNNEL(lo, hi, sh) __funnelshift_r((lo), (hi), (sh))
+#define ONAIR_UNROLL _Pragma("unroll")
+#else
+#define ONAIR_FN static inline
+#define ONAIR_LD8(p) ((int)*(const unsigned char *)(p))
+#define ONAIR_LD16(p) ((int)*(const unsigned short *)(p))
+#define ONAIR_LD32(p) (*(const int *)(p))
+#define ONAIR_LDU32(p) (*(const unsigned int *)(p))
+#define ONAIR_FUNNEL(lo, hi, sh) ((unsigned int)((((unsigned long long)(hi) << 32) | (lo)) >> ((sh) & 31)))
+#define ONAIR_UNROLL
+#endif
+
+typedef unsigned long long onair_u64;
+
+// The canvas of one draw.
+typedef struct {
+	onair_u64 y, c;        // the planes: luma, interleaved CbCr (device addresses)
+	int pitch;             // bytes per row of both planes
+	int width, height;     // pixels, even
+	int shift;             // 0 for NV12, 6 for P010: a stored sample is its value << shift
+	int bps;               // bytes per sample: 1 NV12, 2 P010
+	int black_y, black_c;  // limited-range black as stored samples
+	int layers;            // entries of the layer table in use
+} onair_canvas;
+
+// One layer, its geometry already placed on the host (cpu.Place): all
+// coordinates even, in luma pixels.
+typedef struct {
+	onair_u64 y, c;                      // the source planes
+	onair_u64 filters;                   // the filter block of a scaled layer (see below), 0 for a copy
+	int pitch;                           // source bytes per row, both planes
+	int crop_x, crop_y;                  // top-left of the source window
+	int dst_x0, dst_y0, dst_x1, dst_y1;  // where the window lands (may overhang the canvas)
+	int pad_x0, pad_y0, pad_x1, pad_y1;  // the layer's rectangle: what is in it and not in dst is black
+	int alpha;                           // 0..256, 256 opaque
+	int copy;                            // 1: same size and opaque: samples copied as stored
+	int wide;                            // 1: rows and planes 4-byte aligned: samples may be read a word at a time
+} onair_layer;
+
+// The kernel argument of a draw: the canvas and a table of up to N layers.
+// All variants share the layout of their prefix, so the host fills the
+// largest and launches the smallest that holds the layers in use.
+#define ONAIR_MAX_LAYERS 48
+typedef struct { onair_canvas canvas; onair_layer layer[4]; } onair_draw4_args;
+typedef struct { onair_canvas canvas; onair_layer layer[16]; } onair_draw16_args;
+typedef struct { onair_canvas canvas; onair_layer layer[ONAIR_MAX_LAYERS]; } onair_draw48_args;
+
+// A filter block is an array of 32-bit words: the four 1-D filters of one
+// scaling geometry (luma x, luma y, chroma x, chroma y). Words 0-3 are their
+// tap counts, 4-7 the offsets (in words, from the block's start) of their
+// start arrays (one source position per destination position), 8-11 of
+// their coefficient arrays (taps per destination position, each group
+// summing to 4096).
+enum { ONAIR_FX_L = 0, ONAIR_FY_L = 1, ONAIR_FX_C = 2, ONAIR_FY_C = 3 };
+
+// The transition argument: fade (mode 1) mixes from and to with to's weight
+// alpha (1..255); wipe (mode 2) shows to left of edge, from right of it.
+typedef struct {
+	onair_u64 dst_y, dst_c, from_y, from_c, to_y, to_c;
+	int dst_pitch, from_pitch, to_pitch;
+	int width, height, shift, bps;
+	int mode, alpha, edge;
+} onair_transition_args;
+
+ONAIR_FN const unsigned char *onair_addr(onair_u64 p) { return (const unsigned char *)p; }
+
+ONAIR_FN int onair_ld(const unsigned char *p, int bps) { return bps == 2 ? ONAIR_LD16(p) : ONAIR_LD8(p); }
+
+ONAIR_FN void onair_st2(unsigned char *p, int bps, int a, int b) {
+	if (bps == 2) {
+		*(unsigned int *)p = (unsigned int)a | ((unsigned int)b << 16);
+	} else {
+		*(unsigned short *)p = (unsigned short)(a | (b << 8));
+	}
+}
+
+// onair_blend is the CPU's blend of value v (not shifted) over the stored
+// sample d with alpha a, returned as a stored sample.
+ONAIR_FN int onair_blend(int v, int d, int a, int shift) {
+	if (a >= 256) return v << shift;
+	return ((v * a + (d >> shift) * (256 - a) + 128) >> 8) << shift;
+}
+
+// onair_hpass is one horizontal filter tap sum: samples st.. st+taps-1 of
+// a row (step samples apart: 1 luma, 2 interleaved chroma), each taken as a
+// value, rounded to the 6 fractional bits the vertical pass gets.
+ONAIR_FN int onair_hpass(const unsigned char *row, int st, const int *cf, int taps, int step, int bps, int shift) {
+	int s = 0;
+	for (int k = 0; k < taps; k++) s += ONAIR_LD32(cf + k) * (onair_ld(row + (st + k) * step * bps, bps) >> shift);
+	return (s + 32) >> 6;
+}
+
+// ONAIR_FAST_TAPS: filters up to this wide (every shrink down to 4:1) keep
+// their coefficients in registers; onair_hpass8 is onair_hpass over them.
+#define ONAIR_FAST_TAPS 8
+
+ONAIR_FN void onair_coefs8(int c[ONAIR_FAST_TAPS], const int *cf, int taps) {
+	ONAIR_UNROLL
+	for (int k = 0; k < ONAIR_FAST_TAPS; k++) c[k] = k < taps ? ONAIR_LD32(cf + k) : 0;
+}
+
+ONAIR_FN int onair_hpass8(const unsigned char *row, int st, const int c[ONAIR_FAST_TAPS], int taps, int step, int bps,
+                          int shift) {
+	int s = 0;
+	ONAIR_UNROLL
+	for (int k = 0; k < ONAIR_FAST_TAPS; k++)
+		if (k < taps) s += c[k] * (onair_ld(row + (st + k) * step * bps, bps) >> shift);
+	return (s + 32) >> 6;
+}
+
+// The wide path reads a row's samples a 32-bit word at a time instead of
+// one by one: a window of up to 16 samples (32 bytes of P010) starting
+// anywhere, as 8 words realigned to its start. Only words holding wanted
+// bytes are read, so nothing outside the row is touched (rows and planes
+// are 4-byte aligned when a layer is wide).
+#define ONAIR_WIN 16
+
+// onair_window loads the n bytes at p into w: w[i] holds bytes p+4i..p+4i+3.
+ONAIR_FN void onair_window(unsigned int w[8], const unsigned char *p, int n, const int bps) {
+	const int off = (int)((unsigned long long)p & 3);
+	const unsigned char *q = p - off;
+	const int last = (off + n - 1) >> 2;  // the last word with a wanted byte
+	const int words = bps == 2 ? 9 : 5;   // enough for ONAIR_WIN samples and the misalignment
+	unsigned int raw[9];
+	ONAIR_UNROLL
+	for (int i = 0; i < 9; i++) raw[i] = (i < words && i <= last) ? ONAIR_LDU32(q + 4 * i) : 0;
+	ONAIR_UNROLL
+	for (int i = 0; i < 8; i++) w[i] = ONAIR_FUNNEL(raw[i], raw[i + 1], off * 8);
+}
+
+// onair_wsample is sample k of a window, as stored.
+ONAIR_FN int onair_wsample(const unsigned int w[8], int k, const int bps) {
+	return bps == 2 ? (int)((w[k >> 1] >> ((k & 1) * 16)) & 0xffff) : (int)((w[k >> 2] >> ((k & 3) * 8)) & 0xff);
+}
+
+ONAIR_FN int onair_final(int acc, int maxv) {
+	int v = acc >> 18;
+	return v > maxv ? maxv : (v < 0 ? 0 : v);
+}
+
+// onair_draw_quad renders the 2x2 luma block at (2px, 2py) and the chroma
+// pair (px, py) of the canvas. bps and shift are the canvas's; the kernels
+// pass them as constants, so each format gets code without format tests.
+ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers, int px, int py, const int bps,
+                              const int shift) {
+	const int X = 2 * px, Y = 2 * py;
+	if (X >= cv->width || Y >= cv->height) return;
+	const int maxv = shift ? 1023 : 255;
+	int y0 = cv->black_y, y1 = y0, y2 = y0, y3 = y0;  // (X,Y) (X+1,Y) (X,Y+1) (X+1,Y+1)
+	int cb = cv->black_c, cr = cb;
+	const int n = cv->layers;
+	for (int l = 0; l < n; l++) {
+		const onair_layer *L = &layers[l];
+		if (X < L->pad_x0 || X >= L->pad_x1 || Y < L->pad_y0 || Y >= L->pad_y1) continue;
+		const int a = L->alpha;
+		if (X < L->dst_x0 || X >= L->dst_x1 || Y < L->dst_y0 || Y >= L->dst_y1) {
+			// Black padding around a contained picture.
+			const int vy = cv->black_y >> shift, vc = cv->black_c >> shift;
+			y0 = onair_blend(vy, y0, a, shift);
+			y1 = onair_blend(vy, y1, a, shift);
+			y2 = onair_blend(vy, y2, a, shift);
+			y3 = onair_blend(vy, y3, a, shift);
+			cb = onair_blend(vc, cb, a, shift);
+			cr = onair_blend(vc, cr, a, shift);
+			continue;
+		}
+		const int pitch = L->pitch;
+		const int i = X - L->dst_x0, j = Y - L->dst_y0;  // luma position in the window's rectangle
+		const int ic = i >> 1, jc = j >> 1;
+		if (L->copy) {
+			const unsigned char *s = onair_addr(L->y) + (long long)(L->crop_y + j) * pitch + (L->crop_x + i) * bps;
+			y0 = onair_ld(s, bps);
+			y1 = onair_ld(s + bps, bps);
+			y2 = onair_ld(s + pitch, bps);
+			y3 = onair_ld(s + pitch + bps, bps);
+			const unsigned char *t = onair_addr(L->c) + (long long)((L->crop_y >> 1) + jc) * pitch + ((L->crop_x >> 1) + ic) * 2 * bps;
+			cb = onair_ld(t, bps);
+			cr = onair_ld(t + bps, bps);
+			continue;
+		}
+		const int *f = (const int *)onair_addr(L->filters);
+		// Luma: the rows both output rows reach, each filtered horizontally
+		// once for both output columns, then weighted into the four sums.
+		{
+			const int tx = ONAIR_LD32(f + ONAIR_FX_L), ty = ONAIR_LD32(f + ONAIR_FY_L);
+			const int *sx = f + ONAIR_LD32(f + 4 + ONAIR_FX_L), *sy = f + ONAIR_LD32(f + 4 + ONAIR_FY_L);
+			const int *cx = f + ONAIR_LD32(f + 8 + ONAIR_FX_L), *cy = f + ONAIR_LD32(f + 8 + ONAIR_FY_L);
+			const int sxa = ONAIR_LD32(sx + i), sxb = ONAIR_LD32(sx + i + 1);
+			const int sya = ONAIR_LD32(sy + j), syb = ONAIR_LD32(sy + j + 1);
+			const int *cxa = cx + i * tx, *cxb = cxa + tx, *cya = cy + j * ty, *cyb = cya + ty;
+			const int rlo = sya < syb ? sya : syb;
+			int rhi = (sya > syb ? sya : syb) + ty;
+			const unsigned char *base = onair_addr(L->y) + (long long)L->crop_y * pitch + L->crop_x * bps;
+			int a0 = 1 << 17, a1 = 1 << 17, a2 = 1 << 17, a3 = 1 << 17;
+			// The wide path: both columns' taps in one window of span
+			// samples from sxa; wa16/wb16 are their coefficients by window
+			// position.
+			const int d = sxb - sxa, span = d + tx;
+			if (L->wide && tx <= ONAIR_FAST_TAPS && d >= 0 && span <= ONAIR_WIN) {
+				int wa16[ONAIR_WIN], wb16[ONAIR_WIN];
+				ONAIR_UNROLL
+				for (int k = 0; k < ONAIR_WIN; k++) {
+					wa16[k] = k < tx ? ONAIR_LD32(cxa + k) : 0;
+					wb16[k] = (k >= d && k < span) ? ONAIR_LD32(cxb + (k - d)) : 0;
+				}
+				for (int r = rlo; r < rhi; r++) {
+					const int ka = r - sya, kb = r - syb;
+					const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
+					const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
+					if (wa == 0 && wb == 0) continue;
+					unsigned int w[8];
+					onair_window(w, base + (long long)r * pitch + sxa * bps, span * bps, bps);
+					int h0 = 0, h1 = 0;
+					ONAIR_UNROLL
+					for (int k = 0; k < ONAIR_WIN; k++) {
+						if (k < span) {
+							const int v = onair_wsample(w, k, bps) >> shift;
+							h0 += wa16[k] * v;
+							h1 += wb16[k] * v;
+						}
+					}
+					h0 = (h0 + 32) >> 6;
+					h1 = (h1 + 32) >> 6;
+					a0 += wa * h0;
+					a1 += wa * h1;
+					a2 += wb * h0;
+					a3 += wb * h1;
+				}
+				rhi = rlo;  // done: skip the sample-by-sample loop
+			}
+			int ka8[ONAIR_FAST_TAPS], kb8[ONAIR_FAST_TAPS];
+			const int fast = rhi > rlo && tx <= ONAIR_FAST_TAPS;
+			if (fast) {
+				onair_coefs8(ka8, cxa, tx);
+				onair_coefs8(kb8, cxb, tx);
+			}
+			for (int r = rlo; r < rhi; r++) {
+				const int ka = r - sya, kb = r - syb;
+				const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
+				const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
+				if (wa == 0 && wb == 0) continue;
+				const unsigned char *row = base + (long long)r * pitch;
+				int h0, h1;
+				if (fast) {
+					h0 = onair_hpass8(row, sxa, ka8, tx, 1, bps, shift);
+					h1 = onair_hpass8(row, sxb, kb8, tx, 1, bps, shift);
+				} else {
+					h0 = onair_hpass(row, sxa, cxa, tx, 1, bps, shift);
+					h1 = onair_hpass(row, sxb, cxb, tx, 1, bps, shift);
+				}
+				a0 += wa * h0;
+				a1 += wa * h1;
+				a2 += wb * h0;
+				a3 += wb * h1;
+			}
+			y0 = onair_blend(onair_final(a0, maxv), y0, a, shift);
+			y1 = onair_blend(onair_final(a1, maxv), y1, a, shift);
+			y2 = onair_blend(onair_final(a2, maxv), y2, a, shift);
+			y3 = onair_blend(onair_final(a3, maxv), y3, a, shift);
+		}
+		// Chroma: one pair, Cb and Cr filtered alike.
+		{
+			const int tx = ONAIR_LD32(f + ONAIR_FX_C), ty = ONAIR_LD32(f + ONAIR_FY_C);
+			const int st = ONAIR_LD32(f + ONAIR_LD32(f + 4 + ONAIR_FX_C) + ic);
+			const int sr = ONAIR_LD32(f + ONAIR_LD32(f + 4 + ONAIR_FY_C) + jc);
+			const int *cx = f + ONAIR_LD32(f + 8 + ONAIR_FX_C) + ic * tx;
+			const int *cy = f + ONAIR_LD32(f + 8 + ONAIR_FY_C) + jc * ty;
+			const unsigned char *base = onair_addr(L->c) + (long long)((L->crop_y >> 1) + sr) * pitch + (L->crop_x >> 1) * 2 * bps;
+			int ab = 1 << 17, ar = 1 << 17;
+			if (L->wide && tx <= ONAIR_FAST_TAPS) {
+				// The wide path: the tx pairs as one window of 2*tx samples.
+				int c8[ONAIR_FAST_TAPS];
+				onair_coefs8(c8, cx, tx);
+				for (int k = 0; k < ty; k++) {
+					const int w = ONAIR_LD32(cy + k);
+					if (w == 0) continue;
+					unsigned int win[8];
+					onair_window(win, base + (long long)k * pitch + st * 2 * bps, 2 * tx * bps, bps);
+					int hb = 0, hr = 0;
+					ONAIR_UNROLL
+					for (int j = 0; j < ONAIR_FAST_TAPS; j++) {
+						if (j < tx) {
+							hb += c8[j] * (onair_wsample(win, 2 * j, bps) >> shift);
+							hr += c8[j] * (onair_wsample(win, 2 * j + 1, bps) >> shift);
+						}
+					}
+					ab += w * ((hb + 32) >> 6);
+					ar += w * ((hr + 32) >> 6);
+				}
+			} else if (tx <= ONAIR_FAST_TAPS) {
+				int c8[ONAIR_FAST_TAPS];
+				onair_coefs8(c8, cx, tx);
+				for (int k = 0; k < ty; k++) {
+					const int w = ONAIR_LD32(cy + k);
+					if (w == 0) continue;
+					const unsigned char *row = base + (long long)k * pitch;
+					ab += w * onair_hpass8(row, st, c8, tx, 2, bps, shift);
+					ar += w * onair_hpass8(row + bps, st, c8, tx, 2, bps, shift);
+				}
+			} else {
+				for (int k = 0; k < ty; k++) {
+					const int w = ONAIR_LD32(cy + k);
+					if (w == 0) continue;
+					const unsigned char *row = base + (long long)k * pitch;
+					ab += w * onair_hpass(row, st, cx, tx, 2, bps, shift);
+					ar += w * onair_hpass(row + bps, st, cx, tx, 2, bps, shift);
+				}
+			}
+			cb = onair_blend(onair_final(ab, maxv), cb, a, shift);
+			cr = onair_blend(onair_final(ar, maxv), cr, a, shift);
+		}
+	}
+	unsigned char *dy = (unsigned char *)onair_addr(cv->y) + (long long)Y * cv->pitch + X * bps;
+	onair_st2(dy, bps, y0, y1);
+	onair_st2(dy + cv->pitch, bps, y2, y3);
+	onair_st2((unsigned char *)onair_addr(cv->c) + (long long)py * cv->pitch + X * bps, bps, cb, cr);
+}
+
+// onair_transition_quad does one 2x2 luma block and its chroma pair of a
+// fade or a wipe (the CPU's mix and wipe, sample for sample).
+ONAIR_FN void onair_transition_quad(const onair_transition_args *t, int px, int py, const int bps, const int shift) {
+	const int X = 2 * px, Y = 2 * py;
+	if (X >= t->width || Y >= t->height) return;
+	const long long off = (long long)X * bps;
+	const unsigned char *rows[2][3];
+	unsigned char *d[3];
+	d[0] = (unsigned char *)onair_addr(t->dst_y) + (long long)Y * t->dst_pitch + off;
+	d[1] = d[0] + t->dst_pitch;
+	d[2] = (unsigned char *)onair_addr(t->dst_c) + (long long)py * t->dst_pitch + off;
+	rows[0][0] = onair_addr(t->from_y) + (long long)Y * t->from_pitch + off;
+	rows[0][1] = rows[0][0] + t->from_pitch;
+	rows[0][2] = onair_addr(t->from_c) + (long long)py * t->from_pitch + off;
+	rows[1][0] = onair_addr(t->to_y) + (long long)Y * t->to_pitch + off;
+	rows[1][1] = rows[1][0] + t->to_pitch;
+	rows[1][2] = onair_addr(t->to_c) + (long long)py * t->to_pitch + off;
+	ONAIR_UNROLL
+	for (int r = 0; r < 3; r++) {
+		const int f0 = onair_ld(rows[0][r], bps), f1 = onair_ld(rows[0][r] + bps, bps);
+		const int g0 = onair_ld(rows[1][r], bps), g1 = onair_ld(rows[1][r] + bps, bps);
+		int o0, o1;
+		if (t->mode == 2) {
+			const int left = X < t->edge;
+			o0 = left ? g0 : f0;
+			o1 = left ? g1 : f1;
+		} else {
+			const int a = t->alpha, na = 256 - a;
+			o0 = (((f0 >> shift) * na + (g0 >> shift) * a + 128) >> 8) << shift;
+			o1 = (((f1 >> shift) * na + (g1 >> shift) * a + 128) >> 8) << shift;
+		}
+		onair_st2(d[r], bps, o0, o1);
+	}
+}
+
+#endif

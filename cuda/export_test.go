@@ -1,0 +1,61 @@
+package cuda
+
+import (
+	"os"
+
+	"github.com/onairhq/onair/frame"
+)
+
+// The host run of the kernel code, for the external tests.
+
+// HostCompositor runs the compositor's kernel code on the CPU.
+type HostCompositor struct{ h *hostCompositor }
+
+func NewHostCompositor() *HostCompositor { return &HostCompositor{newHostCompositor()} }
+
+func (h *HostCompositor) Draw(dst *Frame, layers []Layer) error { return h.h.draw(dst, layers) }
+
+func (h *HostCompositor) Transition(dst, from, to *Frame, t Transition, progress float64) error {
+	return h.h.transition(dst, from, to, t, progress)
+}
+
+// NewHostFrame is a frame in host memory for HostCompositor.
+func NewHostFrame(f frame.Format, w, h, pitch int) *Frame { return newHostFrame(f, w, h, pitch) }
+
+// HostPlane is plane p of a host frame (pitch × rows bytes).
+func HostPlane(fr *Frame, p int) []byte { return hostPlane(fr, p) }
+
+// FreeHostFrame frees a frame from NewHostFrame.
+func FreeHostFrame(fr *Frame) { freeHostFrame(fr) }
+
+// Version checks and loading a library that is not a driver.
+var (
+	CheckVersion = checkVersion
+	LoadDriver   = func(lib string) error { _, err := loadDriver(lib); return err }
+	PTXInfo      = ptxInfo
+)
+
+// ONAIR_TEST_PTX names a freshly built compositor.ptx for the tests to load
+// instead of the embedded one: how one run on the GPU machine compiles the
+// kernels and tests them before the PTX is committed.
+func init() {
+	if p := os.Getenv("ONAIR_TEST_PTX"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			panic("ONAIR_TEST_PTX: " + err.Error())
+		}
+		ptxImage = string(b)
+	}
+}
+
+// ThreadCPU is the CPU time of the calling OS thread.
+var ThreadCPU = threadCPU
+
+// PrimaryActive reports whether device 0's primary context is running.
+func PrimaryActive() (bool, error) {
+	d, err := load()
+	if err != nil {
+		return false, err
+	}
+	return d.primaryActive(0)
+}

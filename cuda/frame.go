@@ -1,0 +1,374 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/onairhq/onair/frame"
+)
+
+// Frame is an NV12 or P010 picture in device memory: a luma plane and an
+// interleaved CbCr plane (Height/2 rows of Width/2 pairs), both with the
+// same row pitch, plus the metadata a host frame.Frame carries.
+//
+// Frames are reference counted like host frames: a FramePool hands one out
+// with one reference, every extra user Retains it, and the last Release
+// gives it back. Because GPU work is asynchronous, a frame also carries two
+// events that order that work without blocking the CPU:
+//
+//   - written: the writer records it after its last write (MarkWritten; an
+//     Uploader, Compositor.Draw and Transition do it); a reader's stream
+//     waits on it (WaitWritten; Draw does it for its layers) before reading.
+//   - read: a reader that is done queueing reads calls ReleaseAfter(stream)
+//     instead of Release; the next writer of the recycled frame
+//     (FramePool.Get) makes its stream wait on it.
+type Frame struct {
+	Format        frame.Format
+	Width, Height int
+	Pitch         int          // bytes per row of both planes
+	Plane         [2]DevicePtr // luma, interleaved CbCr
+	frame.Meta                 // timestamp, colour tags, source: as a host frame's
+
+	ctx     *Context
+	mem     *DeviceMemory // nil for a wrapped frame
+	written *Event
+	read    *Event
+	readMu  sync.Mutex // ReleaseAfter's wait-then-record is one step
+	refs    atomic.Int32
+	pool    *FramePool
+}
+
+// frameEvents makes a frame's two ordering events.
+func (fr *Frame) makeEvents(c *Context) error {
+	var err error
+	if fr.written, err = c.NewEvent(EventDisableTiming); err != nil {
+		return err
+	}
+	if fr.read, err = c.NewEvent(EventDisableTiming); err != nil {
+		fr.written.Close()
+		return err
+	}
+	return nil
+}
+
+func checkSize(f frame.Format, w, h int) error {
+	if f != frame.NV12 && f != frame.P010 {
+		return fmt.Errorf("cuda: unknown pixel format %v: use nv12 or p010", f)
+	}
+	if w <= 0 || h <= 0 || w%2 != 0 || h%2 != 0 {
+		return fmt.Errorf("cuda: frame size %dx%d must be positive and even (4:2:0 chroma)", w, h)
+	}
+	return nil
+}
+
+// NewFrame allocates a frame outside any pool (one pitched allocation: the
+// luma rows, then the chroma rows). Its pixels are undefined: Fill paints
+// it black. Free it with Release.
+func NewFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
+	fr, err := allocFrame(c, f, w, h)
+	if err != nil {
+		return nil, err
+	}
+	fr.refs.Store(1)
+	return fr, nil
+}
+
+func allocFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
+	if err := checkSize(f, w, h); err != nil {
+		return nil, err
+	}
+	m, err := c.AllocPitch(w*f.BytesPerSample(), h+h/2)
+	if err != nil {
+		return nil, fmt.Errorf("a %dx%d %v frame: %w", w, h, f, err)
+	}
+	fr := &Frame{
+		Format: f, Width: w, Height: h, Pitch: m.Pitch,
+		Plane: [2]DevicePtr{m.Ptr, m.Ptr + DevicePtr(m.Pitch*h)},
+		Meta:  frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}},
+		ctx:   c, mem: m,
+	}
+	if err := fr.makeEvents(c); err != nil {
+		m.Free()
+		return nil, err
+	}
+	return fr, nil
+}
+
+// WrapFrame makes a Frame of device memory onair did not allocate (a
+// decoder's output surface): the planes at luma and chroma, pitch bytes per
+// row. Releasing it frees only its events.
+func WrapFrame(c *Context, f frame.Format, w, h, pitch int, luma, chroma DevicePtr) (*Frame, error) {
+	if err := checkSize(f, w, h); err != nil {
+		return nil, err
+	}
+	if pitch < w*f.BytesPerSample() || luma == 0 || chroma == 0 {
+		return nil, fmt.Errorf("cuda: wrapping a %dx%d %v frame with pitch %d at %#x/%#x", w, h, f, pitch, luma, chroma)
+	}
+	fr := &Frame{Format: f, Width: w, Height: h, Pitch: pitch, Plane: [2]DevicePtr{luma, chroma},
+		Meta: frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}, ctx: c}
+	if err := fr.makeEvents(c); err != nil {
+		return nil, err
+	}
+	fr.refs.Store(1)
+	return fr, nil
+}
+
+// RowBytes is the bytes of picture in one row of either plane.
+func (fr *Frame) RowBytes() int { return fr.Width * fr.Format.BytesPerSample() }
+
+// MarkWritten records that the writes queued on s so far complete the
+// picture: readers wait for this point.
+func (fr *Frame) MarkWritten(s *Stream) error { return fr.written.Record(s) }
+
+// WaitWritten makes s wait (on the GPU) until the picture is complete.
+func (fr *Frame) WaitWritten(s *Stream) error { return s.Wait(fr.written) }
+
+// Retain adds a reference.
+func (fr *Frame) Retain() { fr.refs.Add(1) }
+
+// Refs is the current number of references.
+func (fr *Frame) Refs() int32 { return fr.refs.Load() }
+
+// ReleaseAfter drops a reference once the reads queued on s so far are
+// done: the frame's read event is recorded on s (after s waits for the
+// previous readers' point, so one event covers every reader), then the
+// reference goes. Readers on the GPU release this way; Release is for
+// users that queued no GPU reads (or synchronized).
+func (fr *Frame) ReleaseAfter(s *Stream) error {
+	fr.readMu.Lock()
+	err := s.Wait(fr.read)
+	if err == nil {
+		err = fr.read.Record(s)
+	}
+	fr.readMu.Unlock()
+	fr.Release()
+	return err
+}
+
+// Release drops a reference; the last returns a pooled frame to its pool
+// (or frees a frame from NewFrame). Releasing more often than retained
+// panics: that bug would hand one picture to two writers.
+func (fr *Frame) Release() {
+	n := fr.refs.Add(-1)
+	if n < 0 {
+		panic("cuda: Release of a frame with no references")
+	}
+	if n > 0 {
+		return
+	}
+	if fr.pool != nil {
+		fr.pool.put(fr)
+		return
+	}
+	fr.free()
+}
+
+// free releases the frame's memory and events; queued work using it must
+// be done (the context is synchronized first when reads were queued).
+func (fr *Frame) free() {
+	if q, err := fr.read.Query(); err == nil && !q {
+		fr.read.Synchronize()
+	}
+	if q, err := fr.written.Query(); err == nil && !q {
+		fr.written.Synchronize()
+	}
+	fr.written.Close()
+	fr.read.Close()
+	if fr.mem != nil {
+		fr.mem.Free()
+	}
+}
+
+// CopyMeta copies the timestamp, colour tags and source identity of src.
+func (fr *Frame) CopyMeta(src *Frame) { fr.Meta = src.Meta }
+
+// Metadata returns the frame's timestamp, colour tags and source identity
+// (what the shared show runtime reads and stamps on every backend's frames).
+func (fr *Frame) Metadata() *frame.Meta { return &fr.Meta }
+
+// MetaFrom copies the metadata of a host frame.
+func (fr *Frame) MetaFrom(h *frame.Frame) { fr.Meta = h.Meta }
+
+// MetaTo copies the metadata into a host frame.
+func (fr *Frame) MetaTo(h *frame.Frame) { h.Meta = fr.Meta }
+
+func (fr *Frame) sameShape(h *frame.Frame) error {
+	if h.Format != fr.Format || h.Width != fr.Width || h.Height != fr.Height {
+		return fmt.Errorf("cuda: copy between a %v %dx%d host frame and a %v %dx%d device frame", h.Format, h.Width, h.Height, fr.Format, fr.Width, fr.Height)
+	}
+	return nil
+}
+
+// Upload queues copying the host frame src (both planes, any pitches) into
+// fr, takes its metadata and marks fr written. From page-locked memory the
+// copy is asynchronous (keep src until s has done it); from ordinary memory
+// src may be reused when Upload returns.
+func (fr *Frame) Upload(s *Stream, src *frame.Frame) error {
+	if err := fr.sameShape(src); err != nil {
+		return err
+	}
+	for p := 0; p < 2; p++ {
+		if err := s.Copy2D(DeviceRegion(fr.Plane[p], fr.Pitch), HostRegion(src.Data[p], src.Pitch[p]), fr.RowBytes(), fr.Height>>p); err != nil {
+			return err
+		}
+	}
+	fr.MetaFrom(src)
+	return fr.MarkWritten(s)
+}
+
+// Download copies fr into the host frame dst (both planes, any pitches)
+// once it is written, with its metadata, and returns when the bytes are
+// there.
+func (fr *Frame) Download(s *Stream, dst *frame.Frame) error {
+	if err := fr.sameShape(dst); err != nil {
+		return err
+	}
+	if err := fr.WaitWritten(s); err != nil {
+		return err
+	}
+	for p := 0; p < 2; p++ {
+		if err := s.Copy2D(HostRegion(dst.Data[p], dst.Pitch[p]), DeviceRegion(fr.Plane[p], fr.Pitch), fr.RowBytes(), fr.Height>>p); err != nil {
+			return err
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	fr.MetaTo(dst)
+	return nil
+}
+
+// Fill queues painting the frame limited-range black and marks it written.
+func (fr *Frame) Fill(s *Stream) error {
+	y, c := fr.Format.Black()
+	var err error
+	if fr.Format == frame.P010 {
+		err = errors.Join(s.Memset2D16(fr.Plane[0], fr.Pitch, y, fr.Width, fr.Height),
+			s.Memset2D16(fr.Plane[1], fr.Pitch, c, fr.Width, fr.Height/2))
+	} else {
+		err = errors.Join(s.Memset2D8(fr.Plane[0], fr.Pitch, byte(y), fr.Width, fr.Height),
+			s.Memset2D8(fr.Plane[1], fr.Pitch, byte(c), fr.Width, fr.Height/2))
+	}
+	if err != nil {
+		return err
+	}
+	return fr.MarkWritten(s)
+}
+
+// FramePool recycles device frames of one format and size: it allocates up
+// to its cap, then hands out only frames that came back, so a running show
+// allocates nothing. It is safe for concurrent use.
+type FramePool struct {
+	ctx           *Context
+	format        frame.Format
+	width, height int
+	max           int
+
+	mu        sync.Mutex
+	free      []*Frame
+	allocated int
+	closed    bool
+}
+
+// ErrExhausted is returned by Get when every frame of a capped pool is out.
+var ErrExhausted = errors.New("cuda: frame pool exhausted: every frame is still referenced (a user forgot Release, or the pool's cap is too small)")
+
+// NewFramePool returns a pool of w×h frames of format f in context c, at
+// most max of them (0: no cap).
+func NewFramePool(c *Context, f frame.Format, w, h, max int) (*FramePool, error) {
+	if err := checkSize(f, w, h); err != nil {
+		return nil, err
+	}
+	return &FramePool{ctx: c, format: f, width: w, height: h, max: max}, nil
+}
+
+// Format, Width and Height describe the pool's frames.
+func (p *FramePool) Format() frame.Format { return p.format }
+func (p *FramePool) Width() int           { return p.width }
+func (p *FramePool) Height() int          { return p.height }
+
+// Context is the pool's context.
+func (p *FramePool) Context() *Context { return p.ctx }
+
+// Allocated is how many frames the pool has allocated.
+func (p *FramePool) Allocated() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.allocated
+}
+
+// Free is how many frames wait in the pool.
+func (p *FramePool) Free() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
+}
+
+// Get returns a frame with one reference and cleared metadata, for writing
+// on stream s: s waits (on the GPU) until the frame's previous readers are
+// done with it. Its pixels are whatever its last user left.
+func (p *FramePool) Get(s *Stream) (*Frame, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New("cuda: Get from a closed frame pool")
+	}
+	var fr *Frame
+	if n := len(p.free); n > 0 {
+		fr = p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+	} else {
+		if p.max > 0 && p.allocated >= p.max {
+			p.mu.Unlock()
+			return nil, ErrExhausted
+		}
+		p.allocated++
+		p.mu.Unlock()
+		var err error
+		if fr, err = allocFrame(p.ctx, p.format, p.width, p.height); err != nil {
+			p.mu.Lock()
+			p.allocated--
+			p.mu.Unlock()
+			return nil, err
+		}
+		fr.pool = p
+	}
+	fr.Meta = frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}
+	fr.refs.Store(1)
+	if s != nil {
+		if err := s.Wait(fr.read); err != nil {
+			fr.Release()
+			return nil, err
+		}
+	}
+	return fr, nil
+}
+
+func (p *FramePool) put(fr *Frame) {
+	p.mu.Lock()
+	if p.closed {
+		p.allocated--
+		p.mu.Unlock()
+		fr.free()
+		return
+	}
+	p.free = append(p.free, fr)
+	p.mu.Unlock()
+}
+
+// Close frees the frames in the pool; frames still out are freed when
+// their last reference goes.
+func (p *FramePool) Close() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.closed = nil, true
+	p.allocated -= len(free)
+	p.mu.Unlock()
+	for _, fr := range free {
+		fr.free()
+	}
+}

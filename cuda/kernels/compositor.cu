@@ -1,0 +1,48 @@
+// compositor.cu: onair's GPU kernels. `make ptx` (on a machine with nvcc)
+// compiles this file to compositor.ptx for compute_75, which the driver
+// JIT-compiles for whatever GPU it finds (T4, L4, H200, ...); onair embeds
+// the PTX, so a user's machine needs only the NVIDIA driver. The per-pixel
+// code is in compositor.h, shared with the CPU-side tests.
+#include "../compositor.h"
+
+// ONAIR_MIN_BLOCKS: the blocks of 256 threads the draw kernels are compiled
+// to fit on one multiprocessor at once (more blocks: fewer registers each).
+// The Makefile's ptx target sets it; measured in cuda/BENCHMARKS.md.
+#ifndef ONAIR_MIN_BLOCKS
+#define ONAIR_MIN_BLOCKS 1
+#endif
+
+// One draw: a thread per 2x2 luma block, the code specialised per format.
+// Three sizes of layer table, so a small draw does not pass a 4 KB
+// argument.
+#define ONAIR_DRAW_KERNEL(N)                                                   \
+	extern "C" __global__ void __launch_bounds__(256, ONAIR_MIN_BLOCKS)        \
+	    onair_draw##N(const onair_draw##N##_args a) {                          \
+		const int px = blockIdx.x * blockDim.x + threadIdx.x;                  \
+		const int py = blockIdx.y * blockDim.y + threadIdx.y;                  \
+		if (a.canvas.bps == 2)                                                 \
+			onair_draw_quad(&a.canvas, a.layer, px, py, 2, 6);                 \
+		else                                                                   \
+			onair_draw_quad(&a.canvas, a.layer, px, py, 1, 0);                 \
+	}
+ONAIR_DRAW_KERNEL(4)
+ONAIR_DRAW_KERNEL(16)
+ONAIR_DRAW_KERNEL(48)
+
+extern "C" __global__ void onair_transition(const onair_transition_args a) {
+	const int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+	if (a.bps == 2)
+		onair_transition_quad(&a, px, py, 2, 6);
+	else
+		onair_transition_quad(&a, px, py, 1, 0);
+}
+
+// onair_busy keeps one thread busy for ns nanoseconds of the GPU's global
+// timer: the benchmarks' stand-in for work to wait on.
+extern "C" __global__ void onair_busy(unsigned long long ns) {
+	unsigned long long start, now;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	do {
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	} while (now - start < ns);
+}

@@ -1,0 +1,116 @@
+package cuda
+
+/*
+#cgo CFLAGS: -I${SRCDIR}
+#include "driver.h"
+*/
+import "C"
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+	"unsafe"
+)
+
+// compositorPTX is kernels/compositor.cu compiled by `make ptx` (nvcc, for
+// compute_75, declared PTX ISA 7.0 so that drivers from CUDA 11.0 on load
+// it); kernels/compositor.sha256 records the sources it came from, and a
+// test fails when they changed without the PTX being rebuilt. The driver
+// JIT-compiles it on first use (about 0.8 s on the H200; the driver caches
+// the result on disk), so load it at start: NewCompositor does.
+//
+//go:embed kernels/compositor.ptx
+var compositorPTX string
+
+// ptxImage is the PTX the contexts load (the tests may load a fresh build).
+var ptxImage = compositorPTX
+
+// module is the compositor's kernels, JIT-compiled by the driver for the
+// context's GPU on first use.
+type module struct {
+	ctx                   *Context
+	h                     C.onair_h
+	draw4, draw16, draw48 C.onair_h
+	transition, busy      C.onair_h
+	ptxVersion, ptxTarget string
+}
+
+var ptxHeader = regexp.MustCompile(`(?m)^\.version\s+(\S+)\s*$|^\.target\s+(\S+)`)
+
+// ptxInfo reads the PTX ISA version and target the image declares.
+func ptxInfo(ptx string) (version, target string) {
+	for _, m := range ptxHeader.FindAllStringSubmatch(ptx, 2) {
+		if m[1] != "" {
+			version = m[1]
+		}
+		if m[2] != "" {
+			target = m[2]
+		}
+	}
+	return version, target
+}
+
+// kernels returns the context's compositor module, loading it once.
+func (c *Context) kernels() (*module, error) {
+	c.modOnce.Do(func() { c.mod, c.modErr = loadModule(c, ptxImage) })
+	return c.mod, c.modErr
+}
+
+func loadModule(c *Context, ptx string) (*module, error) {
+	m := &module{ctx: c}
+	m.ptxVersion, m.ptxTarget = ptxInfo(ptx)
+	if m.ptxVersion == "" {
+		return nil, errors.New("cuda: the embedded compositor PTX has no .version line: rebuild it with `make ptx`")
+	}
+	image := C.CString(ptx)
+	defer C.free(unsafe.Pointer(image))
+	var log [4096]C.char
+	var h C.onair_h
+	rc := C.onair_module_load(c.d.t, c.h, &h, unsafe.Pointer(image), &log[0], C.size_t(len(log)))
+	m.h = h
+	if rc != 0 {
+		return nil, fmt.Errorf("loading the compositor kernels (PTX ISA %s, %s) on a CUDA %s driver: %w%s",
+			m.ptxVersion, m.ptxTarget, versionString(c.d.version), c.d.err("cuModuleLoadDataEx", rc), jitLog(&log))
+	}
+	for _, k := range []struct {
+		name string
+		fn   *C.onair_h
+	}{{"onair_draw4", &m.draw4}, {"onair_draw16", &m.draw16}, {"onair_draw48", &m.draw48},
+		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}} {
+		cs := C.CString(k.name)
+		var fn C.onair_h
+		rc := C.onair_module_function(c.d.t, c.h, &fn, m.h, cs)
+		*k.fn = fn
+		C.free(unsafe.Pointer(cs))
+		if rc != 0 {
+			m.unload()
+			return nil, fmt.Errorf("the compositor PTX lacks kernel %s (rebuild it with `make ptx`): %w", k.name, c.d.err("cuModuleGetFunction", rc))
+		}
+	}
+	return m, nil
+}
+
+func jitLog(log *[4096]C.char) string {
+	if s := C.GoString(&log[0]); s != "" {
+		return "; the JIT said: " + s
+	}
+	return ""
+}
+
+func (m *module) unload() error {
+	return m.ctx.d.err("cuModuleUnload", C.onair_module_unload(m.ctx.d.t, m.ctx.h, m.h))
+}
+
+// Busy queues a kernel that keeps the GPU busy for d on s: something to
+// wait on, for benchmarks and tests of waiting.
+func (s *Stream) Busy(d time.Duration) error {
+	m, err := s.ctx.kernels()
+	if err != nil {
+		return err
+	}
+	ns := C.ulonglong(d)
+	return launchErr(s.ctx.d, C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, nil, 0, m.busy, 1, 1, 1, 1, unsafe.Pointer(&ns), nil))
+}

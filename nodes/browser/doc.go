@@ -1,0 +1,23 @@
+// Package browser runs browser and graphics sources on any backend: the
+// node kinds ipc_dmabuf_source (a producer's frames received over a Unix
+// socket, nodes/media/ipc) and gpu_import (each buffer imported once and
+// kept while in use, the pictures converted to the canvas format), generic
+// over the backend's frame type.
+//
+// A backend plugs in with a Backend: a token frame of its type, which
+// carries a received frame's handle across the edge from the source to its
+// import, and an Importer, which maps a buffer into the backend's memory
+// and converts its pictures. The CPU backend's importer is here (Host):
+// "import" is mmap of a sealed memfd, conversion is BGRA/RGBA/NV12 to
+// NV12/P010 in Go. The CUDA backend implements Importer over
+// cuImportExternalMemory (docs/PRODUCER-PROTOCOL.md says what it must do).
+//
+// What the seeds measured shapes the import: imports are keyed by buffer
+// and kept until unused for import_ttl_ms (10 s: a still page paints
+// rarely, and a re-import costs a CUDA lock every draw waits on); releases
+// run on a thread of their own; purge_idle releases, as the show goes on
+// air, what start-up went through and left unused for 500 ms.
+//
+// browser must never import lang/, compiler/ (but compiler/plan), nodes/cpu,
+// nodes/cuda or cuda/: backends import it, not the other way round.
+package browser

@@ -1,0 +1,107 @@
+package browser
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media/ipc"
+)
+
+// Host runs browser sources on host frames (the CPU backend): a buffer's
+// import is a read-only mmap of its sealed memfd, and its pictures are
+// converted in Go into pooled NV12 or P010 frames.
+var Host = &Backend[*frame.Frame]{Token: hostToken, NewImporter: NewHostImporter}
+
+// tokens are the 2x2 frames that carry handles on the CPU.
+var tokens, _ = frame.NewPool(frame.NV12, 2, 2, 0)
+
+func hostToken() (*frame.Frame, error) { return tokens.Get() }
+
+// HostImporter is the CPU's Importer.
+type HostImporter struct {
+	format frame.Format
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	pools map[[2]int]*frame.Pool // by picture size
+}
+
+// hostMapping is one mapped buffer.
+type hostMapping struct{ mem []byte }
+
+// NewHostImporter makes an importer converting to format f.
+func NewHostImporter(f frame.Format, log *slog.Logger) (Importer[*frame.Frame], error) {
+	if f != frame.NV12 && f != frame.P010 {
+		return nil, fmt.Errorf("gpu_import converts to nv12 or p010, not %v", f)
+	}
+	return &HostImporter{format: f, log: log, pools: map[[2]int]*frame.Pool{}}, nil
+}
+
+// Import maps b read-only, once CheckShared has made sure the producer
+// cannot shrink it under the mapping.
+func (h *HostImporter) Import(b *ipc.Buffer) (Mapping, error) {
+	if err := ipc.CheckShared(b.Fd(), b.Picture.Size); err != nil {
+		return nil, fmt.Errorf("buffer %d of connection %d: %w", b.ID, b.Connection, err)
+	}
+	mem, err := unix.Mmap(b.Fd(), 0, b.Picture.Size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("buffer %d of connection %d: map %d bytes: %w", b.ID, b.Connection, b.Picture.Size, err)
+	}
+	return hostMapping{mem: mem}, nil
+}
+
+// Convert draws the buffer's picture into a pooled frame of its size.
+func (h *HostImporter) Convert(m Mapping, b *ipc.Buffer) (*frame.Frame, error) {
+	hm, ok := m.(hostMapping)
+	if !ok {
+		return nil, fmt.Errorf("buffer %d: not a host mapping (%T)", b.ID, m)
+	}
+	pool, err := h.pool(b.Picture.Width, b.Picture.Height)
+	if err != nil {
+		return nil, err
+	}
+	f, err := pool.Get()
+	if err != nil {
+		return nil, err
+	}
+	if err := ToCanvas(f, hm.mem, b.Picture); err != nil {
+		f.Release()
+		return nil, fmt.Errorf("buffer %d: %w", b.ID, err)
+	}
+	f.Colour = frame.BT709
+	return f, nil
+}
+
+func (h *HostImporter) pool(w, ht int) (*frame.Pool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.pools[[2]int{w, ht}]
+	if p == nil {
+		var err error
+		if p, err = frame.NewPool(h.format, w, ht, 0); err != nil {
+			return nil, err
+		}
+		h.pools[[2]int{w, ht}] = p
+	}
+	return p, nil
+}
+
+// Release unmaps the buffer.
+func (h *HostImporter) Release(m Mapping) error {
+	hm, ok := m.(hostMapping)
+	if !ok {
+		return fmt.Errorf("release: not a host mapping (%T)", m)
+	}
+	return unix.Munmap(hm.mem)
+}
+
+// Close drops the pools; frames still out are garbage collected.
+func (h *HostImporter) Close() {
+	h.mu.Lock()
+	clear(h.pools)
+	h.mu.Unlock()
+}

@@ -1,0 +1,8 @@
+//go:build race
+
+package cpu
+
+// raceDetector is true under go test -race, which slows the compositor
+// several times over: tests then check that shows keep drawing, not that
+// they keep their deadlines.
+const raceDetector = true

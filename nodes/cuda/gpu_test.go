@@ -1,0 +1,306 @@
+package cuda_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/onairhq/onair/compiler"
+	gpu "github.com/onairhq/onair/cuda"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes/cpu"
+	nodecuda "github.com/onairhq/onair/nodes/cuda"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/show"
+)
+
+// needGPU skips a test where no GPU is usable (CI has none; `make
+// test-gpu` runs these on the GPU machine).
+func needGPU(t *testing.T) {
+	t.Helper()
+	if _, err := gpu.Probe(); err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+}
+
+// runShow compiles the show at path for the CUDA backend, runs it until
+// done says the summary is enough (or a minute passes), and stops it.
+func runShow(t *testing.T, path string, during func(show.Summary), done func(show.Summary) bool) show.Summary {
+	t.Helper()
+	loaded, diags := lang.Load([]string{path}, lang.Options{})
+	if diags.HasErrors() {
+		t.Fatalf("load: %v", diags)
+	}
+	res, cdiags := compiler.Compile(loaded, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "test"})
+	if cdiags.HasErrors() {
+		t.Fatalf("compile: %v", cdiags)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := nodecuda.Start(context.Background(), res.Plan, nil, show.Options{BaseDir: loaded.Dir}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sum := s.Summary()
+		if during != nil {
+			during(sum)
+		}
+		if done(sum) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-s.Failed():
+			t.Fatalf("the show failed: %v", s.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	return s.Summary()
+}
+
+func recorded(t *testing.T, sum show.Summary, addr string) uint64 {
+	for _, o := range sum.Outputs {
+		if o.Address == addr {
+			return o.Written
+		}
+	}
+	t.Fatalf("no output %s", addr)
+	return 0
+}
+
+func readY4M(t *testing.T, path string) []*frame.Frame {
+	t.Helper()
+	y, err := media.OpenY4M(path, "rec", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	var out []*frame.Frame
+	for {
+		f, _ := frame.New(y.Format(), y.Width(), y.Height())
+		if err := y.Next(f); err != nil {
+			return out
+		}
+		out = append(out, f)
+	}
+}
+
+// writeRaw writes n stamped pattern pictures back to back, a raw file.
+func writeRaw(t *testing.T, path string, f frame.Format, p media.Pattern, w, h int, id uint16, n int) [][]byte {
+	t.Helper()
+	var all []byte
+	var pics [][]byte
+	for i := 0; i < n; i++ {
+		fr, err := media.PatternFrame(f, p, w, h, id, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pics = append(pics, append([]byte(nil), fr.Bytes()...))
+		all = append(all, fr.Bytes()...)
+	}
+	if err := os.WriteFile(path, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pics
+}
+
+// TestRawUploadModesAreByteExact plays a raw file full-screen in each of
+// the four raw_upload modes, NV12 and P010, rewriting one of its pictures
+// while it loops: every recorded picture is, byte for byte, one of the
+// file's pictures as they were when read, and the rewritten picture shows
+// up (resident mode reads the file again when its mtime changes).
+func TestRawUploadModesAreByteExact(t *testing.T) {
+	needGPU(t)
+	const w, h, n = 320, 180, 6
+	for _, f := range []frame.Format{frame.NV12, frame.P010} {
+		for _, mode := range []string{"hwupload", "pinned", "direct", "resident"} {
+			t.Run(fmt.Sprintf("%v/%s", f, mode), func(t *testing.T) {
+				dir := t.TempDir()
+				clip := filepath.Join(dir, "clip.raw")
+				pics := writeRaw(t, clip, f, media.Ramp, w, h, 7, n)
+				// The picture that replaces picture 2 while the show runs.
+				fresh, _ := media.PatternFrame(f, media.Checker, w, h, 9, 2)
+				path := filepath.Join(dir, "show.hcl")
+				os.WriteFile(path, []byte(fmt.Sprintf(`
+show {
+  name       = "upload-%[1]s"
+  size       = "%[2]dx%[3]d"
+  frame_rate = "30"
+  format     = "%[4]s"
+}
+canvas {
+  raw_upload = "%[1]s"
+}
+source "raw_file" "clip" {
+  path   = "clip.raw"
+  format = "%[4]s"
+  loop   = true
+}
+scene "full" {
+  layer { source = source.clip }
+}
+bus "program" "pgm" { scene = scene.full }
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}
+`, mode, w, h, f)), 0o644)
+				rewritten := false
+				runShow(t, path, func(sum show.Summary) {
+					if !rewritten && recorded(t, sum, "output.pgm") >= 20 {
+						fd, err := os.OpenFile(clip, os.O_WRONLY, 0)
+						if err != nil {
+							t.Fatal(err)
+						}
+						fd.WriteAt(fresh.Bytes(), int64(2*len(fresh.Bytes())))
+						fd.Close()
+						later := time.Now().Add(time.Second)
+						os.Chtimes(clip, later, later) // a new mtime even on a coarse clock
+						rewritten = true
+					}
+				}, func(sum show.Summary) bool { return recorded(t, sum, "output.pgm") >= 60 })
+				got := readY4M(t, filepath.Join(dir, "pgm.y4m"))
+				if len(got) < 60 {
+					t.Fatalf("%d pictures recorded, want 60", len(got))
+				}
+				var sawFresh int
+				for i, g := range got {
+					b := g.Bytes()
+					switch {
+					case bytes.Equal(b, fresh.Bytes()):
+						sawFresh++
+					default:
+						found := false
+						for _, p := range pics {
+							found = found || bytes.Equal(b, p)
+						}
+						if !found {
+							t.Fatalf("recorded picture %d is none of the file's pictures", i)
+						}
+					}
+				}
+				if sawFresh == 0 {
+					t.Errorf("the picture rewritten in the file never showed (40 pictures after the rewrite)")
+				}
+			})
+		}
+	}
+}
+
+// TestShowMatchesCPUBackend runs a show with scaled layers of test
+// patterns and a raw file on the GPU, reads the source pictures each
+// recorded picture shows from their stamps, draws the same pictures with
+// the CPU backend's compositor, and wants the same bytes.
+func TestShowMatchesCPUBackend(t *testing.T) {
+	needGPU(t)
+	const W, H = 640, 360
+	dir := t.TempDir()
+	writeRaw(t, filepath.Join(dir, "clip.nv12"), frame.NV12, media.Checker, 1280, 720, 7, 10)
+	path := filepath.Join(dir, "show.hcl")
+	os.WriteFile(path, []byte(`
+show {
+  name       = "match"
+  size       = "640x360"
+  frame_rate = "30"
+}
+canvas {
+  raw_upload = "direct"
+}
+source "test_pattern" "bars" {
+  pattern = "bars"
+  size    = "1920x1080"
+}
+source "test_pattern" "ramp" {
+  pattern = "ramp"
+  size    = "640x360"
+}
+source "raw_file" "clip" {
+  path = "clip.nv12"
+  size = "1280x720"
+  loop = true
+}
+scene "grid" {
+  layer {
+    source = source.bars
+    rect   = [0, 0, 320, 180]
+  }
+  layer {
+    source = source.ramp
+    rect   = [320, 0, 320, 180]
+  }
+  layer {
+    source = source.clip
+    rect   = [0, 180, 320, 180]
+  }
+  layer {
+    source = source.bars
+    rect   = [320, 180, 320, 180]
+    fit    = "contain"
+  }
+}
+bus "program" "pgm" { scene = scene.grid }
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}
+`), 0o644)
+	runShow(t, path, nil, func(sum show.Summary) bool { return recorded(t, sum, "output.pgm") >= 30 })
+	got := readY4M(t, filepath.Join(dir, "pgm.y4m"))
+	type layer struct {
+		pattern media.Pattern
+		w, h    int
+		rect    frame.Rect
+		fit     frame.Fit
+	}
+	layers := []layer{
+		{media.Bars, 1920, 1080, frame.Rect{X: 0, Y: 0, W: 320, H: 180}, frame.Stretch},
+		{media.Ramp, 640, 360, frame.Rect{X: 320, Y: 0, W: 320, H: 180}, frame.Stretch},
+		{media.Checker, 1280, 720, frame.Rect{X: 0, Y: 180, W: 320, H: 180}, frame.Stretch},
+		{media.Bars, 1920, 1080, frame.Rect{X: 320, Y: 180, W: 320, H: 180}, frame.Contain},
+	}
+	comp := cpu.NewCompositor()
+	want, _ := frame.New(frame.NV12, W, H)
+	compared := 0
+	for i, g := range got {
+		var cl []cpu.Layer
+		ok := true
+		for _, l := range layers {
+			region := frame.Place(l.w, l.h, frame.Rect{}, l.rect, l.fit).Dst
+			id, n, stamped := media.ReadStamp(g, region)
+			if !stamped {
+				ok = false
+				break
+			}
+			src, err := media.PatternFrame(frame.NV12, l.pattern, l.w, l.h, id, int(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl = append(cl, cpu.Layer{Frame: src, Rect: l.rect, Fit: l.fit, Opacity: 1})
+		}
+		if !ok {
+			if i < 3 {
+				continue // the first pictures may be black while the bus goes on air
+			}
+			t.Fatalf("picture %d: a layer's stamp does not read", i)
+		}
+		if err := comp.Render(want, cl); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g.Bytes(), want.Bytes()) {
+			t.Fatalf("picture %d differs from the CPU backend's drawing of the same source pictures", i)
+		}
+		compared++
+	}
+	if compared < 25 {
+		t.Fatalf("only %d of %d pictures compared", compared, len(got))
+	}
+}

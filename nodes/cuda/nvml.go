@@ -1,0 +1,119 @@
+package cuda
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/onairhq/onair/control"
+)
+
+// GPUStatus is what NVML reports of the GPU a show runs on: in /status
+// under "device", and as onair_gpu_* metrics.
+type GPUStatus struct {
+	Name string `json:"name"`
+	// Utilization is the percent of the last sample period the GPU,
+	// its memory interface and its decoders (NVDEC) were busy.
+	GPUPercent     uint32 `json:"gpu_percent"`
+	MemoryPercent  uint32 `json:"memory_percent"`
+	DecoderPercent uint32 `json:"decoder_percent"`
+	// VRAM in bytes.
+	MemoryUsedBytes  uint64 `json:"memory_used_bytes"`
+	MemoryTotalBytes uint64 `json:"memory_total_bytes"`
+	// PCIe throughput over the last 20 ms, in bytes a second: to the GPU
+	// (RX) and from it (TX).
+	PCIeRxBytesPerSec uint64 `json:"pcie_rx_bytes_per_sec"`
+	PCIeTxBytesPerSec uint64 `json:"pcie_tx_bytes_per_sec"`
+	// Error says why a reading failed (no NVML on this machine); the other
+	// fields are then zero.
+	Error string `json:"error,omitempty"`
+}
+
+// gpuMonitor reads NVML (loaded at run time: libnvidia-ml.so.1 comes with
+// the driver) for device 0.
+type gpuMonitor struct {
+	mu  sync.Mutex
+	dev nvml.Device
+	err string
+}
+
+func newGPUMonitor() *gpuMonitor {
+	m := &gpuMonitor{}
+	if ret := nvml.Init(); ret != nvml.SUCCESS {
+		m.err = fmt.Sprintf("NVML: %v (is libnvidia-ml.so.1 installed with the driver?)", nvml.ErrorString(ret))
+		return m
+	}
+	dev, ret := nvml.DeviceGetHandleByIndex(0)
+	if ret != nvml.SUCCESS {
+		m.err = fmt.Sprintf("NVML: device 0: %v", nvml.ErrorString(ret))
+		nvml.Shutdown()
+		return m
+	}
+	m.dev = dev
+	return m
+}
+
+// Read samples the GPU now.
+func (m *gpuMonitor) Read() GPUStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dev == nil {
+		return GPUStatus{Error: m.err}
+	}
+	var s GPUStatus
+	var errs []string
+	note := func(what string, ret nvml.Return) {
+		if ret != nvml.SUCCESS {
+			errs = append(errs, what+": "+nvml.ErrorString(ret))
+		}
+	}
+	var ret nvml.Return
+	s.Name, ret = m.dev.GetName()
+	note("name", ret)
+	u, ret := m.dev.GetUtilizationRates()
+	note("utilization", ret)
+	s.GPUPercent, s.MemoryPercent = u.Gpu, u.Memory
+	s.DecoderPercent, _, ret = m.dev.GetDecoderUtilization()
+	note("decoder utilization", ret)
+	mem, ret := m.dev.GetMemoryInfo()
+	note("memory", ret)
+	s.MemoryUsedBytes, s.MemoryTotalBytes = mem.Used, mem.Total
+	rx, ret := m.dev.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES)
+	note("PCIe RX", ret)
+	tx, ret := m.dev.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES)
+	note("PCIe TX", ret)
+	s.PCIeRxBytesPerSec, s.PCIeTxBytesPerSec = uint64(rx)*1024, uint64(tx)*1024 // NVML counts KB/s
+	if len(errs) > 0 {
+		s.Error = fmt.Sprint(errs)
+	}
+	return s
+}
+
+// Collect emits the reading as metrics.
+func (m *gpuMonitor) Collect(emit func(control.Sample)) {
+	s := m.Read()
+	if s.Error != "" && s.Name == "" {
+		return
+	}
+	l := [][2]string{{"gpu", s.Name}}
+	g := func(name, help string, v float64) {
+		emit(control.Sample{Name: name, Help: help, Kind: control.Gauge, Labels: l, Value: v})
+	}
+	g("onair_gpu_utilization_ratio", "Share of the last sample period the GPU was busy (NVML).", float64(s.GPUPercent)/100)
+	g("onair_gpu_memory_utilization_ratio", "Share of the last sample period the GPU's memory interface was busy (NVML).", float64(s.MemoryPercent)/100)
+	g("onair_gpu_decoder_utilization_ratio", "Share of the last sample period the GPU's decoders (NVDEC) were busy (NVML).", float64(s.DecoderPercent)/100)
+	g("onair_gpu_memory_used_bytes", "GPU memory in use, all processes (NVML).", float64(s.MemoryUsedBytes))
+	g("onair_gpu_memory_total_bytes", "GPU memory (NVML).", float64(s.MemoryTotalBytes))
+	g("onair_gpu_pcie_rx_bytes_per_second", "PCIe traffic to the GPU over the last 20 ms (NVML).", float64(s.PCIeRxBytesPerSec))
+	g("onair_gpu_pcie_tx_bytes_per_second", "PCIe traffic from the GPU over the last 20 ms (NVML).", float64(s.PCIeTxBytesPerSec))
+}
+
+func (m *gpuMonitor) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dev != nil {
+		nvml.Shutdown()
+		m.dev = nil
+	}
+}
