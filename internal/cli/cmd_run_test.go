@@ -510,7 +510,12 @@ source "test_pattern" "a" {
 }`, 1)
 		p := filepath.Join(t.TempDir(), "show.hcl")
 		os.WriteFile(p, []byte(src), 0o644)
-		rc, out, errs := runCLI(t, "run", "-backend", "cpu", "-duration", "300ms", "-listen", "", p)
+		// Run until on air, then stop as Ctrl-C does: a -duration would
+		// count the start-up too, which a busy machine may stretch past it.
+		bg := runInBackground("run", "-backend", "cpu", "-listen", "", p)
+		bg.waitOut(t, "on air: cli")
+		rc := bg.interrupt(t)
+		out, errs := bg.out.String(), bg.errs.String()
 		if rc != 0 {
 			t.Fatalf("%s fps: rc=%d\n%s\n%s", tc.rate, rc, out, errs)
 		}
