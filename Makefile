@@ -46,6 +46,9 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' -fuzztime 30000x ./lang/
 	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./compiler/plan/
 	$(FUZZ) -fuzz '^FuzzIgnores$$' -fuzztime 60000x ./compiler/lint/
+	$(FUZZ) -fuzz '^FuzzAnnexB$$' -fuzztime 20000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzSPS$$' -fuzztime 40000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
