@@ -147,7 +147,7 @@ func parseH264SPS(r *bits) (Info, error) {
 		if info.BitDepth > 14 || info.BitDepthChroma > 14 {
 			return info, fmt.Errorf("bit depth %d/%d out of range", info.BitDepth, info.BitDepthChroma)
 		}
-		r.skip(1) // qpprime_y_zero_transform_bypass_flag
+		r.skip(1)     // qpprime_y_zero_transform_bypass_flag
 		if r.flag() { // seq_scaling_matrix_present_flag
 			lists := 8
 			if info.ChromaFormat == 3 {
