@@ -23,8 +23,9 @@ func Backend() *show.Backend[Frame] {
 		NewCanvas: newCanvas,
 		ToHost:    func(f Frame) (*frame.Frame, func(), error) { return f, func() {}, nil },
 		Kinds: map[string]show.Constructor[Frame]{
-			"test_pattern": newTestPattern,
-			"raw_file_cpu": newRawFile,
+			"test_pattern":  newTestPattern,
+			"raw_file_cpu":  newRawFile,
+			"ffmpeg_decode": newFFmpegDecode,
 		},
 	}
 }

@@ -3,8 +3,9 @@ package cpu
 import "github.com/onairhq/onair/nodes"
 
 // Lowering is what the compiler builds for the CPU backend: every node in
-// host memory, raw files read by raw_file_cpu, no uploads; HEVC, H.264 and
-// browser sources are refused with what to do instead.
+// host memory, raw files read by raw_file_cpu, HEVC and H.264 files decoded
+// by ffmpeg_decode, no uploads; browser sources are refused with what to
+// do instead.
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Host,
@@ -12,8 +13,8 @@ var Lowering = nodes.Lowering{
 	Chains: map[string]nodes.Chain{
 		"raw_file":     {Links: []nodes.Link{nodes.L("raw_file_cpu"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("realtime"), nodes.L("one_to_many")}},
-		"hevc_file":    {Refuse: "it is decoded on NVDEC; the cpu backend runs test_pattern and raw_file sources only. Compile with -backend cuda, or use a raw_file source."},
-		"h264_file":    {Refuse: "it is decoded on NVDEC; the cpu backend runs test_pattern and raw_file sources only. Compile with -backend cuda, or use a raw_file source."},
+		"hevc_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode", "codec", "hevc"), nodes.L("realtime"), nodes.L("one_to_many")}},
+		"h264_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode", "codec", "h264"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"browser":      {Refuse: "it hands over GPU buffers, which the cpu backend cannot import. Compile with -backend cuda."},
 	},
 }

@@ -1,10 +1,10 @@
-# compile with backend cpu: HEVC needs NVDEC.
+# compile with backend cpu: a browser source hands over GPU buffers.
 show {
   name       = "cpu"
   size       = "1280x720"
   frame_rate = "30"
 }
 
-source "hevc_file" "cam" { # want - "Source cannot run on this backend"
-  path = "cam.hevc"
+source "browser" "gfx" { # want - "Source cannot run on this backend"
+  socket = "/run/onair/gfx.sock"
 }
