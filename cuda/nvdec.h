@@ -540,13 +540,13 @@ static nvd_result nvd_parse(nvd_dec *d, const unsigned char *data, size_t len, l
 	return d->lib->cuvidParseVideoData(d->parser, &pkt);
 }
 
-// nvd_status asks whether the picture at the head of the display queue is
-// decoded: the decode status, or 0 when it cannot be asked.
-static int nvd_head_status(nvd_dec *d) {
+// nvd_status is the engine's decode status of picture pic, or 0 when it
+// cannot be asked.
+static int nvd_status(nvd_dec *d, int pic) {
 	nvd_decode_status st;
 	memset(&st, 0, sizeof st);
-	if (!d->qlen || !d->decoder) return 0;
-	if (d->lib->cuvidGetDecodeStatus(d->decoder, d->queue[d->qhead].picture_index, &st)) return 0;
+	if (!d->decoder) return 0;
+	if (d->lib->cuvidGetDecodeStatus(d->decoder, pic, &st)) return 0;
 	return st.status;
 }
 
@@ -554,10 +554,12 @@ static int nvd_head_status(nvd_dec *d) {
 // the copy of its display area (luma, then chroma) into dst (pitched
 // device memory: dst_pitch bytes a row, the chroma rows right after the
 // luma rows) on stream, and pops it. *mapped is what nvd_unmap releases
-// once the stream has finished; *ts its timestamp.
+// once the stream has finished; *ts its timestamp, *pic its surface. The
+// map waits for the picture to be decoded.
 static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst, size_t dst_pitch,
-			       unsigned long long *mapped, long long *ts, const char **what) {
+			       unsigned long long *mapped, long long *ts, int *pic, const char **what) {
 	nvd_dispinfo di = d->queue[d->qhead];
+	*pic = di.picture_index;
 	nvd_proc_params p;
 	memset(&p, 0, sizeof p);
 	p.progressive_frame = di.progressive_frame;

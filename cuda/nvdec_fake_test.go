@@ -108,10 +108,11 @@ func TestNVDECLoopWithAStandIn(t *testing.T) {
 		change        int
 		pool          int
 		holdElsewhere bool // frames released by another goroutine, later
+		delay         int
 		wantErr       string
 	}
 	streams := []stream{
-		{name: "8-bit looped", format: frame.NV12, w: 640, h: 360, sw: 640, sh: 360, pictures: 30, passes: 2},
+		{name: "8-bit looped", format: frame.NV12, w: 640, h: 360, sw: 640, sh: 360, pictures: 30, passes: 2, delay: 2},
 		{name: "10-bit", format: frame.P010, w: 320, h: 180, sw: 320, sh: 180, pictures: 12, passes: 1},
 		{name: "held elsewhere", format: frame.NV12, w: 64, h: 48, sw: 64, sh: 48, pictures: 40, passes: 1, pool: 2, holdElsewhere: true},
 		{name: "wrong size", format: frame.NV12, w: 1280, h: 720, sw: 640, sh: 360, pictures: 5, passes: 1,
@@ -158,7 +159,7 @@ func TestNVDECLoopWithAStandIn(t *testing.T) {
 			}()
 		}
 		d, err := n.NewDecoder(NVDECConfig{
-			ID: s.name, Codec: NVDECHEVC, Format: s.format, Width: s.w, Height: s.h, PoolFrames: s.pool,
+			ID: s.name, Codec: NVDECHEVC, Format: s.format, Width: s.w, Height: s.h, PoolFrames: s.pool, DisplayDelay: s.delay,
 			Source: toySource(toyStream(s.sw, s.sh, s.format.BitDepth(), s.pictures, s.change), s.passes),
 			OnFrame: func(f *NVDECFrame) {
 				if s.holdElsewhere {

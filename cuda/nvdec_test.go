@@ -144,6 +144,7 @@ func TestNVDECIsByteExact(t *testing.T) {
 		host, _ := frame.New(c.format, 640, 360)
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: c.name, Codec: c.codec, Format: c.format, Width: 640, Height: 360, Source: esSource(r, 2),
+			DisplayDelay: i % 3, // none, one, two: the same frames either way
 			OnFrame: func(f *NVDECFrame) {
 				defer f.Release()
 				if err := f.Download(host); err != nil {
@@ -286,6 +287,16 @@ func BenchmarkNVDEC(b *testing.B) {
 	}
 }
 
+// benchDelay is the display delay measured: $ONAIR_NVDEC_DELAY, or
+// NVDECDisplayDelay.
+func benchDelay() int {
+	var d int
+	if _, err := fmt.Sscan(os.Getenv("ONAIR_NVDEC_DELAY"), &d); err != nil {
+		return NVDECDisplayDelay
+	}
+	return d
+}
+
 func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int) {
 	loops := make([]*NVDECLoop, threads)
 	for i := range loops {
@@ -305,7 +316,7 @@ func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int) {
 	for i := 0; i < streams; i++ {
 		var first sync.Once
 		d, err := n.NewDecoder(NVDECConfig{
-			ID: fmt.Sprintf("bench%d", i), Codec: NVDECHEVC, Format: frame.NV12, Width: 1920, Height: 1080,
+			ID: fmt.Sprintf("bench%d", i), Codec: NVDECHEVC, Format: frame.NV12, Width: 1920, Height: 1080, DisplayDelay: benchDelay(),
 			Source: esSource(es.NewAnnexB(bytes.NewReader(data), es.HEVC), 0),
 			OnFrame: func(f *NVDECFrame) {
 				f.Release()

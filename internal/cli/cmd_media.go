@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "media",
 		summary: "Generate test media (raw NV12/P010, Y4M, or HEVC/H.264 through ffmpeg; moving and frame-numbered) for shows and tests; no downloads.",
-		usage:   "[-size WxH] [-rate R] [-frames N] [-format nv12|p010] [-kind raw|y4m|hevc|h264|ts] [-codec hevc|h264] [-gop N] [-bitrate B] [-pattern bars|ramp|checker|solid] [-id N] -o FILE",
+		usage:   "[-size WxH] [-rate R] [-frames N] [-format nv12|p010] [-kind raw|y4m|hevc|h264|ts] [-codec hevc|h264] [-gop N] [-bitrate B] [-noise N] [-pattern bars|ramp|checker|solid] [-id N] -o FILE",
 		run:     runMedia,
 	})
 }
@@ -33,6 +33,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	codec := fs.String("codec", "", "video coding of a .ts file: hevc (default) or h264; an elementary stream's name says it (encoded by ffmpeg with libx265 or libx264)")
 	gop := fs.Int("gop", 0, "frames from one IDR picture to the next in an encoded file (0: one second's worth, at most -frames); GOPs are closed, so a looped clip starts cleanly")
 	bitrate := fs.String("bitrate", "", "average bit rate of an encoded file, such as 8M (default: the encoder's default quality)")
+	noise := fs.Int("noise", 0, "moving noise (0-100) added before encoding, so the encoder spends a camera's bit rate (a clean pattern takes a few kbit/s); for decoder measurements")
 	pattern := fs.String("pattern", "bars", "picture: bars, ramp, checker or solid")
 	id := fs.Int("id", 1, "source number drawn into every frame with its frame number (0-65535)")
 	out := fs.String("o", "", "output `FILE` (required): .nv12, .p010, .yuv or .raw for raw frames, .y4m for Y4M, .hevc/.h265/.264/.h264/.ts for encoded video")
@@ -98,8 +99,11 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 			*codec = "hevc"
 		}
 	}
-	if !encoded && (*gop != 0 || *bitrate != "") {
-		return usage("-gop and -bitrate are for encoded files (.hevc, .264, .ts), not %s files", *kind)
+	if !encoded && (*gop != 0 || *bitrate != "" || *noise != 0) {
+		return usage("-gop, -bitrate and -noise are for encoded files (.hevc, .264, .ts), not %s files", *kind)
+	}
+	if *noise < 0 || *noise > 100 {
+		return usage("-noise %d: use 0 to 100", *noise)
 	}
 	if *gop < 0 {
 		return usage("-gop %d: must be positive (or 0 for one second's worth)", *gop)
@@ -128,7 +132,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		if *kind == "ts" {
 			container = "ts"
 		}
-		cfg := media.EncodeConfig{Path: *out, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate}
+		cfg := media.EncodeConfig{Path: *out, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate, Noise: *noise}
 		if err := media.Encode(cfg, tp, n); err != nil {
 			fmt.Fprintf(stderr, "onair media: %v\n", err)
 			return 1

@@ -101,7 +101,7 @@ func TestMediaBadFlags(t *testing.T) {
 		{[]string{"-o", "x.264", "-format", "p010"}, "H.264 clips are 8-bit nv12"},
 		{[]string{"-o", "x.ts", "-codec", "vp9"}, "-codec \"vp9\": use hevc or h264"},
 		{[]string{"-o", "x.nv12", "-codec", "hevc"}, "a raw file is not encoded"},
-		{[]string{"-o", "x.nv12", "-gop", "10"}, "-gop and -bitrate are for encoded files"},
+		{[]string{"-o", "x.nv12", "-gop", "10"}, "-gop, -bitrate and -noise are for encoded files"},
 		{[]string{"-o", "x.hevc", "-gop", "-1"}, "-gop -1: must be positive"},
 		{[]string{"-o", "x.h265", "-kind", "ts"}, "-kind ts disagrees with -o x.h265"},
 		{[]string{"-o", "x"}, "the name must end in"},
@@ -152,7 +152,7 @@ func TestMediaWritesEncodedVideo(t *testing.T) {
 		{[]string{"-format", "p010", "-pattern", "ramp"}, "b.h265", "hevc", "yuv420p10le"},
 		{[]string{"-pattern", "checker"}, "c.264", "h264", "yuv420p"},
 		{[]string{"-codec", "h264"}, "d.ts", "h264", "yuv420p"},
-		{[]string{"-format", "p010", "-bitrate", "500k"}, "e.ts", "hevc", "yuv420p10le"},
+		{[]string{"-format", "p010", "-bitrate", "500k", "-noise", "10"}, "e.ts", "hevc", "yuv420p10le"},
 	} {
 		path := filepath.Join(dir, tc.file)
 		args := append([]string{"media", "-size", "320x180", "-frames", "12", "-gop", "4", "-id", "77"}, tc.args...)

@@ -31,6 +31,11 @@ type EncodeConfig struct {
 	// Bitrate, such as "8M", asks for an average bit rate; "" encodes at
 	// the encoder's default quality.
 	Bitrate string
+	// Noise adds moving noise of this strength (ffmpeg's noise filter,
+	// 0-100) before encoding, so that the encoder spends a camera's bit
+	// rate: a clean test pattern takes a few kbit/s, which says little
+	// about a decoder's throughput. The stamps survive it.
+	Noise int
 }
 
 // EncodeArgs returns the ffmpeg arguments Encode runs.
@@ -57,6 +62,12 @@ func EncodeArgs(cfg EncodeConfig) ([]string, error) {
 		"-r", cfg.Rate.String(), "-i", "pipe:0", "-an", "-pix_fmt", out, "-g", g}
 	if cfg.Bitrate != "" {
 		args = append(args, "-b:v", cfg.Bitrate)
+	}
+	if cfg.Noise < 0 || cfg.Noise > 100 {
+		return nil, fmt.Errorf("noise %d: use 0 to 100", cfg.Noise)
+	}
+	if cfg.Noise > 0 {
+		args = append(args, "-vf", "noise=alls="+strconv.Itoa(cfg.Noise)+":allf=t+u")
 	}
 	switch cfg.Codec {
 	case "hevc":
