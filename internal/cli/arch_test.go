@@ -19,6 +19,7 @@ var forbidden = map[string][]string{
 	"cuda":              {"runtime", "lang", "compiler", "nodes", "control", "playout"},
 	"control":           {"lang", "compiler", "nodes", "cuda", "frame", "internal/cli", "internal/backends"},
 	"nodes/media":       {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control"},
+	"nodes/media/es":    {"runtime", "lang", "compiler", "nodes", "cuda", "control", "playout", "frame", "internal"},
 	"nodes/show":        {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/cpu":         {"lang", "compiler", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/cuda":        {"lang", "compiler", "nodes/cpu", "internal/cli", "internal/backends"},

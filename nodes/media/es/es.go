@@ -19,8 +19,8 @@
 // that a file does not fit its source before anything is decoded, and a
 // change of size or format inside a stream is seen where it happens.
 //
-// es may import the standard library and go-astits; it must never import
-// anything of onair's but frame/.
+// es imports the standard library and go-astits only, nothing of onair's:
+// the CPU backend's decoder, NVDEC's feeders and the tools all use it.
 package es
 
 import (
