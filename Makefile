@@ -63,6 +63,9 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./compiler/plan/
 	$(FUZZ) -fuzz '^FuzzIgnores$$' -fuzztime 60000x ./compiler/lint/
 	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 100000x ./nodes/media/ipc/
+	$(FUZZ) -fuzz '^FuzzAnnexB$$' -fuzztime 20000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzSPS$$' -fuzztime 40000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

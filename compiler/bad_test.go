@@ -29,8 +29,8 @@ func TestShowsThatCannotCompile(t *testing.T) {
 				t.Fatalf("the show must parse: %v", diags)
 			}
 			opts := Options{Target: gpu, ToolVersion: "test"}
-			if filepath.Base(path) == "cpu.hcl" {
-				opts.Target = targets["cpu"]
+			if filepath.Base(path) == "refused.hcl" {
+				opts.Target = targets["refusing"]
 			}
 			res, cdiags := Compile(show, opts)
 			if !cdiags.HasErrors() {

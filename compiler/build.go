@@ -234,7 +234,7 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 			n.Format = nodes.FormatPackets
 		case "ipc_dmabuf_source":
 			n.Format = nodes.FormatDMABUF
-		case "dec_video", "gpu_import", "test_pattern", "raw_file_cpu":
+		case "dec_video", "gpu_import", "test_pattern", "raw_file_cpu", "ffmpeg_decode":
 			n.Format = format
 		}
 		if l.Host || target.Domain == nodes.Host {
@@ -260,7 +260,7 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return map[string]any{"streams": streams, "offers": 1}
 	case "dec_video":
 		return map[string]any{"format": format, "timestamp_keys": decoderTimestampKeys}
-	case "raw_file_cpu":
+	case "raw_file_cpu", "ffmpeg_decode":
 		onError := src.OnError
 		if onError == "" {
 			onError = "black"

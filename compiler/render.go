@@ -51,7 +51,11 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 		}
 		pf("\n")
 	}
-	pf("\nThreads: %d (%d nodes on threads of their own + %d event loops)\n", threads+len(p.Loops), threads, len(p.Loops))
+	if pools := p.Estimates.Threads - threads - len(p.Loops); pools > 0 {
+		pf("\nThreads: %d (%d nodes on threads of their own + %d event loops + %d in shared pools)\n", p.Estimates.Threads, threads, len(p.Loops), pools)
+	} else {
+		pf("\nThreads: %d (%d nodes on threads of their own + %d event loops)\n", threads+len(p.Loops), threads, len(p.Loops))
+	}
 
 	pf("\nFused hops:")
 	if len(p.Fusions) == 0 {

@@ -7,8 +7,20 @@ import (
 )
 
 // The backends' lowerings the tests compile for, by name; gpu is the one
-// most tests use (the seeds' chains).
+// most tests use (the seeds' chains). "refusing" is a backend that cannot
+// run browser sources, for the compiler's refusal.
 var (
-	targets = map[string]*nodes.Lowering{"cuda": &nodecuda.Lowering, "cpu": &nodecpu.Lowering}
+	targets = map[string]*nodes.Lowering{"cuda": &nodecuda.Lowering, "cpu": &nodecpu.Lowering, "refusing": refusing()}
 	gpu     = targets["cuda"]
 )
+
+func refusing() *nodes.Lowering {
+	l := nodecpu.Lowering
+	l.Backend = "refusing"
+	l.Chains = map[string]nodes.Chain{}
+	for k, c := range nodecpu.Lowering.Chains {
+		l.Chains[k] = c
+	}
+	l.Chains["browser"] = nodes.Chain{Refuse: "this backend cannot import a browser's buffers. Compile for another backend."}
+	return &l
+}

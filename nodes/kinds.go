@@ -198,6 +198,17 @@ var builtin = []*Kind{
 		Readiness: "a first frame has been generated",
 	},
 	{
+		Name: "ffmpeg_decode",
+		Doc:  "Decodes an HEVC or H.264 file (Annex B elementary stream or MPEG-TS) into host memory on its own thread: onair splits the file into access units and checks them against the source's size and format, an ffmpeg process decodes them, and the raw NV12/P010 frames come back over a pipe into pooled frames. The CPU backend's hevc_file and h264_file; the frames are byte for byte NVDEC's.",
+		Params: []Param{pathParam, loopParam,
+			{Name: "codec", Type: Enum, Enum: []string{"hevc", "h264"}, Default: "hevc", Doc: "What the file holds; in a transport stream, the first stream of this codec is played."},
+			formatParam, sizeParam, colourParam,
+			{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its file is missing or cannot be decoded: black frames, or its last good frame again."},
+			{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}},
+		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been decoded",
+	},
+	{
 		Name: "raw_file_cpu",
 		Doc:  "Reads raw NV12/P010 frames with pread() into host memory on its own thread: the raw source of the CPU backend.",
 		Params: []Param{pathParam, loopParam, formatParam, sizeParam, colourParam,

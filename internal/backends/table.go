@@ -24,7 +24,7 @@ var table = []*Backend{
 	},
 	{
 		Name:     cpu.Name,
-		Doc:      "The embedded CPU backend: test_pattern and raw_file sources, the compositor in Go; the reference the GPU is checked against.",
+		Doc:      "The embedded CPU backend: test_pattern, raw_file, and hevc_file and h264_file sources decoded by ffmpeg; the compositor in Go; the reference the GPU is checked against.",
 		Lowering: &cpu.Lowering,
 		Probe:    func() (string, error) { return "the embedded CPU backend", nil },
 		Start: func(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options, log *slog.Logger) (show.Running, error) {

@@ -17,8 +17,8 @@ import (
 func init() {
 	register(&command{
 		name:    "media",
-		summary: "Generate test media (raw NV12/P010 or Y4M, moving and frame-numbered) for shows and tests; no downloads.",
-		usage:   "[-size WxH] [-rate R] [-frames N] [-format nv12|p010] [-kind raw|y4m] [-pattern bars|ramp|checker|solid] [-id N] -o FILE",
+		summary: "Generate test media (raw NV12/P010, Y4M, or HEVC/H.264 through ffmpeg; moving and frame-numbered) for shows and tests; no downloads.",
+		usage:   "[-size WxH] [-rate R] [-frames N] [-format nv12|p010] [-kind raw|y4m|hevc|h264|ts] [-codec hevc|h264] [-gop N] [-bitrate B] [-noise N] [-pattern bars|ramp|checker|solid] [-id N] -o FILE",
 		run:     runMedia,
 	})
 }
@@ -29,10 +29,14 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	rate := fs.String("rate", "30", "frame `rate`: 25, 30, 30000/1001, 50, 60...")
 	frames := fs.Int("frames", 0, "number of frames (0: two seconds' worth)")
 	format := fs.String("format", "nv12", "pixel format: nv12 or p010")
-	kind := fs.String("kind", "", "file kind: raw (frames back to back, as raw_file reads) or y4m; default from the extension of -o (.y4m: y4m; .nv12, .p010, .yuv, .raw: raw), which it must agree with")
+	kind := fs.String("kind", "", "file kind: raw (frames back to back, as raw_file reads), y4m, hevc or h264 (Annex B elementary streams) or ts (MPEG-TS); default from the extension of -o (.y4m: y4m; .nv12, .p010, .yuv, .raw: raw; .hevc, .h265: hevc; .264, .h264: h264; .ts: ts), which it must agree with")
+	codec := fs.String("codec", "", "video coding of a .ts file: hevc (default) or h264; an elementary stream's name says it (encoded by ffmpeg with libx265 or libx264)")
+	gop := fs.Int("gop", 0, "frames from one IDR picture to the next in an encoded file (0: one second's worth, at most -frames); GOPs are closed, so a looped clip starts cleanly")
+	bitrate := fs.String("bitrate", "", "average bit rate of an encoded file, such as 8M (default: the encoder's default quality)")
+	noise := fs.Int("noise", 0, "moving noise (0-100) added before encoding, so the encoder spends a camera's bit rate (a clean pattern takes a few kbit/s); for decoder measurements")
 	pattern := fs.String("pattern", "bars", "picture: bars, ramp, checker or solid")
 	id := fs.Int("id", 1, "source number drawn into every frame with its frame number (0-65535)")
-	out := fs.String("o", "", "output `FILE` (required): .nv12, .p010, .yuv or .raw for raw frames, .y4m for Y4M")
+	out := fs.String("o", "", "output `FILE` (required): .nv12, .p010, .yuv or .raw for raw frames, .y4m for Y4M, .hevc/.h265/.264/.h264/.ts for encoded video")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -72,21 +76,44 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if *id < 0 || *id > 65535 {
 		return usage("-id %d: must be 0..65535", *id)
 	}
-	if *kind != "" && *kind != "raw" && *kind != "y4m" {
-		return usage("-kind %q: use raw or y4m", *kind)
+	if _, ok := kindExts[*kind]; *kind != "" && !ok {
+		return usage("-kind %q: use raw, y4m, hevc, h264 or ts", *kind)
 	}
 	extKind, ok := mediaKinds[strings.ToLower(filepath.Ext(*out))]
 	if !ok {
-		return usage("-o %s: the name must end in %s (raw frames back to back) or .y4m (Y4M); onair media writes no other kind of file", *out, rawExts)
+		return usage("-o %s: the name must end in %s (raw frames back to back), .y4m (Y4M), %s (encoded video); onair media writes no other kind of file", *out, rawExts, codedExts)
 	}
 	if *kind == "" {
 		*kind = extKind
 	} else if *kind != extKind {
-		want := ".y4m"
-		if *kind == "raw" {
-			want = rawExts
+		return usage("-kind %s disagrees with -o %s, the name of a %s file: name it %s, or leave -kind out", *kind, *out, extKind, kindExts[*kind])
+	}
+	switch {
+	case *codec != "" && *codec != "hevc" && *codec != "h264":
+		return usage("-codec %q: use hevc or h264", *codec)
+	case *codec != "" && (*kind == "raw" || *kind == "y4m"):
+		return usage("-codec %s: a %s file is not encoded; name the file .hevc, .264 or .ts", *codec, *kind)
+	case *codec != "" && *kind != "ts" && *codec != *kind:
+		return usage("-codec %s disagrees with -o %s, the name of a %s stream: name it %s, or leave -codec out", *codec, *out, *kind, kindExts[*codec])
+	}
+	encoded := *kind == "hevc" || *kind == "h264" || *kind == "ts"
+	if *codec == "" && encoded {
+		*codec = *kind
+		if *kind == "ts" {
+			*codec = "hevc"
 		}
-		return usage("-kind %s disagrees with -o %s, the name of a %s file: name it %s, or leave -kind out", *kind, *out, extKind, want)
+	}
+	if !encoded && (*gop != 0 || *bitrate != "" || *noise != 0) {
+		return usage("-gop, -bitrate and -noise are for encoded files (.hevc, .264, .ts), not %s files", *kind)
+	}
+	if *noise < 0 || *noise > 100 {
+		return usage("-noise %d: use 0 to 100", *noise)
+	}
+	if *gop < 0 {
+		return usage("-gop %d: must be positive (or 0 for one second's worth)", *gop)
+	}
+	if *codec == "h264" && f != frame.NV12 {
+		return usage("-codec h264 -format %s: H.264 clips are 8-bit nv12 (NVDEC decodes no 10-bit H.264); use hevc for p010", f)
 	}
 	n := *frames
 	if n < 0 {
@@ -103,6 +130,23 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		Solid: [3]uint8{128, 90, 160}})
 	if err != nil {
 		return usage("%v", err)
+	}
+	if encoded {
+		g := *gop
+		if g == 0 {
+			g = min(n, max(1, int((r.Num+r.Den/2)/r.Den)))
+		}
+		container := "es"
+		if *kind == "ts" {
+			container = "ts"
+		}
+		cfg := media.EncodeConfig{Path: *out, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate, Noise: *noise}
+		if err := media.Encode(cfg, tp, n); err != nil {
+			fmt.Fprintf(stderr, "onair media: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: %d frames %dx%d %v at %v fps (%s %s, IDR every %d, %s)\n", *out, n, w, h, f, r, *codec, container, g, p)
+		return 0
 	}
 	if err := writeMedia(*out, *kind, tp, f, w, h, r, n); err != nil {
 		fmt.Fprintf(stderr, "onair media: %v\n", err)
@@ -215,9 +259,16 @@ func mediaBytes(b int64) string {
 
 // mediaKinds maps the extensions onair media writes to the kind of file:
 // raw frames back to back (as raw_file reads them) or Y4M.
-var mediaKinds = map[string]string{".nv12": "raw", ".p010": "raw", ".yuv": "raw", ".raw": "raw", ".y4m": "y4m"}
+var mediaKinds = map[string]string{".nv12": "raw", ".p010": "raw", ".yuv": "raw", ".raw": "raw", ".y4m": "y4m",
+	".hevc": "hevc", ".h265": "hevc", ".264": "h264", ".h264": "h264", ".ts": "ts"}
 
-const rawExts = ".nv12, .p010, .yuv or .raw"
+// kindExts names the extensions of each kind, for messages.
+var kindExts = map[string]string{"raw": rawExts, "y4m": ".y4m", "hevc": ".hevc or .h265", "h264": ".264 or .h264", "ts": ".ts"}
+
+const (
+	rawExts   = ".nv12, .p010, .yuv or .raw"
+	codedExts = ".hevc, .h265, .264, .h264 or .ts"
+)
 
 // mediaSize reads "WxH" as shows do (lang.ParseSize): both even, 2 to
 // 16384, so that no size is written that no show could play.

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/nodes/media"
 )
 
@@ -102,14 +105,22 @@ func TestMediaBadFlags(t *testing.T) {
 		{[]string{"-o", "x.nv12", "-rate", "1/2"}, "between 1 and 1000"},
 		{[]string{"-o", "x.nv12", "-format", "rgb"}, "nv12 or p010"},
 		{[]string{"-o", "x.nv12", "-pattern", "zebra"}, "bars, ramp"},
-		{[]string{"-o", "x.nv12", "-kind", "mp4"}, "raw or y4m"},
+		{[]string{"-o", "x.nv12", "-kind", "mp4"}, "raw, y4m, hevc, h264 or ts"},
 		// No size a show would refuse: 15 GB for one 100000x100000 frame.
 		{[]string{"-o", "x.nv12", "-size", "100000x100000", "-frames", "1"}, "between 2 and 16384"},
 		{[]string{"-o", "x.nv12", "-size", "16386x16384", "-frames", "1"}, "between 2 and 16384"},
 		{[]string{"-o", "x.nv12", "-size", "0x2"}, "between 2 and 16384"},
 		// The extension says the kind of file; nothing else is written.
 		{[]string{"-o", "x.nv12", "-format", "p010"}, "-format p010 disagrees with -o"},
-		{[]string{"-o", "x.mp4"}, "-o x.mp4: the name must end in .nv12, .p010, .yuv or .raw (raw frames back to back) or .y4m"},
+		{[]string{"-o", "x.mp4"}, "-o x.mp4: the name must end in .nv12, .p010, .yuv or .raw (raw frames back to back), .y4m (Y4M), .hevc, .h265, .264, .h264 or .ts (encoded video)"},
+		// Encoded files: the name, -kind and -codec agree; H.264 is 8-bit.
+		{[]string{"-o", "x.hevc", "-codec", "h264"}, "-codec h264 disagrees with -o x.hevc"},
+		{[]string{"-o", "x.264", "-format", "p010"}, "H.264 clips are 8-bit nv12"},
+		{[]string{"-o", "x.ts", "-codec", "vp9"}, "-codec \"vp9\": use hevc or h264"},
+		{[]string{"-o", "x.nv12", "-codec", "hevc"}, "a raw file is not encoded"},
+		{[]string{"-o", "x.nv12", "-gop", "10"}, "-gop, -bitrate and -noise are for encoded files"},
+		{[]string{"-o", "x.hevc", "-gop", "-1"}, "-gop -1: must be positive"},
+		{[]string{"-o", "x.h265", "-kind", "ts"}, "-kind ts disagrees with -o x.h265"},
 		{[]string{"-o", "x"}, "the name must end in"},
 		{[]string{"-o", "x.nv12", "-kind", "y4m"}, "-kind y4m disagrees with -o x.nv12"},
 		{[]string{"-o", "x.y4m", "-kind", "raw"}, "-kind raw disagrees with -o x.y4m"},
@@ -156,5 +167,65 @@ func TestMediaRefusesWhatWillNotFit(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 		t.Errorf("wrote %s", ents[0].Name())
+	}
+}
+
+// Encoded clips: ffmpeg (the peer) reads the codec, size, depth and frame
+// count back, an IDR every -gop frames, and every decoded picture carries
+// its source number and frame number.
+func TestMediaWritesEncodedVideo(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args               []string
+		file, codec, pixel string
+	}{
+		{[]string{"-format", "nv12"}, "a.hevc", "hevc", "yuv420p"},
+		{[]string{"-format", "p010", "-pattern", "ramp"}, "b.h265", "hevc", "yuv420p10le"},
+		{[]string{"-pattern", "checker"}, "c.264", "h264", "yuv420p"},
+		{[]string{"-codec", "h264"}, "d.ts", "h264", "yuv420p"},
+		{[]string{"-format", "p010", "-bitrate", "500k", "-noise", "10"}, "e.ts", "hevc", "yuv420p10le"},
+	} {
+		path := filepath.Join(dir, tc.file)
+		args := append([]string{"media", "-size", "320x180", "-frames", "12", "-gop", "4", "-id", "77"}, tc.args...)
+		rc, out, errs := runCLI(t, append(args, "-o", path)...)
+		if rc != 0 {
+			t.Fatalf("media %v: rc %d\n%s%s", tc.args, rc, out, errs)
+		}
+		probe, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames",
+			"-show_entries", "stream=codec_name,width,height,pix_fmt,nb_read_frames", "-of", "csv=p=0", path).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A transport stream's stream is listed twice, with its program.
+		if got, want := strings.Fields(string(probe))[0], tc.codec+",320,180,"+tc.pixel+",12"; got != want {
+			t.Errorf("%s: ffprobe %q, want %q", tc.file, got, want)
+		}
+		keys, _ := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags", "-of", "csv=p=0", path).Output()
+		var k []int
+		for i, f := range strings.Fields(string(keys)) {
+			if strings.HasPrefix(f, "K") {
+				k = append(k, i)
+			}
+		}
+		if fmt.Sprint(k) != "[0 4 8]" {
+			t.Errorf("%s: key frames at %v, want every 4th", tc.file, k)
+		}
+		f := frame.NV12
+		if tc.pixel != "yuv420p" {
+			f = frame.P010
+		}
+		raw, err := exec.Command("ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", map[frame.Format]string{frame.NV12: "nv12", frame.P010: "p010le"}[f], "-").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := f.Size(320, 180)
+		for i := 0; i*size < len(raw); i++ {
+			fr, _ := frame.New(f, 320, 180)
+			copy(fr.Bytes(), raw[i*size:])
+			if id, n, ok := media.ReadStamp(fr, frame.Rect{W: 320, H: 180}); !ok || id != 77 || n != uint32(i) {
+				t.Errorf("%s: picture %d reads stamp %d/%d (ok %v)", tc.file, i, id, n, ok)
+			}
+		}
 	}
 }

@@ -20,7 +20,8 @@ const Name = "cpu"
 // banded compositor, and the constructors of the kinds only it runs.
 func Backend() *show.Backend[Frame] {
 	kinds := map[string]show.Constructor[Frame]{
-		"raw_file_cpu": show.HostRawFile[Frame],
+		"raw_file_cpu":  show.HostRawFile[Frame],
+		"ffmpeg_decode": newFFmpegDecode,
 	}
 	for k, mk := range browser.Host.Kinds() { // ipc_dmabuf_source, gpu_import
 		kinds[k] = mk

@@ -4,8 +4,8 @@ import "github.com/onairhq/onair/nodes"
 
 // Lowering is what the compiler builds for the CPU backend: every node in
 // host memory, raw files read by raw_file_cpu, no uploads, browser sources
-// received as shared memory and converted (nodes/browser); HEVC and H.264
-// sources are refused with what to do instead.
+// received as shared memory and converted (nodes/browser), HEVC and H.264
+// files decoded by ffmpeg_decode.
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Host,
@@ -14,7 +14,7 @@ var Lowering = nodes.Lowering{
 		"raw_file":     {Links: []nodes.Link{nodes.L("raw_file_cpu"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
-		"hevc_file":    {Refuse: "it is decoded on NVDEC; the cpu backend runs test_pattern, raw_file and browser sources only. Compile with -backend cuda, or use a raw_file source."},
-		"h264_file":    {Refuse: "it is decoded on NVDEC; the cpu backend runs test_pattern, raw_file and browser sources only. Compile with -backend cuda, or use a raw_file source."},
+		"hevc_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode", "codec", "hevc"), nodes.L("realtime"), nodes.L("one_to_many")}},
+		"h264_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode", "codec", "h264"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	},
 }

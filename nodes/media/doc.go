@@ -9,10 +9,11 @@
 //
 // Everything here is plain, synchronous types that a node drives; none of
 // them starts a goroutine except the FFmpeg output, which must supervise its
-// process. Per-frame work allocates nothing once buffers are warm.
+// process, and the Decoder, which feeds its ffmpeg and reads its stderr.
+// Per-frame work allocates nothing once buffers are warm.
 //
-// media may import frame/ and the standard library; it must never import
-// runtime/, lang/, compiler/, nodes/ or any backend.
+// media may import frame/, media/es and the standard library; it must never
+// import runtime/, lang/, compiler/, nodes/ or any backend.
 package media
 
 import "github.com/onairhq/onair/frame"

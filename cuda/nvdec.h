@@ -1,0 +1,646 @@
+// NVDEC through libnvcuvid.so.1, loaded with dlopen, and the few CUDA driver
+// calls decoding needs (through libcuda.so.1, also loaded here): a function
+// table of its own, so that this file stands alone while the rest of cuda/
+// is rewritten; it folds onto the shared loader later (see nvdec.go).
+//
+// The types below are onair's own declarations of the layouts NVIDIA
+// documents for the NVDEC API (nvcuvid.h, cuviddec.h) and the CUDA driver
+// API (cuda.h), for 64-bit Linux (unsigned long and pointers of 8 bytes).
+// The _Static_asserts pin the offsets and sizes those layouts give, so a
+// slip in a declaration fails the build rather than a decode.
+//
+// The parser's callbacks are C (no call back into Go): the sequence
+// callback checks the stream against the decoder's capabilities and what
+// the source declared and creates the decoder; the decode callback hands
+// the picture to the engine; the display callback queues the picture for
+// the decode loop, which maps, copies and unmaps it after the parse call
+// returns.
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int nvd_result; // CUresult: 0 is success
+
+// ---- CUDA driver API ----------------------------------------------------
+
+typedef struct {
+	size_t src_x_bytes, src_y;
+	int src_memory_type; // CUmemorytype: 1 host, 2 device
+	const void *src_host;
+	unsigned long long src_device;
+	void *src_array;
+	size_t src_pitch;
+	size_t dst_x_bytes, dst_y;
+	int dst_memory_type;
+	void *dst_host;
+	unsigned long long dst_device;
+	void *dst_array;
+	size_t dst_pitch;
+	size_t width_bytes, height;
+} nvd_memcpy2d; // CUDA_MEMCPY2D
+
+_Static_assert(offsetof(nvd_memcpy2d, src_memory_type) == 16, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(nvd_memcpy2d, src_host) == 24, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(nvd_memcpy2d, src_pitch) == 48, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(nvd_memcpy2d, dst_memory_type) == 72, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(nvd_memcpy2d, dst_pitch) == 104, "CUDA_MEMCPY2D");
+_Static_assert(sizeof(nvd_memcpy2d) == 128, "CUDA_MEMCPY2D");
+
+enum { NVD_MEM_HOST = 1, NVD_MEM_DEVICE = 2 };
+enum { NVD_SCHED_BLOCKING_SYNC = 4 };
+enum { NVD_ERROR_PRIMARY_CONTEXT_ACTIVE = 708 };
+
+// ---- NVDEC API ----------------------------------------------------------
+
+enum { NVD_CODEC_H264 = 4, NVD_CODEC_HEVC = 8 };              // cudaVideoCodec
+enum { NVD_SURFACE_NV12 = 0, NVD_SURFACE_P016 = 1 };         // cudaVideoSurfaceFormat
+enum { NVD_CHROMA_420 = 1 };                                 // cudaVideoChromaFormat
+enum { NVD_CREATE_PREFER_CUVID = 4 };                        // cudaVideoCreateFlags
+enum { NVD_DEINTERLACE_WEAVE = 0 };                          // cudaVideoDeinterlaceMode
+enum { NVD_PKT_ENDOFSTREAM = 1, NVD_PKT_TIMESTAMP = 2, NVD_PKT_ENDOFPICTURE = 8, NVD_PKT_NOTIFY_EOS = 16 };
+enum { NVD_STATUS_IN_PROGRESS = 1, NVD_STATUS_SUCCESS = 2, NVD_STATUS_ERROR = 8, NVD_STATUS_CONCEALED = 9 };
+
+typedef struct {
+	int codec;
+	unsigned int rate_num, rate_den;
+	unsigned char progressive, depth_luma_minus8, depth_chroma_minus8, min_surfaces;
+	unsigned int coded_width, coded_height;
+	int left, top, right, bottom; // the display area
+	int chroma_format;
+	unsigned int bitrate;
+	int aspect_x, aspect_y;
+	unsigned char signal[4]; // video_signal_description
+	unsigned int seqhdr_length;
+} nvd_format; // CUVIDEOFORMAT
+
+_Static_assert(offsetof(nvd_format, coded_width) == 16, "CUVIDEOFORMAT");
+_Static_assert(offsetof(nvd_format, left) == 24, "CUVIDEOFORMAT");
+_Static_assert(offsetof(nvd_format, chroma_format) == 40, "CUVIDEOFORMAT");
+_Static_assert(sizeof(nvd_format) == 64, "CUVIDEOFORMAT");
+
+typedef struct {
+	int picture_index;
+	int progressive_frame;
+	int top_field_first;
+	int repeat_first_field;
+	long long timestamp;
+} nvd_dispinfo; // CUVIDPARSERDISPINFO
+
+_Static_assert(sizeof(nvd_dispinfo) == 24, "CUVIDPARSERDISPINFO");
+
+typedef struct {
+	unsigned long flags;
+	unsigned long payload_size;
+	const unsigned char *payload;
+	long long timestamp;
+} nvd_packet; // CUVIDSOURCEDATAPACKET
+
+_Static_assert(sizeof(nvd_packet) == 32, "CUVIDSOURCEDATAPACKET");
+
+typedef int (*nvd_seq_fn)(void *, nvd_format *);
+typedef int (*nvd_decode_fn)(void *, void *); // CUVIDPICPARAMS is opaque here
+typedef int (*nvd_display_fn)(void *, nvd_dispinfo *);
+
+typedef struct {
+	int codec;
+	unsigned int max_surfaces;
+	unsigned int clock_rate;
+	unsigned int error_threshold;
+	unsigned int max_display_delay;
+	unsigned int flags_bits; // bAnnexb:1, reserved:31
+	unsigned int reserved1[4];
+	void *user;
+	nvd_seq_fn on_sequence;
+	nvd_decode_fn on_decode;
+	nvd_display_fn on_display;
+	void *on_operating_point;
+	void *reserved2[6];
+	void *ext_video_info;
+} nvd_parser_params; // CUVIDPARSERPARAMS
+
+_Static_assert(offsetof(nvd_parser_params, user) == 40, "CUVIDPARSERPARAMS");
+_Static_assert(offsetof(nvd_parser_params, on_display) == 64, "CUVIDPARSERPARAMS");
+_Static_assert(offsetof(nvd_parser_params, ext_video_info) == 128, "CUVIDPARSERPARAMS");
+_Static_assert(sizeof(nvd_parser_params) == 136, "CUVIDPARSERPARAMS");
+
+typedef struct {
+	int codec;
+	int chroma_format;
+	unsigned int depth_minus8;
+	unsigned int reserved1[3];
+	unsigned char supported;
+	unsigned char engines;
+	unsigned short output_formats; // a bit per cudaVideoSurfaceFormat
+	unsigned int max_width, max_height, max_mb_count;
+	unsigned short min_width, min_height;
+	unsigned char histogram, histogram_depth;
+	unsigned short histogram_bins;
+	unsigned int reserved3[10];
+} nvd_caps; // CUVIDDECODECAPS
+
+_Static_assert(offsetof(nvd_caps, supported) == 24, "CUVIDDECODECAPS");
+_Static_assert(offsetof(nvd_caps, max_width) == 28, "CUVIDDECODECAPS");
+_Static_assert(offsetof(nvd_caps, min_width) == 40, "CUVIDDECODECAPS");
+_Static_assert(sizeof(nvd_caps) == 88, "CUVIDDECODECAPS");
+
+typedef struct { short left, top, right, bottom; } nvd_rect16;
+
+typedef struct {
+	unsigned long width, height;
+	unsigned long num_decode_surfaces;
+	int codec;
+	int chroma_format;
+	unsigned long creation_flags;
+	unsigned long depth_minus8;
+	unsigned long intra_decode_only;
+	unsigned long max_width, max_height;
+	unsigned long reserved1;
+	nvd_rect16 display_area;
+	int output_format;
+	int deinterlace_mode;
+	unsigned long target_width, target_height;
+	unsigned long num_output_surfaces;
+	void *vid_lock;
+	nvd_rect16 target_rect;
+	unsigned long enable_histogram;
+	unsigned long reserved2[4];
+} nvd_create_info; // CUVIDDECODECREATEINFO
+
+_Static_assert(offsetof(nvd_create_info, codec) == 24, "CUVIDDECODECREATEINFO");
+_Static_assert(offsetof(nvd_create_info, display_area) == 80, "CUVIDDECODECREATEINFO");
+_Static_assert(offsetof(nvd_create_info, output_format) == 88, "CUVIDDECODECREATEINFO");
+_Static_assert(offsetof(nvd_create_info, target_width) == 96, "CUVIDDECODECREATEINFO");
+_Static_assert(offsetof(nvd_create_info, vid_lock) == 120, "CUVIDDECODECREATEINFO");
+_Static_assert(offsetof(nvd_create_info, target_rect) == 128, "CUVIDDECODECREATEINFO");
+_Static_assert(sizeof(nvd_create_info) == 176, "CUVIDDECODECREATEINFO");
+
+typedef struct {
+	int progressive_frame, second_field, top_field_first, unpaired_field;
+	unsigned int reserved_flags, reserved_zero;
+	unsigned long long raw_input_dptr;
+	unsigned int raw_input_pitch, raw_input_format;
+	unsigned long long raw_output_dptr;
+	unsigned int raw_output_pitch, reserved1;
+	void *output_stream;
+	unsigned int reserved[46];
+	unsigned long long *histogram_dptr;
+	void *reserved2[1];
+} nvd_proc_params; // CUVIDPROCPARAMS
+
+_Static_assert(offsetof(nvd_proc_params, output_stream) == 56, "CUVIDPROCPARAMS");
+_Static_assert(offsetof(nvd_proc_params, histogram_dptr) == 248, "CUVIDPROCPARAMS");
+_Static_assert(sizeof(nvd_proc_params) == 264, "CUVIDPROCPARAMS");
+
+typedef struct {
+	int status;
+	unsigned int reserved[31];
+	void *preserved[8];
+} nvd_decode_status; // CUVIDGETDECODESTATUS
+
+_Static_assert(sizeof(nvd_decode_status) == 192, "CUVIDGETDECODESTATUS");
+
+// ---- the function table -------------------------------------------------
+
+typedef struct {
+	void *cuda, *cuvid; // the dlopen handles
+
+	nvd_result (*cuInit)(unsigned int);
+	nvd_result (*cuDeviceGet)(int *, int);
+	nvd_result (*cuDevicePrimaryCtxSetFlags)(int, unsigned int);
+	nvd_result (*cuDevicePrimaryCtxRetain)(void **, int);
+	nvd_result (*cuDevicePrimaryCtxRelease)(int);
+	nvd_result (*cuCtxSetCurrent)(void *);
+	nvd_result (*cuMemAllocPitch)(unsigned long long *, size_t *, size_t, size_t, unsigned int);
+	nvd_result (*cuMemFree)(unsigned long long);
+	nvd_result (*cuMemcpy2D)(const nvd_memcpy2d *);
+	nvd_result (*cuMemcpy2DAsync)(const nvd_memcpy2d *, void *);
+	nvd_result (*cuStreamCreate)(void **, unsigned int);
+	nvd_result (*cuStreamSynchronize)(void *);
+	nvd_result (*cuStreamDestroy)(void *);
+	nvd_result (*cuGetErrorName)(nvd_result, const char **);
+
+	nvd_result (*cuvidGetDecoderCaps)(nvd_caps *);
+	nvd_result (*cuvidCreateDecoder)(void **, nvd_create_info *);
+	nvd_result (*cuvidDestroyDecoder)(void *);
+	nvd_result (*cuvidDecodePicture)(void *, void *);
+	nvd_result (*cuvidGetDecodeStatus)(void *, int, nvd_decode_status *);
+	nvd_result (*cuvidMapVideoFrame64)(void *, int, unsigned long long *, unsigned int *, nvd_proc_params *);
+	nvd_result (*cuvidUnmapVideoFrame64)(void *, unsigned long long);
+	nvd_result (*cuvidCreateVideoParser)(void **, nvd_parser_params *);
+	nvd_result (*cuvidParseVideoData)(void *, nvd_packet *);
+	nvd_result (*cuvidDestroyVideoParser)(void *);
+	nvd_result (*cuvidCtxLockCreate)(void **, void *);
+	nvd_result (*cuvidCtxLockDestroy)(void *);
+
+	void *ctx;  // the device's primary context
+	int device; // its CUdevice
+} nvd_lib;
+
+// nvd_load opens both libraries and looks every call up; on failure it
+// writes what is missing to err and returns NULL.
+static nvd_lib *nvd_load(const char *cuda_name, const char *cuvid_name, char *err, size_t errlen) {
+	nvd_lib *l = calloc(1, sizeof *l);
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	l->cuda = dlopen(cuda_name, RTLD_NOW | RTLD_LOCAL);
+	if (!l->cuda) {
+		snprintf(err, errlen, "%s", dlerror());
+		free(l);
+		return NULL;
+	}
+	l->cuvid = dlopen(cuvid_name, RTLD_NOW | RTLD_LOCAL);
+	if (!l->cuvid) {
+		snprintf(err, errlen, "%s", dlerror());
+		dlclose(l->cuda);
+		free(l);
+		return NULL;
+	}
+#define NVD_SYM(lib, field, name)                                                                           \
+	do {                                                                                                  \
+		*(void **)(&l->field) = dlsym(l->lib, name);                                                        \
+		if (!l->field) {                                                                                  \
+			snprintf(err, errlen, "%s has no %s (the NVIDIA driver is too old for onair's NVDEC)", lib##_name, name); \
+			goto fail;                                                                                    \
+		}                                                                                                 \
+	} while (0)
+	NVD_SYM(cuda, cuInit, "cuInit");
+	NVD_SYM(cuda, cuDeviceGet, "cuDeviceGet");
+	NVD_SYM(cuda, cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags_v2");
+	NVD_SYM(cuda, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	NVD_SYM(cuda, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+	NVD_SYM(cuda, cuCtxSetCurrent, "cuCtxSetCurrent");
+	NVD_SYM(cuda, cuMemAllocPitch, "cuMemAllocPitch_v2");
+	NVD_SYM(cuda, cuMemFree, "cuMemFree_v2");
+	NVD_SYM(cuda, cuMemcpy2D, "cuMemcpy2D_v2");
+	NVD_SYM(cuda, cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");
+	NVD_SYM(cuda, cuStreamCreate, "cuStreamCreate");
+	NVD_SYM(cuda, cuStreamSynchronize, "cuStreamSynchronize");
+	NVD_SYM(cuda, cuStreamDestroy, "cuStreamDestroy_v2");
+	NVD_SYM(cuda, cuGetErrorName, "cuGetErrorName");
+	NVD_SYM(cuvid, cuvidGetDecoderCaps, "cuvidGetDecoderCaps");
+	NVD_SYM(cuvid, cuvidCreateDecoder, "cuvidCreateDecoder");
+	NVD_SYM(cuvid, cuvidDestroyDecoder, "cuvidDestroyDecoder");
+	NVD_SYM(cuvid, cuvidDecodePicture, "cuvidDecodePicture");
+	NVD_SYM(cuvid, cuvidGetDecodeStatus, "cuvidGetDecodeStatus");
+	NVD_SYM(cuvid, cuvidMapVideoFrame64, "cuvidMapVideoFrame64");
+	NVD_SYM(cuvid, cuvidUnmapVideoFrame64, "cuvidUnmapVideoFrame64");
+	NVD_SYM(cuvid, cuvidCreateVideoParser, "cuvidCreateVideoParser");
+	NVD_SYM(cuvid, cuvidParseVideoData, "cuvidParseVideoData");
+	NVD_SYM(cuvid, cuvidDestroyVideoParser, "cuvidDestroyVideoParser");
+	NVD_SYM(cuvid, cuvidCtxLockCreate, "cuvidCtxLockCreate");
+	NVD_SYM(cuvid, cuvidCtxLockDestroy, "cuvidCtxLockDestroy");
+#undef NVD_SYM
+	return l;
+fail:
+	dlclose(l->cuvid);
+	dlclose(l->cuda);
+	free(l);
+	return NULL;
+}
+
+static const char *nvd_error_name(nvd_lib *l, nvd_result r) {
+	const char *s = NULL;
+	if (l && l->cuGetErrorName && l->cuGetErrorName(r, &s) == 0 && s)
+		return s;
+	return "an unknown CUDA error";
+}
+
+// nvd_open initialises the driver and retains the device's primary
+// context, asking for blocking synchronisation when blocking is set (a
+// context already active elsewhere keeps its own setting). *what names the
+// call that failed.
+static nvd_result nvd_open(nvd_lib *l, int device, int blocking, const char **what) {
+	nvd_result r;
+	if ((r = l->cuInit(0))) { *what = "cuInit"; return r; }
+	if ((r = l->cuDeviceGet(&l->device, device))) { *what = "cuDeviceGet"; return r; }
+	if (blocking) {
+		r = l->cuDevicePrimaryCtxSetFlags(l->device, NVD_SCHED_BLOCKING_SYNC);
+		if (r && r != NVD_ERROR_PRIMARY_CONTEXT_ACTIVE) { *what = "cuDevicePrimaryCtxSetFlags"; return r; }
+	}
+	if ((r = l->cuDevicePrimaryCtxRetain(&l->ctx, l->device))) { *what = "cuDevicePrimaryCtxRetain"; return r; }
+	if ((r = l->cuCtxSetCurrent(l->ctx))) { *what = "cuCtxSetCurrent"; return r; }
+	return 0;
+}
+
+static void nvd_close(nvd_lib *l) {
+	if (l->ctx) l->cuDevicePrimaryCtxRelease(l->device);
+	dlclose(l->cuvid);
+	dlclose(l->cuda);
+	free(l);
+}
+
+static nvd_result nvd_current(nvd_lib *l) { return l->cuCtxSetCurrent(l->ctx); }
+
+static nvd_result nvd_caps_query(nvd_lib *l, int codec, int depth_minus8, nvd_caps *c) {
+	nvd_result r = nvd_current(l);
+	if (r) return r;
+	memset(c, 0, sizeof *c);
+	c->codec = codec;
+	c->chroma_format = NVD_CHROMA_420;
+	c->depth_minus8 = depth_minus8;
+	return l->cuvidGetDecoderCaps(c);
+}
+
+// ---- one decoder: a parser, the decoder it creates, the display queue ----
+
+#define NVD_QUEUE 64
+
+typedef struct {
+	nvd_lib *lib;
+	void *parser, *decoder, *lock;
+
+	// What the source declares; the stream must agree.
+	int codec, depth, width, height;
+	int display_delay, extra_surfaces, output_surfaces;
+
+	// What the stream says (the sequence callback).
+	nvd_format fmt;
+	int surfaces; // decode surfaces created
+	int bps;      // bytes per sample of the output: 1 (NV12) or 2 (P016)
+
+	nvd_dispinfo queue[NVD_QUEUE];
+	int qhead, qlen;
+	int eos;              // the parser signalled the end of the stream
+	long long decoded;    // pictures handed to the engine
+
+	nvd_result err_code;  // the first failure in a callback
+	char err[320];
+} nvd_dec;
+
+static int nvd_fail(nvd_dec *d, nvd_result code, const char *msg) {
+	if (!d->err[0]) {
+		d->err_code = code ? code : -1;
+		snprintf(d->err, sizeof d->err, "%s", msg);
+	}
+	return 0;
+}
+
+static int nvd_on_sequence(void *user, nvd_format *f) {
+	nvd_dec *d = user;
+	char msg[320];
+	int w = f->right - f->left, h = f->bottom - f->top;
+	int depth = 8 + f->depth_luma_minus8;
+	if (d->decoder) {
+		// A sequence again: the same format goes on; another is refused.
+		if (f->coded_width == d->fmt.coded_width && f->coded_height == d->fmt.coded_height && w == d->width &&
+		    h == d->height && f->depth_luma_minus8 == d->fmt.depth_luma_minus8 && f->chroma_format == d->fmt.chroma_format)
+			return d->surfaces;
+		snprintf(msg, sizeof msg, "the stream changes to %dx%d %d-bit (coded %ux%u): a decoder keeps the size and format it started with",
+			 w, h, depth, f->coded_width, f->coded_height);
+		return nvd_fail(d, 0, msg);
+	}
+	if (f->chroma_format != NVD_CHROMA_420) {
+		snprintf(msg, sizeof msg, "the stream's chroma format is %d, not 4:2:0: onair decodes NV12 and P010 only", f->chroma_format);
+		return nvd_fail(d, 0, msg);
+	}
+	if (f->depth_chroma_minus8 != f->depth_luma_minus8 || depth != d->depth || w != d->width || h != d->height) {
+		snprintf(msg, sizeof msg, "the stream is %dx%d %d-bit, the source declares %dx%d %d-bit: set the source's size and format to the stream's",
+			 w, h, depth, d->width, d->height, d->depth);
+		return nvd_fail(d, 0, msg);
+	}
+	if (f->left < 0 || f->top < 0 || (f->left | f->top) & 1 || f->right > (int)f->coded_width || f->bottom > (int)f->coded_height) {
+		snprintf(msg, sizeof msg, "the stream's display area %d,%d-%d,%d does not fit its coded %ux%u", f->left, f->top, f->right, f->bottom, f->coded_width, f->coded_height);
+		return nvd_fail(d, 0, msg);
+	}
+	nvd_caps caps;
+	nvd_result r = nvd_caps_query(d->lib, f->codec, f->depth_luma_minus8, &caps);
+	if (r) return nvd_fail(d, r, "cuvidGetDecoderCaps");
+	int surface = depth > 8 ? NVD_SURFACE_P016 : NVD_SURFACE_NV12;
+	if (!caps.supported) {
+		snprintf(msg, sizeof msg, "this GPU's NVDEC does not decode %d-bit 4:2:0 of codec %d", depth, f->codec);
+		return nvd_fail(d, 0, msg);
+	}
+	if (f->coded_width > caps.max_width || f->coded_height > caps.max_height || f->coded_width < caps.min_width ||
+	    f->coded_height < caps.min_height || (unsigned long)f->coded_width * f->coded_height / 256 > caps.max_mb_count) {
+		snprintf(msg, sizeof msg, "coded size %ux%u is outside what this GPU's NVDEC decodes (%ux%u to %ux%u, %u macroblocks)",
+			 f->coded_width, f->coded_height, caps.min_width, caps.min_height, caps.max_width, caps.max_height, caps.max_mb_count);
+		return nvd_fail(d, 0, msg);
+	}
+	if (!(caps.output_formats & (1 << surface))) {
+		snprintf(msg, sizeof msg, "this GPU's NVDEC has no %s output for %d-bit video", surface ? "P016" : "NV12", depth);
+		return nvd_fail(d, 0, msg);
+	}
+	int surfaces = f->min_surfaces + d->display_delay + d->extra_surfaces;
+	if (surfaces > 32) surfaces = 32;
+	if (surfaces < f->min_surfaces) surfaces = f->min_surfaces;
+	nvd_create_info ci;
+	memset(&ci, 0, sizeof ci);
+	ci.width = f->coded_width;
+	ci.height = f->coded_height;
+	ci.max_width = f->coded_width;
+	ci.max_height = f->coded_height;
+	ci.num_decode_surfaces = surfaces;
+	ci.codec = f->codec;
+	ci.chroma_format = f->chroma_format;
+	ci.creation_flags = NVD_CREATE_PREFER_CUVID;
+	ci.depth_minus8 = f->depth_luma_minus8;
+	// No cropping or scaling in the decoder: the whole coded picture comes
+	// out as decoded, and the copy takes the display area (a plain copy,
+	// byte for byte what a software decoder crops).
+	ci.display_area.right = (short)f->coded_width;
+	ci.display_area.bottom = (short)f->coded_height;
+	ci.target_width = f->coded_width;
+	ci.target_height = f->coded_height;
+	ci.output_format = surface;
+	ci.deinterlace_mode = NVD_DEINTERLACE_WEAVE;
+	ci.num_output_surfaces = d->output_surfaces;
+	ci.vid_lock = d->lock;
+	if ((r = nvd_current(d->lib))) return nvd_fail(d, r, "cuCtxSetCurrent");
+	if ((r = d->lib->cuvidCreateDecoder(&d->decoder, &ci))) {
+		d->decoder = NULL;
+		return nvd_fail(d, r, "cuvidCreateDecoder");
+	}
+	d->fmt = *f;
+	d->surfaces = surfaces;
+	d->bps = depth > 8 ? 2 : 1;
+	return surfaces;
+}
+
+static int nvd_on_decode(void *user, void *pic) {
+	nvd_dec *d = user;
+	if (!d->decoder) return nvd_fail(d, 0, "a picture came before any sequence header");
+	nvd_result r = d->lib->cuvidDecodePicture(d->decoder, pic);
+	if (r) return nvd_fail(d, r, "cuvidDecodePicture");
+	d->decoded++;
+	return 1;
+}
+
+static int nvd_on_display(void *user, nvd_dispinfo *di) {
+	nvd_dec *d = user;
+	if (!di) {
+		d->eos = 1;
+		return 1;
+	}
+	if (d->qlen == NVD_QUEUE) return nvd_fail(d, 0, "more pictures waiting for display than the queue holds");
+	d->queue[(d->qhead + d->qlen) % NVD_QUEUE] = *di;
+	d->qlen++;
+	return 1;
+}
+
+static nvd_dec *nvd_dec_new(nvd_lib *l, int codec, int depth, int width, int height, int display_delay, int extra_surfaces,
+			    int output_surfaces, const char **what, nvd_result *rc) {
+	nvd_dec *d = calloc(1, sizeof *d);
+	if (!d) { *what = "calloc"; *rc = -1; return NULL; }
+	d->lib = l;
+	d->codec = codec;
+	d->depth = depth;
+	d->width = width;
+	d->height = height;
+	d->display_delay = display_delay;
+	d->extra_surfaces = extra_surfaces;
+	d->output_surfaces = output_surfaces;
+	nvd_result r;
+	if ((r = nvd_current(l))) { *what = "cuCtxSetCurrent"; *rc = r; free(d); return NULL; }
+	if ((r = l->cuvidCtxLockCreate(&d->lock, l->ctx))) { *what = "cuvidCtxLockCreate"; *rc = r; free(d); return NULL; }
+	nvd_parser_params p;
+	memset(&p, 0, sizeof p);
+	p.codec = codec;
+	p.max_surfaces = 1; // the sequence callback says how many the stream needs
+	p.error_threshold = 100; // decode every picture, concealing what is broken, as a software decoder does
+	p.max_display_delay = display_delay;
+	p.user = d;
+	p.on_sequence = nvd_on_sequence;
+	p.on_decode = nvd_on_decode;
+	p.on_display = nvd_on_display;
+	if ((r = l->cuvidCreateVideoParser(&d->parser, &p))) {
+		*what = "cuvidCreateVideoParser";
+		*rc = r;
+		l->cuvidCtxLockDestroy(d->lock);
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void nvd_dec_free(nvd_dec *d) {
+	nvd_current(d->lib);
+	if (d->parser) d->lib->cuvidDestroyVideoParser(d->parser);
+	if (d->decoder) d->lib->cuvidDestroyDecoder(d->decoder);
+	if (d->lock) d->lib->cuvidCtxLockDestroy(d->lock);
+	free(d);
+}
+
+// nvd_parse hands the parser one access unit (or, with len 0 and eos set,
+// the end of the stream). The callbacks run inside.
+static nvd_result nvd_parse(nvd_dec *d, const unsigned char *data, size_t len, long long ts, int has_ts, int eos) {
+	nvd_packet pkt;
+	memset(&pkt, 0, sizeof pkt);
+	pkt.payload = data;
+	pkt.payload_size = len;
+	pkt.timestamp = ts;
+	if (has_ts) pkt.flags |= NVD_PKT_TIMESTAMP;
+	if (eos) pkt.flags |= NVD_PKT_ENDOFSTREAM | NVD_PKT_NOTIFY_EOS;
+	else pkt.flags |= NVD_PKT_ENDOFPICTURE;
+	return d->lib->cuvidParseVideoData(d->parser, &pkt);
+}
+
+// nvd_status is the engine's decode status of picture pic, or 0 when it
+// cannot be asked.
+static int nvd_status(nvd_dec *d, int pic) {
+	nvd_decode_status st;
+	memset(&st, 0, sizeof st);
+	if (!d->decoder) return 0;
+	if (d->lib->cuvidGetDecodeStatus(d->decoder, pic, &st)) return 0;
+	return st.status;
+}
+
+// nvd_map_head maps the picture at the head of the display queue, queues
+// the copy of its display area (luma, then chroma) into dst (pitched
+// device memory: dst_pitch bytes a row, the chroma rows right after the
+// luma rows) on stream, and pops it. *mapped is what nvd_unmap releases
+// once the stream has finished; *ts its timestamp, *pic its surface. The
+// map waits for the picture to be decoded.
+static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst, size_t dst_pitch,
+			       unsigned long long *mapped, long long *ts, int *pic, const char **what) {
+	nvd_dispinfo di = d->queue[d->qhead];
+	*pic = di.picture_index;
+	nvd_proc_params p;
+	memset(&p, 0, sizeof p);
+	p.progressive_frame = di.progressive_frame;
+	p.second_field = di.repeat_first_field + 1;
+	p.top_field_first = di.top_field_first;
+	p.unpaired_field = di.repeat_first_field < 0;
+	p.output_stream = stream;
+	unsigned long long src = 0;
+	unsigned int pitch = 0;
+	nvd_result r = d->lib->cuvidMapVideoFrame64(d->decoder, di.picture_index, &src, &pitch, &p);
+	if (r) { *what = "cuvidMapVideoFrame64"; return r; }
+	d->qhead = (d->qhead + 1) % NVD_QUEUE;
+	d->qlen--;
+	*mapped = src;
+	*ts = di.timestamp;
+	int w = d->width, h = d->height, left = d->fmt.left, top = d->fmt.top;
+	nvd_memcpy2d c;
+	memset(&c, 0, sizeof c);
+	c.src_memory_type = NVD_MEM_DEVICE;
+	c.src_device = src + (unsigned long long)top * pitch + (unsigned long long)left * d->bps;
+	c.src_pitch = pitch;
+	c.dst_memory_type = NVD_MEM_DEVICE;
+	c.dst_device = dst;
+	c.dst_pitch = dst_pitch;
+	c.width_bytes = (size_t)w * d->bps;
+	c.height = h;
+	if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (luma)"; return r; }
+	// The chroma plane follows the luma plane of the surface's full
+	// (coded) height; its rows are half the luma's, its samples interleaved
+	// Cb,Cr pairs as wide as the luma's samples.
+	c.src_device = src + (unsigned long long)pitch * d->fmt.coded_height + (unsigned long long)(top / 2) * pitch + (unsigned long long)left * d->bps;
+	c.dst_device = dst + (unsigned long long)dst_pitch * h;
+	c.height = h / 2;
+	if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (chroma)"; return r; }
+	return 0;
+}
+
+static nvd_result nvd_unmap(nvd_dec *d, unsigned long long mapped) {
+	return d->lib->cuvidUnmapVideoFrame64(d->decoder, mapped);
+}
+
+// ---- memory and streams --------------------------------------------------
+
+static nvd_result nvd_alloc_pitch(nvd_lib *l, size_t width_bytes, size_t rows, unsigned long long *p, size_t *pitch) {
+	nvd_result r = nvd_current(l);
+	if (r) return r;
+	return l->cuMemAllocPitch(p, pitch, width_bytes, rows, 16);
+}
+
+static nvd_result nvd_free(nvd_lib *l, unsigned long long p) {
+	nvd_current(l);
+	return l->cuMemFree(p);
+}
+
+static nvd_result nvd_stream_new(nvd_lib *l, void **s) {
+	nvd_result r = nvd_current(l);
+	if (r) return r;
+	return l->cuStreamCreate(s, 0);
+}
+
+static nvd_result nvd_stream_sync(nvd_lib *l, void *s) { return l->cuStreamSynchronize(s); }
+
+static void nvd_stream_free(nvd_lib *l, void *s) {
+	nvd_current(l);
+	l->cuStreamDestroy(s);
+}
+
+// nvd_download copies rows of width_bytes from pitched device memory into
+// packed host memory (synchronously).
+static nvd_result nvd_download(nvd_lib *l, unsigned long long src, size_t src_pitch, void *dst, size_t width_bytes, size_t rows) {
+	nvd_result r = nvd_current(l);
+	if (r) return r;
+	nvd_memcpy2d c;
+	memset(&c, 0, sizeof c);
+	c.src_memory_type = NVD_MEM_DEVICE;
+	c.src_device = src;
+	c.src_pitch = src_pitch;
+	c.dst_memory_type = NVD_MEM_HOST;
+	c.dst_host = dst;
+	c.dst_pitch = width_bytes;
+	c.width_bytes = width_bytes;
+	c.height = rows;
+	return l->cuMemcpy2D(&c);
+}

@@ -1,0 +1,252 @@
+package cuda
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/onairhq/onair/frame"
+)
+
+// useFakeNVDEC builds testdata/fake_nvdec.c (a stand-in for the driver's
+// two libraries with a toy bitstream) and has OpenNVDEC load it, so the
+// decode loop's logic — round robin, the display queue, pools that run
+// dry, the end of a stream, refusals — is tested on every machine.
+func useFakeNVDEC(t *testing.T) *NVDEC {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to build the NVDEC stand-in")
+	}
+	lib := filepath.Join(t.TempDir(), "libfakenvdec.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, "testdata/fake_nvdec.c").CombinedOutput(); err != nil {
+		t.Fatalf("building the NVDEC stand-in: %v\n%s", err, out)
+	}
+	saved := nvdecLibraries
+	nvdecLibraries = [2]string{lib, lib}
+	t.Cleanup(func() { nvdecLibraries = saved })
+	n, err := OpenNVDEC(0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
+}
+
+// toyStream is a toy bitstream's access units: a sequence header with the
+// first picture, then one picture each; after change pictures, a sequence
+// header of another size.
+func toyStream(w, h, depth, pictures, change int) [][]byte {
+	seq := func(w, h int) []byte {
+		return []byte{0, 0, 1, 'S', byte(w >> 8), byte(w), byte(h >> 8), byte(h), byte(depth)}
+	}
+	var aus [][]byte
+	for i := 0; i < pictures; i++ {
+		var au []byte
+		if i == 0 {
+			au = seq(w, h)
+		}
+		if change > 0 && i == change {
+			au = seq(w/2, h/2)
+		}
+		aus = append(aus, append(au, 0, 0, 1, 'P', byte(i)))
+	}
+	return aus
+}
+
+func toySource(aus [][]byte, passes int) NVDECSource {
+	i := 0
+	return func() ([]byte, int64, error) {
+		if i >= passes*len(aus) {
+			return nil, 0, io.EOF
+		}
+		au := aus[i%len(aus)]
+		i++
+		return au, int64(i - 1), nil
+	}
+}
+
+// checkToyPicture checks a downloaded picture is toy picture n, cropped
+// from the top left of its coded surface.
+func checkToyPicture(f *frame.Frame, n int) error {
+	for _, p := range [][3]int{{0, 0, 0}, {f.Width - 1, f.Height - 1, 0}, {5, 3, 0}, {f.Width - 2, f.Height/2 - 1, 1}, {8, 2, 1}} {
+		x, y, plane := p[0], p[1], p[2]
+		want := (n + x + 2*y) & 255
+		if plane == 1 {
+			want = (n + 7 + x + y) & 255
+		}
+		var got int
+		if f.Format == frame.P010 {
+			got = int(f.Plane16(plane)[y*f.Pitch[plane]/2+x] >> 6)
+		} else {
+			got = int(f.Data[plane][y*f.Pitch[plane]+x])
+		}
+		if got != want {
+			return fmt.Errorf("plane %d (%d,%d) is %d, toy picture %d has %d there", plane, x, y, got, n, want)
+		}
+	}
+	return nil
+}
+
+func TestNVDECLoopWithAStandIn(t *testing.T) {
+	n := useFakeNVDEC(t)
+	loop, err := n.NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type stream struct {
+		name          string
+		format        frame.Format
+		w, h          int // declared
+		sw, sh        int // in the stream
+		pictures      int
+		passes        int
+		change        int
+		pool          int
+		holdElsewhere bool // frames released by another goroutine, later
+		delay         int
+		wantErr       string
+	}
+	streams := []stream{
+		{name: "8-bit looped", format: frame.NV12, w: 640, h: 360, sw: 640, sh: 360, pictures: 30, passes: 2, delay: 2},
+		{name: "10-bit", format: frame.P010, w: 320, h: 180, sw: 320, sh: 180, pictures: 12, passes: 1},
+		{name: "held elsewhere", format: frame.NV12, w: 64, h: 48, sw: 64, sh: 48, pictures: 40, passes: 1, pool: 2, holdElsewhere: true},
+		{name: "wrong size", format: frame.NV12, w: 1280, h: 720, sw: 640, sh: 360, pictures: 5, passes: 1,
+			wantErr: "the stream is 640x360 8-bit, the source declares 1280x720 8-bit"},
+		{name: "changes size", format: frame.NV12, w: 128, h: 96, sw: 128, sh: 96, pictures: 20, passes: 1, change: 10,
+			wantErr: "the stream changes to 64x48 8-bit"},
+	}
+	type result struct {
+		frames []int64
+		errs   []error
+		end    error
+		ended  int
+	}
+	var mu sync.Mutex
+	results := make([]*result, len(streams))
+	var held sync.WaitGroup
+	for i, s := range streams {
+		res := &result{}
+		results[i] = res
+		host, _ := frame.New(s.format, s.w, s.h)
+		check := func(f *NVDECFrame) {
+			if err := f.Download(host); err == nil {
+				err = checkToyPicture(host, int(f.Timestamp)%s.pictures)
+				if err != nil {
+					err = fmt.Errorf("frame %d: %w", f.Index, err)
+				}
+				mu.Lock()
+				res.frames = append(res.frames, f.Timestamp)
+				if err != nil {
+					res.errs = append(res.errs, err)
+				}
+				mu.Unlock()
+			}
+		}
+		hand := make(chan *NVDECFrame, 8)
+		if s.holdElsewhere {
+			held.Add(1)
+			go func() {
+				defer held.Done()
+				for f := range hand {
+					check(f)
+					f.Release()
+				}
+			}()
+		}
+		d, err := n.NewDecoder(NVDECConfig{
+			ID: s.name, Codec: NVDECHEVC, Format: s.format, Width: s.w, Height: s.h, PoolFrames: s.pool, DisplayDelay: s.delay,
+			Source: toySource(toyStream(s.sw, s.sh, s.format.BitDepth(), s.pictures, s.change), s.passes),
+			OnFrame: func(f *NVDECFrame) {
+				if s.holdElsewhere {
+					hand <- f
+					return
+				}
+				check(f)
+				f.Release()
+			},
+			OnEnd: func(err error) {
+				mu.Lock()
+				res.end = err
+				res.ended++
+				mu.Unlock()
+				if s.holdElsewhere {
+					close(hand)
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loop.Add(d)
+	}
+	if err := loop.Run(); err != nil {
+		t.Fatal(err)
+	}
+	held.Wait()
+	for i, s := range streams {
+		res := results[i]
+		if res.ended != 1 {
+			t.Errorf("%s: OnEnd called %d times", s.name, res.ended)
+		}
+		if s.wantErr != "" {
+			if res.end == nil || !strings.Contains(res.end.Error(), s.wantErr) || !strings.Contains(res.end.Error(), s.name) {
+				t.Errorf("%s: ended with %v, want %q", s.name, res.end, s.wantErr)
+			}
+			continue
+		}
+		if res.end != nil {
+			t.Errorf("%s: %v", s.name, res.end)
+		}
+		for _, err := range res.errs[:min(3, len(res.errs))] {
+			t.Errorf("%s: %v", s.name, err)
+		}
+		if len(res.frames) != s.pictures*s.passes {
+			t.Errorf("%s: %d frames, want %d", s.name, len(res.frames), s.pictures*s.passes)
+		}
+		for j, ts := range res.frames {
+			if ts != int64(j) {
+				t.Errorf("%s: frame %d carries the timestamp of access unit %d", s.name, j, ts)
+				break
+			}
+		}
+	}
+}
+
+// Stop ends a loop whose decoders would run for ever, and every decoder
+// hears of it.
+func TestNVDECLoopStops(t *testing.T) {
+	n := useFakeNVDEC(t)
+	loop, err := n.NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames int
+	ended := make(chan error, 1)
+	d, err := n.NewDecoder(NVDECConfig{ID: "endless", Codec: NVDECH264, Format: frame.NV12, Width: 64, Height: 48,
+		Source: toySource(toyStream(64, 48, 8, 10, 0), 1<<30),
+		OnFrame: func(f *NVDECFrame) {
+			f.Release()
+			if frames++; frames == 100 {
+				loop.Stop()
+			}
+		},
+		OnEnd: func(err error) { ended <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Add(d)
+	if err := loop.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ended; err == nil || !strings.Contains(err.Error(), "loop stopped") {
+		t.Errorf("OnEnd: %v", err)
+	}
+	if frames < 100 || frames > 110 {
+		t.Errorf("%d frames before the loop stopped", frames)
+	}
+}

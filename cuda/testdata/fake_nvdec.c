@@ -1,0 +1,259 @@
+// A stand-in for libcuda.so.1 and libnvcuvid.so.1 with the calls nvdec.h
+// makes, for testing the decode loop's logic on machines without a GPU
+// (nvdec_fake_test.go builds it). "Device memory" is host memory, and the
+// "parser" reads a toy bitstream instead of H.264 or HEVC:
+//
+//   00 00 01 'S' w_hi w_lo h_hi h_lo depth   a sequence header
+//   00 00 01 'P' n                           a picture, numbered n
+//
+// It calls the sequence callback at each 'S' whose format differs from the
+// last, the decode callback for each picture (into the next surface, round
+// robin), and the display callback in order once more than the display
+// delay are waiting, as NVIDIA's parser does. A decoded picture's luma
+// sample at (x, y) of the coded surface is (n + x + 2y) mod 256 (times 64
+// at 10 bits), its chroma (n + 7 + x + y) mod 256.
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int res;
+
+typedef struct {
+	size_t src_x_bytes, src_y;
+	int src_memory_type;
+	const void *src_host;
+	unsigned long long src_device;
+	void *src_array;
+	size_t src_pitch;
+	size_t dst_x_bytes, dst_y;
+	int dst_memory_type;
+	void *dst_host;
+	unsigned long long dst_device;
+	void *dst_array;
+	size_t dst_pitch;
+	size_t width_bytes, height;
+} memcpy2d;
+
+typedef struct {
+	int codec;
+	unsigned int rate_num, rate_den;
+	unsigned char progressive, depth_luma_minus8, depth_chroma_minus8, min_surfaces;
+	unsigned int coded_width, coded_height;
+	int left, top, right, bottom;
+	int chroma_format;
+	unsigned int bitrate;
+	int aspect_x, aspect_y;
+	unsigned char signal[4];
+	unsigned int seqhdr_length;
+} format;
+
+typedef struct {
+	int picture_index, progressive_frame, top_field_first, repeat_first_field;
+	long long timestamp;
+} dispinfo;
+
+typedef struct {
+	unsigned long flags, payload_size;
+	const unsigned char *payload;
+	long long timestamp;
+} packet;
+
+typedef struct {
+	int codec;
+	unsigned int max_surfaces, clock_rate, error_threshold, max_display_delay, flags_bits, reserved1[4];
+	void *user;
+	int (*on_sequence)(void *, format *);
+	int (*on_decode)(void *, void *);
+	int (*on_display)(void *, dispinfo *);
+	void *on_operating_point, *reserved2[6], *ext;
+} parser_params;
+
+typedef struct {
+	int codec, chroma_format;
+	unsigned int depth_minus8, reserved1[3];
+	unsigned char supported, engines;
+	unsigned short output_formats;
+	unsigned int max_width, max_height, max_mb_count;
+	unsigned short min_width, min_height;
+	unsigned char h1, h2;
+	unsigned short h3;
+	unsigned int reserved3[10];
+} caps;
+
+typedef struct { short left, top, right, bottom; } rect16;
+
+typedef struct {
+	unsigned long width, height, num_decode_surfaces;
+	int codec, chroma_format;
+	unsigned long creation_flags, depth_minus8, intra_decode_only, max_width, max_height, reserved1;
+	rect16 display_area;
+	int output_format, deinterlace_mode;
+	unsigned long target_width, target_height, num_output_surfaces;
+	void *vid_lock;
+	rect16 target_rect;
+	unsigned long enable_histogram, reserved2[4];
+} create_info;
+
+typedef struct { int status; unsigned int reserved[31]; void *p[8]; } decode_status;
+
+// The fake picture parameters the parser hands the decode callback.
+typedef struct { int index; int n; } pic;
+
+typedef struct {
+	unsigned char *mem;
+	size_t pitch;
+	int w, h, bps, surfaces, mapped;
+} decoder;
+
+typedef struct {
+	parser_params p;
+	format fmt;
+	int have_fmt, surfaces, next_surface;
+	pic held[64];
+	long long ts[64];
+	int nheld;
+} parser;
+
+int fake_mapped_max; // the most frames mapped at once, for the test
+
+res cuInit(unsigned int f) { return 0; }
+res cuDeviceGet(int *d, int i) { *d = i; return i == 0 ? 0 : 101; }
+res cuDevicePrimaryCtxSetFlags_v2(int d, unsigned int f) { return 0; }
+res cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)0x1; return 0; }
+res cuDevicePrimaryCtxRelease_v2(int d) { return 0; }
+res cuCtxSetCurrent(void *c) { return 0; }
+res cuMemAllocPitch_v2(unsigned long long *p, size_t *pitch, size_t w, size_t h, unsigned int e) {
+	*pitch = (w + 255) & ~(size_t)255;
+	*p = (unsigned long long)(uintptr_t)calloc(*pitch, h);
+	return *p ? 0 : 2;
+}
+res cuMemFree_v2(unsigned long long p) { free((void *)(uintptr_t)p); return 0; }
+res cuMemcpy2D_v2(const memcpy2d *c) {
+	const unsigned char *s = c->src_memory_type == 1 ? c->src_host : (const unsigned char *)(uintptr_t)c->src_device;
+	unsigned char *d = c->dst_memory_type == 1 ? c->dst_host : (unsigned char *)(uintptr_t)c->dst_device;
+	for (size_t r = 0; r < c->height; r++) memcpy(d + r * c->dst_pitch, s + r * c->src_pitch, c->width_bytes);
+	return 0;
+}
+res cuMemcpy2DAsync_v2(const memcpy2d *c, void *s) { return cuMemcpy2D_v2(c); }
+res cuStreamCreate(void **s, unsigned int f) { *s = malloc(1); return 0; }
+res cuStreamSynchronize(void *s) { return 0; }
+res cuStreamDestroy_v2(void *s) { free(s); return 0; }
+res cuGetErrorName(res r, const char **s) { *s = "FAKE_ERROR"; return 0; }
+
+res cuvidGetDecoderCaps(caps *c) {
+	c->supported = 1;
+	c->engines = 7;
+	c->output_formats = 3;
+	c->max_width = c->max_height = 8192;
+	c->min_width = c->min_height = 48;
+	c->max_mb_count = 8192 * 8192 / 256;
+	return 0;
+}
+res cuvidCtxLockCreate(void **l, void *c) { *l = malloc(1); return 0; }
+res cuvidCtxLockDestroy(void *l) { free(l); return 0; }
+
+res cuvidCreateDecoder(void **out, create_info *ci) {
+	if (ci->target_width != ci->width || ci->target_height != ci->height || ci->num_output_surfaces < 1) return 1;
+	decoder *d = calloc(1, sizeof *d);
+	d->w = ci->width;
+	d->h = ci->height;
+	d->bps = ci->output_format == 1 ? 2 : 1;
+	d->surfaces = ci->num_decode_surfaces;
+	d->pitch = ((size_t)d->w * d->bps + 511) & ~(size_t)511;
+	d->mem = calloc((size_t)d->surfaces, d->pitch * d->h * 3 / 2);
+	*out = d;
+	return 0;
+}
+res cuvidDestroyDecoder(void *p) {
+	decoder *d = p;
+	free(d->mem);
+	free(d);
+	return 0;
+}
+res cuvidDecodePicture(void *p, void *pp) {
+	decoder *d = p;
+	pic *q = pp;
+	unsigned char *s = d->mem + (size_t)q->index * d->pitch * d->h * 3 / 2;
+	for (int y = 0; y < d->h * 3 / 2; y++)
+		for (int x = 0; x < d->w; x++) {
+			int v = y < d->h ? (q->n + x + 2 * y) & 255 : (q->n + 7 + x + (y - d->h)) & 255;
+			if (d->bps == 1) s[y * d->pitch + x] = v;
+			else ((uint16_t *)(s + y * d->pitch))[x] = v << 6;
+		}
+	return 0;
+}
+res cuvidGetDecodeStatus(void *p, int i, decode_status *st) { st->status = 2; return 0; }
+res cuvidMapVideoFrame64(void *p, int i, unsigned long long *ptr, unsigned int *pitch, void *vpp) {
+	decoder *d = p;
+	if (i < 0 || i >= d->surfaces) return 1;
+	*ptr = (unsigned long long)(uintptr_t)(d->mem + (size_t)i * d->pitch * d->h * 3 / 2);
+	*pitch = d->pitch;
+	if (++d->mapped > fake_mapped_max) fake_mapped_max = d->mapped;
+	return 0;
+}
+res cuvidUnmapVideoFrame64(void *p, unsigned long long ptr) {
+	((decoder *)p)->mapped--;
+	return 0;
+}
+
+res cuvidCreateVideoParser(void **out, parser_params *pp) {
+	parser *p = calloc(1, sizeof *p);
+	p->p = *pp;
+	*out = p;
+	return 0;
+}
+res cuvidDestroyVideoParser(void *p) { free(p); return 0; }
+
+static int display(parser *p, int keep) {
+	while (p->nheld > keep) {
+		dispinfo di = {p->held[0].index, 1, 0, 0, p->ts[0]};
+		memmove(p->held, p->held + 1, sizeof p->held[0] * (p->nheld - 1));
+		memmove(p->ts, p->ts + 1, sizeof p->ts[0] * (p->nheld - 1));
+		p->nheld--;
+		if (!p->p.on_display(p->p.user, &di)) return 0;
+	}
+	return 1;
+}
+
+res cuvidParseVideoData(void *pv, packet *pkt) {
+	parser *p = pv;
+	const unsigned char *b = pkt->payload;
+	size_t n = pkt->payload_size;
+	for (size_t i = 0; i + 4 < n; i++) {
+		if (b[i] || b[i + 1] || b[i + 2] != 1) continue;
+		if (b[i + 3] == 'S' && i + 8 < n) {
+			format f;
+			memset(&f, 0, sizeof f);
+			f.codec = p->p.codec;
+			f.progressive = 1;
+			f.depth_luma_minus8 = f.depth_chroma_minus8 = b[i + 8] - 8;
+			f.min_surfaces = 4;
+			f.right = b[i + 4] << 8 | b[i + 5];
+			f.bottom = b[i + 6] << 8 | b[i + 7];
+			f.coded_width = (f.right + 15) & ~15;
+			f.coded_height = (f.bottom + 15) & ~15;
+			f.chroma_format = 1;
+			if (!p->have_fmt || memcmp(&f, &p->fmt, sizeof f)) {
+				int r = p->p.on_sequence(p->p.user, &f);
+				if (!r) return 999;
+				p->surfaces = r > 1 ? r : f.min_surfaces;
+				p->fmt = f;
+				p->have_fmt = 1;
+			}
+		} else if (b[i + 3] == 'P' && p->have_fmt) {
+			if (p->nheld == 64) return 998;
+			pic q = {p->next_surface, b[i + 4]};
+			p->next_surface = (p->next_surface + 1) % p->surfaces;
+			if (!p->p.on_decode(p->p.user, &q)) return 997;
+			p->held[p->nheld] = q;
+			p->ts[p->nheld++] = pkt->timestamp;
+			if (!display(p, p->p.max_display_delay)) return 996;
+		}
+	}
+	if (pkt->flags & 1) { // end of stream
+		if (!display(p, 0)) return 996;
+		if (pkt->flags & 16) p->p.on_display(p->p.user, NULL);
+	}
+	return 0;
+}

@@ -1,0 +1,215 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/es"
+	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/runtime"
+)
+
+// ffmpegDecode plays an HEVC or H.264 file (Annex B or MPEG-TS) on a thread
+// of its own: media.Decoder reads the file into access units, an ffmpeg
+// process decodes them, and the raw frames come back over a pipe straight
+// into pooled frames, which the node puts on its edge (blocking, so the
+// pacer sets the pace and ffmpeg waits on its pipe).
+//
+// Like raw_file_cpu, trouble never stops the show: a file that is missing,
+// is not the declared codec, size or format, or whose decoder fails is
+// reported and the source shows black (or, with on_error = "hold", its last
+// good frame) while it tries again every second. What ffmpeg conceals (a
+// corrupt or truncated picture) and a change of size inside the stream
+// (refused: the stream plays up to it) are reported while the frames go on.
+type ffmpegDecode struct {
+	st    *show.SourceState
+	cfg   media.DecodeConfig
+	id    string
+	pool  *frame.Pool
+	rate  frame.Rational
+	col   frame.Colour
+	retry time.Duration
+	hold  bool
+	last  *frame.Frame
+
+	mu      sync.Mutex
+	dec     *media.Decoder
+	stopped bool
+}
+
+func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	f, w, h, rate, err := b.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	prm, err := show.Params[struct {
+		Path    string `param:"path"`
+		Loop    bool   `param:"loop"`
+		Codec   string `param:"codec"`
+		Colour  string `param:"colour"`
+		OnError string `param:"on_error"`
+		Threads int    `param:"threads"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	path := b.Resolve(prm.Path)
+	if path == "" {
+		return nil, fmt.Errorf("node %s: no path", n.ID)
+	}
+	codec, err := es.ParseCodec(prm.Codec)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	pool, err := frame.NewPool(f, w, h, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &ffmpegDecode{
+		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: show.ParseColour(prm.Colour),
+		retry: time.Second, hold: prm.OnError == "hold",
+		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
+	}, nil
+}
+
+func (d *ffmpegDecode) Start(ctx *runtime.NodeContext[Frame]) error {
+	ctx.Go(func() error { return d.run(ctx) })
+	return nil
+}
+
+// open starts a decoder, unless the node is stopping.
+func (d *ffmpegDecode) open() (*media.Decoder, error) {
+	dec, err := media.OpenDecoder(d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		dec.Close()
+		return nil, errors.New("stopping")
+	}
+	d.dec = dec
+	return dec, nil
+}
+
+func (d *ffmpegDecode) close() {
+	d.mu.Lock()
+	dec := d.dec
+	d.dec = nil
+	d.mu.Unlock()
+	if dec != nil {
+		dec.Close()
+	}
+}
+
+func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
+	defer d.close()
+	var dec *media.Decoder
+	var nextTry time.Time
+	n := int64(d.st.Produced.Load())
+	for !ctx.Stopping() {
+		if dec == nil && time.Now().After(nextTry) {
+			var err error
+			if dec, err = d.open(); err != nil {
+				if ctx.Stopping() {
+					return nil
+				}
+				d.report(ctx, err)
+				nextTry = time.Now().Add(d.retry)
+			} else {
+				d.st.ClearErr()
+			}
+		}
+		f, err := d.pool.Get()
+		if err != nil {
+			return err
+		}
+		if dec != nil {
+			err = dec.Next(f)
+			for _, w := range dec.Warnings() {
+				d.warn(ctx, w)
+			}
+			if errors.Is(err, io.EOF) { // a file that does not loop has ended
+				f.Release()
+				ctx.Log.Info("file ended", "path", d.cfg.Path, "frames", n)
+				ctx.Done().Wait(ctx.Stopping, -1)
+				return nil
+			}
+			if err != nil {
+				if ctx.Stopping() {
+					f.Release()
+					return nil
+				}
+				d.report(ctx, err)
+				d.close()
+				dec = nil
+				nextTry = time.Now().Add(d.retry)
+			}
+		} else {
+			// Nothing to decode: a frame period of black (or the held
+			// frame) at a time, paced by the edge as the frames are.
+			err = errNoFile
+		}
+		switch {
+		case err != nil && d.hold && d.last != nil:
+			f.CopyFrom(d.last)
+		case err != nil:
+			f.Fill()
+		case d.hold:
+			if d.last == nil {
+				d.last, _ = frame.New(f.Format, f.Width, f.Height)
+			}
+			d.last.CopyFrom(f)
+		}
+		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
+		f.Colour, f.Source = d.col, d.id
+		n++
+		d.st.Produced.Add(1)
+		if ok, err := ctx.Put(0, f); !ok {
+			f.Release()
+			if err != nil {
+				return nil // stopping
+			}
+		}
+	}
+	return nil
+}
+
+var errNoFile = errors.New("no decoder")
+
+func (d *ffmpegDecode) report(ctx *runtime.NodeContext[Frame], err error) {
+	ctx.Stats.Errors.Add(1)
+	if d.st.Fail(err) {
+		what := "source shows black until its file can be decoded"
+		if d.hold {
+			what = "source holds its last good frame until its file can be decoded"
+		}
+		ctx.Log.Error(what, "error", err)
+	}
+}
+
+// warn reports what went wrong while the frames go on.
+func (d *ffmpegDecode) warn(ctx *runtime.NodeContext[Frame], msg string) {
+	ctx.Stats.Errors.Add(1)
+	if d.st.Fail(errors.New(msg)) {
+		ctx.Log.Warn("decoding goes on", "warning", msg)
+	}
+}
+
+// Stop ends ffmpeg, so a thread blocked on its pipe returns.
+func (d *ffmpegDecode) Stop() {
+	d.mu.Lock()
+	d.stopped = true
+	dec := d.dec
+	d.mu.Unlock()
+	if dec != nil {
+		dec.Kill()
+	}
+}

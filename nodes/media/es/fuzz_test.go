@@ -1,0 +1,107 @@
+package es
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzAnnexB: any bytes split into access units that lie back to back from
+// the first start code, each starting with a start code, in either codec;
+// nothing panics.
+func FuzzAnnexB(f *testing.F) {
+	for _, c := range clips[:3] {
+		data, _ := os.ReadFile(filepath.Join("testdata", c.name))
+		f.Add(data[:min(len(data), 4000)], c.codec == HEVC)
+	}
+	f.Add(append(nal(0x65, 0x88, 0, 0, 3, 1), nal(0x41, 0x9a)...), false)
+	f.Add([]byte{0, 0, 1, 0x46, 1, 0x50, 0, 0, 0, 1, 0x26, 1, 0xaf, 0, 0}, true)
+	f.Fuzz(func(t *testing.T, data []byte, hevc bool) {
+		c := H264
+		if hevc {
+			c = HEVC
+		}
+		r := NewAnnexB(bytes.NewReader(data), c)
+		next := int64(-1)
+		for i := 0; ; i++ {
+			au, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next >= 0 && au.Offset != next {
+				t.Fatalf("access unit %d at %d, the last ended at %d", i, au.Offset, next)
+			}
+			if !bytes.Equal(au.Data, data[au.Offset:au.Offset+int64(len(au.Data))]) {
+				t.Fatalf("access unit %d is not the stream's bytes at %d", i, au.Offset)
+			}
+			if k := bytes.Index(au.Data, startCode); k < 0 || len(bytes.TrimLeft(au.Data[:k], "\x00")) > 0 {
+				t.Fatalf("access unit %d does not start with a start code: % x", i, au.Data[:min(8, len(au.Data))])
+			}
+			next = au.Offset + int64(len(au.Data))
+			if i > len(data) {
+				t.Fatal("more access units than bytes")
+			}
+		}
+		if next >= 0 {
+			if rest := bytes.TrimRight(data[next:], "\x00"); len(rest) > 0 {
+				t.Fatalf("%d bytes after the last access unit", len(rest))
+			}
+		}
+	})
+}
+
+// FuzzSPS: parameter sets of any content are parsed or refused, never
+// panic, and what is accepted is a picture size onair could hold.
+func FuzzSPS(f *testing.F) {
+	for _, c := range clips[:3] {
+		r, err := Open(filepath.Join("testdata", c.name), 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		au, _ := r.Next()
+		r.Close()
+		f.Add(au.Data, c.codec == HEVC)
+	}
+	f.Fuzz(func(t *testing.T, nal []byte, hevc bool) {
+		c := H264
+		if hevc {
+			c = HEVC
+		}
+		var scratch []byte
+		info, err := parseSPS(c, nal, &scratch)
+		if err == nil && (info.Width <= 0 || info.Height <= 0 || info.Width > 16384 || info.Height > 16384) {
+			t.Fatalf("accepted %+v", info)
+		}
+	})
+}
+
+// FuzzTS: transport streams of any content are read or refused, never
+// panic or loop.
+func FuzzTS(f *testing.F) {
+	for _, c := range clips[3:] {
+		data, _ := os.ReadFile(filepath.Join("testdata", c.name))
+		f.Add(data[:min(len(data), 188*40)])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src, c, err := newTSSource(bytes.NewReader(data), 0)
+		if err != nil {
+			return
+		}
+		r := newReader(c)
+		r.ps = src
+		for i := 0; ; i++ {
+			_, err := r.Next()
+			if err != nil {
+				return
+			}
+			if i > len(data) {
+				t.Fatal("more access units than bytes")
+			}
+		}
+	})
+}

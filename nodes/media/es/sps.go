@@ -1,0 +1,308 @@
+package es
+
+import (
+	"errors"
+	"fmt"
+)
+
+// unescape copies a NAL unit's payload into dst without its emulation
+// prevention bytes (the 0x03 of every 0x000003 sequence), giving the raw
+// byte sequence payload the syntax is written in.
+func unescape(dst, nal []byte) []byte {
+	dst = dst[:0]
+	zeros := 0
+	for _, b := range nal {
+		if zeros >= 2 && b == 3 {
+			zeros = 0
+			continue
+		}
+		if b == 0 {
+			zeros++
+		} else {
+			zeros = 0
+		}
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+var errShort = errors.New("parameter set ends early")
+
+// bits reads a raw byte sequence payload most significant bit first.
+type bits struct {
+	b   []byte
+	pos int // in bits
+	err error
+}
+
+func (r *bits) u(n int) int {
+	v := 0
+	for i := 0; i < n; i++ {
+		if r.pos >= len(r.b)*8 {
+			r.err = errShort
+			return 0
+		}
+		v = v<<1 | int(r.b[r.pos>>3]>>(7-r.pos&7)&1)
+		r.pos++
+	}
+	return v
+}
+
+func (r *bits) flag() bool { return r.u(1) == 1 }
+
+func (r *bits) skip(n int) {
+	r.pos += n
+	if r.pos > len(r.b)*8 {
+		r.err = errShort
+	}
+}
+
+// ue reads an unsigned Exp-Golomb code (ue(v)); codes longer than 31 bits
+// are refused as corrupt.
+func (r *bits) ue() int {
+	zeros := 0
+	for r.u(1) == 0 {
+		if r.err != nil {
+			return 0
+		}
+		zeros++
+		if zeros > 31 {
+			r.err = errors.New("Exp-Golomb code longer than 32 bits")
+			return 0
+		}
+	}
+	return (1<<zeros - 1) + r.u(zeros)
+}
+
+// se reads a signed Exp-Golomb code (se(v)).
+func (r *bits) se() int {
+	k := r.ue()
+	if k&1 == 1 {
+		return (k + 1) / 2
+	}
+	return -k / 2
+}
+
+// subsampling returns SubWidthC and SubHeightC for a chroma format.
+func subsampling(chroma int, separate bool) (int, int) {
+	switch {
+	case separate || chroma == 0 || chroma == 3:
+		return 1, 1
+	case chroma == 2:
+		return 2, 1
+	}
+	return 2, 2
+}
+
+// parseSPS parses a sequence parameter set NAL unit (header included,
+// emulation prevention bytes still in) of codec c. scratch is reused for
+// the unescaped payload.
+func parseSPS(c Codec, nal []byte, scratch *[]byte) (Info, error) {
+	hdr := 1
+	if c == HEVC {
+		hdr = 2
+	}
+	if len(nal) <= hdr {
+		return Info{}, errShort
+	}
+	*scratch = unescape(*scratch, nal[hdr:])
+	r := &bits{b: *scratch}
+	var info Info
+	var err error
+	if c == HEVC {
+		info, err = parseHEVCSPS(r)
+	} else {
+		info, err = parseH264SPS(r)
+	}
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("%s sequence parameter set: %w", c, err)
+	}
+	return info, nil
+}
+
+// parseH264SPS reads seq_parameter_set_data() (ITU-T H.264 7.3.2.1.1) as
+// far as the frame cropping.
+func parseH264SPS(r *bits) (Info, error) {
+	info := Info{Codec: H264, ChromaFormat: 1, BitDepth: 8, BitDepthChroma: 8}
+	info.Profile = r.u(8)
+	r.skip(16) // constraint_set flags, reserved_zero_2bits, level_idc
+	if id := r.ue(); id > 31 {
+		return info, fmt.Errorf("seq_parameter_set_id %d out of range", id)
+	}
+	separate := false
+	switch info.Profile {
+	case 100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135:
+		info.ChromaFormat = r.ue()
+		if info.ChromaFormat > 3 {
+			return info, fmt.Errorf("chroma_format_idc %d out of range", info.ChromaFormat)
+		}
+		if info.ChromaFormat == 3 {
+			separate = r.flag()
+		}
+		info.BitDepth = 8 + r.ue()
+		info.BitDepthChroma = 8 + r.ue()
+		if info.BitDepth > 14 || info.BitDepthChroma > 14 {
+			return info, fmt.Errorf("bit depth %d/%d out of range", info.BitDepth, info.BitDepthChroma)
+		}
+		r.skip(1)     // qpprime_y_zero_transform_bypass_flag
+		if r.flag() { // seq_scaling_matrix_present_flag
+			lists := 8
+			if info.ChromaFormat == 3 {
+				lists = 12
+			}
+			for i := 0; i < lists && r.err == nil; i++ {
+				if r.flag() {
+					size := 16
+					if i >= 6 {
+						size = 64
+					}
+					skipScalingList(r, size)
+				}
+			}
+		}
+	}
+	if v := r.ue(); v > 12 { // log2_max_frame_num_minus4
+		return info, fmt.Errorf("log2_max_frame_num_minus4 %d out of range", v)
+	}
+	switch poc := r.ue(); poc {
+	case 0:
+		r.ue() // log2_max_pic_order_cnt_lsb_minus4
+	case 1:
+		r.skip(1) // delta_pic_order_always_zero_flag
+		r.se()    // offset_for_non_ref_pic
+		r.se()    // offset_for_top_to_bottom_field
+		n := r.ue()
+		if n > 255 {
+			return info, fmt.Errorf("num_ref_frames_in_pic_order_cnt_cycle %d out of range", n)
+		}
+		for i := 0; i < n && r.err == nil; i++ {
+			r.se()
+		}
+	case 2:
+	default:
+		return info, fmt.Errorf("pic_order_cnt_type %d out of range", poc)
+	}
+	r.ue()    // max_num_ref_frames
+	r.skip(1) // gaps_in_frame_num_value_allowed_flag
+	wmbs := r.ue() + 1
+	hmaps := r.ue() + 1
+	frameMbsOnly := r.flag()
+	if !frameMbsOnly {
+		r.skip(1) // mb_adaptive_frame_field_flag
+	}
+	r.skip(1) // direct_8x8_inference_flag
+	var crop [4]int
+	if r.flag() {
+		for i := range crop {
+			crop[i] = r.ue()
+		}
+	}
+	if r.err != nil {
+		return info, r.err
+	}
+	fieldFactor := 1
+	if !frameMbsOnly {
+		fieldFactor = 2
+	}
+	info.Progressive = frameMbsOnly
+	info.CodedWidth, info.CodedHeight = wmbs*16, hmaps*16*fieldFactor
+	cx, cy := 1, fieldFactor
+	if !separate && info.ChromaFormat != 0 {
+		sw, sh := subsampling(info.ChromaFormat, false)
+		cx, cy = sw, sh*fieldFactor
+	}
+	info.Crop = [4]int{crop[0] * cx, crop[1] * cx, crop[2] * cy, crop[3] * cy}
+	return finish(info)
+}
+
+func skipScalingList(r *bits, size int) {
+	last, next := 8, 8
+	for j := 0; j < size && r.err == nil; j++ {
+		if next != 0 {
+			next = (last + r.se() + 256) % 256
+		}
+		if next != 0 {
+			last = next
+		}
+	}
+}
+
+// parseHEVCSPS reads seq_parameter_set_rbsp() (ITU-T H.265 7.3.2.2) as far
+// as the bit depths.
+func parseHEVCSPS(r *bits) (Info, error) {
+	info := Info{Codec: HEVC, Progressive: true}
+	r.skip(4) // sps_video_parameter_set_id
+	maxSub := r.u(3)
+	r.skip(1) // sps_temporal_id_nesting_flag
+	// profile_tier_level(1, maxSub)
+	r.skip(3) // general_profile_space, general_tier_flag
+	info.Profile = r.u(5)
+	r.skip(32 + 4 + 43 + 1) // compatibility flags, source flags, constraint flags, inbld
+	r.skip(8)               // general_level_idc
+	var profile, level [8]bool
+	for i := 0; i < maxSub; i++ {
+		profile[i], level[i] = r.flag(), r.flag()
+	}
+	if maxSub > 0 {
+		r.skip(2 * (8 - maxSub))
+	}
+	for i := 0; i < maxSub; i++ {
+		if profile[i] {
+			r.skip(88)
+		}
+		if level[i] {
+			r.skip(8)
+		}
+	}
+	if id := r.ue(); id > 15 {
+		return info, fmt.Errorf("sps_seq_parameter_set_id %d out of range", id)
+	}
+	info.ChromaFormat = r.ue()
+	if info.ChromaFormat > 3 {
+		return info, fmt.Errorf("chroma_format_idc %d out of range", info.ChromaFormat)
+	}
+	separate := false
+	if info.ChromaFormat == 3 {
+		separate = r.flag()
+	}
+	info.CodedWidth, info.CodedHeight = r.ue(), r.ue()
+	var crop [4]int
+	if r.flag() {
+		for i := range crop {
+			crop[i] = r.ue()
+		}
+	}
+	info.BitDepth = 8 + r.ue()
+	info.BitDepthChroma = 8 + r.ue()
+	if r.err != nil {
+		return info, r.err
+	}
+	if info.BitDepth > 16 || info.BitDepthChroma > 16 {
+		return info, fmt.Errorf("bit depth %d/%d out of range", info.BitDepth, info.BitDepthChroma)
+	}
+	sw, sh := subsampling(info.ChromaFormat, separate)
+	info.Crop = [4]int{crop[0] * sw, crop[1] * sw, crop[2] * sh, crop[3] * sh}
+	return finish(info)
+}
+
+// finish applies the crop and checks the sizes.
+func finish(info Info) (Info, error) {
+	const maxSide = 16384
+	if info.CodedWidth <= 0 || info.CodedHeight <= 0 || info.CodedWidth > maxSide || info.CodedHeight > maxSide {
+		return info, fmt.Errorf("coded size %dx%d out of range", info.CodedWidth, info.CodedHeight)
+	}
+	for _, c := range info.Crop {
+		if c < 0 || c > maxSide {
+			return info, fmt.Errorf("cropping %v out of range", info.Crop)
+		}
+	}
+	info.Width = info.CodedWidth - info.Crop[0] - info.Crop[1]
+	info.Height = info.CodedHeight - info.Crop[2] - info.Crop[3]
+	if info.Width <= 0 || info.Height <= 0 {
+		return info, fmt.Errorf("cropping %v leaves no picture of %dx%d", info.Crop, info.CodedWidth, info.CodedHeight)
+	}
+	return info, nil
+}

@@ -1,0 +1,113 @@
+package es
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/asticode/go-astits"
+)
+
+const tsPacket = 188
+
+// tsSource is the video of a transport stream: the PES payloads of one
+// PID, chosen as the first H.264 or HEVC stream the program map lists
+// (the first of the wanted codec, when one is wanted).
+type tsSource struct {
+	f      io.ReadSeeker
+	want   Codec
+	dmx    *astits.Demuxer
+	pid    uint16
+	pmtPID uint16
+	codec  Codec
+	chosen bool
+}
+
+// maxTSDataBeforePMT bounds the tables and payloads read before the
+// program map: a file with none is not a transport stream with video.
+const maxTSDataBeforePMT = 4096
+
+func newTSSource(f io.ReadSeeker, want Codec) (*tsSource, Codec, error) {
+	t := &tsSource{f: f, want: want}
+	t.reset()
+	var found []string
+	for i := 0; i < maxTSDataBeforePMT; i++ {
+		d, err := t.dmx.NextData()
+		if errors.Is(err, astits.ErrNoMorePackets) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("transport stream: %w", err)
+		}
+		if d.PMT == nil {
+			continue
+		}
+		if len(found) > 0 {
+			break // the program map again: the wanted codec is not in it
+		}
+		for _, s := range d.PMT.ElementaryStreams {
+			var c Codec
+			switch s.StreamType {
+			case astits.StreamTypeH264Video:
+				c = H264
+			case astits.StreamTypeHEVCVideo:
+				c = HEVC
+			default:
+				continue
+			}
+			found = append(found, c.String())
+			if want == 0 || c == want {
+				t.pid, t.pmtPID, t.codec, t.chosen = s.ElementaryPID, d.PID, c, true
+				if err := t.rewind(); err != nil {
+					return nil, 0, err
+				}
+				return t, c, nil
+			}
+		}
+	}
+	if len(found) > 0 {
+		return nil, 0, fmt.Errorf("transport stream carries %v video, no %s: %w", found, want, ErrNoStream)
+	}
+	return nil, 0, fmt.Errorf("transport stream with no H.264 or HEVC stream in a program map: %w", ErrNoStream)
+}
+
+func (t *tsSource) reset() {
+	opts := []func(*astits.Demuxer){astits.DemuxerOptPacketSize(tsPacket)}
+	if t.chosen {
+		opts = append(opts, astits.DemuxerOptPacketSkipper(func(p *astits.Packet) bool {
+			pid := p.Header.PID
+			return pid != t.pid && pid != astits.PIDPAT && pid != t.pmtPID
+		}))
+	}
+	t.dmx = astits.NewDemuxer(context.Background(), t.f, opts...)
+}
+
+func (t *tsSource) rewind() error {
+	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	t.reset()
+	return nil
+}
+
+// next returns the payload of the next PES packet of the video PID and its
+// PTS (90 kHz).
+func (t *tsSource) next() ([]byte, int64, bool, error) {
+	for {
+		d, err := t.dmx.NextData()
+		if errors.Is(err, astits.ErrNoMorePackets) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, 0, false, io.EOF
+		}
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if d.PES == nil || d.PID != t.pid || len(d.PES.Data) == 0 {
+			continue
+		}
+		if h := d.PES.Header.OptionalHeader; h != nil && h.PTS != nil {
+			return d.PES.Data, h.PTS.Base, true, nil
+		}
+		return d.PES.Data, 0, false, nil
+	}
+}
