@@ -119,6 +119,10 @@ type Server struct {
 	own     hosts
 	show    Show
 	done    chan error
+
+	events   eventSlots    // GET /events clients
+	sessions sessions      // the page's logins
+	closing  chan struct{} // closed by Close: event streams end
 }
 
 // CheckListen reports whether a server may listen on addr with token: a
@@ -189,6 +193,7 @@ func Bind(opts Options) (*Server, error) {
 		limits:  limits,
 		own:     ownHosts(ln.Addr(), names),
 		done:    make(chan error, 1),
+		closing: make(chan struct{}),
 	}, nil
 }
 
@@ -215,6 +220,11 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 func (s *Server) Close() error {
 	if s.srv == nil {
 		return s.ln.Close()
+	}
+	select {
+	case <-s.closing:
+	default:
+		close(s.closing)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -263,8 +273,21 @@ func (s *Server) Handler() http.Handler {
 	for _, kind := range []string{"cut", "fade", "wipe"} {
 		mux.HandleFunc("POST /buses/{bus}/"+kind, s.switchHandler(kind))
 	}
+	mux.HandleFunc("POST /buses/{bus}/preview", s.previewHandler)
+	mux.HandleFunc("POST /buses/{bus}/take", s.takeHandler)
+	mux.HandleFunc("GET /snapshot/{name}", s.snapshotHandler)
+	mux.HandleFunc("GET /events", s.eventsHandler)
+	mux.HandleFunc("POST /login", s.loginHandler)
+	mux.HandleFunc("POST /logout", s.logoutHandler)
+	ui := uiHandler()
+	mux.Handle("GET /ui/", http.StripPrefix("/ui", ui))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/"
+		ui.ServeHTTP(w, r2)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET /status, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET / (the page), GET /status, GET /events, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
 	})
 	return s.guard(mux)
 }

@@ -159,6 +159,10 @@ type StatusReport struct {
 	Runtime runtime.Status        `json:"runtime"`
 	Timing  map[string]any        `json:"playout_timing"`
 	Process runtime.ProcessStatus `json:"process"`
+	// Operator is what every bus shows and has on preview, and every
+	// source's tally.
+	Operator  OperatorStatus `json:"operator"`
+	FrameRate string         `json:"frame_rate"`
 }
 
 // Status implements control.Show.
@@ -170,7 +174,7 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	return StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process}
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate}
 }
 
 // Summary is what a run did: per bus, output and source.
