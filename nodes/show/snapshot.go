@@ -255,8 +255,8 @@ func ToJFIF(f *frame.Frame, maxW int, dst *image.YCbCr) *image.YCbCr {
 		for cx := 0; cx < w/2; cx++ {
 			// The 2x2 block of output pixels at (2cx, 2cy) and the source
 			// chroma sample under its centre.
-			sx := ((2*cx+1)*f.Width/w)/2
-			sy := ((2*cy+1)*f.Height/h)/2
+			sx := ((2*cx + 1) * f.Width / w) / 2
+			sy := ((2*cy + 1) * f.Height / h) / 2
 			sx = min(sx, f.Width/2-1)
 			sy = min(sy, f.Height/2-1)
 			cb := sample(1, 2*sx, sy)
