@@ -245,7 +245,7 @@ func ToJFIF(f *frame.Frame, maxW int, dst *image.YCbCr) *image.YCbCr {
 	sample := func(plane, x, y int) float32 {
 		if f.Format == frame.P010 {
 			p := f.Data[plane][y*f.Pitch[plane]+2*x:]
-			return float32(uint16(p[0])|uint16(p[1])<<8) / 64
+			return float32(uint16(p[0])|uint16(p[1])<<8) / 256 // the 8-bit scale, two bits of fraction
 		}
 		return float32(f.Data[plane][y*f.Pitch[plane]+x])
 	}
