@@ -31,10 +31,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	goruntime "runtime"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -245,9 +247,9 @@ func isLoopback(host string) bool {
 
 // Handler is the server's routes, usable on its own in tests.
 func (s *Server) Handler() http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{s.show})
+
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.show.Status())
 	})
@@ -255,7 +257,6 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.show.Plan())
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /preview/{output}", func(w http.ResponseWriter, r *http.Request) {
 		pv, ok := s.show.(Previewer)
 		var jpg []byte
@@ -389,6 +390,47 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
+}
+
+// Collectors is a Show with metrics of its own kept by client_golang
+// (histograms observed as the show runs), registered beside its samples.
+type Collectors interface {
+	Collectors() []prometheus.Collector
+}
+
+// registry is what GET /metrics serves: the show's samples and
+// collectors, onair_build_info, and the Go runtime's and the process's
+// standard metrics (go_*, process_*).
+func (s *Server) registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{s.show},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "onair_build_info",
+		Help:        "Always 1: the onair build serving this show, by its version and the Go version it was built with.",
+		ConstLabels: prometheus.Labels{"version": s.version, "goversion": goruntime.Version()},
+	})
+	info.Set(1)
+	reg.MustRegister(info)
+	if c, ok := s.show.(Collectors); ok {
+		for _, col := range c.Collectors() {
+			if err := reg.Register(col); err != nil {
+				reg.MustRegister(invalid{err})
+			}
+		}
+	}
+	return reg
+}
+
+// invalid reports a collector that could not be registered on every
+// scrape, rather than failing the server.
+type invalid struct{ err error }
+
+func (i invalid) Describe(chan<- *prometheus.Desc) {}
+func (i invalid) Collect(ch chan<- prometheus.Metric) {
+	d := prometheus.NewDesc("onair_metrics_error", "A collector of the show could not be registered.", nil, nil)
+	ch <- prometheus.NewInvalidMetric(d, i.err)
 }
 
 // collector turns the show's samples into Prometheus metrics at scrape time.

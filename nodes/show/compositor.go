@@ -365,6 +365,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	c.bus.timing.HandOff.Observe(end-waited, p)
 	missed := c.bus.missed
 	c.bus.mu.Unlock()
+	c.b.metrics.observe(c.bus.Address, end-deadline, drawn-start, waited-drawn, end-waited)
 	if progress == 0 {
 		to = from
 	}

@@ -322,22 +322,6 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
 		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
 		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
-		period := float64(s.State.buses[b.Address].period) / 1e9
-		for part, counts := range map[string][playout.QuarterBuckets]uint64{"draw": b.Timing.Draw, "queue": b.Timing.Queue, "gpu_wait": b.Timing.GPUWait, "hand_off": b.Timing.HandOff} {
-			buckets := map[float64]uint64{}
-			var cum, n uint64
-			var sum float64
-			for i, c := range counts {
-				cum += c
-				n += c
-				sum += float64(c) * period * (float64(i) + 0.5) / 4
-				if i < playout.QuarterBuckets-1 {
-					buckets[period*float64(i+1)/4] = cum
-				}
-			}
-			emit(control.Sample{Name: "onair_playout_timing_seconds", Help: "playout.timing: parts of a tick, in buckets of a quarter frame period (the sum is estimated from bucket midpoints).",
-				Kind: control.Histogram, Labels: [][2]string{{"bus", b.Address}, {"part", part}}, Buckets: buckets, Count: n, Sum: sum})
-		}
 	}
 	for _, o := range sum.Outputs {
 		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
@@ -368,11 +352,11 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 	}
 	for _, e := range rs.Edges {
 		le := l("edge", e.Name)
-		emit(control.Sample{Name: "onair_edge_occupied", Help: "Frames waiting on an edge.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(control.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(control.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: control.Gauge, Labels: le, Value: float64(e.Capacity)})
 		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
 	}
-	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process.", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
-	emit(control.Sample{Name: "onair_process_cpu_seconds_total", Help: "CPU time of the process.", Kind: control.Counter, Value: float64(rs.Process.CPUNs) / 1e9})
+	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

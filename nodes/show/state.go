@@ -61,8 +61,9 @@ type State struct {
 	buses   map[string]*BusState
 	outputs map[string]*OutputState
 
-	op    *operator  // preview, tally, events (operator.go)
-	snaps *snapshots // the multiviewer's tiles (snapshot.go)
+	op      *operator  // preview, tally, events (operator.go)
+	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
+	metrics *metrics   // histograms (metrics.go)
 }
 
 // SourceState is what a source has done, kept across restarts.
@@ -221,7 +222,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		}
 	}
 	if len(problems) == 0 {
-		b.op, b.snaps = newOperator(b), newSnapshots(b)
+		b.op, b.snaps, b.metrics = newOperator(b), newSnapshots(b), newMetrics(b.buses)
 		for _, src := range b.sources {
 			src.op = b.op
 		}
