@@ -298,6 +298,15 @@ func TestOperatorBadInput(t *testing.T) {
 	t2, m2 := waitTicks(t1 + 30)
 	t.Logf("%d ticks meanwhile, %d missed deadlines (%d in the quiet %d ticks before)", t2-t1, m2-m1, m1-m0, t1-t0)
 	if m2 != m1 && !noisy {
+		// As TestTenThousandIdleConnections does: misses in a quiet
+		// stretch after the requests too are the machine's, not theirs.
+		t3, m3 := waitTicks(t2 + 60)
+		if m3 != m2 {
+			noisy = true
+			t.Logf("not counting the missed deadlines: %d more in the quiet %d ticks after: this machine is too busy", m3-m2, t3-t2)
+		}
+	}
+	if m2 != m1 && !noisy {
 		t.Errorf("the show missed %d deadlines in %d ticks of bad requests", m2-m1, t2-t1)
 	}
 	if sum := s.State.Summary(); sum.Buses[1].OnAir != "scene.one" {

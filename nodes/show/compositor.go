@@ -41,6 +41,7 @@ type compositor[F Frame] struct {
 	layers []Layer[F]
 	ready  []int
 	toHost func(F) (*frame.Frame, func(), error) // for snapshots
+	colour frame.Colour                          // the show's, stamped on every picture
 }
 
 // compositorParams are the compositor's params, as nodes/ declares them.
@@ -49,6 +50,7 @@ type compositorParams struct {
 	InputPollMs int      `param:"input_poll_ms"`
 	Scenes      []string `param:"scenes"`
 	Scene       string   `param:"scene"`
+	Colour      string   `param:"colour"`
 }
 
 type sceneLayer[F Frame] struct {
@@ -72,7 +74,7 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	}
 	c := &compositor[F]{
 		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h, poll: int64(pollMs) * 1_000_000,
-		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost,
+		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: ParseColour(prm.Colour),
 	}
 	for i, e := range ctx.Inputs {
 		from, ok := b.nodes[e.Config().From]
@@ -321,7 +323,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
 	}
 	m := out.Metadata()
-	m.PTS, m.TimeBase, m.SourceFrame, m.Source = k, c.b.rate.Inverse(), k, c.bus.Address
+	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
 	drawn := clock(c.b)
 	if err := c.canvas.Wait(out); err != nil {
 		out.Release()
