@@ -32,7 +32,9 @@ import (
 //	ONAIR_SOAK=10m go test -run TestSoak -v -timeout 20m ./internal/cli/
 //
 // ONAIR_SOAK_MAX_MISSED allows that many missed deadlines (default 0), for
-// a machine busy with other work.
+// a machine busy with other work; ONAIR_SOAK_BIN runs that onair binary
+// instead of building one (on a machine without Go, with the test built by
+// go test -c).
 func TestSoak(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("ONAIR_SOAK"))
 	if err != nil || d <= 0 {
@@ -47,9 +49,12 @@ func TestSoak(t *testing.T) {
 		clients = 0
 	}
 
-	bin := filepath.Join(t.TempDir(), "onair")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := os.Getenv("ONAIR_SOAK_BIN") // a built onair, on a machine without Go
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "onair")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	showPath := filepath.Join(t.TempDir(), "soak.hcl")
 	if err := os.WriteFile(showPath, []byte(soakShow), 0o644); err != nil {
@@ -207,8 +212,8 @@ func TestSoak(t *testing.T) {
 	bodies.Range(func(_, v any) bool { v.(io.ReadCloser).Close(); return true })
 	wg.Wait()
 	cmd.Process.Signal(os.Interrupt)
+	<-restDone // read all it printed before Wait closes the pipe
 	cmd.Wait()
-	<-restDone
 	t.Logf("onair run's summary:\n%s", rest.String())
 
 	for i := range seen {
@@ -219,12 +224,13 @@ func TestSoak(t *testing.T) {
 	if last.missed > maxMissed {
 		t.Errorf("%d missed deadlines in %v (allowed: %d)", last.missed, d, maxMissed)
 	}
-	// Flat: after the first minute (warm-up: pools, the snapshot buffers,
-	// the clients' connections), descriptors may not grow and memory may
-	// grow by at most 10 %.
+	// Flat: over the second half of the run (the first is warm-up: pools,
+	// the snapshot buffers, the clients' connections, the Go heap finding
+	// its size), descriptors may not grow and memory may grow by at most
+	// 5 %.
 	var base0 sample
 	for _, s := range samples {
-		if s.at >= time.Minute {
+		if s.at >= d/2 {
 			base0 = s
 			break
 		}
@@ -235,7 +241,7 @@ func TestSoak(t *testing.T) {
 	if last.fds > base0.fds {
 		t.Errorf("descriptors grew from %d (at %v) to %d", base0.fds, base0.at.Round(time.Second), last.fds)
 	}
-	if float64(last.rss) > 1.1*float64(base0.rss) {
+	if float64(last.rss) > 1.05*float64(base0.rss) {
 		t.Errorf("resident memory grew from %.1f MB (at %v) to %.1f MB", float64(base0.rss)/1e6, base0.at.Round(time.Second), float64(last.rss)/1e6)
 	}
 	t.Logf("%d cuts in %v; %d event clients; missed deadlines %d; rss %.1f → %.1f MB; fds %d → %d",
