@@ -60,7 +60,7 @@ func TestSoak(t *testing.T) {
 	if err := os.WriteFile(showPath, []byte(soakShow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", "-quiet", "-duration", (d + 30*time.Second).String(), "-listen", "127.0.0.1:0", showPath)
+	cmd := exec.Command(bin, "run", "-backend", "cpu", "-quiet", "-duration", (d + 30*time.Second).String(), "-listen", "127.0.0.1:0", showPath)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
