@@ -2,12 +2,14 @@ package lang
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -42,7 +44,15 @@ func (l *loader) readVarValues() {
 			continue
 		}
 		l.show.Files[path] = data
-		file, diags := hclsyntax.ParseConfig(data, path, hcl.InitialPos)
+		// A .json file is HCL's JSON syntax: one object, a property per
+		// variable, as Terraform reads *.tfvars.json.
+		var file *hcl.File
+		var diags hcl.Diagnostics
+		if strings.EqualFold(filepath.Ext(path), ".json") {
+			file, diags = hcljson.Parse(data, path)
+		} else {
+			file, diags = hclsyntax.ParseConfig(data, path, hcl.InitialPos)
+		}
 		l.diags = append(l.diags, diags...)
 		if file == nil {
 			continue
