@@ -26,7 +26,8 @@ const TILE_PERIOD_MS = 200; // a tile asks for its next snapshot this long after
 
 let op = null;        // the operator's view: {buses, tally, sources}
 let status = null;    // the last GET /status
-let lastTicks = {};   // bus → [ticks, time] for the frame rate
+let lastTicks = {};   // bus → [ticks, time] of the last poll
+let fpsOf = {};       // bus → frames drawn per second between the last two polls
 let started = false;
 
 async function api(method, path, body) {
@@ -101,6 +102,8 @@ function showLogin() {
 function build() {
   const controls = $("#controls");
   controls.replaceChildren();
+  // Program buses first, then AUX, each in name order.
+  op.buses.sort((a, b) => (a.kind === b.kind ? a.address.localeCompare(b.address) : a.kind === "program" ? -1 : 1));
   for (const b of op.buses) {
     const box = el("div", { class: "bus", "data-bus": b.address });
     box.append(el("h2", {}, el("span", { text: b.address }),
@@ -212,10 +215,7 @@ function render() {
     $("#show").textContent = status.show;
     $("#meta").textContent = status.backend + " backend · " + status.frame_rate + " fps · up " + status.uptime;
     for (const b of status.summary.buses) {
-      const now = performance.now();
-      const prev = lastTicks[b.address];
-      lastTicks[b.address] = [b.ticks, now];
-      const fps = prev ? ((b.ticks - prev[0]) * 1000 / (now - prev[1])).toFixed(1) : "…";
+      const fps = fpsOf[b.address] !== undefined ? fpsOf[b.address].toFixed(1) : "…";
       const tb = $('[data-timing="' + CSS.escape(b.address) + '"]');
       if (tb) tb.textContent = fps + " fps · draw max " + b.timing.max_draw_ms.toFixed(1) + " ms";
       const mb = $('[data-missed="' + CSS.escape(b.address) + '"]');
@@ -233,6 +233,12 @@ async function poll() {
   } catch (e) {
     if (e.status === 401) return showLogin();
     return;
+  }
+  const now = performance.now();
+  for (const b of status.summary.buses) {
+    const prev = lastTicks[b.address];
+    if (prev && now > prev[1]) fpsOf[b.address] = (b.ticks - prev[0]) * 1000 / (now - prev[1]);
+    lastTicks[b.address] = [b.ticks, now];
   }
   // The stream is the fresher source of on-air state; the poll brings the
   // counters (and catches up if the stream was down).
