@@ -166,7 +166,7 @@ function tile(name) {
       img.src = "/snapshot/" + encodeURIComponent(name) + "?t=" + Date.now();
     }, delay);
   };
-  img.onload = () => { t.dataset.loaded = "1"; next(TILE_PERIOD_MS); };
+  img.onload = () => { t.dataset.loaded = "1"; t.dataset.loads = (+t.dataset.loads || 0) + 1; next(TILE_PERIOD_MS); };
   img.onerror = () => next(500); // the first snapshot is being taken, or the server went away
   next(0);
   return t;

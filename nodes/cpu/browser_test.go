@@ -195,6 +195,15 @@ func TestThePageInABrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-tile="source.two"].pgm`),
 		chromedp.WaitVisible(`[data-tile="source.one"].pvw`),
 		chromedp.WaitVisible(`[data-pgm="bus.pgm|scene.two"].pgm`))
+	// Two more snapshots of the Program tile, so that it shows the take.
+	loads := func() int {
+		return value(t, ctx, "the Program tile's snapshots", chromedp.Evaluate[int](`+document.querySelector('[data-tile="bus.pgm"]').dataset.loads`))
+	}
+	for n, deadline := loads(), time.Now().Add(generous); loads() < n+2; <-time.After(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the Program tile took no new snapshot after the take")
+		}
+	}
 	after := value(t, ctx, "a screenshot after the take", chromedp.CaptureScreenshot())
 	if c := borderColour(t, ctx, after, "source.two"); !isRed(c) {
 		t.Errorf("after the take, source.two (on Program) has a %v border, want red", c)
