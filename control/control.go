@@ -1,8 +1,12 @@
-// Package control serves a running show over HTTP: GET /status (JSON),
-// GET /metrics (Prometheus), GET /plan (the plan being run), GET
-// /preview/{output} (a preview output's latest JPEG), and POST
-// /buses/{bus}/cut, /fade and /wipe to put a scene on a bus. It also holds
-// the client that `onair status` and `onair cut` use.
+// Package control serves a running show over HTTP: the operator's page at
+// / (a multiviewer and the bus controls, ui/ embedded), GET /status (JSON),
+// GET /events (Server-Sent Events: switches, tally, source errors, missed
+// deadlines), GET /metrics (Prometheus), GET /plan (the plan being run),
+// GET /preview/{output} (a preview output's latest JPEG), GET
+// /snapshot/{name} (a bus's or source's tile), POST /buses/{bus}/cut, /fade
+// and /wipe to put a scene on a bus, and /preview and /take for the
+// preview/program workflow. It also holds the client that `onair status`
+// (and -watch) and `onair cut` use.
 //
 // The server listens on 127.0.0.1 unless told otherwise; on any other
 // address it refuses to start without a token of at least MinTokenLen
