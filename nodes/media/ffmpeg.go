@@ -269,7 +269,9 @@ func (o *FFmpeg) supervise() {
 	backoff := o.cfg.BackoffMin
 	first := true
 	for {
-		if o.isClosing() {
+		// An output closed before its first process started still writes
+		// what was queued, as Close promises: it starts that process.
+		if o.isClosing() && !(first && o.queued() > 0) {
 			o.drop()
 			return
 		}
@@ -298,6 +300,13 @@ func (o *FFmpeg) isClosing() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.closing
+}
+
+// queued is how many frames wait for the process.
+func (o *FFmpeg) queued() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n
 }
 
 // drop releases every queued frame.

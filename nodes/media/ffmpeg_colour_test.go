@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
@@ -32,7 +33,8 @@ func TestFFmpegOutputTagsColour(t *testing.T) {
 			}
 			path := filepath.Join(t.TempDir(), "out.mkv")
 			o, err := StartFFmpeg(FFmpegConfig{Args: append(c.codec, "-y", path), Format: c.f, Width: 320, Height: 180,
-				Rate: frame.Rational{Num: 25, Den: 1}, Colour: c.colour, Queue: 16})
+				Rate: frame.Rational{Num: 25, Den: 1}, Colour: c.colour, Queue: 16,
+				StallTimeout: 30 * time.Second}) // a busy machine may start ffmpeg slowly: no restart, one file
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +52,11 @@ func TestFFmpegOutputTagsColour(t *testing.T) {
 			out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
 				"stream=color_range,color_space,color_primaries,color_transfer", "-of", "json", path).Output()
 			if err != nil {
-				t.Fatalf("ffprobe: %v", err)
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				t.Fatalf("ffprobe %s: %v %s (ffmpeg output stats %+v)", path, err, stderr, o.Stats())
 			}
 			var probe struct {
 				Streams []struct {
