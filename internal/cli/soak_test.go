@@ -238,7 +238,7 @@ func TestSoak(t *testing.T) {
 	if base0.rss == 0 {
 		base0 = samples[0]
 	}
-	if last.fds > base0.fds {
+	if last.fds > base0.fds+2 { // the test's own status and snapshot connections come and go
 		t.Errorf("descriptors grew from %d (at %v) to %d", base0.fds, base0.at.Round(time.Second), last.fds)
 	}
 	if float64(last.rss) > 1.05*float64(base0.rss) {
