@@ -150,6 +150,13 @@ func TestRegisterRefusesBrokenDeclarations(t *testing.T) {
 // Registering a kind is one call, and it shows up everywhere at once.
 func TestRegisterOneCall(t *testing.T) {
 	Register(&Kind{Name: "zz_test_probe", Doc: "A probe.", Traits: Traits{Roles: Sink, Takes: []string{FormatNV12}}, Readiness: "a first frame has been taken"})
+	// The registry is the process's: take the probe out again, so that the
+	// test can run again (go test -count=N) and no other test sees it.
+	t.Cleanup(func() {
+		mu.Lock()
+		delete(kinds, "zz_test_probe")
+		mu.Unlock()
+	})
 	if _, ok := Lookup("zz_test_probe"); !ok {
 		t.Fatal("not found after Register")
 	}

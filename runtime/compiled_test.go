@@ -17,8 +17,8 @@ import (
 // compiler, as `onair run` does) and executes its plan with the test nodes
 // standing in for the backend's: synthetic sources for test_pattern,
 // relays for the pacers and loop fan-outs, a counting compositor for every
-// bus and a counting sink for every output. After a bounded run every frame
-// is accounted for on every edge: produced = consumed + still queued, and
+// bus and a counting sink for every output. Once every edge has carried a
+// frame, the run stops, and every frame is accounted for on every edge: produced = consumed + still queued, and
 // drops only where the edge's policy allows them.
 func TestCompiledPlanRunsWithTestNodes(t *testing.T) {
 	leakCheck(t)
@@ -95,7 +95,14 @@ output "null" "mon" {
 	if err := x.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	eventually(t, "every edge to carry a frame", func() bool {
+		for _, e := range x.Status().Edges {
+			if e.EnqueuedTotal == 0 {
+				return false
+			}
+		}
+		return true
+	})
 	if err := x.Stop(); err != nil {
 		t.Fatal(err)
 	}

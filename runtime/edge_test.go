@@ -127,3 +127,36 @@ func TestEdgeCancelAndClose(t *testing.T) {
 		t.Fatalf("put on a closed edge: %v, want ErrClosed", err)
 	}
 }
+
+// TestEdgeLeavesAQueuedItemAlone: once an item is queued it is the
+// consumer's, which may take it and change it at once (the realtime pacer
+// restamps every frame it takes); the edge reads nothing of it after the
+// hand-over, and reports the timestamp the producer put. Under -race (make
+// test runs runtime/ so) a read after the hand-over is reported whatever
+// the interleaving.
+func TestEdgeLeavesAQueuedItemAlone(t *testing.T) {
+	leakCheck(t)
+	e, _ := NewEdge[*tframe](EdgeConfig{From: "p", To: "c", Capacity: 1, Policy: Block})
+	defer e.Release()
+	const n = 1000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < n; i++ {
+			f, ok := e.Take(-1, nil)
+			if !ok {
+				return
+			}
+			f.pts = -f.pts // restamped by the consumer
+		}
+	}()
+	for i := 1; i <= n; i++ {
+		if _, err := e.Put(&tframe{pts: int64(i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if st := e.Stats(); st.LastTimestamp != n || st.DequeuedTotal != n {
+		t.Fatalf("last timestamp %d after %d items taken, want %d (what the producer put)", st.LastTimestamp, st.DequeuedTotal, n)
+	}
+}

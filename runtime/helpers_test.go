@@ -29,11 +29,14 @@ func fdTable(t testing.TB) map[string]string {
 }
 
 // settle waits until the goroutine count falls to want (goroutines exit
-// asynchronously) and returns the last count.
+// asynchronously), for at most eventBound, and returns the last count.
 func settle(want int) int {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(eventBound)
 	n := goruntime.NumGoroutine()
-	for i := 0; i < 200 && n > want; i++ {
-		time.Sleep(10 * time.Millisecond)
+	for n > want && time.Now().Before(deadline) {
+		<-tick.C
 		n = goruntime.NumGoroutine()
 	}
 	return n
@@ -64,15 +67,24 @@ func leakCheck(t *testing.T) {
 	})
 }
 
-// eventually polls cond until it holds or 5 s pass.
+// eventBound is how long a test waits for something that must happen: a
+// loop to go to sleep, a group to restart, a number of frames to pass. It
+// bounds a wait for an event, never a measurement; on an idle machine every
+// event comes within a second or two, and the bound only keeps a broken
+// runtime from hanging the suite on a machine busy with other work.
+const eventBound = time.Minute
+
+// eventually polls cond until it holds, for at most eventBound.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(eventBound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 5s waiting for %s", what)
+			t.Fatalf("timed out after %v waiting for %s", eventBound, what)
 		}
-		time.Sleep(time.Millisecond)
+		<-tick.C
 	}
 }
 

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"math/rand"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,6 +81,10 @@ func TestLoopWakesOnlyWhenAsleep(t *testing.T) {
 }
 
 // TestLoopTimers checks order, deadlines and cancellation from both sides.
+// Added from another goroutine, timers start firing while the rest are
+// still being added (the first deadline is 5 ms away, and a busy machine
+// may take longer than that to add 300): the order is then checked among
+// the timers that were in the heap together.
 func TestLoopTimers(t *testing.T) {
 	leakCheck(t)
 	tests := []struct {
@@ -94,28 +97,36 @@ func TestLoopTimers(t *testing.T) {
 			rng := rand.New(rand.NewSource(1))
 			const n = 300
 			var mu sync.Mutex
-			var fired []int64
-			var late []int64
+			var order []int   // timers in the order they fired
+			var late []int64  // how late each ran
+			var firings int64 // len(order), readable without mu
 			var wg sync.WaitGroup
-			cancelled := map[int]*Timer{}
+			at := make([]int64, n)
+			heaped := make([]int64, n) // firings completed once timer i was in the heap
+			stopped := map[int]bool{}  // timers whose Stop unscheduled them
+			tried := 0
 			base := Now() + int64(5*time.Millisecond)
 			add := func() {
+				var timers []*Timer
 				for i := 0; i < n; i++ {
-					at := base + rng.Int63n(int64(60*time.Millisecond))
+					at[i] = base + rng.Int63n(int64(60*time.Millisecond))
 					wg.Add(1)
-					tm := l.AddTimer(at, func() {
+					timers = append(timers, l.AddTimer(at[i], func() {
 						mu.Lock()
-						fired = append(fired, at)
-						late = append(late, Now()-at)
+						order = append(order, i)
+						late = append(late, Now()-at[i])
+						firings++
 						mu.Unlock()
 						wg.Done()
-					})
-					if i%10 == 0 {
-						cancelled[i] = tm
-					}
+					}))
+					mu.Lock()
+					heaped[i] = firings
+					mu.Unlock()
 				}
-				for _, tm := range cancelled {
-					if tm.Stop() {
+				for i := 0; i < n; i += 10 {
+					tried++
+					if timers[i].Stop() {
+						stopped[i] = true
 						wg.Done()
 					}
 				}
@@ -130,20 +141,40 @@ func TestLoopTimers(t *testing.T) {
 			wg.Wait()
 			mu.Lock()
 			defer mu.Unlock()
-			if len(fired) != n-len(cancelled) {
-				t.Fatalf("%d timers fired, want %d (%d cancelled)", len(fired), n-len(cancelled), len(cancelled))
+			if len(order) != n-len(stopped) {
+				t.Fatalf("%d timers fired, want %d (%d of %d cancelled in time)", len(order), n-len(stopped), len(stopped), tried)
 			}
-			if !sort.SliceIsSorted(fired, func(i, j int) bool { return fired[i] < fired[j] }) {
-				t.Fatal("timers fired out of deadline order")
+			if tc.onLoop && len(stopped) != tried {
+				t.Fatalf("timers added and cancelled in one loop handler: %d of %d cancelled, want all", len(stopped), tried)
+			}
+			pos := make([]int, n)
+			for p, i := range order {
+				if stopped[i] {
+					t.Fatalf("timer %d fired although Stop unscheduled it", i)
+				}
+				pos[i] = p
+			}
+			// The loop runs one timer at a time, the earliest due: timer y,
+			// taken after the heaped[x]+1-th firing ended (or at all, when
+			// the timers were added on the loop, between firings), was taken
+			// from a heap holding x, and so x fired first if it was due
+			// earlier.
+			inHeap := func(p, x int) bool { return int64(p) > heaped[x] || tc.onLoop }
+			for p, y := range order {
+				for _, x := range order[p+1:] {
+					if at[x] < at[y] && inHeap(p, x) {
+						t.Fatalf("timer %d (due %d ns later) fired before timer %d, which was in the heap with it: out of deadline order", y, at[y]-at[x], x)
+					}
+				}
 			}
 			for i, d := range late {
 				if d < 0 {
-					t.Fatalf("timer %d ran %d ns before its deadline", i, -d)
+					t.Fatalf("timer %d ran %d ns before its deadline", order[i], -d)
 				}
 			}
 			st := l.Stats()
-			if st.TimersFired != uint64(len(fired)) || st.TimerLateNs.Count != uint64(len(fired)) {
-				t.Fatalf("stats: %d fired, %d lateness samples; want %d", st.TimersFired, st.TimerLateNs.Count, len(fired))
+			if st.TimersFired != uint64(len(order)) || st.TimerLateNs.Count != uint64(len(order)) {
+				t.Fatalf("stats: %d fired, %d lateness samples; want %d", st.TimersFired, st.TimerLateNs.Count, len(order))
 			}
 		})
 	}

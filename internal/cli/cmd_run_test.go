@@ -3,16 +3,24 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
 )
 
 const runShow = `
@@ -53,19 +61,275 @@ func writeRunShow(t *testing.T) string {
 	return p
 }
 
+// eventBound is how long a test waits for something a running show must
+// do: go on air, draw ticks, stop after a Ctrl-C. It bounds a wait for an
+// event, never a measurement; on an idle machine every event comes within a
+// second or two, and the bound only keeps a broken run from hanging the
+// suite on a machine busy with other work.
+const eventBound = time.Minute
+
+// liveOutput is what a command running in the background writes: safe to
+// read while it is written, and waited on for a line to appear.
+type liveOutput struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	more chan struct{} // closed at each write
+}
+
+func (o *liveOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.more != nil {
+		close(o.more)
+		o.more = nil
+	}
+	return o.b.Write(p)
+}
+
+func (o *liveOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// match returns re's submatches in what was written so far, and a channel
+// closed at the next write.
+func (o *liveOutput) match(re *regexp.Regexp) ([]string, <-chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if m := re.FindStringSubmatch(o.b.String()); m != nil {
+		return m, nil
+	}
+	if o.more == nil {
+		o.more = make(chan struct{})
+	}
+	return nil, o.more
+}
+
+// background is onair running in this process, as a goroutine.
+type background struct {
+	out, errs liveOutput
+	done      chan struct{} // closed when run returns
+	rc        int
+}
+
+// runInBackground starts onair with args.
+func runInBackground(args ...string) *background {
+	bg := &background{done: make(chan struct{})}
+	go func() {
+		defer close(bg.done)
+		bg.rc = run(args, &bg.out, &bg.errs)
+	}()
+	return bg
+}
+
+// waitOut waits until the run's stdout matches re and returns the
+// submatches.
+func (bg *background) waitOut(t *testing.T, re string) []string {
+	t.Helper()
+	return waitOutput(t, &bg.out, re, bg.done)
+}
+
+// waitOutput waits until o matches re and returns the submatches; it fails
+// the test if ended is closed first (the command ended), or after
+// eventBound.
+func waitOutput(t *testing.T, o *liveOutput, re string, ended <-chan struct{}) []string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	stuck := time.NewTimer(eventBound)
+	defer stuck.Stop()
+	for {
+		m, more := o.match(rx)
+		if m != nil {
+			return m
+		}
+		select {
+		case <-more:
+		case <-ended:
+			if m, _ := o.match(rx); m != nil {
+				return m
+			}
+			t.Fatalf("onair ended before printing %q:\n%s", re, o.String())
+		case <-stuck.C:
+			t.Fatalf("onair printed no %q in %v:\n%s", re, eventBound, o.String())
+		}
+	}
+}
+
+// interrupt does what Ctrl-C does to the run and returns its exit code.
+// The test listens for the signal too, so that it never ends the test
+// binary, whenever it arrives.
+func (bg *background) interrupt(t *testing.T) int {
+	t.Helper()
+	absorb := make(chan os.Signal, 1)
+	signal.Notify(absorb, os.Interrupt)
+	defer signal.Stop(absorb)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Signal(os.Interrupt)
+	}
+	return bg.wait(t)
+}
+
+// wait waits for the run to return and returns its exit code.
+func (bg *background) wait(t *testing.T) int {
+	t.Helper()
+	stuck := time.NewTimer(eventBound)
+	defer stuck.Stop()
+	select {
+	case <-bg.done:
+		return bg.rc
+	case <-stuck.C:
+		t.Fatalf("onair still running %v later:\n%s", eventBound, bg.out.String())
+		return -1
+	}
+}
+
+// waitUntil polls cond until it holds, for at most eventBound.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(eventBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after %v", what, eventBound)
+		}
+		<-tick.C
+	}
+}
+
+// busStatus is the part of GET /status these tests read.
+type busStatus struct {
+	Summary struct {
+		Buses []struct {
+			Ticks uint64 `json:"ticks"`
+			OnAir string `json:"on_air"`
+		} `json:"buses"`
+	} `json:"summary"`
+}
+
+// waitStatus polls GET /status on addr until cond holds for its first bus,
+// for at most eventBound.
+func waitStatus(t *testing.T, addr, what string, cond func(ticks uint64, onAir string) bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(eventBound)
+	for {
+		var st busStatus
+		resp, err := http.Get("http://" + addr + "/status")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+		}
+		if err == nil && len(st.Summary.Buses) > 0 && cond(st.Summary.Buses[0].Ticks, st.Summary.Buses[0].OnAir) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after %v (last: %+v, %v)", what, eventBound, st, err)
+		}
+		<-tick.C
+	}
+}
+
+// recordedSources reads a recording back and returns the stamp id of each
+// picture, in order; 0 for a picture without a stamp (black).
+func recordedSources(t *testing.T, path string) []uint16 {
+	t.Helper()
+	r, err := media.OpenY4M(path, "rec", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var ids []uint16
+	f, err := frame.New(r.Format(), r.Width(), r.Height())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next(f) == nil {
+		id, _, ok := media.ReadStamp(f, frame.Rect{W: f.Width, H: f.Height})
+		if !ok {
+			id = 0
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// runsOf folds a sequence of stamp ids into its runs: [0 0 1 1 2] → [0 1 2].
+func runsOf(ids []uint16) []uint16 {
+	var out []uint16
+	for _, id := range ids {
+		if len(out) == 0 || out[len(out)-1] != id {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// seconds reads a number of seconds printed as %.3f.
+func seconds(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestRunForADurationWithACue runs a show for two seconds with a cut half a
+// second in: the run stops by itself, its summary logs the cut (asked for
+// no earlier than its time, drawn before the end) and the recording shows
+// scene.a, then scene.b, one clean switch.
+//
+// When the cut was asked for and drawn is the wall clock's business, and
+// late on a busy machine; the test asserts only their order.
 func TestRunForADurationWithACue(t *testing.T) {
 	show := writeRunShow(t)
-	rc, out, errs := runCLI(t, "run", "-duration", "1500ms", "-listen", "127.0.0.1:0", "-cue", "500ms bus.pgm scene.b", show)
+	rc, out, errs := runCLI(t, "run", "-duration", "2s", "-listen", "127.0.0.1:0", "-cue", "500ms bus.pgm scene.b", show)
 	if rc != 0 {
 		t.Fatalf("rc=%d\n%s\n%s", rc, out, errs)
 	}
-	for _, want := range []string{"backend: cpu", "on air: cli", "status: http://127.0.0.1:", "Ran cli for", "bus.pgm", "cut to scene.b asked at 0.5", "output.pgm", "source.a"} {
+	for _, want := range []string{"backend: cpu", "on air: cli", "status: http://127.0.0.1:", "Ran cli for", "bus.pgm", "output.pgm", "source.a"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if st, err := os.Stat(filepath.Join(filepath.Dir(show), "pgm.y4m")); err != nil || st.Size() < 100_000 {
-		t.Errorf("no recording: %v", err)
+	started := regexp.MustCompile(`started in (\S+)`).FindStringSubmatch(out)
+	ran := regexp.MustCompile(`Ran cli for (\S+)\.`).FindStringSubmatch(out)
+	cut := regexp.MustCompile(`cut to scene\.b asked at ([0-9.]+)s, on tick ([0-9]+) \(drawn at ([0-9.]+)s\)`).FindStringSubmatch(out)
+	frames := regexp.MustCompile(`output\.pgm\s+record\s+([0-9]+) frames`).FindStringSubmatch(out)
+	if started == nil || ran == nil || cut == nil || frames == nil {
+		t.Fatalf("the summary does not log the start, the run, the cut drawn and the recording:\n%s", out)
+	}
+	startup, err1 := time.ParseDuration(started[1])
+	length, err2 := time.ParseDuration(ran[1])
+	if err1 != nil || err2 != nil {
+		t.Fatalf("durations %q, %q: %v %v", started[1], ran[1], err1, err2)
+	}
+	// Times in the summary count from the show's first tick, which comes
+	// at most the start-up time after the cue's clock started; each is
+	// rounded to the millisecond.
+	asked, drawn := seconds(t, cut[1]), seconds(t, cut[3])
+	if earliest := 0.5 - startup.Seconds() - 0.002; asked < earliest {
+		t.Errorf("the cue for 500ms was asked at %.3fs, %.3fs after a start-up of %v: early", asked, asked, startup)
+	}
+	// "Drawn at" is the deadline of the tick that showed the cut: before
+	// the end of the run, and a tick drawn late may have had it before the
+	// request.
+	if asked > length.Seconds()+0.002 || drawn > length.Seconds()+0.002 {
+		t.Errorf("the cut asked at %.3fs was drawn at %.3fs, in a run of %v: out of order", asked, drawn, length)
+	}
+	ids := recordedSources(t, filepath.Join(filepath.Dir(show), "pgm.y4m"))
+	if n, _ := strconv.Atoi(frames[1]); n != len(ids) {
+		t.Errorf("the recording holds %d pictures; the summary says %d", len(ids), n)
+	}
+	runs := runsOf(ids)
+	if len(runs) > 0 && runs[0] == 0 {
+		runs = runs[1:] // black until the sources' first frames
+	}
+	if len(runs) != 2 {
+		t.Errorf("the recording shows sources %v in turn, want scene.a's then scene.b's", runs)
 	}
 }
 
@@ -104,8 +368,8 @@ func TestRunRefusesBadFlagsAndPlans(t *testing.T) {
 }
 
 // TestRunStopsCleanlyOnInterrupt runs the real binary, interrupts it as
-// Ctrl-C does, and expects a clean stop with the summary and every frame
-// the bus drew in the recording.
+// Ctrl-C does once its bus has drawn ten ticks, and expects a clean stop
+// with the summary and every frame the output took in the recording.
 func TestRunStopsCleanlyOnInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds the onair binary")
@@ -116,57 +380,64 @@ func TestRunStopsCleanlyOnInterrupt(t *testing.T) {
 	}
 	show := writeRunShow(t)
 	cmd := exec.Command(bin, "run", "-listen", "127.0.0.1:0", show)
-	var out, errb bytes.Buffer
+	var out, errb liveOutput
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	defer cmd.Process.Kill() // when the test fails before the end
+	ended := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(ended) }()
+	addr := waitOutput(t, &out, `status: http://(\S+)/status`, ended)[1]
+	waitStatus(t, addr, "ten ticks", func(ticks uint64, _ string) bool { return ticks >= 10 })
 	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	stuck := time.NewTimer(eventBound)
+	defer stuck.Stop()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGINT: %v\n%s\n%s", err, out.String(), errb.String())
+	case <-ended:
+		if waitErr != nil {
+			t.Fatalf("exit after SIGINT: %v\n%s\n%s", waitErr, out.String(), errb.String())
 		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("still running 10 s after SIGINT:\n%s", out.String())
+	case <-stuck.C:
+		t.Fatalf("still running %v after SIGINT:\n%s", eventBound, out.String())
 	}
-	if !strings.Contains(out.String(), "Ran cli for") || !strings.Contains(out.String(), "output.pgm") {
+	frames := regexp.MustCompile(`output\.pgm\s+record\s+([0-9]+) frames`).FindStringSubmatch(out.String())
+	if !strings.Contains(out.String(), "Ran cli for") || frames == nil {
 		t.Fatalf("no summary after SIGINT:\n%s", out.String())
+	}
+	ids := recordedSources(t, filepath.Join(filepath.Dir(show), "pgm.y4m"))
+	if n, _ := strconv.Atoi(frames[1]); n != len(ids) || n < 10 {
+		t.Errorf("the recording holds %d pictures; the summary says the output took %d (and the bus drew at least 10)", len(ids), n)
 	}
 }
 
 // TestStatusAndCutCommands drives a running show with the two commands an
-// operator types: onair status (text and -json) and onair cut.
+// operator types, onair status (text and -json) and onair cut, then stops
+// it as Ctrl-C does.
 func TestStatusAndCutCommands(t *testing.T) {
 	show := writeRunShow(t)
-	done := make(chan int, 1)
-	var out, errb bytes.Buffer
-	go func() {
-		done <- run([]string{"run", "-duration", "3s", "-listen", "127.0.0.1:7394", "-quiet", show}, &out, &errb)
-	}()
-	time.Sleep(1200 * time.Millisecond)
-	rc, text, errs := runCLI(t, "status", "-addr", "127.0.0.1:7394")
+	bg := runInBackground("run", "-listen", "127.0.0.1:0", "-quiet", show)
+	addr := bg.waitOut(t, `status: http://(\S+)/status`)[1]
+	rc, text, errs := runCLI(t, "status", "-addr", addr)
 	if rc != 0 || !strings.Contains(text, "cli on the cpu backend") || !strings.Contains(text, "Buses:") || !strings.Contains(text, "Loops:") {
 		t.Errorf("onair status: rc=%d\n%s%s", rc, text, errs)
 	}
-	if rc, js, _ := runCLI(t, "status", "-json", "-addr", "127.0.0.1:7394"); rc != 0 || !strings.Contains(js, `"runtime"`) {
+	if rc, js, _ := runCLI(t, "status", "-json", "-addr", addr); rc != 0 || !strings.Contains(js, `"runtime"`) {
 		t.Errorf("onair status -json: rc=%d", rc)
 	}
-	if rc, msg, errs := runCLI(t, "cut", "-addr", "127.0.0.1:7394", "-fade", "300ms", "bus.pgm", "scene.b"); rc != 0 || !strings.Contains(msg, "fade bus.pgm to scene.b") {
+	if rc, msg, errs := runCLI(t, "cut", "-addr", addr, "-fade", "300ms", "bus.pgm", "scene.b"); rc != 0 || !strings.Contains(msg, "fade bus.pgm to scene.b") {
 		t.Errorf("onair cut: rc=%d %s %s", rc, msg, errs)
 	}
-	if rc, _, errs := runCLI(t, "cut", "-addr", "127.0.0.1:7394", "bus.pgm", "scene.z"); rc != 1 || !strings.Contains(errs, "scene.a, scene.b") {
+	if rc, _, errs := runCLI(t, "cut", "-addr", addr, "bus.pgm", "scene.z"); rc != 1 || !strings.Contains(errs, "scene.a, scene.b") {
 		t.Errorf("onair cut to an unknown scene: rc=%d %s", rc, errs)
 	}
-	if rc := <-done; rc != 0 {
-		t.Fatalf("run: rc=%d\n%s", rc, errb.String())
+	waitStatus(t, addr, "the fade to scene.b to finish", func(_ uint64, onAir string) bool { return onAir == "scene.b" })
+	if rc := bg.interrupt(t); rc != 0 {
+		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
 	}
-	if !strings.Contains(out.String(), "fade to scene.b") {
-		t.Errorf("the run's summary lacks the fade:\n%s", out.String())
+	if !strings.Contains(bg.out.String(), "fade to scene.b asked at") {
+		t.Errorf("the run's summary lacks the fade:\n%s", bg.out.String())
 	}
 }
 
@@ -186,12 +457,13 @@ func TestSavedPlanRunsFromAnyDirectory(t *testing.T) {
 	cwd, _ := os.Getwd()
 	defer os.Chdir(cwd)
 	os.Chdir(t.TempDir())
-	rc, out, errs := runCLI(t, "run", "-duration", "500ms", "-listen", "", "-plan", saved, show)
-	if rc != 0 || !strings.Contains(out, "output.pgm") {
-		t.Fatalf("run -plan from another directory: rc=%d\n%s\n%s", rc, out, errs)
-	}
-	if st, err := os.Stat(filepath.Join(filepath.Dir(show), "pgm.y4m")); err != nil || st.Size() == 0 {
-		t.Fatalf("the recording is not beside the show: %v", err)
+	bg := runInBackground("run", "-listen", "", "-plan", saved, show)
+	bg.waitOut(t, "on air: cli")
+	// The recording beside the show gets its first picture.
+	rec := filepath.Join(filepath.Dir(show), "pgm.y4m")
+	waitUntil(t, "a picture in "+rec, func() bool { st, err := os.Stat(rec); return err == nil && st.Size() > 320*180*3/2 })
+	if rc := bg.interrupt(t); rc != 0 || !strings.Contains(bg.out.String(), "output.pgm") {
+		t.Fatalf("run -plan from another directory: rc=%d\n%s\n%s", rc, bg.out.String(), bg.errs.String())
 	}
 	// Edited by hand: refused.
 	os.WriteFile(saved, []byte(strings.Replace(string(b), `"capacity": 3`, `"capacity": 4`, 1)), 0o644)
@@ -238,7 +510,12 @@ source "test_pattern" "a" {
 }`, 1)
 		p := filepath.Join(t.TempDir(), "show.hcl")
 		os.WriteFile(p, []byte(src), 0o644)
-		rc, out, errs := runCLI(t, "run", "-backend", "cpu", "-duration", "300ms", "-listen", "", p)
+		// Run until on air, then stop as Ctrl-C does: a -duration would
+		// count the start-up too, which a busy machine may stretch past it.
+		bg := runInBackground("run", "-backend", "cpu", "-listen", "", p)
+		bg.waitOut(t, "on air: cli")
+		rc := bg.interrupt(t)
+		out, errs := bg.out.String(), bg.errs.String()
 		if rc != 0 {
 			t.Fatalf("%s fps: rc=%d\n%s\n%s", tc.rate, rc, out, errs)
 		}

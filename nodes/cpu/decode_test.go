@@ -53,11 +53,12 @@ func (r *recorder) add(c captured) {
 	}
 }
 
-// at waits for record i (a stuck source fails the test after ten seconds
+// at waits for record i (a stuck source fails the test after eventBound
 // rather than hanging it).
 func (r *recorder) at(t *testing.T, i int) captured {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	stuck := time.NewTimer(eventBound)
+	defer stuck.Stop()
 	for {
 		r.mu.Lock()
 		if i < len(r.recs) {
@@ -68,8 +69,8 @@ func (r *recorder) at(t *testing.T, i int) captured {
 		r.mu.Unlock()
 		select {
 		case <-r.added:
-		case <-deadline:
-			t.Fatalf("no frame %d from the source in 10 s", i)
+		case <-stuck.C:
+			t.Fatalf("no frame %d from the source in %v", i, eventBound)
 		}
 	}
 }

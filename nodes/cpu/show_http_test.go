@@ -37,7 +37,7 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 	}
 	defer srv.Close()
 	base := "http://" + srv.Addr()
-	time.Sleep(300 * time.Millisecond)
+	waitShow(t, s, "bus.pgm on air", ticksAtLeast("bus.pgm", 1))
 
 	c := &control.Client{Addr: srv.Addr()}
 	if err := c.Switch("bus.pgm", "scene.two", "fade", 200*time.Millisecond); err != nil {
@@ -49,7 +49,8 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 	if err := c.Switch("nobus", "scene.two", "cut", 0); err == nil || !strings.Contains(err.Error(), "no bus") {
 		t.Errorf("a cut on an unknown bus: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The fade lasts 6 ticks; then scene.two is on air.
+	waitShow(t, s, "the fade to finish", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").OnAir == "scene.two" })
 
 	code, body := get(t, base+"/status")
 	if code != 200 {
@@ -86,12 +87,19 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 // the last one's timestamp in the runtime status.
 func TestEdgesReportTheLastTimestamp(t *testing.T) {
 	s := startShow(t, compile(t, writeShow(t, twoSources), nil))
-	time.Sleep(500 * time.Millisecond)
+	waitShow(t, s, "ten ticks recorded", func(sum show.Summary) bool { return outputOf(sum, "output.pgm").Written >= 10 })
 	st := s.Exec.Status()
 	s.Stop()
+	carried := 0
 	for _, e := range st.Edges {
+		if e.EnqueuedTotal > 0 {
+			carried++
+		}
 		if e.EnqueuedTotal > 0 && e.LastTimestamp == 0 {
 			t.Errorf("edge %s carried %d frames but reports no last timestamp", e.Name, e.EnqueuedTotal)
 		}
+	}
+	if carried == 0 {
+		t.Error("no edge carried a frame")
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
-	"github.com/onairhq/onair/runtime"
 )
 
 // compile loads and compiles a show file for the CPU backend.
@@ -93,6 +92,70 @@ func readY4M(t testing.TB, path string) []*frame.Frame {
 	return out
 }
 
+// eventBound is how long a test waits for something the show must do: a
+// number of ticks drawn, an error reported, a file picked up. It bounds a
+// wait for an event, never a measurement; on an idle machine every event
+// comes within a second or two, and the bound only keeps a broken show from
+// hanging the suite on a machine busy with other work.
+const eventBound = time.Minute
+
+// waitShow polls the show's summary until cond holds and returns that
+// summary; it fails the test if the show fails first, or after eventBound.
+func waitShow(t testing.TB, s *show.Show[Frame], what string, cond func(show.Summary) bool) show.Summary {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(eventBound)
+	for {
+		sum := s.State.Summary()
+		if cond(sum) {
+			return sum
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after %v", what, eventBound)
+		}
+		select {
+		case <-s.Failed():
+			t.Fatalf("the show failed while waiting for %s: %v", what, s.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// busOf, sourceOf and outputOf find one bus, source or output of a summary
+// by address (the zero value when there is none).
+func busOf(sum show.Summary, addr string) show.BusSummary {
+	for _, b := range sum.Buses {
+		if b.Address == addr {
+			return b
+		}
+	}
+	return show.BusSummary{}
+}
+
+func sourceOf(sum show.Summary, addr string) show.SourceSummary {
+	for _, s := range sum.Sources {
+		if s.Address == addr {
+			return s
+		}
+	}
+	return show.SourceSummary{}
+}
+
+func outputOf(sum show.Summary, addr string) show.OutputSummary {
+	for _, o := range sum.Outputs {
+		if o.Address == addr {
+			return o
+		}
+	}
+	return show.OutputSummary{}
+}
+
+// ticksAtLeast holds once the bus at addr has drawn n ticks.
+func ticksAtLeast(addr string, n uint64) func(show.Summary) bool {
+	return func(sum show.Summary) bool { return busOf(sum, addr).Ticks >= n }
+}
+
 const twoSources = `
 show {
   name       = "two"
@@ -128,22 +191,28 @@ output "record" "pgm" {
 }
 `
 
-// TestCutLandsWithinAFrameAndNothingIsLostSilently runs a two-source show
-// for three seconds with a cut in the middle, then reads the recording back
-// and works out from the frame numbers stamped into the pictures alone:
-// which tick each picture belongs to, that the cut happened once, on the
-// first tick drawn after it was asked for (within a frame of the request),
-// and that every repeated or skipped source frame was counted.
+// TestCutLandsWithinAFrameAndNothingIsLostSilently runs a two-source show,
+// cuts once it has drawn a second and a half of ticks, stops a second and a
+// half of ticks later, then reads the recording back and works out from the
+// frame numbers stamped into the pictures alone: that the cut happened
+// once, on the first tick drawn after it was asked for (or the one after,
+// when a tick was being drawn at that moment), which tick that was, and
+// that every repeated or skipped source frame was counted.
+//
+// Nothing here reads the wall clock: the cut is placed by counting the
+// ticks the bus had committed just before and just after the request, so
+// the test holds however late a busy machine draws.
 func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	showPath := writeShow(t, twoSources)
 	p := compile(t, showPath, nil)
 	s := startShow(t, p)
-	time.Sleep(1500 * time.Millisecond)
-	asked := runtime.Now() - s.State.Origin()
+	waitShow(t, s, "45 ticks of scene.one", ticksAtLeast("bus.pgm", 45))
+	before := busOf(s.State.Summary(), "bus.pgm")
 	if err := s.Switch("pgm", "two", "cut", 0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	after := busOf(s.State.Summary(), "bus.pgm")
+	waitShow(t, s, "45 ticks of scene.two", ticksAtLeast("bus.pgm", after.Ticks+45))
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +226,8 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	if uint64(len(frames)) != out.Written || out.Written+bus.OutputDrops != bus.Ticks {
 		t.Fatalf("the recording holds %d frames; the output wrote %d and dropped %d of the bus's %d ticks", len(frames), out.Written, bus.OutputDrops, bus.Ticks)
 	}
-	if len(frames) < 60 && !raceDetector || len(frames) < 20 {
-		t.Fatalf("only %d frames in 3 s", len(frames))
-	}
 	// Picture i of the recording is tick FirstTick+i when no deadline was
-	// missed; a missed deadline shifts the rest.
+	// missed and no output dropped a tick; either shifts the rest.
 	ids := make([]uint16, len(frames))
 	nums := make([]int64, len(frames))
 	lead := 0 // leading black ticks, before any source frame was released
@@ -189,6 +255,17 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	if cut < 0 {
 		t.Fatal("the cut never reached the recording")
 	}
+	if cut == lead {
+		t.Fatal("the recording never showed scene.one")
+	}
+	// The first tick drawn after the request: the ticks committed before
+	// the request showed scene.one, and at most one tick (the one being
+	// drawn while Switch ran) may still show it after Switch returned.
+	// Ticks an output dropped are not in the recording.
+	if lo, hi := int64(before.Ticks)-int64(bus.OutputDrops), int64(after.Ticks)+1; int64(cut) < lo || int64(cut) > hi {
+		t.Errorf("the cut is picture %d of the recording; the bus had committed %d ticks when it was asked for and %d when the request returned (%d output drops): not the first tick drawn after the request",
+			cut, before.Ticks, after.Ticks, bus.OutputDrops)
+	}
 	// Both sources release frame n on the show's grid, at tick a+n for an
 	// anchor a of their own: read a off the pictures (the most common
 	// value of tick - frame number) and the tick of every picture follows.
@@ -205,15 +282,21 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	}
 	a2 := anchor(cut, len(nums))
 	cutTick := a2 + nums[cut] // the tick the first picture of source two belongs to
-	period := int64(time.Second / 30)
-	g := s.State.Grid()
-	drawn := g.At(cutTick+2) - s.State.Origin() // its deadline: two periods of latency
-	if bus.Missed == 0 && (drawn < asked || drawn > asked+period+period/10) {
-		t.Errorf("from the frame numbers the cut is on tick %d, drawn at %v; it was asked for at %v: not the first tick after the request",
-			cutTick, time.Duration(drawn), time.Duration(asked))
+	var underruns uint64
+	for _, src := range sum.Sources {
+		underruns += src.Underruns
 	}
-	if len(bus.Cuts) != 1 || bus.Cuts[0].Tick != cutTick && bus.Missed == 0 {
+	if len(bus.Cuts) != 1 {
+		t.Fatalf("the bus logged %d cuts, want 1: %v", len(bus.Cuts), bus.Cuts)
+	}
+	// A missed deadline or a dropped tick shifts picture numbers against
+	// ticks, and an underrun shifts a source's frame numbers: the tick
+	// read off the pictures is exact only on a run without them (on an
+	// idle machine, every run). The order above holds on every run.
+	if clean := bus.Missed == 0 && bus.OutputDrops == 0 && underruns == 0; clean && bus.Cuts[0].Tick != cutTick {
 		t.Errorf("the bus logged the cut on tick %v; the pictures say %d", bus.Cuts, cutTick)
+	} else if !clean {
+		t.Logf("%d missed deadlines, %d output drops, %d underruns: the tick is not read off the pictures", bus.Missed, bus.OutputDrops, underruns)
 	}
 	// Frame numbers step by one from picture to picture; a 0 step is a
 	// repeat and a bigger one skips frames, and each must have been counted.
@@ -238,10 +321,11 @@ func TestCutLandsWithinAFrameAndNothingIsLostSilently(t *testing.T) {
 	if repeats > bus.Repeats {
 		t.Errorf("%d repeated pictures in the recording, the bus counted %d repeats", repeats, bus.Repeats)
 	}
-	if skipped > bus.Skipped+bus.Missed+srcDrops {
-		t.Errorf("%d source frames never shown, the show counted %d skipped, %d missed deadlines, %d source drops", skipped, bus.Skipped, bus.Missed, srcDrops)
+	if skipped > bus.Skipped+bus.Missed+bus.OutputDrops+srcDrops {
+		t.Errorf("%d source frames never shown, the show counted %d skipped, %d missed deadlines, %d output drops, %d source drops", skipped, bus.Skipped, bus.Missed, bus.OutputDrops, srcDrops)
 	}
-	t.Logf("cut on tick %d (picture %d): source frames %d → %d; %d repeats, %d skipped in the recording", cutTick, cut, nums[cut-1], nums[cut], repeats, skipped)
+	t.Logf("cut on tick %d (picture %d, %d..%d ticks committed around the request): source frames %d → %d; %d repeats, %d skipped in the recording",
+		cutTick, cut, before.Ticks, after.Ticks, nums[cut-1], nums[cut], repeats, skipped)
 }
 
 const withMissingFile = `
@@ -281,37 +365,35 @@ output "preview" "bars" {
 `
 
 // TestMissingMediaShowsBlackAndTheShowGoesOn: a raw source whose file is
-// missing reports the error and shows black, while both buses keep drawing
-// (and, without the race detector, keep most of their deadlines); when the
-// file appears, the source picks it up.
+// missing reports the error and shows black, while both buses go on
+// drawing; when the file appears, the source picks it up.
+//
+// Whether the buses also keep their deadlines meanwhile is a real-time
+// property, which a machine busy with other work cannot show:
+// BenchmarkSourceFailures measures it.
 func TestMissingMediaShowsBlackAndTheShowGoesOn(t *testing.T) {
 	showPath := writeShow(t, withMissingFile)
 	p := compile(t, showPath, nil)
 	s := startShow(t, p)
-	defer s.Stop()
-	gone := func() show.SourceSummary {
-		for _, src := range s.State.Summary().Sources {
-			if src.Address == "source.gone" {
-				return src
-			}
-		}
-		return show.SourceSummary{}
+	mid := waitShow(t, s, "the missing file to be reported", func(sum show.Summary) bool { return sourceOf(sum, "source.gone").Errors > 0 })
+	if gone := sourceOf(mid, "source.gone"); gone.LastError == "" || !strings.Contains(gone.LastError, "no-such-clip.nv12") {
+		t.Errorf("the missing file was not reported: %+v", gone)
 	}
-	waitFor(t, 20*time.Second, "the missing file reported", func() bool { return gone().Errors > 0 })
-	if g := gone(); !strings.Contains(g.LastError, "no-such-clip.nv12") {
-		t.Errorf("the missing file was not reported: %+v", g)
-	}
-	// Both buses draw on while the file is missing.
-	waitFor(t, 30*time.Second, "60 ticks on each bus", func() bool {
-		for _, b := range s.State.Summary().Buses {
-			if b.Ticks < 60 {
+	// The show goes on: both buses draw 30 more ticks while the file is
+	// still missing.
+	waitShow(t, s, "30 ticks on each bus while a source is missing", func(sum show.Summary) bool {
+		for _, b := range mid.Buses {
+			if busOf(sum, b.Address).Ticks < b.Ticks+30 {
 				return false
 			}
 		}
 		return true
 	})
+	if gone := sourceOf(s.State.Summary(), "source.gone"); gone.LastError == "" {
+		t.Fatalf("source.gone reports no error, yet its file is not there: %+v", gone)
+	}
 	// Write the file: a few black-and-stamped frames from the generator's
-	// own code, and the source must recover (it tries once a second).
+	// own code, and the source must pick it up at its next retry.
 	clip := filepath.Join(filepath.Dir(showPath), "no-such-clip.nv12")
 	var data []byte
 	for _, f := range clipFrames(9, 10) {
@@ -320,19 +402,19 @@ func TestMissingMediaShowsBlackAndTheShowGoesOn(t *testing.T) {
 	if err := os.WriteFile(clip, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the source to pick up its file", func() bool { return gone().LastError == "" })
-	waitFor(t, 20*time.Second, "a preview of bus.bars", func() bool { _, ok := s.State.Preview("bars"); return ok })
+	waitShow(t, s, "source.gone to pick up its file", func(sum show.Summary) bool {
+		src := sourceOf(sum, "source.gone")
+		return src.LastError == "" && src.Paced > 0
+	})
+	waitShow(t, s, "a preview of bus.bars", func(show.Summary) bool { _, ok := s.State.Preview("bars"); return ok })
 	if jpg, ok := s.State.Preview("bars"); !ok || len(jpg) < 100 || jpg[0] != 0xFF || jpg[1] != 0xD8 {
 		t.Errorf("no JPEG preview of bus.bars (%d bytes)", len(jpg))
 	}
-	s.Stop()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	for _, b := range s.State.Summary().Buses {
-		// Deadlines are a benchmark's business; here a machine busy with
-		// other tests may miss some, and the race detector many, but the
-		// show must go on drawing.
-		if !raceDetector && b.Missed > b.Ticks/4 {
-			t.Errorf("%s missed %d of %d deadlines", b.Address, b.Missed, b.Ticks)
-		}
+		t.Logf("%s: %d ticks, %d missed deadlines", b.Address, b.Ticks, b.Missed)
 	}
 }
 
@@ -349,8 +431,8 @@ func TestY4MFileAsRawSource(t *testing.T) {
 		rec.Write(f)
 	}
 	rec.Close()
-	show := filepath.Join(dir, "show.hcl")
-	os.WriteFile(show, []byte(`
+	showPath := filepath.Join(dir, "show.hcl")
+	os.WriteFile(showPath, []byte(`
 show {
   name       = "y4m"
   size       = "320x180"
@@ -372,9 +454,14 @@ output "record" "pgm" {
   path = "out.y4m"
 }
 `), 0o644)
-	s := startShow(t, compile(t, show, nil))
-	time.Sleep(2 * time.Second)
-	s.Stop()
+	s := startShow(t, compile(t, showPath, nil))
+	// Four passes over the clip's 15 pictures.
+	waitShow(t, s, "60 ticks of the clip", func(sum show.Summary) bool {
+		return sourceOf(sum, "source.clip").Paced >= 60 && busOf(sum, "bus.pgm").Ticks >= 60
+	})
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	frames := readY4M(t, filepath.Join(dir, "out.y4m"))
 	seen := map[uint32]bool{}
 	shown, wraps := 0, 0
@@ -388,12 +475,22 @@ output "record" "pgm" {
 			shown, last = shown+1, n
 		}
 	}
-	// The file's 15 pictures all show, and the source loops over them.
-	if len(seen) != 15 || wraps == 0 || shown < 20 {
+	// The file's 15 pictures all show, and the source loops over them. A
+	// picture missing from all four passes must have been counted lost,
+	// once a pass.
+	sum := s.State.Summary()
+	bus, src := busOf(sum, "bus.pgm"), sourceOf(sum, "source.clip")
+	lost := bus.Skipped + bus.Missed + bus.OutputDrops + src.Drops
+	for n := uint32(0); n < 15; n++ {
+		if !seen[n] && lost < 4 {
+			t.Errorf("picture %d of the clip never showed, and the show counted %d frames lost", n, lost)
+		}
+	}
+	if wraps == 0 || shown < 20 || len(seen) > 15 {
 		t.Fatalf("%d pictures shown, %d distinct, %d loops: %v", shown, len(seen), wraps, seen)
 	}
-	if sum := s.State.Summary(); sum.Sources[0].Errors != 0 {
-		t.Fatalf("source errors: %+v", sum.Sources[0])
+	if src.Errors != 0 {
+		t.Fatalf("source errors: %+v", src)
 	}
 }
 
@@ -404,16 +501,19 @@ func TestStopIsPromptWithLoopCompositors(t *testing.T) {
 	p := compile(t, writeShow(t, withMissingFile), nil)
 	for i := 0; i < 4; i++ {
 		s := startShow(t, p)
-		time.Sleep(time.Duration(100+i*37) * time.Millisecond)
+		// Stop at a different tick each time.
+		waitShow(t, s, "bus.bars to draw", ticksAtLeast("bus.bars", uint64(1+3*i)))
 		done := make(chan error, 1)
 		go func() { done <- s.Stop() }()
+		stuck := time.NewTimer(eventBound)
 		select {
 		case err := <-done:
+			stuck.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("run %d: Stop did not return within 5 s", i)
+		case <-stuck.C:
+			t.Fatalf("run %d: Stop did not return within %v", i, eventBound)
 		}
 		for _, b := range s.State.Summary().Buses {
 			if b.Address == "bus.bars" {
@@ -431,21 +531,10 @@ func TestStopIsPromptWithLoopCompositors(t *testing.T) {
 	}
 }
 
-// TestOnErrorHoldsOrBlacks: when a raw file breaks while the show runs, the
-// source reports it and shows black, or (on_error = "hold") its last good
-// frame, while the bus keeps its deadlines.
-func TestOnErrorHoldsOrBlacks(t *testing.T) {
-	for _, mode := range []string{"black", "hold"} {
-		t.Run(mode, func(t *testing.T) {
-			dir := t.TempDir()
-			clip := filepath.Join(dir, "clip.nv12")
-			var data []byte
-			for _, f := range clipFrames(9, 10) {
-				data = append(data, f.Bytes()...)
-			}
-			os.WriteFile(clip, data, 0o644)
-			show := filepath.Join(dir, "show.hcl")
-			os.WriteFile(show, []byte(`
+// onErrorShow plays clip.nv12 with on_error = mode and records bus.pgm to
+// out.y4m.
+func onErrorShow(mode string) string {
+	return `
 show {
   name       = "onerror"
   size       = "320x180"
@@ -453,7 +542,7 @@ show {
 }
 source "raw_file" "clip" {
   path     = "clip.nv12"
-  on_error = "`+mode+`"
+  on_error = "` + mode + `"
 }
 scene "clip" {
   layer {
@@ -467,20 +556,41 @@ output "record" "pgm" {
   bus  = bus.pgm
   path = "out.y4m"
 }
-`), 0o644)
-			s := startShow(t, compile(t, show, nil))
-			time.Sleep(700 * time.Millisecond)
+`
+}
+
+// TestOnErrorHoldsOrBlacks: when a raw file breaks while the show runs, the
+// source reports it and shows black, or (on_error = "hold") its last good
+// frame, while the bus goes on drawing. (That it keeps its deadlines too is
+// BenchmarkSourceFailures' business.)
+func TestOnErrorHoldsOrBlacks(t *testing.T) {
+	for _, mode := range []string{"black", "hold"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			clip := filepath.Join(dir, "clip.nv12")
+			var data []byte
+			for _, f := range clipFrames(9, 10) {
+				data = append(data, f.Bytes()...)
+			}
+			os.WriteFile(clip, data, 0o644)
+			showPath := filepath.Join(dir, "show.hcl")
+			os.WriteFile(showPath, []byte(onErrorShow(mode)), 0o644)
+			s := startShow(t, compile(t, showPath, nil))
+			waitShow(t, s, "the clip to play", func(sum show.Summary) bool {
+				return sourceOf(sum, "source.clip").Paced >= 5 && busOf(sum, "bus.pgm").Ticks >= 5
+			})
 			os.WriteFile(clip, data[:1000], 0o644) // the file now ends inside its first frame
-			time.Sleep(time.Second)
-			s.Stop()
+			broken := waitShow(t, s, "the broken file to be reported", func(sum show.Summary) bool { return sourceOf(sum, "source.clip").Errors > 0 })
+			// Frames read before the break may still be on their way: the
+			// last ten of twenty ticks drawn after it show what the source
+			// does about it.
+			waitShow(t, s, "20 ticks after the break", ticksAtLeast("bus.pgm", busOf(broken, "bus.pgm").Ticks+20))
+			if err := s.Stop(); err != nil {
+				t.Fatal(err)
+			}
 			sum := s.State.Summary()
 			if src := sum.Sources[0]; src.Errors == 0 || !strings.Contains(src.LastError, "clip.nv12") {
 				t.Errorf("the broken file was not reported: %+v", src)
-			}
-			// A bus stalled by its broken source would miss nearly every
-			// deadline; a busy machine makes it miss a few.
-			if b := sum.Buses[0]; b.Missed > b.Ticks/3 && !raceDetector {
-				t.Errorf("the bus missed %d of %d deadlines while the source was broken", b.Missed, b.Ticks)
 			}
 			frames := readY4M(t, filepath.Join(dir, "out.y4m"))
 			tail := frames[len(frames)-10:]
@@ -497,14 +607,9 @@ output "record" "pgm" {
 	}
 }
 
-// TestFFmpegOutputThatDiesIsRestarted: an ffmpeg output whose process ends
-// (here after a fifth of a second, every time) is reported and restarted
-// with backoff, and the bus it hangs off keeps its deadlines.
-func TestFFmpegOutputThatDiesIsRestarted(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("ffmpeg not installed")
-	}
-	show := writeShow(t, `
+// dyingFFmpegShow has an ffmpeg output whose process ends after a fifth of
+// a second, every time.
+const dyingFFmpegShow = `
 show {
   name       = "ff"
   size       = "320x180"
@@ -523,18 +628,31 @@ output "ffmpeg" "short" {
   bus  = bus.pgm
   args = ["-t", "0.2", "-f", "null", "-"]
 }
-`)
-	s := startShow(t, compile(t, show, nil))
-	time.Sleep(2500 * time.Millisecond)
-	s.Stop()
+`
+
+// TestFFmpegOutputThatDiesIsRestarted: an ffmpeg output whose process ends
+// (here after a fifth of a second, every time) is reported and restarted
+// with backoff, and the bus it hangs off goes on drawing meanwhile. (That
+// it keeps its deadlines too is BenchmarkSourceFailures' business.)
+func TestFFmpegOutputThatDiesIsRestarted(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed")
+	}
+	showPath := writeShow(t, dyingFFmpegShow)
+	s := startShow(t, compile(t, showPath, nil))
+	first := waitShow(t, s, "the first restart", func(sum show.Summary) bool { return outputOf(sum, "output.short").Restarts >= 1 })
+	waitShow(t, s, "a second restart, and 30 ticks since the first", func(sum show.Summary) bool {
+		return outputOf(sum, "output.short").Restarts >= 2 && busOf(sum, "bus.pgm").Ticks >= busOf(first, "bus.pgm").Ticks+30
+	})
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	sum := s.State.Summary()
 	out, bus := sum.Outputs[0], sum.Buses[0]
-	if out.Restarts == 0 || out.Errors == 0 || !strings.Contains(out.LastError, "exit") {
+	if out.Restarts < 2 || out.Errors == 0 || !strings.Contains(out.LastError, "exit") {
 		t.Errorf("a dying ffmpeg was not reported and restarted: %+v", out)
 	}
-	if bus.Ticks < 20 || !raceDetector && (bus.Ticks < 50 || bus.Missed > bus.Ticks/10) {
-		t.Errorf("the bus drew %d ticks and missed %d while its ffmpeg output died", bus.Ticks, bus.Missed)
-	}
+	t.Logf("the bus drew %d ticks (%d missed deadlines) while its ffmpeg output died %d times", bus.Ticks, bus.Missed, out.Errors)
 }
 
 // clipFrames returns n 320x180 NV12 test-pattern frames stamped with id and
