@@ -59,6 +59,7 @@ func build(st *state) {
 				"format":     string(show.Format),
 				"size":       sizeString(show.Size),
 				"frame_rate": ratString(show.FrameRate),
+				"colour":     colourString(show.Colour, show.Format),
 			},
 		}
 		poll := show.Canvas.Int("input_poll_ms")

@@ -156,10 +156,13 @@ NV12 (8-bit) or P010 (10-bit). A node that works on frames keeps the
 format and bit depth of its input, so a P010 source cannot feed a
 compositor working in NV12: declare the source's format, or the show's.
 Only compositors scale, so sizes agree along every other edge. Every
-source stamps its colour tags, so that nothing downstream guesses.`,
+source stamps its colour tags, so that nothing downstream guesses, and
+they are the show's (show { colour { ... } }): a compositor mixes samples
+as they are and converts no colour.`,
 	Severity: hcl.DiagError,
 	Run: func(p *Pass) {
 		g := p.Graph
+		checkColours(p)
 		for _, n := range g.Nodes() {
 			t := n.Decl.Traits
 			if t.Roles.Has(nodes.Source) && emitsFrames(n.Decl) {
@@ -610,4 +613,44 @@ func countOf(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// checkColours reports a source whose colour tags differ from the show's
+// colour, which every compositor stamps on its pictures.
+func checkColours(p *Pass) {
+	g := p.Graph
+	colourOf := map[string]*Node{} // source address → the node that stamps its tags
+	for _, n := range g.Nodes() {
+		if n.Decl.Traits.Roles.Has(nodes.Source) && emitsFrames(n.Decl) {
+			if _, ok := n.Params["colour"].(string); ok {
+				colourOf[n.Address] = n
+			}
+		}
+	}
+	reported := map[string]bool{}
+	for _, comp := range g.Nodes() {
+		want, ok := comp.Params["colour"].(string)
+		if !ok || !comp.Decl.Traits.Roles.Has(nodes.Compositor) {
+			continue
+		}
+		for _, e := range g.In(comp.ID) {
+			src := colourOf[g.Node(e.From).Address]
+			if src == nil || reported[src.Address] {
+				continue
+			}
+			if got := src.Params["colour"].(string); got != want {
+				reported[src.Address] = true
+				subject := rangeOfNode(src)
+				if src.Source != nil {
+					if r, ok := src.Source.Attrs["colour"]; ok {
+						subject = rangePtr(r)
+					}
+				}
+				p.Report(hcl.Diagnostic{Summary: "A source's colour is not the show's",
+					Detail: fmt.Sprintf("%s carries %s (primaries/transfer/matrix/range) but the show's colour is %s, which %s stamps on its pictures; the compositor converts no colour. Give the source the show's colour block, or declare the show's colour once in show { colour { ... } }.",
+						src.Address, got, want, comp.Address),
+					Subject: subject})
+			}
+		}
+	}
 }

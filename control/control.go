@@ -1,8 +1,12 @@
-// Package control serves a running show over HTTP: GET /status (JSON),
-// GET /metrics (Prometheus), GET /plan (the plan being run), GET
-// /preview/{output} (a preview output's latest JPEG), and POST
-// /buses/{bus}/cut, /fade and /wipe to put a scene on a bus. It also holds
-// the client that `onair status` and `onair cut` use.
+// Package control serves a running show over HTTP: the operator's page at
+// / (a multiviewer and the bus controls, ui/ embedded), GET /status (JSON),
+// GET /events (Server-Sent Events: switches, tally, source errors, missed
+// deadlines), GET /metrics (Prometheus), GET /plan (the plan being run),
+// GET /preview/{output} (a preview output's latest JPEG), GET
+// /snapshot/{name} (a bus's or source's tile), POST /buses/{bus}/cut, /fade
+// and /wipe to put a scene on a bus, and /preview and /take for the
+// preview/program workflow. It also holds the client that `onair status`
+// (and -watch) and `onair cut` use.
 //
 // The server listens on 127.0.0.1 unless told otherwise; on any other
 // address it refuses to start without a token of at least MinTokenLen
@@ -31,10 +35,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	goruntime "runtime"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -119,6 +125,10 @@ type Server struct {
 	own     hosts
 	show    Show
 	done    chan error
+
+	events   eventSlots    // GET /events clients
+	sessions sessions      // the page's logins
+	closing  chan struct{} // closed by Close: event streams end
 }
 
 // CheckListen reports whether a server may listen on addr with token: a
@@ -189,6 +199,7 @@ func Bind(opts Options) (*Server, error) {
 		limits:  limits,
 		own:     ownHosts(ln.Addr(), names),
 		done:    make(chan error, 1),
+		closing: make(chan struct{}),
 	}, nil
 }
 
@@ -216,6 +227,11 @@ func (s *Server) Close() error {
 	if s.srv == nil {
 		return s.ln.Close()
 	}
+	select {
+	case <-s.closing:
+	default:
+		close(s.closing)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
@@ -235,9 +251,9 @@ func isLoopback(host string) bool {
 
 // Handler is the server's routes, usable on its own in tests.
 func (s *Server) Handler() http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{s.show})
+
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.show.Status())
 	})
@@ -245,7 +261,6 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.show.Plan())
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /preview/{output}", func(w http.ResponseWriter, r *http.Request) {
 		pv, ok := s.show.(Previewer)
 		var jpg []byte
@@ -263,8 +278,21 @@ func (s *Server) Handler() http.Handler {
 	for _, kind := range []string{"cut", "fade", "wipe"} {
 		mux.HandleFunc("POST /buses/{bus}/"+kind, s.switchHandler(kind))
 	}
+	mux.HandleFunc("POST /buses/{bus}/preview", s.previewHandler)
+	mux.HandleFunc("POST /buses/{bus}/take", s.takeHandler)
+	mux.HandleFunc("GET /snapshot/{name}", s.snapshotHandler)
+	mux.HandleFunc("GET /events", s.eventsHandler)
+	mux.HandleFunc("POST /login", s.loginHandler)
+	mux.HandleFunc("POST /logout", s.logoutHandler)
+	ui := uiHandler()
+	mux.Handle("GET /ui/", http.StripPrefix("/ui", ui))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/"
+		ui.ServeHTTP(w, r2)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET /status, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET / (the page), GET /status, GET /events, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
 	})
 	return s.guard(mux)
 }
@@ -366,6 +394,47 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
+}
+
+// Collectors is a Show with metrics of its own kept by client_golang
+// (histograms observed as the show runs), registered beside its samples.
+type Collectors interface {
+	Collectors() []prometheus.Collector
+}
+
+// registry is what GET /metrics serves: the show's samples and
+// collectors, onair_build_info, and the Go runtime's and the process's
+// standard metrics (go_*, process_*).
+func (s *Server) registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{s.show},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "onair_build_info",
+		Help:        "Always 1: the onair build serving this show, by its version and the Go version it was built with.",
+		ConstLabels: prometheus.Labels{"version": s.version, "goversion": goruntime.Version()},
+	})
+	info.Set(1)
+	reg.MustRegister(info)
+	if c, ok := s.show.(Collectors); ok {
+		for _, col := range c.Collectors() {
+			if err := reg.Register(col); err != nil {
+				reg.MustRegister(invalid{err})
+			}
+		}
+	}
+	return reg
+}
+
+// invalid reports a collector that could not be registered on every
+// scrape, rather than failing the server.
+type invalid struct{ err error }
+
+func (i invalid) Describe(chan<- *prometheus.Desc) {}
+func (i invalid) Collect(ch chan<- prometheus.Metric) {
+	d := prometheus.NewDesc("onair_metrics_error", "A collector of the show could not be registered.", nil, nil)
+	ch <- prometheus.NewInvalidMetric(d, i.err)
 }
 
 // collector turns the show's samples into Prometheus metrics at scrape time.

@@ -119,11 +119,25 @@ func (h hosts) allowsOrigin(origin string) bool {
 	return false
 }
 
+// public reports whether r asks for what needs no token: the page's files
+// (which hold no show data) and the login itself.
+func public(r *http.Request) bool {
+	switch {
+	case r.Method == http.MethodGet && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/ui/")):
+		return true
+	case r.Method == http.MethodPost && r.URL.Path == "/login":
+		return true
+	}
+	return false
+}
+
 // guard runs every request past the server's checks before next: the Host
 // names this server (else 421), the token if there is one (else 401), and
 // for a request that changes something a JSON content type (else 415) and
-// no foreign Origin (else 403). A request refused for its Host or its token
-// closes its connection.
+// no foreign Origin (else 403). The token is an Authorization header or
+// the session cookie of a page login (SameSite=Strict, so another site's
+// page cannot send it; its requests still pass the same checks). A request
+// refused for its Host or its token closes its connection.
 func (s *Server) guard(next http.Handler) http.Handler {
 	want := []byte("Bearer " + s.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -135,9 +149,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q does not name this server: ask for %s (the server answers only to its own names, so that a web page cannot read it by rebinding a DNS name to it; onair run -listen-name adds a name)", r.Host, s.own))
 			return
 		}
-		if s.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if s.token != "" && !public(r) && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 && !s.sessions.valid(r) {
 			h.Set("Connection", "close")
-			writeError(w, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN (onair status and onair cut take -token or $ONAIR_TOKEN)")
+			writeError(w, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN (onair status and onair cut take -token or $ONAIR_TOKEN), or log in on the page at /")
 			return
 		}
 		switch r.Method {

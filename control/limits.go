@@ -7,10 +7,10 @@ import (
 )
 
 // The server's limits. Every response is small (a status snapshot, a plan,
-// a JPEG, a Prometheus scrape) and no endpoint streams, so each bound is far
-// above what an honest client needs and far below what lets a hostile one
-// hold descriptors the show needs for its own files. Options.Limits
-// overrides them (tests use short timeouts).
+// a JPEG, a Prometheus scrape) except the event stream, which has limits of
+// its own, so each bound is far above what an honest client needs and far
+// below what lets a hostile one hold descriptors the show needs for its own
+// files. Options.Limits overrides them (tests use short timeouts).
 const (
 	// DefaultReadHeaderTimeout is how long a connection may take to send a
 	// request's headers, counting from its first byte (or, on a kept-alive
@@ -42,6 +42,22 @@ const (
 	MinTokenLen = 16
 	// MaxResponseBytes is the most the client reads of one answer.
 	MaxResponseBytes = 8 << 20
+	// DefaultMaxEventClients is how many GET /events streams the server
+	// holds at once; one more is answered 503 with Retry-After. Each is a
+	// connection, counted in DefaultMaxConns too.
+	DefaultMaxEventClients = 64
+	// DefaultEventWriteTimeout is how long one write to an event stream may
+	// block: a client that stops reading is cut off once its socket's
+	// buffer has been full this long.
+	DefaultEventWriteTimeout = 10 * time.Second
+	// DefaultEventKeepAlive is how often an idle event stream gets a
+	// comment line, so that proxies keep it and dead clients are found.
+	DefaultEventKeepAlive = 15 * time.Second
+	// MaxSessions is how many page logins (session cookies) the server
+	// keeps; the oldest goes first.
+	MaxSessions = 64
+	// SessionTTL is how long a page login lasts.
+	SessionTTL = 12 * time.Hour
 )
 
 // Limits overrides the server's limits; a zero field keeps its default
@@ -52,6 +68,9 @@ type Limits struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	MaxConns          int
+	MaxEventClients   int
+	EventWriteTimeout time.Duration
+	EventKeepAlive    time.Duration
 }
 
 // withDefaults fills the zero fields of l.
@@ -65,8 +84,13 @@ func (l Limits) withDefaults() Limits {
 	def(&l.ReadTimeout, DefaultReadTimeout)
 	def(&l.WriteTimeout, DefaultWriteTimeout)
 	def(&l.IdleTimeout, DefaultIdleTimeout)
+	def(&l.EventWriteTimeout, DefaultEventWriteTimeout)
+	def(&l.EventKeepAlive, DefaultEventKeepAlive)
 	if l.MaxConns <= 0 {
 		l.MaxConns = DefaultMaxConns
+	}
+	if l.MaxEventClients <= 0 {
+		l.MaxEventClients = DefaultMaxEventClients
 	}
 	return l
 }

@@ -401,7 +401,7 @@ func (d *dec) colour() Colour {
 	for _, b := range d.content.Blocks {
 		if b.Type == "colour" {
 			if blk != nil {
-				d.l.errorf(b.DefRange, "Duplicate colour block", "A source has at most one colour block; the first is at %s.", blk.DefRange.String())
+				d.l.errorf(b.DefRange, "Duplicate colour block", "A block has at most one colour block; the first is at %s.", blk.DefRange.String())
 				continue
 			}
 			blk = b
@@ -487,6 +487,7 @@ func (l *loader) evalShow(n *node) {
 	s.FrameRate = d.rate("frame_rate", Rational{})
 	s.Format = PixelFormat(d.str("format"))
 	s.Profile = d.str("profile")
+	s.Colour = d.colour()
 }
 
 func (l *loader) evalCanvas(n *node) {

@@ -25,6 +25,7 @@ type Show struct {
 	FrameRate Rational
 	Format    PixelFormat // working format of the canvas
 	Profile   string      // capacity profile name, "" when not set
+	Colour    Colour      // the colour of every bus's pictures (show { colour { ... } })
 
 	Canvas Canvas
 

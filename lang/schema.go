@@ -138,6 +138,16 @@ var colourBlock = &Block{
 	},
 }
 
+// showColourBlock is the show's colour, declared once: every bus's
+// pictures carry it, the outputs tell ffmpeg and JPEG viewers about it,
+// and every source must carry the same (the compositor mixes samples as
+// they are and converts no colour).
+var showColourBlock = &Block{
+	Type:  "colour",
+	Doc:   "The colour of the show's pictures: the tags every bus stamps and every output passes on (ffmpeg's -color_range, -colorspace, -color_primaries, -color_trc; the preview's JPEG levels). Every source must carry the same tags, since the compositor converts no colour. Every key is optional; an absent block means BT.709, limited range.",
+	Attrs: colourBlock.Attrs,
+}
+
 func sizeAttr() Attr {
 	return Attr{Name: "size", Type: TypeSize, DefaultDoc: "the show's size", Doc: "Frame size of the source."}
 }
@@ -173,6 +183,7 @@ var Schema = []*Block{
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Working pixel format of the canvas: nv12 (8 bit) or p010 (10 bit)."},
 			{Name: "profile", Type: TypeString, DefaultDoc: "none", Doc: "Capacity profile the checks use, e.g. \"nvidia_l4\"."},
 		},
+		Blocks: []*Block{showColourBlock},
 	},
 	{
 		Type: "canvas",

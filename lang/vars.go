@@ -2,12 +2,14 @@ package lang
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -42,9 +44,27 @@ func (l *loader) readVarValues() {
 			continue
 		}
 		l.show.Files[path] = data
-		body := l.parse(data, path)
-		if body == nil {
-			continue
+		// A .json file is HCL's JSON syntax: one object, a property per
+		// variable, as Terraform reads *.tfvars.json. Either way the text
+		// is checked against the nesting limit before a parser sees it.
+		var body hcl.Body
+		if strings.EqualFold(filepath.Ext(path), ".json") {
+			if d := CheckText(data, path); d != nil {
+				l.diags = append(l.diags, d)
+				continue
+			}
+			file, diags := hcljson.Parse(data, path)
+			l.diags = append(l.diags, diags...)
+			if file == nil {
+				continue
+			}
+			body = file.Body
+		} else {
+			b := l.parse(data, path)
+			if b == nil {
+				continue
+			}
+			body = b
 		}
 		attrs, diags := body.JustAttributes()
 		l.diags = append(l.diags, diags...)

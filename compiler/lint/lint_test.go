@@ -262,10 +262,11 @@ func TestGitHubCommands(t *testing.T) {
 	}
 }
 
-// The SARIF output of every test show validates against the SARIF 2.1.0
-// subset schema in testdata, and its cross-references hold.
+// The SARIF output of every test show validates against the official SARIF
+// 2.1.0 schema (OASIS's sarif-schema-2.1.0.json, as published, in
+// testdata), and its cross-references hold.
 func TestSARIFValidates(t *testing.T) {
-	schema, err := os.ReadFile("testdata/sarif-2.1.0-subset.schema.json")
+	schema, err := os.ReadFile("testdata/sarif-schema-2.1.0.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,17 +358,26 @@ func TestSARIFValidates(t *testing.T) {
 		t.Errorf("%d suppressed results, want the 2 ignored in with-reason.hcl", suppressed)
 	}
 
-	// The validator is not vacuous: a broken log fails it.
+	// The validator is not vacuous: a broken log fails it, naming where.
 	bad := strings.Replace(string(out), `"level": "warning"`, `"level": "loud"`, 1)
 	bad = strings.Replace(bad, `"startLine": `, `"startLine": -`, 1)
 	errs, err = validateSchema(schema, []byte(bad))
-	if err != nil || len(errs) != 2 {
-		t.Errorf("a log with a bad level and a negative line: %d errors %v (%v), want 2", len(errs), errs, err)
+	if err != nil || !anyContains(errs, "/level") || !anyContains(errs, "/startLine") {
+		t.Errorf("a log with a bad level and a negative line: %v (%v), want errors at /level and /startLine", errs, err)
 	}
 	errs, _ = validateSchema(schema, []byte(`{"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"ruleId": "x"}]}]}`))
-	if len(errs) != 2 {
-		t.Errorf("a log without driver.name and result.message: %v, want 2 errors", errs)
+	if !anyContains(errs, "name") || !anyContains(errs, "message") {
+		t.Errorf("a log without driver.name and result.message: %v, want both named", errs)
 	}
+}
+
+func anyContains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
 }
 
 var kebab = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)

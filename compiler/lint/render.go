@@ -2,6 +2,8 @@ package lint
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -203,6 +205,10 @@ type sarifResult struct {
 	Message      sarifText          `json:"message"`
 	Locations    []sarifLocation    `json:"locations,omitempty"`
 	Suppressions []sarifSuppression `json:"suppressions,omitempty"`
+	// PartialFingerprints identify the result across commits, so that code
+	// scanning tracks one finding rather than a new one each time a line
+	// moves (see fingerprint).
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
 }
 
 type sarifLocation struct {
@@ -258,6 +264,7 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		})
 	}
 	run := sarifRun{Tool: sarifTool{Driver: driver}, Results: []sarifResult{}}
+	seen := map[string]int{}
 	for _, f := range r.Findings {
 		msg := f.Summary
 		if f.Detail != "" {
@@ -273,9 +280,36 @@ func (r *Report) WriteSARIF(w io.Writer) error {
 		if f.Ignored != nil {
 			res.Suppressions = []sarifSuppression{{Kind: "inSource", Justification: f.Ignored.Reason}}
 		}
+		fp := r.fingerprint(f)
+		seen[fp]++
+		res.PartialFingerprints = map[string]string{FingerprintKey: fmt.Sprintf("%s:%d", fp, seen[fp])}
 		run.Results = append(run.Results, res)
 	}
 	return encode(w, sarifLog{Schema: SARIFSchemaURI, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// FingerprintKey names onair's partial fingerprint in SARIF results.
+const FingerprintKey = "onairFinding/v1"
+
+// fingerprint identifies a finding by what it is, not by where its line
+// happens to be: a SHA-256 over the rule id, the file, the text the finding
+// points at and its summary, each with runs of white space made one space
+// (so reindenting or moving the block keeps it). SARIF results append the
+// finding's occurrence (":1", ":2") for identical findings in one file.
+func (r *Report) fingerprint(f Finding) string {
+	h := sha256.New()
+	h.Write([]byte(f.Rule))
+	h.Write([]byte{0})
+	if f.HasRange() {
+		h.Write([]byte(fileURI(f.Subject.Filename)))
+		h.Write([]byte{0})
+		if src, ok := r.Files[f.Subject.Filename]; ok && f.Subject.Start.Byte >= 0 && f.Subject.End.Byte <= len(src) && f.Subject.Start.Byte <= f.Subject.End.Byte {
+			h.Write([]byte(strings.Join(strings.Fields(string(src[f.Subject.Start.Byte:f.Subject.End.Byte])), " ")))
+		}
+	}
+	h.Write([]byte{0})
+	h.Write([]byte(strings.Join(strings.Fields(f.Summary), " ")))
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 func hasRule(rules []RuleInfo, id string) bool {

@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "status",
 		summary: "Print the status of a running show (buses, sources, loops, edges, timing).",
-		usage:   "[-addr HOST:PORT] [-token TOKEN] [-json]",
+		usage:   "[-addr HOST:PORT] [-token TOKEN] [-json | -watch]",
 		run:     runStatus,
 	})
 	register(&command{
@@ -35,6 +35,7 @@ type controlCLI struct {
 	client     control.Client
 	fade, wipe time.Duration
 	json       bool
+	watch      bool
 }
 
 func newControlCLI(c *command, stderr io.Writer) *controlCLI {
@@ -43,6 +44,7 @@ func newControlCLI(c *command, stderr io.Writer) *controlCLI {
 	cc.fs.StringVar(&cc.client.Token, "token", os.Getenv("ONAIR_TOKEN"), "token for a server on a non-loopback address (default $ONAIR_TOKEN)")
 	if c.name == "status" {
 		cc.fs.BoolVar(&cc.json, "json", false, "print the whole status as JSON (every loop, edge, node and thread)")
+		cc.fs.BoolVar(&cc.watch, "watch", false, "follow the show's events (switches, tally, source errors, missed deadlines) as they happen, until Ctrl-C")
 	}
 	if c.name == "cut" {
 		cc.fs.DurationVar(&cc.fade, "fade", 0, "fade to the scene over this duration instead of cutting")
@@ -70,6 +72,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if cc.fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "onair status: unexpected arguments %v\n", cc.fs.Args())
 		return 2
+	}
+	if cc.watch {
+		if cc.json {
+			fmt.Fprintln(stderr, "onair status: -json and -watch exclude each other")
+			return 2
+		}
+		return watchEvents(&cc.client, stdout, stderr)
 	}
 	b, err := cc.client.Status()
 	if err != nil {

@@ -20,9 +20,53 @@ func init() {
 	register(&command{
 		name:    "fmt",
 		summary: "Rewrite show files in the canonical format.",
-		usage:   "[-check] [-diff] [-write=false] [-recursive] PATH...",
+		usage:   "[-check] [-diff] [-write=false] [-recursive] PATH... | -",
 		run:     runFmt,
 	})
+}
+
+// stdin is what `onair fmt -` reads (tests replace it).
+var stdin io.Reader = os.Stdin
+
+// maxStdinBytes bounds what `onair fmt -` reads: far more than any show.
+const maxStdinBytes = 64 << 20
+
+// fmtStdin formats the show on standard input to standard output, as
+// gofmt does: with -check it prints nothing but "<standard input>" and
+// exits 1 when the input is not formatted; with -diff it prints the diff.
+func fmtStdin(stdout, stderr io.Writer, check, diff bool) int {
+	const name = "<standard input>"
+	src, err := io.ReadAll(io.LimitReader(stdin, maxStdinBytes+1))
+	if err != nil {
+		fmt.Fprintf(stderr, "onair fmt: reading standard input: %v\n", err)
+		return 1
+	}
+	if len(src) > maxStdinBytes {
+		fmt.Fprintf(stderr, "onair fmt: standard input is larger than %d MiB, more than any show; format the files instead\n", maxStdinBytes>>20)
+		return 1
+	}
+	out, diags := formatShow(name, src)
+	if diags.HasErrors() {
+		lang.WriteDiagnostics(stderr, map[string][]byte{name: src}, diags, isTerminal(stderr))
+		return 1
+	}
+	switch {
+	case check || diff:
+		if bytes.Equal(src, out) {
+			return 0
+		}
+		if diff {
+			io.WriteString(stdout, unifiedDiff(name, string(src), string(out)))
+		} else {
+			fmt.Fprintln(stdout, name)
+		}
+		if check {
+			return 1
+		}
+		return 0
+	}
+	stdout.Write(out)
+	return 0
 }
 
 func runFmt(args []string, stdout, stderr io.Writer) int {
@@ -35,6 +79,15 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 		return rc
 	}
 	paths := fs.Args()
+	if len(paths) == 1 && paths[0] == "-" {
+		return fmtStdin(stdout, stderr, *check, *diff)
+	}
+	for _, p := range paths {
+		if p == "-" {
+			fmt.Fprintln(stderr, "onair fmt: - (standard input) cannot be mixed with paths: format one or the other")
+			return 2
+		}
+	}
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}

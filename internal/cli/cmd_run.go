@@ -80,7 +80,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	vars := addVarFlags(fs)
 	backend := fs.String("backend", "auto", "`BACKEND` to run on: auto (the first of "+strings.Join(backends.Names(), ", ")+" usable here) or one of them")
 	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
-	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (GET /status, /metrics, /plan; POST /buses/BUS/cut); empty: none")
+	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (the page at /; GET /status, /events, /metrics, /plan; POST /buses/BUS/cut); empty: none")
 	token := fs.String("token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
 	listenNames := fs.String("listen-name", "", "extra `NAMES` (comma-separated host or host:port) clients may reach the server by, besides its address")
 	savedPlan := fs.String("plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
@@ -233,7 +233,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	onAir, usage := time.Now(), runtime.ReadUsage()
 	if srv != nil {
 		srv.Serve(running)
-		fmt.Fprintf(stdout, "status: http://%s/status  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr())
+		fmt.Fprintf(stdout, "page: http://%s/  status: http://%s/status  events: http://%s/events  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr(), srv.Addr(), srv.Addr())
 	}
 	var timers []*time.Timer
 	for _, cu := range cues {

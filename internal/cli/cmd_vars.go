@@ -41,7 +41,7 @@ func (f varFileValue) Set(s string) error {
 func addVarFlags(fs *flag.FlagSet) *varFlags {
 	v := &varFlags{vars: map[string]string{}}
 	fs.Var(varValue{v}, "var", "set a variable: `NAME=VALUE` (repeatable; VALUE in HCL syntax for lists, maps and objects)")
-	fs.Var(varFileValue{v}, "var-file", "read variable values from an HCL `FILE` of NAME = VALUE lines (repeatable)")
+	fs.Var(varFileValue{v}, "var-file", "read variable values from `FILE`: HCL NAME = VALUE lines, or one JSON object when it ends in .json (repeatable)")
 	return v
 }
 

@@ -333,7 +333,7 @@ func abs(x int) int {
 // producer sent came back, and each buffer was imported once.
 func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	if _, err := chromium.Find(""); err != nil {
-		t.Skipf("skipped: %v", err)
+		t.Skipf("chromium is not installed (.ci/run installs it): %v", err)
 	}
 	if testing.Short() {
 		t.Skip("skipped in -short: starts chromium")

@@ -17,7 +17,14 @@ import (
 // FFmpegConfig describes an ffmpeg output: raw frames piped to an external
 // ffmpeg started as
 //
-//	ffmpeg -hide_banner -loglevel error -f rawvideo -pix_fmt nv12|p010le -s WxH -r R -i pipe:0 ARGS...
+//	ffmpeg -hide_banner -loglevel error -f rawvideo -pix_fmt nv12|p010le -s WxH -r R
+//	       -color_range tv -colorspace bt709 -color_primaries bt709 -color_trc bt709 -i pipe:0
+//	       -color_range tv -colorspace bt709 -color_primaries bt709 -color_trc bt709 ARGS...
+//
+// The colour options tag the raw input (which carries no tags of its own)
+// and, repeated as output options, the output's stream, so that players
+// and ffprobe read the show's range, matrix, primaries and transfer; ARGS
+// may override them.
 type FFmpegConfig struct {
 	Bin    string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
 	Args   []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
@@ -25,6 +32,8 @@ type FFmpegConfig struct {
 	Width  int
 	Height int
 	Rate   frame.Rational
+	// Colour is what the frames carry; zero is frame.BT709.
+	Colour frame.Colour
 	// Queue is how many frames wait for the process at most; when full the
 	// oldest is dropped and counted. 0 means 8.
 	Queue int
@@ -95,6 +104,33 @@ type FFmpeg struct {
 	done chan struct{}
 }
 
+// ColourArgs are ffmpeg's options for colour tags: -color_range,
+// -colorspace (the matrix), -color_primaries and -color_trc (the
+// transfer). The zero Colour is frame.BT709.
+func ColourArgs(c frame.Colour) ([]string, error) {
+	if c == (frame.Colour{}) {
+		c = frame.BT709
+	}
+	names := []struct {
+		opt, what, tag string
+		m              map[string]string
+	}{
+		{"-color_range", "range", c.Range, map[string]string{"limited": "tv", "full": "pc"}},
+		{"-colorspace", "matrix", c.Matrix, map[string]string{"bt709": "bt709", "bt601": "smpte170m", "bt2020nc": "bt2020nc"}},
+		{"-color_primaries", "primaries", c.Primaries, map[string]string{"bt709": "bt709", "bt601": "smpte170m", "bt2020": "bt2020"}},
+		{"-color_trc", "transfer", c.Transfer, map[string]string{"bt709": "bt709", "pq": "smpte2084", "hlg": "arib-std-b67", "srgb": "iec61966-2-1"}},
+	}
+	var out []string
+	for _, n := range names {
+		v, ok := n.m[n.tag]
+		if !ok {
+			return nil, fmt.Errorf("colour %s %q has no ffmpeg name (the show language's colour block takes the known ones)", n.what, n.tag)
+		}
+		out = append(out, n.opt, v)
+	}
+	return out, nil
+}
+
 // StartFFmpeg checks cfg, starts the process and the goroutine that feeds it.
 // A process that fails to start is retried like one that exits; only a
 // missing binary or a bad configuration is an error here.
@@ -130,7 +166,14 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 		pix = "p010le"
 	}
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", pix,
-		"-s", strconv.Itoa(cfg.Width) + "x" + strconv.Itoa(cfg.Height), "-r", cfg.Rate.String(), "-i", "pipe:0"}
+		"-s", strconv.Itoa(cfg.Width) + "x" + strconv.Itoa(cfg.Height), "-r", cfg.Rate.String()}
+	colour, err := ColourArgs(cfg.Colour)
+	if err != nil {
+		return nil, fmt.Errorf("ffmpeg output: %w", err)
+	}
+	args = append(args, colour...)
+	args = append(args, "-i", "pipe:0")
+	args = append(args, colour...)
 	o := &FFmpeg{
 		cfg: cfg, args: append(args, cfg.Args...),
 		queue: make([]*frame.Frame, cfg.Queue),
@@ -226,7 +269,9 @@ func (o *FFmpeg) supervise() {
 	backoff := o.cfg.BackoffMin
 	first := true
 	for {
-		if o.isClosing() {
+		// An output closed before its first process started still writes
+		// what was queued, as Close promises: it starts that process.
+		if o.isClosing() && !(first && o.queued() > 0) {
 			o.drop()
 			return
 		}
@@ -255,6 +300,13 @@ func (o *FFmpeg) isClosing() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.closing
+}
+
+// queued is how many frames wait for the process.
+func (o *FFmpeg) queued() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n
 }
 
 // drop releases every queued frame.

@@ -40,6 +40,8 @@ type compositor[F Frame] struct {
 	canvas Canvas[F]
 	layers []Layer[F]
 	ready  []int
+	toHost func(F) (*frame.Frame, func(), error) // for snapshots
+	colour frame.Colour                          // the show's, stamped on every picture
 }
 
 // compositorParams are the compositor's params, as nodes/ declares them.
@@ -48,6 +50,7 @@ type compositorParams struct {
 	InputPollMs int      `param:"input_poll_ms"`
 	Scenes      []string `param:"scenes"`
 	Scene       string   `param:"scene"`
+	Colour      string   `param:"colour"`
 }
 
 type sceneLayer[F Frame] struct {
@@ -71,7 +74,7 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	}
 	c := &compositor[F]{
 		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h, poll: int64(pollMs) * 1_000_000,
-		inputOf: map[string]int{}, canvas: canvas,
+		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: ParseColour(prm.Colour),
 	}
 	for i, e := range ctx.Inputs {
 		from, ok := b.nodes[e.Config().From]
@@ -79,6 +82,7 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 			return nil, fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", n.ID, i, e.Config().From)
 		}
 		c.inputOf[from.Address] = i
+		b.snaps.claim(from.Address, c.bus.Address)
 		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
 	}
 	c.cur = make([]F, len(c.inputs))
@@ -317,7 +321,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
 	}
 	m := out.Metadata()
-	m.PTS, m.TimeBase, m.SourceFrame, m.Source = k, c.b.rate.Inverse(), k, c.bus.Address
+	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
 	drawn := clock(c.b)
 	if err := c.canvas.Wait(out); err != nil {
 		out.Release()
@@ -338,6 +342,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 		limit = 0 // a loop never waits
 	}
 	drops := c.handOff(ctx, out, limit)
+	c.snapshot(out, start)
 	out.Release()
 	sched.Commit(k)
 	end := clock(c.b)
@@ -358,7 +363,13 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	c.bus.timing.Queue.Observe(drawn-start, p)
 	c.bus.timing.GPUWait.Observe(waited-drawn, p)
 	c.bus.timing.HandOff.Observe(end-waited, p)
+	missed := c.bus.missed
 	c.bus.mu.Unlock()
+	c.b.metrics.observe(c.bus.Address, end-deadline, drawn-start, waited-drawn, end-waited)
+	if progress == 0 {
+		to = from
+	}
+	c.b.op.ticked(c.bus, k, deadline, from, to, missed)
 	return nil
 }
 

@@ -155,7 +155,7 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	}
 	args := prm.Args
 	o, err := media.StartFFmpeg(media.FFmpegConfig{
-		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate,
+		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate, Colour: busColour(b, ctx),
 		OnEvent: func(e media.FFmpegEvent) {
 			switch e.Kind {
 			case media.FFmpegStarted:
@@ -207,7 +207,7 @@ func newPreviewOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runti
 			return nil
 		}
 		last = time.Now()
-		img = toYCbCr(f, img)
+		img = ToJFIF(f, 0, img) // levels and colour as JPEG viewers expect (snapshot.go)
 		buf.Reset()
 		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
 			return err
@@ -218,40 +218,6 @@ func newPreviewOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runti
 		st.mu.Unlock()
 		return nil
 	}}, nil
-}
-
-// toYCbCr converts an NV12 or P010 frame to a 4:2:0 image for the JPEG
-// encoder (P010 keeps its 8 high bits), reusing dst when it fits.
-func toYCbCr(f *frame.Frame, dst *image.YCbCr) *image.YCbCr {
-	r := image.Rect(0, 0, f.Width, f.Height)
-	if dst == nil || dst.Rect != r {
-		dst = image.NewYCbCr(r, image.YCbCrSubsampleRatio420)
-	}
-	cw := f.Width / 2
-	for y := 0; y < f.Height; y++ {
-		row := dst.Y[y*dst.YStride : y*dst.YStride+f.Width]
-		if f.Format == frame.P010 {
-			src := f.Data[0][y*f.Pitch[0]:]
-			for x := range row {
-				row[x] = src[2*x+1]
-			}
-		} else {
-			copy(row, f.Data[0][y*f.Pitch[0]:y*f.Pitch[0]+f.Width])
-		}
-	}
-	for y := 0; y < f.Height/2; y++ {
-		cb := dst.Cb[y*dst.CStride : y*dst.CStride+cw]
-		cr := dst.Cr[y*dst.CStride : y*dst.CStride+cw]
-		src := f.Data[1][y*f.Pitch[1]:]
-		for x := 0; x < cw; x++ {
-			if f.Format == frame.P010 {
-				cb[x], cr[x] = src[4*x+1], src[4*x+3]
-			} else {
-				cb[x], cr[x] = src[2*x], src[2*x+1]
-			}
-		}
-	}
-	return dst
 }
 
 // Preview returns the latest JPEG snapshot of a preview output.

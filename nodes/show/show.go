@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -30,6 +31,8 @@ type Running interface {
 // Show is a plan running on a backend: the runtime's executor and the
 // show's state together. It implements Running.
 type Show[F Frame] struct {
+	stopOnce sync.Once
+	stopErr  error
 	State    *State
 	Exec     *runtime.Executor[F]
 	backend  *Backend[F]
@@ -138,11 +141,14 @@ func (s *Show[F]) free() {
 	s.locks.Release()
 }
 
-// Stop implements Running.
+// Stop implements Running. Stopping twice is stopping once: the second
+// call returns what the first did.
 func (s *Show[F]) Stop() error {
-	err := s.Exec.Stop()
-	s.free()
-	return err
+	s.stopOnce.Do(func() {
+		s.stopErr = s.Exec.Stop()
+		s.free()
+	})
+	return s.stopErr
 }
 
 // Failed implements Running.
@@ -176,6 +182,10 @@ type StatusReport struct {
 	Process runtime.ProcessStatus `json:"process"`
 	// Device is what the backend says of its hardware (a GPU: NVML).
 	Device any `json:"device,omitempty"`
+	// Operator is what every bus shows and has on preview, and every
+	// source's tally.
+	Operator  OperatorStatus `json:"operator"`
+	FrameRate string         `json:"frame_rate"`
 }
 
 // Status implements control.Show.
@@ -187,7 +197,7 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process}
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate}
 	if s.backend.Device != nil {
 		rep.Device = s.backend.Device()
 	}
@@ -377,22 +387,6 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
 		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
 		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
-		period := float64(s.State.buses[b.Address].period) / 1e9
-		for part, counts := range map[string][playout.QuarterBuckets]uint64{"draw": b.Timing.Draw, "queue": b.Timing.Queue, "gpu_wait": b.Timing.GPUWait, "hand_off": b.Timing.HandOff} {
-			buckets := map[float64]uint64{}
-			var cum, n uint64
-			var sum float64
-			for i, c := range counts {
-				cum += c
-				n += c
-				sum += float64(c) * period * (float64(i) + 0.5) / 4
-				if i < playout.QuarterBuckets-1 {
-					buckets[period*float64(i+1)/4] = cum
-				}
-			}
-			emit(control.Sample{Name: "onair_playout_timing_seconds", Help: "playout.timing: parts of a tick, in buckets of a quarter frame period (the sum is estimated from bucket midpoints).",
-				Kind: control.Histogram, Labels: [][2]string{{"bus", b.Address}, {"part", part}}, Buckets: buckets, Count: n, Sum: sum})
-		}
 	}
 	for _, o := range sum.Outputs {
 		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
@@ -424,11 +418,11 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 	}
 	for _, e := range rs.Edges {
 		le := l("edge", e.Name)
-		emit(control.Sample{Name: "onair_edge_occupied", Help: "Frames waiting on an edge.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(control.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(control.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: control.Gauge, Labels: le, Value: float64(e.Capacity)})
 		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
 	}
-	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process.", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
-	emit(control.Sample{Name: "onair_process_cpu_seconds_total", Help: "CPU time of the process.", Kind: control.Counter, Value: float64(rs.Process.CPUNs) / 1e9})
+	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

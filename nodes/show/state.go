@@ -70,6 +70,10 @@ type State struct {
 	sources map[string]*SourceState
 	buses   map[string]*BusState
 	outputs map[string]*OutputState
+
+	op      *operator  // preview, tally, events (operator.go)
+	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
+	metrics *metrics   // histograms (metrics.go)
 }
 
 // SourceState is what a source has done, kept across restarts.
@@ -85,6 +89,7 @@ type SourceState struct {
 	mu      sync.Mutex
 	lastErr string
 	errors  uint64
+	op      *operator // told when the error changes
 }
 
 // Fail records err as the source's last error and counts it; it reports
@@ -95,14 +100,21 @@ func (s *SourceState) Fail(err error) (changed bool) {
 	s.lastErr = err.Error()
 	s.errors++
 	s.mu.Unlock()
+	if changed && s.op != nil {
+		s.op.sourceFailed(s.Address, err.Error())
+	}
 	return changed
 }
 
 // ClearErr records that the source delivers its media again.
 func (s *SourceState) ClearErr() {
 	s.mu.Lock()
+	was := s.lastErr
 	s.lastErr = ""
 	s.mu.Unlock()
+	if was != "" && s.op != nil {
+		s.op.sourceOK(s.Address)
+	}
 }
 
 // BusState is what a bus shows and has counted, kept across restarts.
@@ -230,6 +242,12 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
 		}
 	}
+	if len(problems) == 0 {
+		b.op, b.snaps, b.metrics = newOperator(b), newSnapshots(b), newMetrics(b.buses)
+		for _, src := range b.sources {
+			src.op = b.op
+		}
+	}
 	if len(problems) > 0 {
 		b.Close()
 		return nil, fmt.Errorf("plan %q cannot run on the %s backend:\n  %s\n(compile it with -backend %s)", p.Show, backend, strings.Join(problems, "\n  "), backend)
@@ -255,6 +273,12 @@ func (b *State) Resolve(p string) string {
 
 // Close frees what the backend holds (the buses' wake signals).
 func (b *State) Close() {
+	if b.snaps != nil {
+		b.snaps.close()
+	}
+	if b.op != nil {
+		b.op.close()
+	}
 	for _, bs := range b.buses {
 		if bs.wake != nil {
 			bs.wake.Close()
@@ -296,6 +320,7 @@ func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
 	}
 	bs.mu.Unlock()
 	bs.wake.Notify()
+	b.op.switched(bs.Address, sc, k.String(), d, now-b.origin)
 	return nil
 }
 

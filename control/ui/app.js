@@ -1,0 +1,301 @@
+// The operator's page: a multiviewer (every bus and, on request, every
+// source as a live tile with its tally) and the bus controls (cut, fade and
+// wipe; preview and take). It reads GET /status once a second for the
+// counters, follows GET /events for switches, tally, source errors and
+// missed deadlines as they happen, and refreshes each tile's JPEG from GET
+// /snapshot/NAME a few times a second while the page is visible. Every
+// change is a same-origin POST with a JSON body, which the server's CSRF
+// checks accept; with a token the page logs in once (POST /login) and the
+// server keeps a session cookie.
+"use strict";
+
+const $ = (sel, el = document) => el.querySelector(sel);
+const el = (tag, props = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("data-")) e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const kid of kids) e.append(kid);
+  return e;
+};
+
+const TILE_PERIOD_MS = 200; // a tile asks for its next snapshot this long after one arrived
+
+let op = null;        // the operator's view: {buses, tally, sources}
+let status = null;    // the last GET /status
+let lastTicks = {};   // bus → [ticks, time] of the last poll
+let fpsOf = {};       // bus → frames drawn per second between the last two polls
+let started = false;
+
+async function api(method, path, body) {
+  const opts = { method, credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, opts);
+  let data = null;
+  try { data = await resp.json(); } catch (e) { /* not JSON */ }
+  if (!resp.ok) {
+    const err = new Error((data && data.error) || resp.status + " " + resp.statusText);
+    err.status = resp.status;
+    throw err;
+  }
+  return data;
+}
+
+function log(msg, cls) {
+  const li = el("li", { text: new Date().toLocaleTimeString() + "  " + msg });
+  if (cls) li.className = cls;
+  const ol = $("#log");
+  ol.prepend(li);
+  while (ol.children.length > 50) ol.lastChild.remove();
+}
+
+async function boot() {
+  try {
+    status = await api("GET", "/status");
+  } catch (e) {
+    if (e.status === 401) return showLogin();
+    log("cannot read /status: " + e.message, "error");
+    setTimeout(boot, 2000);
+    return;
+  }
+  $("#login").hidden = true;
+  $("#app").hidden = false;
+  op = status.operator;
+  build();
+  if (!started) {
+    started = true;
+    follow();
+    setInterval(poll, 1000);
+    $("#show-sources").checked = localStorage.getItem("onair.sources") === "1";
+    $("#show-sources").addEventListener("change", (e) => {
+      localStorage.setItem("onair.sources", e.target.checked ? "1" : "0");
+      build();
+    });
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) build(); });
+  }
+  render();
+}
+
+function showLogin() {
+  $("#app").hidden = true;
+  const f = $("#login");
+  f.hidden = false;
+  f.onsubmit = async (ev) => {
+    ev.preventDefault();
+    try {
+      await api("POST", "/login", { token: $("#token").value });
+      $("#token").value = "";
+      boot();
+    } catch (e) {
+      $("#login-error").textContent = e.message;
+    }
+  };
+}
+
+// build lays out the controls and the wall from op.
+function build() {
+  const controls = $("#controls");
+  controls.replaceChildren();
+  // Program buses first, then AUX, each in name order.
+  op.buses.sort((a, b) => (a.kind === b.kind ? a.address.localeCompare(b.address) : a.kind === "program" ? -1 : 1));
+  for (const b of op.buses) {
+    const box = el("div", { class: "bus", "data-bus": b.address });
+    box.append(el("h2", {}, el("span", { text: b.address }),
+      el("span", { class: "badge " + (b.kind === "program" ? "pgm" : "aux"), text: b.kind === "program" ? "PGM" : "AUX" }),
+      el("span", { class: "badge", "data-timing": b.address }),
+      el("span", { class: "badge", "data-missed": b.address })));
+    if (b.scenes && b.scenes.length) {
+      const pgm = el("div", { class: "row" }, el("span", { class: "label", text: "PGM" }));
+      for (const s of b.scenes) {
+        const btn = el("button", { class: "scene", text: short(s), title: "put " + s + " on air with the transition below", "data-pgm": b.address + "|" + s });
+        btn.onclick = () => sw(b.address, s);
+        pgm.append(btn);
+      }
+      box.append(pgm);
+      if (b.kind === "program") {
+        const pvw = el("div", { class: "row" }, el("span", { class: "label", text: "PVW" }));
+        for (const s of b.scenes) {
+          const btn = el("button", { class: "scene", text: short(s), title: "put " + s + " on preview", "data-pvw": b.address + "|" + s });
+          btn.onclick = () => api("POST", "/buses/" + enc(b.address) + "/preview", { scene: s }).catch((e) => log(e.message, "error"));
+          pvw.append(btn);
+        }
+        box.append(pvw);
+      }
+      const kind = el("select", { "data-kind": b.address, title: "transition" },
+        el("option", { value: "cut", text: "cut" }), el("option", { value: "fade", text: "fade" }), el("option", { value: "wipe", text: "wipe" }));
+      const dur = el("input", { class: "dur", "data-dur": b.address, value: "1s", title: "duration of a fade or wipe", inputMode: "text" });
+      const row = el("div", { class: "row" }, el("span", { class: "label", text: "" }), kind, dur);
+      if (b.kind === "program") {
+        const take = el("button", { class: "take", text: "TAKE", title: "put the preview on air with the transition", "data-take": b.address });
+        take.onclick = () => {
+          const body = { transition: kind.value };
+          if (kind.value !== "cut") body.duration = dur.value;
+          api("POST", "/buses/" + enc(b.address) + "/take", body).catch((e) => log(e.message, "error"));
+        };
+        row.append(take);
+      }
+      box.append(row);
+    }
+    controls.append(box);
+  }
+
+  const wall = $("#wall");
+  wall.replaceChildren();
+  const names = op.buses.map((b) => b.address);
+  if ($("#show-sources").checked) names.push(...op.sources);
+  for (const n of names) wall.append(tile(n));
+  render();
+}
+
+function tile(name) {
+  const img = el("img", { alt: name });
+  const t = el("div", { class: "tile", "data-tile": name }, img,
+    el("div", { class: "label" }, el("span", { class: "name", text: short(name) }), el("span", { class: "tags" })));
+  let timer = 0;
+  const next = (delay) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (!t.isConnected) return;
+      if (document.hidden) return next(1000);
+      img.src = "/snapshot/" + encodeURIComponent(name) + "?t=" + Date.now();
+    }, delay);
+  };
+  img.onload = () => { t.dataset.loaded = "1"; t.dataset.loads = (+t.dataset.loads || 0) + 1; next(TILE_PERIOD_MS); };
+  img.onerror = () => next(500); // the first snapshot is being taken, or the server went away
+  next(0);
+  return t;
+}
+
+// render sets the tally borders, the buttons' states and the badges.
+function render() {
+  if (!op) return;
+  for (const b of op.buses) {
+    const onAir = new Set(b.on_air || []);
+    document.querySelectorAll('[data-pgm^="' + CSS.escape(b.address) + '|"]').forEach((btn) => {
+      btn.classList.toggle("pgm", onAir.has(btn.dataset.pgm.split("|")[1]));
+    });
+    document.querySelectorAll('[data-pvw^="' + CSS.escape(b.address) + '|"]').forEach((btn) => {
+      btn.classList.toggle("pvw", btn.dataset.pvw.split("|")[1] === b.preview);
+    });
+    const t = $('[data-tile="' + CSS.escape(b.address) + '"]');
+    if (t) {
+      t.classList.toggle("pgm", b.kind === "program");
+      const tags = $(".tags", t);
+      tags.replaceChildren(el("span", { class: "badge " + (b.kind === "program" ? "pgm" : "aux"), text: b.kind === "program" ? "PGM" : "AUX" }),
+        el("span", { text: (b.on_air || []).map(short).join(" → ") || (b.sources || []).map(short).join(" ") }));
+      if (b.preview) tags.append(el("span", { class: "badge pvw", text: "PVW " + short(b.preview) }));
+      if (b.missed_deadlines > 0) tags.append(el("span", { class: "badge warn", text: b.missed_deadlines + " missed" }));
+    }
+  }
+  for (const s of op.sources) {
+    const t = $('[data-tile="' + CSS.escape(s) + '"]');
+    if (!t) continue;
+    const tl = op.tally[s] || {};
+    t.classList.toggle("pgm", !!tl.program);
+    t.classList.toggle("pvw", !tl.program && !!tl.preview);
+    const tags = $(".tags", t);
+    tags.replaceChildren();
+    if (tl.program) tags.append(el("span", { class: "badge pgm", text: "PGM" }));
+    if (tl.preview) tags.append(el("span", { class: "badge pvw", text: "PVW" }));
+    for (const a of tl.aux || []) tags.append(el("span", { class: "badge aux", text: short(a) }));
+    const src = status && status.summary.sources.find((x) => x.address === s);
+    let err = $(".error", t);
+    if (src && src.last_error) {
+      if (!err) t.append(err = el("div", { class: "error" }));
+      err.textContent = src.last_error;
+    } else if (err) err.remove();
+  }
+  if (status) {
+    $("#show").textContent = status.show;
+    $("#meta").textContent = status.backend + " backend · " + status.frame_rate + " fps · up " + status.uptime;
+    for (const b of status.summary.buses) {
+      const fps = fpsOf[b.address] !== undefined ? fpsOf[b.address].toFixed(1) : "…";
+      const tb = $('[data-timing="' + CSS.escape(b.address) + '"]');
+      if (tb) tb.textContent = fps + " fps · draw max " + b.timing.max_draw_ms.toFixed(1) + " ms";
+      const mb = $('[data-missed="' + CSS.escape(b.address) + '"]');
+      if (mb) {
+        mb.textContent = b.missed_deadlines + " missed";
+        mb.className = "badge" + (b.missed_deadlines > 0 ? " warn" : "");
+      }
+    }
+  }
+}
+
+async function poll() {
+  try {
+    status = await api("GET", "/status");
+  } catch (e) {
+    if (e.status === 401) return showLogin();
+    return;
+  }
+  const now = performance.now();
+  for (const b of status.summary.buses) {
+    const prev = lastTicks[b.address];
+    if (prev && now > prev[1]) fpsOf[b.address] = (b.ticks - prev[0]) * 1000 / (now - prev[1]);
+    lastTicks[b.address] = [b.ticks, now];
+  }
+  // The stream is the fresher source of on-air state; the poll brings the
+  // counters (and catches up if the stream was down).
+  if (!streamUp) op = status.operator;
+  render();
+}
+
+let streamUp = false;
+function follow() {
+  const es = new EventSource("/events");
+  const live = $("#live");
+  es.onopen = () => { streamUp = true; live.textContent = "live"; live.className = "badge on"; };
+  es.onerror = () => {
+    streamUp = false;
+    live.textContent = "reconnecting";
+    live.className = "badge off";
+  };
+  const on = (type, f) => es.addEventListener(type, (m) => {
+    let e;
+    try { e = JSON.parse(m.data); } catch (err) { return; }
+    f(e.data || {}, e);
+    render();
+  });
+  on("hello", (d) => { op = d.operator; });
+  on("tally", (d) => { op.tally = d.tally; });
+  on("on_air", (d) => {
+    const b = op.buses.find((x) => x.address === d.bus);
+    if (b) b.on_air = d.on_air;
+    log(d.bus + " on air: " + d.on_air.join(" → ") + " (tick " + d.tick + ")");
+  });
+  on("preview", (d) => {
+    const b = op.buses.find((x) => x.address === d.bus);
+    if (b) b.preview = d.preview;
+  });
+  on("switch", (d) => {
+    const b = op.buses.find((x) => x.address === d.bus);
+    if (b) b.next = d.scene;
+    log(d.bus + ": " + d.transition + " to " + d.scene + (d.duration_ms ? " over " + d.duration_ms + " ms" : ""));
+  });
+  on("missed_deadline", (d) => {
+    const b = op.buses.find((x) => x.address === d.bus);
+    if (b) b.missed_deadlines = d.missed_total;
+    log(d.bus + " missed " + d.missed + " deadline(s) at tick " + d.tick, "error");
+  });
+  on("source_error", (d) => log(d.source + ": " + d.error, "error"));
+  on("source_ok", (d) => log(d.source + " delivers again"));
+  on("lost", (d) => { log("missed " + d.events + " events; reloading the state"); streamUp = false; });
+}
+
+function sw(bus, scene) {
+  const kind = $('[data-kind="' + CSS.escape(bus) + '"]').value;
+  const body = { scene };
+  if (kind !== "cut") body.duration = $('[data-dur="' + CSS.escape(bus) + '"]').value;
+  api("POST", "/buses/" + enc(bus) + "/" + kind, body).catch((e) => log(e.message, "error"));
+}
+
+const short = (s) => s.replace(/^(bus|scene|source)\./, "");
+const enc = (s) => encodeURIComponent(short(s));
+
+boot();

@@ -1,0 +1,323 @@
+package cpu
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/golden"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/runtime"
+)
+
+// The show the browser test plays: two full-frame scenes on Program (so
+// that the recording's stamps say which source each tick showed), a third
+// source on an AUX bus.
+const browserShow = `
+show {
+  name       = "multiviewer"
+  size       = "320x180"
+  frame_rate = "30"
+}
+canvas {
+  pacing_loops  = 2
+  input_poll_ms = 8
+}
+source "test_pattern" "one" {
+  pattern = "ramp"
+}
+source "test_pattern" "two" {
+  pattern = "checker"
+}
+source "test_pattern" "three" {
+  pattern = "bars"
+}
+scene "one" {
+  layer {
+    source = source.one
+  }
+}
+scene "two" {
+  layer {
+    source = source.two
+  }
+}
+bus "program" "pgm" {
+  scene = scene.one
+}
+bus "aux" "mon" {
+  source = source.three
+}
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}
+output "null" "mon" {
+  bus = bus.mon
+}
+`
+
+// chromium is Debian's headless browser, or the test is skipped saying so.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (apt-get install chromium; .ci/run installs it): the page's browser test needs it")
+	return ""
+}
+
+// chromiumPage starts a headless chromium for the test, at a desktop's size.
+func chromiumPage(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelC(); cancelA() })
+	// The browser starts with the first action on ctx itself (one run on a
+	// context derived with a timeout would close it when that ends).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+// do runs browser actions within the generous bound.
+func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// value runs one browser action that returns a value.
+func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// borderColour reads the colour of a tile's border from a screenshot: a
+// pixel in the middle of its left border.
+func borderColour(t *testing.T, ctx context.Context, shot []byte, tile string) color.RGBA {
+	t.Helper()
+	type box struct{ X, Y, H float64 }
+	r := value(t, ctx, "the position of "+tile, chromedp.Evaluate[box](fmt.Sprintf(
+		`(() => { const b = document.querySelector('[data-tile="%s"]').getBoundingClientRect(); return {X: b.left, Y: b.top, H: b.height}; })()`, tile)))
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := color.RGBAModel.Convert(img.At(int(r.X)+2, int(r.Y+r.H/2))).(color.RGBA)
+	return c
+}
+
+func isRed(c color.RGBA) bool   { return c.R > 180 && c.G < 60 && c.B < 60 }
+func isGreen(c color.RGBA) bool { return c.G > 150 && c.R < 60 && c.B < 60 }
+
+// TestThePageInABrowser opens the page of a show running on the CPU
+// backend in headless chromium, as an operator would: it turns on the
+// source tiles, puts scene two on preview and clicks TAKE. The recording's
+// stamps must show the cut on the first tick after the click, and the
+// screenshots must show the tally borders move: source one red (Program)
+// and source two green (preview) before, the other way round after. The
+// page must also fit a phone's screen, and with a token it must ask for
+// it before showing anything.
+func TestThePageInABrowser(t *testing.T) {
+	bin := chromium(t)
+	showPath := writeShow(t, browserShow)
+	p := compile(t, showPath, nil)
+	pj, _ := plan.Marshal(p)
+	s := startShowWith(t, p, pj)
+	stopped := false
+	defer func() {
+		if !stopped {
+			s.Stop()
+		}
+	}()
+	srv, err := control.Start(s, control.Options{Addr: "127.0.0.1:0", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Addr()
+	ctx := chromiumPage(t, bin)
+
+	do(t, ctx, "opening the page",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`#app`),
+		chromedp.WaitVisible(`[data-tile="bus.pgm"][data-loaded="1"]`),
+		chromedp.WaitVisible(`#live.on`), // the event stream is up
+		chromedp.Click(`#show-sources`),
+		chromedp.WaitVisible(`[data-tile="source.one"][data-loaded="1"]`),
+		chromedp.WaitVisible(`[data-tile="source.two"][data-loaded="1"]`),
+		chromedp.WaitVisible(`[data-tile="source.three"][data-loaded="1"]`),
+		chromedp.Click(`[data-pvw="bus.pgm|scene.two"]`),
+		chromedp.WaitVisible(`[data-tile="source.two"].pvw`),
+		chromedp.WaitVisible(`[data-pvw="bus.pgm|scene.two"].pvw`),
+	)
+	before := value(t, ctx, "a screenshot before the take", chromedp.CaptureScreenshot())
+	if c := borderColour(t, ctx, before, "source.one"); !isRed(c) {
+		t.Errorf("before the take, source.one (on Program) has a %v border, want red", c)
+	}
+	if c := borderColour(t, ctx, before, "source.two"); !isGreen(c) {
+		t.Errorf("before the take, source.two (on preview) has a %v border, want green", c)
+	}
+
+	clickFrom := runtime.Now() - s.State.Origin()
+	do(t, ctx, "clicking TAKE", chromedp.Click(`[data-take="bus.pgm"]`))
+	clickTo := runtime.Now() - s.State.Origin()
+	do(t, ctx, "the tally after the take",
+		chromedp.WaitVisible(`[data-tile="source.two"].pgm`),
+		chromedp.WaitVisible(`[data-tile="source.one"].pvw`),
+		chromedp.WaitVisible(`[data-pgm="bus.pgm|scene.two"].pgm`))
+	// Two more snapshots of the Program tile, so that it shows the take.
+	loads := func() int {
+		return value(t, ctx, "the Program tile's snapshots", chromedp.Evaluate[int](`+document.querySelector('[data-tile="bus.pgm"]').dataset.loads`))
+	}
+	for n, deadline := loads(), time.Now().Add(generous); loads() < n+2; <-time.After(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the Program tile took no new snapshot after the take")
+		}
+	}
+	after := value(t, ctx, "a screenshot after the take", chromedp.CaptureScreenshot())
+	if c := borderColour(t, ctx, after, "source.two"); !isRed(c) {
+		t.Errorf("after the take, source.two (on Program) has a %v border, want red", c)
+	}
+	if c := borderColour(t, ctx, after, "source.one"); !isGreen(c) {
+		t.Errorf("after the take, source.one (on preview) has a %v border, want green", c)
+	}
+	if golden.Updating() {
+		if err := os.WriteFile("../../docs/multiviewer.png", after, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A phone: the page fits its width, with the tiles in two columns.
+	type fitting struct{ Scroll, Width, Cols float64 }
+	do(t, ctx, "the page on a phone", chromedp.EmulateViewport(390, 844), chromedp.WaitVisible(`[data-take="bus.pgm"]`))
+	fit := value(t, ctx, "the page's width on a phone", chromedp.Evaluate[fitting](`({Scroll: document.documentElement.scrollWidth, Width: window.innerWidth,
+			Cols: getComputedStyle(document.querySelector('#wall')).gridTemplateColumns.split(' ').length})`))
+	if fit.Scroll > fit.Width || fit.Cols != 2 {
+		t.Errorf("on a 390 px wide phone the page is %v px wide with %v columns of tiles, want no wider than the screen and 2", fit.Scroll, fit.Cols)
+	}
+
+	// The recording: where the cut landed, from the stamps alone.
+	stopped = true
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sum := s.State.Summary()
+	var bus = sum.Buses[1]
+	if bus.Address != "bus.pgm" || len(bus.Cuts) != 1 {
+		t.Fatalf("bus %s logged cuts %+v, want the one take", bus.Address, bus.Cuts)
+	}
+	asked := bus.Cuts[0].AskedNs
+	// The click returns once the browser dispatched it; the page's request
+	// follows at once.
+	if asked < clickFrom || asked > clickTo+int64(5*time.Second) {
+		t.Errorf("the take arrived at %v, not right after the click (%v to %v)", time.Duration(asked), time.Duration(clickFrom), time.Duration(clickTo))
+	}
+	frames := readY4M(t, filepath.Join(filepath.Dir(showPath), "pgm.y4m"))
+	one, two := s.State.StampID("source.one"), s.State.StampID("source.two")
+	cut, anchorTick := -1, int64(0)
+	for i, f := range frames {
+		id, n, ok := media.ReadStamp(f, frame.Rect{W: f.Width, H: f.Height})
+		if !ok {
+			continue // black before the sources' first frames
+		}
+		if id == two && cut < 0 {
+			cut = i
+			// Source two's frame n is released on tick anchor+n; its anchor
+			// is the tick of the picture before minus that frame number
+			// (every source starts on the show's grid at the same tick).
+			anchorTick = int64(n)
+		}
+		if cut < 0 && id != one || cut >= 0 && id != two {
+			t.Fatalf("picture %d shows source %d; want source %d before the cut and %d after, one clean switch", i, id, one, two)
+		}
+	}
+	if cut < 0 {
+		t.Fatal("the take never reached the recording")
+	}
+	// The tick the first picture of source two belongs to: with no missed
+	// deadline, picture i is tick FirstTick+i.
+	cutTick := bus.FirstTick + int64(cut)
+	period := int64(time.Second / 30)
+	drawn := s.State.Grid().At(cutTick+2) - s.State.Origin() // its deadline: two periods of latency
+	t.Logf("take asked at %v (click %v to %v); the recording switches at picture %d (tick %d, source two's frame %d), drawn at %v; the bus logged tick %d",
+		time.Duration(asked), time.Duration(clickFrom), time.Duration(clickTo), cut, cutTick, anchorTick, time.Duration(drawn), bus.Cuts[0].Tick)
+	if bus.Missed == 0 {
+		if cutTick != bus.Cuts[0].Tick {
+			t.Errorf("the pictures put the cut on tick %d, the bus logged tick %d", cutTick, bus.Cuts[0].Tick)
+		}
+		if drawn < asked || drawn > asked+period+period/10 {
+			t.Errorf("the cut is on tick %d, drawn at %v; the take arrived at %v: not the first tick after the click", cutTick, time.Duration(drawn), time.Duration(asked))
+		}
+	} else {
+		// Missed deadlines shift the pictures' ticks: the bus's own log must
+		// still put the cut on the first tick drawn after the take.
+		t.Logf("%d missed deadlines (a busy machine): the pictures' ticks are shifted; checking the bus's log", bus.Missed)
+		c := bus.Cuts[0]
+		if c.DeadlineNs < asked || c.DeadlineNs > asked+period*int64(2+bus.Missed) {
+			t.Errorf("the bus drew the cut on tick %d at %v; the take arrived at %v", c.Tick, time.Duration(c.DeadlineNs), time.Duration(asked))
+		}
+	}
+
+	// With a token, the page asks for it, and then shows the show.
+	const token = "0123456789abcdef0123"
+	tsrv, err := control.Start(s, control.Options{Addr: "127.0.0.1:0", Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tsrv.Close()
+	do(t, ctx, "a wrong token",
+		chromedp.Navigate("http://"+tsrv.Addr()+"/"),
+		chromedp.WaitVisible(`#login`),
+		chromedp.SendKeys(`#token`, "wrong"),
+		chromedp.Click(`#login button`))
+	for deadline := time.Now().Add(generous); ; {
+		msg := value(t, ctx, "the login's answer", chromedp.Evaluate[string](`document.querySelector('#login-error').textContent`))
+		if msg != "" {
+			if !strings.Contains(msg, "wrong token") {
+				t.Errorf("a wrong token: the page says %q", msg)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the page said nothing of the wrong token")
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+	do(t, ctx, "logging in",
+		chromedp.Navigate("http://"+tsrv.Addr()+"/"),
+		chromedp.WaitVisible(`#login`),
+		chromedp.SendKeys(`#token`, token),
+		chromedp.Click(`#login button`),
+		chromedp.WaitVisible(`#app`),
+		chromedp.WaitVisible(`[data-tile="bus.pgm"]`))
+}
