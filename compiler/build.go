@@ -255,6 +255,9 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		p := map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
 		if src.Kind == "raw_file" { // raw pictures say nothing of themselves
 			p["format"], p["size"] = format, sizeString(size)
+			if src.OnError != "" {
+				p["on_error"] = src.OnError
+			}
 		}
 		return p
 	case "demux":

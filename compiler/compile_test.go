@@ -428,3 +428,45 @@ func TestCapacityWording(t *testing.T) {
 		}
 	}
 }
+
+// A raw source's on_error reaches the node that reads its file on the GPU
+// too: input_rec in the hwupload and pinned chains, raw_video_file_cuda in
+// direct and resident.
+func TestOnErrorReachesTheGPUReaders(t *testing.T) {
+	dir := t.TempDir()
+	for mode, kind := range map[string]string{"hwupload": "input_rec", "pinned": "input_rec", "direct": "raw_video_file_cuda", "resident": "raw_video_file_cuda"} {
+		path := filepath.Join(dir, mode+".hcl")
+		os.WriteFile(path, []byte(`
+show {
+  name       = "hold"
+  size       = "320x180"
+  frame_rate = "30"
+}
+canvas {
+  raw_upload = "`+mode+`"
+}
+source "raw_file" "clip" {
+  path     = "clip.nv12"
+  on_error = "hold"
+}
+scene "s" {
+  layer { source = source.clip }
+}
+bus "program" "pgm" { scene = scene.s }
+output "null" "pgm" { bus = bus.pgm }
+`), 0o644)
+		res := compile(t, load(t, path, nil), Options{})
+		found := false
+		for _, n := range res.Plan.Nodes {
+			if n.Kind == kind {
+				found = true
+				if n.Params.String("on_error") != "hold" {
+					t.Errorf("%s: %s has on_error %q, want hold", mode, n.ID, n.Params.String("on_error"))
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s node", mode, kind)
+		}
+	}
+}

@@ -66,6 +66,9 @@ func fuseRawUpload(st *state) {
 			n := &Node{ID: addr + "/raw_video_file_cuda", Kind: "raw_video_file_cuda", Address: addr, Group: up.Group,
 				Source: src, Range: src.DeclRange, Size: up.Size, Format: pf, Domain: nodes.Device,
 				Params: map[string]any{"mode": mode, "path": st.Show.Rel(src.Path), "loop": src.Loop, "format": pf, "size": sizeString(up.Size), "colour": colour}}
+			if onError, ok := in.Params["on_error"]; ok {
+				n.Params["on_error"] = onError
+			}
 			if !st.addNodeAt(n, in) {
 				continue
 			}

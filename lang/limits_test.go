@@ -229,7 +229,7 @@ func TestFastConvertAgrees(t *testing.T) {
 // limits.
 func TestGeneratedShowWithinLimits(t *testing.T) {
 	if testing.Short() {
-		t.Skip("10,000 sources take seconds to load")
+		t.Skip("-short: 10,000 sources take seconds to load")
 	}
 	s := mustLoad(t, []string{generatedShow(t, 10000)}, Options{})
 	if len(s.Sources) != 10000 || len(s.Scenes) != 2500 {

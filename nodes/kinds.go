@@ -7,14 +7,15 @@ package nodes
 func ptr(n int) *int { return &n }
 
 var (
-	pathParam   = Param{Name: "path", Type: String, Doc: "The file to read, as resolved from the show."}
-	loopParam   = Param{Name: "loop", Type: Bool, Default: false, Doc: "Start again at the end of the file; timestamps count on."}
-	colourParam = Param{Name: "colour", Type: String, Doc: "Colour tags stamped on every frame: primaries/transfer/matrix/range, e.g. bt709/bt709/bt709/limited."}
-	formatParam = Param{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Pixel format of the frames: nv12 (8-bit) or p010 (10-bit)."}
-	sizeParam   = Param{Name: "size", Type: String, Doc: "Frame size, WIDTHxHEIGHT."}
-	rateParam   = Param{Name: "frame_rate", Type: Rational, Doc: "Frames per second as a fraction, \"30/1\", \"30000/1001\"."}
-	tsKeys      = Param{Name: "timestamp_keys", Type: Strings, Doc: "Timestamp keys stamped on each frame; the frame_metadata fusion prunes the ones nobody reads."}
-	frameFmts   = []string{FormatNV12, FormatP010}
+	pathParam    = Param{Name: "path", Type: String, Doc: "The file to read, as resolved from the show."}
+	loopParam    = Param{Name: "loop", Type: Bool, Default: false, Doc: "Start again at the end of the file; timestamps count on."}
+	colourParam  = Param{Name: "colour", Type: String, Doc: "Colour tags stamped on every frame: primaries/transfer/matrix/range, e.g. bt709/bt709/bt709/limited."}
+	formatParam  = Param{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Pixel format of the frames: nv12 (8-bit) or p010 (10-bit)."}
+	sizeParam    = Param{Name: "size", Type: String, Doc: "Frame size, WIDTHxHEIGHT."}
+	rateParam    = Param{Name: "frame_rate", Type: Rational, Doc: "Frames per second as a fraction, \"30/1\", \"30000/1001\"."}
+	onErrorParam = Param{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What a raw source sends while its file is missing or unreadable: black frames, or its last good frame again."}
+	tsKeys       = Param{Name: "timestamp_keys", Type: Strings, Doc: "Timestamp keys stamped on each frame; the frame_metadata fusion prunes the ones nobody reads."}
+	frameFmts    = []string{FormatNV12, FormatP010}
 )
 
 func init() {
@@ -30,6 +31,7 @@ var builtin = []*Kind{
 		Params: []Param{pathParam, loopParam,
 			{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Doc: "A raw file's pixel format (raw files only: an encoded file says its own)."},
 			{Name: "size", Type: String, Doc: "A raw file's picture size, WIDTHxHEIGHT (raw files only)."},
+			onErrorParam,
 			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
 			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Live: true, Doc: "A read that takes longer stops the source with an error."},
 			tsKeys, colourParam},
@@ -71,7 +73,7 @@ var builtin = []*Kind{
 		Doc:  "Reads raw NV12/P010 frames with pread() straight into page-locked memory and has the GPU fetch them: one copy, no demux, decoder or upload, and no thread of its own: it runs on its source's pacing loop. direct holds one frame of page-locked memory and hands its reads to a pool of reader threads shared by every direct source; resident holds the whole file (pinned, unswappable), reads each picture once and queues later transfers from the loop.",
 		Params: []Param{
 			{Name: "mode", Type: Enum, Enum: []string{"direct", "resident"}, Default: "direct", Doc: "direct: one page-locked frame; resident: a page-locked block the size of the file."},
-			pathParam, loopParam, formatParam, sizeParam, colourParam,
+			pathParam, loopParam, formatParam, sizeParam, colourParam, onErrorParam,
 			{Name: "write_combined", Type: Bool, Default: false, Doc: "Allocate the block write-combined (measured: no difference; stays off)."},
 		},
 		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"mode": {"direct", "resident"}},
@@ -213,7 +215,7 @@ var builtin = []*Kind{
 		Name: "raw_file_cpu",
 		Doc:  "Reads raw NV12/P010 frames with pread() into host memory on its own thread: the raw source of the CPU backend.",
 		Params: []Param{pathParam, loopParam, formatParam, sizeParam, colourParam,
-			{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its file is missing or unreadable: black frames, or its last good frame again."}},
+			onErrorParam},
 		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been read",
 	},

@@ -33,7 +33,7 @@ func TestTenThousandIdleConnections(t *testing.T) {
 		runFlood(addr, os.Getenv(floodNEnv))
 	}
 	if testing.Short() {
-		t.Skip("opens 10,000 connections")
+		t.Skip("-short: opens 10,000 connections")
 	}
 	n := floodSize(t, 10000)
 

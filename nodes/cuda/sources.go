@@ -189,7 +189,9 @@ type rawFile struct {
 	mode   string
 	pool   *gpu.FramePool
 	up     *gpu.Uploader
-	size   int // bytes of one picture
+	size   int        // bytes of one picture
+	hold   bool       // on_error = "hold": the last good picture again, not black
+	last   *gpu.Frame // the last good picture, retained for hold
 	log    func(msg string, args ...any)
 	failed func(error)
 
@@ -219,10 +221,11 @@ type fileStamp struct {
 
 func (b *backend) newRawFile(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
 	prm, err := show.Params[struct {
-		Mode   string `param:"mode"`
-		Path   string `param:"path"`
-		Loop   bool   `param:"loop"`
-		Colour string `param:"colour"`
+		Mode    string `param:"mode"`
+		Path    string `param:"path"`
+		Loop    bool   `param:"loop"`
+		Colour  string `param:"colour"`
+		OnError string `param:"on_error"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -240,7 +243,8 @@ func (b *backend) newRawFile(st *show.State, n plan.Node, ctx *runtime.NodeConte
 		pool.Close()
 		return nil, fmt.Errorf("node %s: %w", n.ID, err)
 	}
-	r := &rawFile{b: b, st: st.Source(n.Address), id: n.ID, cfg: cfg, mode: prm.Mode, pool: pool, up: up, size: cfg.Format.Size(cfg.Width, cfg.Height)}
+	r := &rawFile{b: b, st: st.Source(n.Address), id: n.ID, cfg: cfg, mode: prm.Mode, pool: pool, up: up, size: cfg.Format.Size(cfg.Width, cfg.Height),
+		hold: prm.OnError == "hold"}
 	if r.mode == "direct" {
 		if r.done, err = runtime.NewSignal(); err != nil {
 			r.Stop()
@@ -295,6 +299,8 @@ func (r *rawFile) fill(ctx *runtime.NodeContext[Frame]) {
 					ctx.Fail(err)
 					return
 				}
+			} else if r.hold && f != nil {
+				r.keep(f.(*gpu.Frame))
 			}
 			if f == nil {
 				return // direct: a read is under way; its signal calls again
@@ -434,14 +440,38 @@ func (r *rawFile) nextResident() (Frame, error) {
 	return f, nil
 }
 
-// black is a black picture, sent while the file is unusable so the buses
-// keep their deadlines; the file is tried again for the next picture.
+// keep retains f as the last good picture (on_error = "hold").
+func (r *rawFile) keep(f *gpu.Frame) {
+	f.Retain()
+	if r.last != nil {
+		r.last.Release()
+	}
+	r.last = f
+}
+
+// black is what the source sends while its file is unusable, so the buses
+// keep their deadlines: a black picture, or with on_error = "hold" a copy
+// of the last good one (on the GPU: a device-to-device copy; the copy, not
+// the kept frame, goes on, as the pacer restamps what it sends). The file
+// is tried again for the next picture.
 func (r *rawFile) black() (Frame, error) {
-	d, err := r.pool.Get(r.up.Stream())
+	s := r.up.Stream()
+	d, err := r.pool.Get(s)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Fill(r.up.Stream()); err != nil {
+	if r.hold && r.last != nil {
+		err = r.last.WaitWritten(s)
+		for p := 0; p < 2 && err == nil; p++ {
+			err = s.Copy2D(gpu.DeviceRegion(d.Plane[p], d.Pitch), gpu.DeviceRegion(r.last.Plane[p], r.last.Pitch), d.RowBytes(), d.Height>>p)
+		}
+		if err == nil {
+			err = d.MarkWritten(s)
+		}
+	} else {
+		err = d.Fill(s)
+	}
+	if err != nil {
 		d.Release()
 		return nil, err
 	}
@@ -487,6 +517,10 @@ func (r *rawFile) Stop() {
 		r.ready = nil
 	}
 	r.mu.Unlock()
+	if r.last != nil {
+		r.last.Release()
+		r.last = nil
+	}
 	if r.up != nil {
 		r.up.Close()
 	}

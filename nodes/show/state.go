@@ -250,7 +250,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	}
 	if len(problems) > 0 {
 		b.Close()
-		return nil, fmt.Errorf("plan %q cannot run on the %s backend:\n  %s\n(compile it with -backend %s)", p.Show, backend, strings.Join(problems, "\n  "), backend)
+		return nil, fmt.Errorf("plan %q cannot run on the %s backend:\n  %s\n(a plan compiled for another backend, or kinds this build's %s backend does not run yet: `onair nodes` says which backend runs each kind; try another -backend)", p.Show, backend, strings.Join(problems, "\n  "), backend)
 	}
 	return b, nil
 }
