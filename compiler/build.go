@@ -37,6 +37,9 @@ var (
 	decoderTimestampKeys = []string{"decode_time", "demux_time"}
 )
 
+// fileCodecs is the coding of each encoded file source kind.
+var fileCodecs = map[string]string{"hevc_file": "hevc", "h264_file": "h264"}
+
 // TimeBase is the pacers' unit: exact for every supported rate.
 const TimeBase = "1/120000"
 
@@ -253,6 +256,9 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 	switch kind {
 	case "input_rec":
 		p := map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
+		if c, ok := fileCodecs[src.Kind]; ok {
+			p["codec"] = c
+		}
 		if src.Kind == "raw_file" { // raw pictures say nothing of themselves
 			p["format"], p["size"] = format, sizeString(size)
 			if src.OnError != "" {
@@ -263,13 +269,21 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 	case "demux":
 		return map[string]any{"streams": streams, "offers": 1}
 	case "dec_video":
-		return map[string]any{"format": format, "timestamp_keys": decoderTimestampKeys}
+		p := map[string]any{"format": format, "size": sizeString(size), "timestamp_keys": decoderTimestampKeys}
+		if c, ok := fileCodecs[src.Kind]; ok {
+			p["codec"] = c
+		}
+		return p
 	case "raw_file_cpu", "ffmpeg_decode":
 		onError := src.OnError
 		if onError == "" {
 			onError = "black"
 		}
-		return map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError}
+		p := map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError}
+		if c, ok := fileCodecs[src.Kind]; ok && kind == "ffmpeg_decode" {
+			p["codec"] = c
+		}
+		return p
 	case "ipc_dmabuf_source":
 		q := st.Show.Canvas.Int("browser_frame_queue")
 		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}

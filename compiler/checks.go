@@ -11,6 +11,7 @@ package compiler
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,7 +23,7 @@ import (
 	"github.com/onairhq/onair/nodes"
 )
 
-var checks = []*Rule{groupOrderRule, inputRoutingRule, readinessRule, formatsRule, queueSizingRule, capacityRule}
+var checks = []*Rule{groupOrderRule, inputRoutingRule, readinessRule, formatsRule, nvdecCapsRule, queueSizingRule, capacityRule}
 
 var groupOrderRule = &Rule{
 	ID: "group-order",
@@ -653,4 +654,54 @@ func checkColours(p *Pass) {
 			}
 		}
 	}
+}
+
+var nvdecCapsRule = &Rule{
+	ID: "nvdec-caps",
+	Doc: `Every NVDEC decoder's stream is one the profile's GPU decodes.
+
+NVDEC decodes HEVC and H.264 within limits its capabilities report: HEVC
+8- and 10-bit from 144x144 up to 8192x8192, H.264 8-bit only, from 48x16
+up to 4096x4096, on the GPUs onair knows (the profile's nvdec_caps). A
+source outside them would fail when the show starts; it is refused here
+instead, saying what to change.`,
+	Severity: hcl.DiagError,
+	Run: func(p *Pass) {
+		if p.Profile == nil || len(p.Profile.NVDECCaps) == 0 {
+			return
+		}
+		for _, n := range p.Graph.Nodes() {
+			if !n.Decl.Traits.Roles.Has(nodes.Decoder) || n.Domain != nodes.Device || n.Source == nil {
+				continue
+			}
+			codec, _ := n.Params["codec"].(string)
+			depth := lang.PixelFormat(n.Format).BitDepth()
+			var c *NVDECCap
+			for i := range p.Profile.NVDECCaps {
+				if p.Profile.NVDECCaps[i].Codec == codec {
+					c = &p.Profile.NVDECCaps[i]
+				}
+			}
+			rng := rangeOfNode(n)
+			switch {
+			case c == nil:
+				p.Report(hcl.Diagnostic{Summary: "NVDEC does not decode this codec", Subject: rng,
+					Detail: fmt.Sprintf("%s is %s video; profile %s's NVDEC decodes %s.", n.Address, codec, p.Profile.Name, nvdecCodecs(p.Profile))})
+			case !slices.Contains(c.BitDepths, depth):
+				p.Report(hcl.Diagnostic{Summary: "NVDEC does not decode this bit depth", Subject: rng,
+					Detail: fmt.Sprintf("%s is %d-bit %s (format %s); profile %s's NVDEC decodes %s at %v bits. Encode it as 8-bit, or as HEVC for 10-bit.", n.Address, depth, codec, n.Format, p.Profile.Name, codec, c.BitDepths)})
+			case n.Size.W < c.MinWidth || n.Size.H < c.MinHeight || n.Size.W > c.MaxWidth || n.Size.H > c.MaxHeight:
+				p.Report(hcl.Diagnostic{Summary: "NVDEC does not decode this picture size", Subject: rng,
+					Detail: fmt.Sprintf("%s is %s %s; profile %s's NVDEC decodes %s from %dx%d to %dx%d. Scale the file into that range.", n.Address, sizeString(n.Size), codec, p.Profile.Name, codec, c.MinWidth, c.MinHeight, c.MaxWidth, c.MaxHeight)})
+			}
+		}
+	},
+}
+
+func nvdecCodecs(pr *Profile) string {
+	var s []string
+	for _, c := range pr.NVDECCaps {
+		s = append(s, c.Codec)
+	}
+	return strings.Join(s, " and ")
 }

@@ -93,7 +93,9 @@ type state struct {
 	Result
 	diags   hcl.Diagnostics
 	fusions []plan.Fusion
-	groups  []string // group start order, set by emit
+	// decodeLoops is how many decode loops the decoders were placed on.
+	decodeLoops int
+	groups      []string // group start order, set by emit
 }
 
 func (st *state) errorf(rng *hcl.Range, summary, detailFormat string, args ...any) {

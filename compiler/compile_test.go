@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"fmt"
 	"github.com/onairhq/onair/internal/golden"
 	"os"
 	"path/filepath"
@@ -93,9 +94,11 @@ func TestDemo192CanvasVariants(t *testing.T) {
 		modes  map[string]int
 	}{
 		{"demux keeps every HEVC demuxer", map[string]string{"input_routing": `"demux"`},
-			map[string]int{"demux": 105, "input_rec": 105, "dec_video": 105}, nil},
-		{"input removes them", map[string]string{"input_routing": `"input"`},
-			map[string]int{"demux": 0, "input_rec": 105}, nil},
+			map[string]int{"demux": 105, "input_rec": 105, "dec_video": 105, "nvdec_file": 0}, nil},
+		{"input removes them", map[string]string{"input_routing": `"input"`, "decoder_placement": `"thread"`},
+			map[string]int{"demux": 0, "input_rec": 105, "dec_video": 105}, nil},
+		{"input on decode loops fuses reader and decoder", map[string]string{"input_routing": `"input"`, "decoder_placement": `"decode_loops"`},
+			map[string]int{"demux": 0, "input_rec": 0, "dec_video": 0, "nvdec_file": 105}, nil},
 		{"thread fan-out", map[string]string{"source_fan_out": `"thread"`},
 			map[string]int{"one_to_many": 192, "one_to_many_nb": 0}, nil},
 		{"event loop fan-out", map[string]string{"source_fan_out": `"event_loop"`},
@@ -141,12 +144,21 @@ func TestDemo192ThreadArithmetic(t *testing.T) {
 	threads := func(canvas map[string]string) int {
 		return compile(t, load(t, variant(t, canvas), nil), Options{}).Plan.Estimates.Threads
 	}
-	before := threads(map[string]string{"input_routing": `"demux"`, "source_fan_out": `"thread"`, "raw_upload": `"direct"`})
-	after := threads(map[string]string{"input_routing": `"input"`, "source_fan_out": `"event_loop"`, "raw_upload": `"direct"`})
+	seeds := `"thread"` // the seeds' mixer gave each decoder a thread
+	before := threads(map[string]string{"input_routing": `"demux"`, "source_fan_out": `"thread"`, "raw_upload": `"direct"`, "decoder_placement": seeds})
+	after := threads(map[string]string{"input_routing": `"input"`, "source_fan_out": `"event_loop"`, "raw_upload": `"direct"`, "decoder_placement": seeds})
 	if before-after != 297 {
 		t.Errorf("input routing + event-loop fan-out saved %d threads, the seeds say 297 (1,186 → 889)", before-after)
 	}
-	pinned := threads(map[string]string{"input_routing": `"demux"`, "source_fan_out": `"thread"`, "raw_upload": `"pinned"`})
+	// Decode loops: 105 reader threads and 105 decoder threads become the
+	// profile's one decode loop (nvidia_l4) or the two the canvas asks for.
+	for loops, want := range map[string]int{"0": 1, "2": 2} {
+		got := threads(map[string]string{"input_routing": `"input"`, "source_fan_out": `"event_loop"`, "raw_upload": `"direct"`, "decoder_placement": `"decode_loops"`, "decode_loops": loops})
+		if after-got != 2*105-want {
+			t.Errorf("decode_loops = %s saved %d threads, want 210 - %d", loops, after-got, want)
+		}
+	}
+	pinned := threads(map[string]string{"input_routing": `"demux"`, "source_fan_out": `"thread"`, "raw_upload": `"pinned"`, "decoder_placement": seeds})
 	if want := 141 + 47 - 4; pinned-before != want {
 		t.Errorf("direct saved %d threads over pinned, want %d: the seeds' 141 (1,327 → 1,186), and 47 sources sharing 4 readers", pinned-before, want)
 	}
@@ -155,10 +167,10 @@ func TestDemo192ThreadArithmetic(t *testing.T) {
 func TestDemo192Placement(t *testing.T) {
 	res := compile(t, load(t, "../shows/demo-192.hcl", nil), Options{})
 	p := res.Plan
-	if len(p.Loops) != 5 || p.Loops[0].Name != "default" {
-		t.Fatalf("loops: %+v", p.Loops)
+	if len(p.Loops) != 6 || p.Loops[0].Name != "default" || p.Loops[5].Name != "decode_0" || p.Loops[5].Kind != "nvdec" || len(p.Loops[5].Nodes) != 105 {
+		t.Fatalf("loops: want default, four pacing loops and the profile's one decode loop with 105 decoders: %+v", p.Loops)
 	}
-	for i, l := range p.Loops[1:] {
+	for i, l := range p.Loops[1:5] {
 		if l.Name != PacingLoop(i, 4) || len(l.Sources) != 48 {
 			t.Errorf("loop %s paces %d sources, want 48", l.Name, len(l.Sources))
 		}
@@ -173,6 +185,10 @@ func TestDemo192Placement(t *testing.T) {
 		case n.Kind == "compositor" && n.Params["bus"] == "aux":
 			if n.Placement.Loop != "default" {
 				t.Errorf("AUX compositor %s placed on %+v, want the default loop", n.ID, n.Placement)
+			}
+		case n.Kind == "nvdec_file":
+			if n.Placement != (plan.Placement{Loop: "decode_0"}) {
+				t.Errorf("%s placed on %+v, want decode_0", n.ID, n.Placement)
 			}
 		case n.Kind == "compositor" || n.Kind == "dec_video" || n.Kind == "input_rec":
 			if !n.Placement.Thread {
@@ -359,7 +375,7 @@ bus "aux" "mon" {
 	}
 	res := compile(t, load(t, path, nil), Options{})
 	c := count(res.Plan)
-	if c.kinds["input_rec"] != 1 || c.kinds["dec_video"] != 1 || c.kinds["one_to_many_nb"] != 1 {
+	if c.kinds["nvdec_file"] != 1 || c.kinds["one_to_many_nb"] != 1 {
 		t.Errorf("kinds: %v", c.kinds)
 	}
 	var toComp []string
@@ -468,5 +484,47 @@ output "null" "pgm" { bus = bus.pgm }
 		if !found {
 			t.Errorf("%s: no %s node", mode, kind)
 		}
+	}
+}
+
+// NVDEC's limits are checked where the show says the size: a 128x96 HEVC
+// source is refused for the GPU (NVDEC starts at 144x144) with its
+// position and the range, and plans on the CPU, whose ffmpeg decodes it.
+func TestNVDECCapsChecked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "small.hcl")
+	os.WriteFile(path, []byte(`show {
+  name = "small"
+  size = "1920x1080"
+  frame_rate = "30"
+}
+source "hevc_file" "cam" {
+  path = "x.hevc"
+  size = "128x96"
+}
+source "hevc_file" "ok" {
+  path = "y.hevc"
+  size = "144x144"
+}
+scene "s" {
+  layer { source = source.cam }
+  layer { source = source.ok }
+}
+bus "program" "pgm" { scene = scene.s }
+`), 0o644)
+	show := load(t, path, nil)
+	_, diags := Compile(show, Options{ToolVersion: "test", Target: targets["cuda"], Profile: "nvidia_h200"})
+	var found []string
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			found = append(found, fmt.Sprintf("%s:%d: %s: %s", filepath.Base(d.Subject.Filename), d.Subject.Start.Line, d.Summary, d.Detail))
+		}
+	}
+	if len(found) != 1 || !strings.Contains(found[0], "small.hcl:6: NVDEC does not decode this picture size") ||
+		!strings.Contains(found[0], "from 144x144 to 8192x8192") {
+		t.Errorf("want one nvdec-caps error at source.cam, got %q", found)
+	}
+	if _, diags := Compile(show, Options{ToolVersion: "test", Target: targets["cpu"]}); diags.HasErrors() {
+		t.Errorf("the CPU backend decodes any size: %v", diags)
 	}
 }

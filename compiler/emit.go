@@ -79,6 +79,10 @@ func emit(st *state) {
 		name := PacingLoop(i, n)
 		p.Loops = append(p.Loops, plan.Loop{Name: name, Sources: paced[i], Nodes: loopNodes[name]})
 	}
+	for i := 0; i < st.decodeLoops; i++ {
+		name := DecodeLoop(i, st.decodeLoops)
+		p.Loops = append(p.Loops, plan.Loop{Name: name, Kind: decodeLoopKind, Nodes: loopNodes[name]})
+	}
 
 	order, _ := groupOrder(g)
 	st.groups = order

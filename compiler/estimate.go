@@ -86,7 +86,7 @@ func estimate(st *state) {
 			switch {
 			case t.Roles.Has(nodes.Compositor):
 				vram += canvasesPerBus * fb
-			case t.Roles.Has(nodes.Decoder) && n.Params["mode"] == "nvdec":
+			case t.Roles.Has(nodes.Decoder): // NVDEC: dec_video (nvdec) or nvdec_file
 				vram += int64(intParam(n, "surfaces")) * fb
 				nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
 			case t.Roles.Has(nodes.Importer):

@@ -19,6 +19,7 @@ var passes = [...]pass{
 	{name: "check", fn: runChecks, stopOnError: true},     // rules over traits: order, routing, readiness, formats, queues
 	{name: "fuse raw upload", fn: fuseRawUpload},          // the raw chain raw_upload picks
 	{name: "fuse input routing", fn: fuseInputRouting},    // no demux for one-stream files (input_routing = "input")
+	{name: "fuse decode loops", fn: fuseDecodeLoops},      // NVDEC decoders on a few decode loops (decoder_placement)
 	{name: "fuse fan-out", fn: fuseFanOut},                // one_to_many → one_to_many_nb (source_fan_out = "event_loop")
 	{name: "fuse frame metadata", fn: fuseFrameMetadata},  // prune timestamp keys nobody reads
 	{name: "recheck", fn: runChecks, stopOnError: true},   // the fused graph must still pass every check
@@ -40,6 +41,10 @@ var passOrder = [...]struct {
 	{"fuse raw upload", "fuse input routing", "direct and resident raw chains drop their demuxer with the rest of the stock chain; input routing then fuses only the chains that keep one"},
 	{"fuse raw upload", "fuse fan-out", "fan-out fusion places the fan-out on its source's loop, whatever chain raw_upload left"},
 	{"fuse input routing", "recheck", "the fused graph is rechecked"},
+	{"fuse input routing", "fuse decode loops", "a reader left feeding its decoder directly fuses with it into nvdec_file"},
+	{"fuse decode loops", "fuse frame metadata", "nvdec_file takes the timestamp keys of the two nodes it replaces, then they are pruned"},
+	{"fuse decode loops", "recheck", "the fused graph is rechecked"},
+	{"fuse decode loops", "place", "placement keeps the decode loops the fusion chose"},
 	{"fuse raw upload", "recheck", "the fused graph is rechecked"},
 	{"fuse fan-out", "recheck", "the fused graph is rechecked"},
 	{"fuse frame metadata", "recheck", "the fused graph is rechecked"},

@@ -20,6 +20,9 @@ func place(st *state) {
 		loops = 1
 	}
 	for _, n := range st.Graph.Nodes() {
+		if n.Placement != (plan.Placement{}) {
+			continue // placed by a fusion (a decode loop)
+		}
 		switch {
 		case n.Decl.RunsOnThread(n.Params):
 			n.Placement = plan.Placement{Thread: true}

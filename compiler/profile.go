@@ -37,14 +37,31 @@ type Profile struct {
 	NVDECEngines Figure `json:"nvdec_engines"`
 	// NVDECFramesPerSec is 1080p frames per second over all engines.
 	NVDECFramesPerSec Figure `json:"nvdec_frames_per_sec"`
-	VRAMBytes         Figure `json:"vram_bytes"`
-	PCIeGeneration    Figure `json:"pcie_generation"`
-	PCIeWidth         Figure `json:"pcie_width"`
-	PCIeBytesPerSec   Figure `json:"pcie_usable_bytes_per_sec"`
+	// DecodeLoops is how many decode loops serve the show's NVDEC decoders
+	// by default (canvas decode_loops = 0).
+	DecodeLoops     Figure `json:"decode_loops"`
+	VRAMBytes       Figure `json:"vram_bytes"`
+	PCIeGeneration  Figure `json:"pcie_generation"`
+	PCIeWidth       Figure `json:"pcie_width"`
+	PCIeBytesPerSec Figure `json:"pcie_usable_bytes_per_sec"`
 	// PinnedHostBytes is how much page-locked host memory a show may take.
 	PinnedHostBytes Figure        `json:"pinned_host_bytes"`
 	NVENC           Figure        `json:"nvenc"` // 1 present, 0 absent
 	SourceLimits    []SourceLimit `json:"source_limits"`
+	// NVDECCaps is what the GPU's decoder takes, per codec (none listed:
+	// not checked).
+	NVDECCaps []NVDECCap `json:"nvdec_caps,omitempty"`
+}
+
+// NVDECCap is the range of pictures NVDEC decodes for one codec.
+type NVDECCap struct {
+	Codec     string `json:"codec"` // hevc | h264
+	BitDepths []int  `json:"bit_depths"`
+	MinWidth  int    `json:"min_width"`
+	MinHeight int    `json:"min_height"`
+	MaxWidth  int    `json:"max_width"`
+	MaxHeight int    `json:"max_height"`
+	Source    string `json:"source"`
 }
 
 //go:embed profiles/*.json
@@ -85,11 +102,16 @@ func ParseProfile(b []byte) (*Profile, error) {
 	if p.Name == "" {
 		return nil, fmt.Errorf("profile has no name")
 	}
-	for name, f := range map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec,
+	for name, f := range map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec, "decode_loops": p.DecodeLoops,
 		"vram_bytes": p.VRAMBytes, "pcie_generation": p.PCIeGeneration, "pcie_width": p.PCIeWidth,
 		"pcie_usable_bytes_per_sec": p.PCIeBytesPerSec, "pinned_host_bytes": p.PinnedHostBytes, "nvenc": p.NVENC} {
 		if f.Source == "" {
 			return nil, fmt.Errorf("profile %s: %s has no source note", p.Name, name)
+		}
+	}
+	for _, c := range p.NVDECCaps {
+		if c.Source == "" {
+			return nil, fmt.Errorf("profile %s: the NVDEC caps of %s have no source note", p.Name, c.Codec)
 		}
 	}
 	for _, l := range p.SourceLimits {

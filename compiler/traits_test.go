@@ -168,7 +168,7 @@ func TestRulesReadTraitsNotNames(t *testing.T) {
 }
 
 func TestChecksHaveStableIDsAndDocs(t *testing.T) {
-	want := []string{"group-order", "input-routing", "readiness", "formats", "queue-sizing", "capacity"}
+	want := []string{"group-order", "input-routing", "readiness", "formats", "nvdec-caps", "queue-sizing", "capacity"}
 	got := Checks()
 	if len(got) != len(want) {
 		t.Fatalf("%d checks, want %d", len(got), len(want))

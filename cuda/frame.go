@@ -270,6 +270,7 @@ type FramePool struct {
 	free      []*Frame
 	allocated int
 	closed    bool
+	notify    func() // called after a frame comes back (SetNotify)
 }
 
 // ErrExhausted is returned by Get when every frame of a capped pool is out.
@@ -304,6 +305,26 @@ func (p *FramePool) Free() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.free)
+}
+
+// Available is how many frames Get can hand out now: those waiting in the
+// pool and those a capped pool may still allocate.
+func (p *FramePool) Available() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.max <= 0 {
+		return int(^uint(0) >> 1)
+	}
+	return len(p.free) + p.max - p.allocated
+}
+
+// SetNotify makes the pool call fn (on the releasing goroutine, without
+// holding the pool's lock) each time a frame comes back: a writer that
+// waits for a frame (an NVDEC loop) wakes on it.
+func (p *FramePool) SetNotify(fn func()) {
+	p.mu.Lock()
+	p.notify = fn
+	p.mu.Unlock()
 }
 
 // Get returns a frame with one reference and cleared metadata, for writing
@@ -357,7 +378,11 @@ func (p *FramePool) put(fr *Frame) {
 		return
 	}
 	p.free = append(p.free, fr)
+	notify := p.notify
 	p.mu.Unlock()
+	if notify != nil {
+		notify()
+	}
 }
 
 // Close frees the frames in the pool; frames still out are freed when

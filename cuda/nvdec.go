@@ -40,6 +40,7 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/onairhq/onair/frame"
@@ -170,9 +171,23 @@ type NVDECFrame struct {
 	// Status is the engine's decode status: "ok", "concealed" (an error the
 	// engine concealed) or "error".
 	Status string
+	// Device is the frame of the shared loader the picture was copied into
+	// when the decoder writes into a FramePool (NVDECConfig.Frames): the
+	// frame the compositor reads. TakeDevice hands it on.
+	Device *Frame
 
 	pool *NVDECFramePool
 	refs atomic.Int32
+}
+
+// TakeDevice returns the device frame the picture was copied into, with
+// the reference the NVDECFrame held (the NVDECFrame is spent: do not
+// Release it too), its Meta's timestamp left to the caller. It is nil for
+// a decoder with a pool of its own.
+func (f *NVDECFrame) TakeDevice() *Frame {
+	d := f.Device
+	f.Device = nil
+	return d
 }
 
 // ChromaPtr is where the chroma plane starts.
@@ -215,13 +230,58 @@ func (f *NVDECFrame) Download(dst *frame.Frame) error {
 	return nil
 }
 
-// NVDECFramePool holds a decoder's output frames, allocated once.
+// NVDECFramePool holds a decoder's output frames: its own, allocated once,
+// or (dev set) frames of a FramePool of the shared loader, which the
+// decoder's users hold and release like any device frame.
 type NVDECFramePool struct {
 	n      *NVDEC
 	mu     sync.Mutex
 	free   []*NVDECFrame
 	all    []*NVDECFrame
 	notify func() // called when a frame comes back
+	dev    *FramePool
+}
+
+func devicePool(n *NVDEC, fp *FramePool, f frame.Format, w, h int) (*NVDECFramePool, error) {
+	if fp.Format() != f || fp.Width() != w || fp.Height() != h {
+		return nil, fmt.Errorf("the frame pool holds %v %dx%d frames, the stream is %v %dx%d", fp.Format(), fp.Width(), fp.Height(), f, w, h)
+	}
+	return &NVDECFramePool{n: n, dev: fp}, nil
+}
+
+// getOn takes a frame to copy a picture into on stream s: a device-backed
+// pool's frame waits (on the GPU) for its last readers there.
+func (p *NVDECFramePool) getOn(s *Stream) (*NVDECFrame, error) {
+	if p.dev == nil {
+		return p.get(), nil
+	}
+	if s == nil {
+		return nil, errors.New("a decoder writing into a frame pool runs on a loop made by NewLoopOn")
+	}
+	fr, err := p.dev.Get(s)
+	if err == ErrExhausted {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fr.Plane[1] != fr.Plane[0]+DevicePtr(fr.Pitch*fr.Height) {
+		fr.Release()
+		return nil, errors.New("the frame pool's frames do not hold their chroma rows right after the luma rows")
+	}
+	f := &NVDECFrame{Ptr: uint64(fr.Plane[0]), Pitch: fr.Pitch, Format: fr.Format, Width: fr.Width, Height: fr.Height, Device: fr, pool: p}
+	f.refs.Store(1)
+	return f, nil
+}
+
+func (p *NVDECFramePool) setNotify(fn func()) {
+	if p.dev != nil {
+		p.dev.SetNotify(fn)
+		return
+	}
+	p.mu.Lock()
+	p.notify = fn
+	p.mu.Unlock()
 }
 
 func newNVDECFramePool(n *NVDEC, f frame.Format, w, h, count int) (*NVDECFramePool, error) {
@@ -254,6 +314,12 @@ func (p *NVDECFramePool) get() *NVDECFrame {
 }
 
 func (p *NVDECFramePool) put(f *NVDECFrame) {
+	if p.dev != nil {
+		if d := f.TakeDevice(); d != nil {
+			d.Release()
+		}
+		return
+	}
 	p.mu.Lock()
 	p.free = append(p.free, f)
 	notify := p.notify
@@ -263,8 +329,11 @@ func (p *NVDECFramePool) put(f *NVDECFrame) {
 	}
 }
 
-// Free is the number of frames in the pool.
+// Free is the number of frames the pool can hand out now.
 func (p *NVDECFramePool) Free() int {
+	if p.dev != nil {
+		return p.dev.Available()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.free)
@@ -305,7 +374,16 @@ type NVDECConfig struct {
 	// PoolFrames is the output frames (0: 4). A decoder whose frames are
 	// all held by their users is not fed until one comes back.
 	PoolFrames int
-	Source     NVDECSource
+	// Frames, when set, is where the decoded pictures go instead of a
+	// pool of the decoder's own: device frames of Format, Width and Height
+	// that the compositor reads (the decoder's loop must come from
+	// NewLoopOn). PoolFrames is then the FramePool's cap.
+	Frames *FramePool
+	// Ready, when set, is asked before each access unit is fed: false
+	// holds the decoder back (its user has frames it could not hand on
+	// yet). The loop then looks again within NVDECPoll.
+	Ready  func() bool
+	Source NVDECSource
 	// OnFrame receives each decoded frame, in display order, on the loop's
 	// thread; the frame is the callee's (Release it when done). It must
 	// not block for long: the loop's other streams wait.
@@ -328,6 +406,8 @@ type NVDECDecoder struct {
 	c    *C.nvd_dec
 	pool *NVDECFramePool
 
+	stop    atomic.Bool // Stop asked: the loop ends it on its next round
+	loop    atomic.Pointer[NVDECLoop]
 	sentEOS bool
 	ended   bool
 	err     error
@@ -355,7 +435,13 @@ func (n *NVDEC) NewDecoder(cfg NVDECConfig) (*NVDECDecoder, error) {
 	if cfg.PoolFrames <= 0 {
 		cfg.PoolFrames = 4
 	}
-	pool, err := newNVDECFramePool(n, cfg.Format, cfg.Width, cfg.Height, cfg.PoolFrames)
+	var pool *NVDECFramePool
+	var err error
+	if cfg.Frames != nil {
+		pool, err = devicePool(n, cfg.Frames, cfg.Format, cfg.Width, cfg.Height)
+	} else {
+		pool, err = newNVDECFramePool(n, cfg.Format, cfg.Width, cfg.Height, cfg.PoolFrames)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("NVDEC decoder %s: %w", cfg.ID, err)
 	}
@@ -404,28 +490,29 @@ func (d *NVDECDecoder) callbackErr(call string, r C.nvd_result) error {
 	return fmt.Errorf("NVDEC decoder %s: %s", d.cfg.ID, msg)
 }
 
-// feed parses one access unit (or the end of the stream).
-func (d *NVDECDecoder) feed() error {
+// feed parses one access unit (or the end of the stream). It reports
+// false when the source had nothing yet (an empty access unit).
+func (d *NVDECDecoder) feed() (bool, error) {
 	au, ts, err := d.cfg.Source()
 	if err == io.EOF {
 		d.sentEOS = true
 		if r := C.nvd_parse(d.c, nil, 0, 0, 0, 1); r != 0 || d.c.err[0] != 0 {
-			return d.callbackErr("cuvidParseVideoData (end of stream)", r)
+			return true, d.callbackErr("cuvidParseVideoData (end of stream)", r)
 		}
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("NVDEC decoder %s: reading the stream: %w", d.cfg.ID, err)
+		return false, fmt.Errorf("NVDEC decoder %s: reading the stream: %w", d.cfg.ID, err)
 	}
 	if len(au) == 0 {
-		return nil
+		return false, nil
 	}
 	r := C.nvd_parse(d.c, (*C.uchar)(unsafe.Pointer(&au[0])), C.size_t(len(au)), C.longlong(ts), 1, 0)
 	goruntime.KeepAlive(au)
 	if r != 0 || d.c.err[0] != 0 {
-		return d.callbackErr("cuvidParseVideoData", r)
+		return true, d.callbackErr("cuvidParseVideoData", r)
 	}
-	return nil
+	return true, nil
 }
 
 func (d *NVDECDecoder) finish(err error) {
@@ -438,13 +525,34 @@ func (d *NVDECDecoder) finish(err error) {
 	}
 }
 
+// ErrStopped is what a decoder ended by Stop reports to OnEnd.
+var ErrStopped = errors.New("NVDEC decoder stopped")
+
+// Stop ends the decoder on its loop's next round (OnEnd gets ErrStopped,
+// then the loop frees it); it may be called from any goroutine.
+func (d *NVDECDecoder) Stop() {
+	d.stop.Store(true)
+	if l := d.loop.Load(); l != nil {
+		l.poke()
+	}
+}
+
 // Err is why the decoder stopped (nil while it runs or after a clean end).
 func (d *NVDECDecoder) Err() error { return d.err }
+
+// NVDECPoll is how soon a loop looks again at a decoder that had nothing
+// to feed (its source was empty) or was held back by its Ready, and runs
+// its Every functions again.
+const NVDECPoll = 2 * time.Millisecond
 
 // NVDECLoop is one OS thread that decodes several streams round robin.
 type NVDECLoop struct {
 	n      *NVDEC
 	stream unsafe.Pointer
+	gs     *Stream // the shared loader's stream (NewLoopOn), borrowed
+	every  map[int]func()
+	nextFn int
+	timer  *time.Timer
 
 	mu       sync.Mutex
 	decs     []*NVDECDecoder
@@ -471,11 +579,41 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 	return &NVDECLoop{n: n, stream: s, wake: make(chan struct{}, 1)}, nil
 }
 
+// NewLoopOn makes a loop that copies pictures on s, a stream of the
+// shared loader's Context (the device's primary context, as NVDEC's):
+// decoders writing into FramePools (NVDECConfig.Frames) need it, so that
+// a recycled frame is written only after its readers' streams are done.
+// The stream stays the caller's.
+func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
+	return &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1)}
+}
+
+// Every makes the loop call fn once a round, on its thread, at least every
+// NVDECPoll while it is registered, until the returned cancel is called
+// (from fn or anywhere): housekeeping of a user that has no decoder
+// running (showing black while its file cannot be opened) or frames to
+// hand on.
+func (l *NVDECLoop) Every(fn func()) (cancel func()) {
+	l.mu.Lock()
+	if l.every == nil {
+		l.every = map[int]func(){}
+	}
+	id := l.nextFn
+	l.nextFn++
+	l.every[id] = fn
+	l.mu.Unlock()
+	l.poke()
+	return func() {
+		l.mu.Lock()
+		delete(l.every, id)
+		l.mu.Unlock()
+	}
+}
+
 // Add puts a decoder on the loop (before or while it runs).
 func (l *NVDECLoop) Add(d *NVDECDecoder) {
-	d.pool.mu.Lock()
-	d.pool.notify = l.poke
-	d.pool.mu.Unlock()
+	d.loop.Store(l)
+	d.pool.setNotify(l.poke)
 	l.mu.Lock()
 	l.decs = append(l.decs, d)
 	l.mu.Unlock()
@@ -507,14 +645,25 @@ func (l *NVDECLoop) Run() error {
 		return l.n.err("cuCtxSetCurrent", r)
 	}
 	var decs []*NVDECDecoder
+	var every []func()
 	for !l.stopping.Load() {
 		l.mu.Lock()
 		decs = append(decs[:0], l.decs...)
+		every = every[:0]
+		for _, fn := range l.every {
+			every = append(every, fn)
+		}
 		l.mu.Unlock()
-		progress, live := false, 0
+		for _, fn := range every {
+			fn()
+		}
+		progress, live, poll := false, 0, len(every) > 0
 		// Feed every decoder that has shown what it decoded and has a
 		// frame to decode into.
 		for _, d := range decs {
+			if !d.ended && d.stop.Load() {
+				d.finish(ErrStopped)
+			}
 			if d.ended {
 				continue
 			}
@@ -522,8 +671,17 @@ func (l *NVDECLoop) Run() error {
 			if d.c.qlen > 0 || d.sentEOS || d.pool.Free() == 0 {
 				continue
 			}
-			if err := d.feed(); err != nil {
+			if d.cfg.Ready != nil && !d.cfg.Ready() {
+				poll = true
+				continue
+			}
+			fed, err := d.feed()
+			if err != nil {
 				d.finish(err)
+				continue
+			}
+			if !fed {
+				poll = true
 				continue
 			}
 			progress = true
@@ -536,25 +694,73 @@ func (l *NVDECLoop) Run() error {
 		if n > 0 {
 			progress = true
 		}
+		ended := false
 		for _, d := range decs {
 			if !d.ended && d.sentEOS && d.c.qlen == 0 {
 				d.finish(nil) // every picture of the stream is out
 			}
+			ended = ended || d.ended
 		}
-		if live == 0 {
+		if ended && l.gs != nil {
+			l.dropEnded() // a long-lived loop frees what its users restart
+		}
+		if live == 0 && !poll {
 			l.mu.Lock()
 			more := len(l.decs) > len(decs)
 			l.mu.Unlock()
-			if !more {
-				return nil
+			if !more && l.gs == nil {
+				return nil // a loop of its own decoders ends with them
 			}
-			continue
+			if more {
+				continue
+			}
 		}
 		if !progress {
-			<-l.wake // a frame came back to a pool, a decoder was added, or Stop
+			l.idle(poll) // a frame came back to a pool, a decoder was added, Stop, or NVDECPoll passed
 		}
 	}
 	return nil
+}
+
+// dropEnded closes the decoders that have ended and takes them off the
+// loop.
+func (l *NVDECLoop) dropEnded() {
+	l.mu.Lock()
+	keep := l.decs[:0]
+	var gone []*NVDECDecoder
+	for _, d := range l.decs {
+		if d.ended {
+			gone = append(gone, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	clear(l.decs[len(keep):])
+	l.decs = keep
+	l.mu.Unlock()
+	for _, d := range gone {
+		d.close()
+	}
+}
+
+// idle waits for a poke, or at most NVDECPoll when poll is set.
+func (l *NVDECLoop) idle(poll bool) {
+	if !poll {
+		<-l.wake
+		return
+	}
+	if l.timer == nil {
+		l.timer = time.NewTimer(NVDECPoll)
+	} else {
+		l.timer.Reset(NVDECPoll)
+	}
+	select {
+	case <-l.wake:
+		if !l.timer.Stop() {
+			<-l.timer.C
+		}
+	case <-l.timer.C:
+	}
 }
 
 // collect maps the pictures waiting for display (at most the pool's free
@@ -570,7 +776,11 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 		}
 		taken := 0
 		for d.c.qlen > 0 && taken < int(d.c.output_surfaces) {
-			f := d.pool.get()
+			f, err := d.pool.getOn(l.gs)
+			if err != nil {
+				d.finish(fmt.Errorf("NVDEC decoder %s: %w", d.cfg.ID, err))
+				break
+			}
 			if f == nil {
 				break
 			}
@@ -587,6 +797,14 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 				break
 			}
 			f.Timestamp = int64(ts)
+			if f.Device != nil {
+				if err := f.Device.MarkWritten(l.gs); err != nil {
+					f.Release()
+					C.nvd_unmap(d.c, ptr)
+					d.finish(fmt.Errorf("NVDEC decoder %s: %w", d.cfg.ID, err))
+					break
+				}
+			}
 			b = append(b, mapped{d: d, f: f, ptr: ptr, pic: pic})
 			taken++
 		}
@@ -651,8 +869,11 @@ func (l *NVDECLoop) close() {
 		d.finish(errors.New("the loop stopped"))
 		d.close()
 	}
-	if l.stream != nil {
+	if l.stream != nil && l.gs == nil {
 		C.nvd_stream_free(l.n.lib, l.stream)
-		l.stream = nil
+	}
+	l.stream = nil
+	if l.timer != nil {
+		l.timer.Stop()
 	}
 }

@@ -195,6 +195,8 @@ var Schema = []*Block{
 			{Name: "input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "How often a Program compositor looks at its inputs, in ms; 0 wakes for every arriving frame."},
 			{Name: "aux_input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "The same for AUX compositors."},
 			{Name: "pacing_loops", Type: TypeInt, Default: 4, Range: rng(1, 64), Doc: "Number of source pacing loops; source i paces on pacing_{i % n}."},
+			{Name: "decoder_placement", Type: TypeEnum, Enum: []string{"decode_loops", "thread"}, Default: "decode_loops", Doc: "Where NVDEC decoders run: decode_loops shares a few decode loops (decode_loops) among every decoder of the show; thread gives each decoder a thread of its own, as the seeds' mixer did."},
+			{Name: "decode_loops", Type: TypeInt, Default: 0, Range: rng(0, 64), Doc: "Number of NVDEC decode loops; decoder i decodes on decode_{i % n}. 0 takes the GPU profile's decode_loops."},
 			{Name: "browser_frame_queue", Type: TypeInt, Default: 9, Range: rng(1, 9), Doc: "Buffers per browser source; three of nine are the return queue, so 3 or less leaves none."},
 			{Name: "browser_ring_size", Type: TypeInt, Range: rng(1, 1<<20), DefaultDoc: "none", Doc: "The earlier spelling of browser_frame_queue, still read: above 9 means 9. Write browser_frame_queue instead (lint browser-ring-size)."},
 			{Name: "import_ttl_ms", Type: TypeInt, Default: 10000, Range: rng(0, 3600000), Doc: "How long an imported browser buffer stays mapped, in ms; under 10000 is legal but lint warns (re-imports still page)."},

@@ -7,15 +7,17 @@ package nodes
 func ptr(n int) *int { return &n }
 
 var (
-	pathParam    = Param{Name: "path", Type: String, Doc: "The file to read, as resolved from the show."}
-	loopParam    = Param{Name: "loop", Type: Bool, Default: false, Doc: "Start again at the end of the file; timestamps count on."}
-	colourParam  = Param{Name: "colour", Type: String, Doc: "Colour tags stamped on every frame: primaries/transfer/matrix/range, e.g. bt709/bt709/bt709/limited."}
-	formatParam  = Param{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Pixel format of the frames: nv12 (8-bit) or p010 (10-bit)."}
-	sizeParam    = Param{Name: "size", Type: String, Doc: "Frame size, WIDTHxHEIGHT."}
-	rateParam    = Param{Name: "frame_rate", Type: Rational, Doc: "Frames per second as a fraction, \"30/1\", \"30000/1001\"."}
-	onErrorParam = Param{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What a raw source sends while its file is missing or unreadable: black frames, or its last good frame again."}
-	tsKeys       = Param{Name: "timestamp_keys", Type: Strings, Doc: "Timestamp keys stamped on each frame; the frame_metadata fusion prunes the ones nobody reads."}
-	frameFmts    = []string{FormatNV12, FormatP010}
+	pathParam     = Param{Name: "path", Type: String, Doc: "The file to read, as resolved from the show."}
+	loopParam     = Param{Name: "loop", Type: Bool, Default: false, Doc: "Start again at the end of the file; timestamps count on."}
+	colourParam   = Param{Name: "colour", Type: String, Doc: "Colour tags stamped on every frame: primaries/transfer/matrix/range, e.g. bt709/bt709/bt709/limited."}
+	formatParam   = Param{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Pixel format of the frames: nv12 (8-bit) or p010 (10-bit)."}
+	sizeParam     = Param{Name: "size", Type: String, Doc: "Frame size, WIDTHxHEIGHT."}
+	rateParam     = Param{Name: "frame_rate", Type: Rational, Doc: "Frames per second as a fraction, \"30/1\", \"30000/1001\"."}
+	onErrorParam  = Param{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What a raw source sends while its file is missing or unreadable: black frames, or its last good frame again."}
+	codecParam    = Param{Name: "codec", Type: Enum, Enum: []string{"hevc", "h264"}, Default: "hevc", Doc: "What the file holds; in a transport stream, the first stream of this codec is played."}
+	decodeOnError = Param{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its file is missing or cannot be decoded: black frames, or its last good frame again."}
+	tsKeys        = Param{Name: "timestamp_keys", Type: Strings, Doc: "Timestamp keys stamped on each frame; the frame_metadata fusion prunes the ones nobody reads."}
+	frameFmts     = []string{FormatNV12, FormatP010}
 )
 
 func init() {
@@ -30,6 +32,7 @@ var builtin = []*Kind{
 		Doc:  "Reads a media file in packets on its own thread, with a read timeout. With input_routing = \"input\" it hands a one-stream file's video straight to the decoder.",
 		Params: []Param{pathParam, loopParam,
 			{Name: "format", Type: Enum, Enum: []string{"nv12", "p010"}, Doc: "A raw file's pixel format (raw files only: an encoded file says its own)."},
+			{Name: "codec", Type: Enum, Enum: []string{"hevc", "h264"}, Doc: "An encoded file's coding (HEVC and H.264 files only): the reader splits the stream into its access units."},
 			{Name: "size", Type: String, Doc: "A raw file's picture size, WIDTHxHEIGHT (raw files only)."},
 			onErrorParam,
 			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
@@ -54,7 +57,7 @@ var builtin = []*Kind{
 		Params: []Param{
 			{Name: "mode", Type: Enum, Enum: []string{"nvdec", "rawvideo"}, Default: "nvdec", Doc: "nvdec decodes HEVC/H.264 on the GPU; rawvideo wraps raw NV12/P010 packets."},
 			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM (nvdec only)."},
-			formatParam, tsKeys,
+			codecParam, formatParam, sizeParam, tsKeys,
 		},
 		Traits:    Traits{Blocking: true, Roles: Decoder, Domain: Device, Takes: []string{FormatPackets}, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been decoded",
@@ -204,11 +207,20 @@ var builtin = []*Kind{
 		Name: "ffmpeg_decode",
 		Doc:  "Decodes an HEVC or H.264 file (Annex B elementary stream or MPEG-TS) into host memory on its own thread: onair splits the file into access units and checks them against the source's size and format, an ffmpeg process decodes them, and the raw NV12/P010 frames come back over a pipe into pooled frames. The CPU backend's hevc_file and h264_file; the frames are byte for byte NVDEC's.",
 		Params: []Param{pathParam, loopParam,
-			{Name: "codec", Type: Enum, Enum: []string{"hevc", "h264"}, Default: "hevc", Doc: "What the file holds; in a transport stream, the first stream of this codec is played."},
-			formatParam, sizeParam, colourParam,
-			{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its file is missing or cannot be decoded: black frames, or its last good frame again."},
+			codecParam, formatParam, sizeParam, colourParam,
+			decodeOnError,
 			{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}},
 		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Readiness: "a first frame has been decoded",
+	},
+	{
+		Name: "nvdec_file",
+		Doc:  "Reads an HEVC or H.264 file (Annex B elementary stream or MPEG-TS) and decodes it on NVDEC, on a decode loop it shares with other decoders: the loop reads each access unit from the file and hands it straight to the engine, maps the pictures that come out and copies them into device frames. input_rec and dec_video fused (input_routing = \"input\", decoder_placement = \"decode_loops\").",
+		Params: []Param{pathParam, loopParam, codecParam, formatParam, sizeParam, colourParam,
+			decodeOnError,
+			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM beyond the stream's own."},
+			tsKeys},
+		Traits:    Traits{Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been decoded",
 	},
 	{

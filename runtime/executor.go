@@ -203,7 +203,7 @@ func NewExecutor[T any](p *plan.Plan, lookup Lookup[T], opts Options) (*Executor
 	// Loop names in a stable order: default first, then the plan's.
 	x.loopNames = []string{"default"}
 	for _, l := range p.Loops {
-		if l.Name != "default" {
+		if l.Name != "default" && l.Kind == "" {
 			x.loopNames = append(x.loopNames, l.Name)
 		}
 	}
@@ -251,7 +251,7 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 		if name == "" {
 			name = "default"
 		}
-		s.loop = x.loops[name]
+		s.loop = x.loops[name] // nil on a backend's loop: the node runs there itself
 	}
 	x.superv.Add(1)
 	go x.supervise()

@@ -40,6 +40,8 @@ canvas {
   input_poll_ms       = 8
   aux_input_poll_ms   = 8
   pacing_loops        = 4
+  decoder_placement   = "decode_loops"
+  decode_loops        = 0 # the profile's
   browser_frame_queue = 9
   import_ttl_ms       = 10000
   frame_metadata      = []

@@ -111,9 +111,12 @@ type Edge struct {
 	Format   string `json:"format,omitempty"` // what travels: nv12, p010, packets
 }
 
-// Loop is an event loop: "default" or "pacing_N".
+// Loop is an event loop ("default" or "pacing_N") or, with a Kind, a loop
+// the backend runs on a thread of its own: "nvdec" for a decode loop
+// ("decode_N") that feeds the NVDEC decoders placed on it.
 type Loop struct {
 	Name    string   `json:"name"`
+	Kind    string   `json:"kind,omitempty"`
 	Sources []string `json:"sources,omitempty"` // addresses of the sources it paces
 	Nodes   []string `json:"nodes,omitempty"`   // ids of the nodes placed on it
 }

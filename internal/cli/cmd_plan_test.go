@@ -84,8 +84,9 @@ func TestPlanDemo192Counts(t *testing.T) {
 	for _, want := range []string{
 		"  one_to_many_nb            192\n",
 		"  raw_video_file_cuda        47\n",
-		"  dec_video                 105\n",
+		"  nvdec_file                105\n",
 		"fuse input routing     105 groups, removed demux ×105",
+		"fuse decode loops      105 groups, removed dec_video ×105, input_rec ×105, added nvdec_file ×105",
 		"fuse fan-out           192 groups, removed one_to_many ×192, added one_to_many_nb ×192",
 	} {
 		if !strings.Contains(out, want) {

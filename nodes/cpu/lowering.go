@@ -14,7 +14,7 @@ var Lowering = nodes.Lowering{
 		"raw_file":     {Links: []nodes.Link{nodes.L("raw_file_cpu"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
-		"hevc_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode", "codec", "hevc"), nodes.L("realtime"), nodes.L("one_to_many")}},
-		"h264_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode", "codec", "h264"), nodes.L("realtime"), nodes.L("one_to_many")}},
+		"hevc_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode"), nodes.L("realtime"), nodes.L("one_to_many")}},
+		"h264_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	},
 }

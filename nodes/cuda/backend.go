@@ -43,6 +43,9 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 		return nil, fmt.Errorf("the CUDA backend cannot start: %w", err)
 	}
 	b := newBackend(c)
+	if log != nil {
+		b.log = log
+	}
 	b.gpu = newGPUMonitor()
 	sb := b.show()
 	sb.Device = func() any { return b.gpu.Read() }
@@ -60,6 +63,10 @@ type backend struct {
 	ctx     *gpu.Context
 	readers *readerPool
 	gpu     *gpuMonitor
+	log     *slog.Logger
+
+	nvdec *gpu.NVDEC             // opened by the first decoder
+	loops map[string]*decodeLoop // the plan's decode loops, started by their first decoder
 
 	mu        sync.Mutex
 	downloads map[downloadKey][]*download
@@ -67,7 +74,7 @@ type backend struct {
 }
 
 func newBackend(c *gpu.Context) *backend {
-	return &backend{ctx: c, downloads: map[downloadKey][]*download{}}
+	return &backend{ctx: c, downloads: map[downloadKey][]*download{}, loops: map[string]*decodeLoop{}, log: slog.Default()}
 }
 
 func (b *backend) show() *show.Backend[Frame] {
@@ -78,9 +85,10 @@ func (b *backend) show() *show.Backend[Frame] {
 		Kinds: map[string]show.Constructor[Frame]{
 			"upload":              b.newUpload,
 			"raw_video_file_cuda": b.newRawFile,
-			"input_rec":           show.HostRawFile[Frame], // raw files; NVDEC streams are not read yet
+			"input_rec":           b.newInputRec,
 			"demux":               newRelay("demux"),
 			"dec_video":           b.newDecoder,
+			"nvdec_file":          b.newNVDECSource,
 		},
 		Close: b.close,
 	}
@@ -89,6 +97,16 @@ func (b *backend) show() *show.Backend[Frame] {
 func (b *backend) close() {
 	if b.readers != nil {
 		b.readers.close()
+	}
+	b.mu.Lock()
+	loops := b.loops
+	b.loops = nil
+	b.mu.Unlock()
+	for _, l := range loops {
+		l.stop()
+	}
+	if b.nvdec != nil {
+		b.nvdec.Close()
 	}
 	if b.gpu != nil {
 		b.gpu.Close()

@@ -136,21 +136,6 @@ func (relay) Start(ctx *runtime.NodeContext[Frame]) error {
 
 func (relay) Stop() {}
 
-// newDecoder makes dec_video: rawvideo relays raw pictures; nvdec decodes
-// HEVC and H.264 on the GPU.
-func (b *backend) newDecoder(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
-	prm, err := show.Params[struct {
-		Mode string `param:"mode"`
-	}](&n)
-	if err != nil {
-		return nil, err
-	}
-	if prm.Mode != "rawvideo" {
-		return nil, fmt.Errorf("node %s: dec_video mode %s: NVDEC decoding is not in this build's CUDA backend yet; run HEVC and H.264 sources with -backend cpu", n.ID, prm.Mode)
-	}
-	return relay{}, nil
-}
-
 // rawConfig is the geometry of a raw source's file: the format and size
 // its upload (the next nodes) declares, the show's rate.
 func rawConfig(st *show.State, n plan.Node, path string, loop bool, colour string) (media.RawFileConfig, error) {
@@ -455,15 +440,28 @@ func (r *rawFile) keep(f *gpu.Frame) {
 // the kept frame, goes on, as the pacer restamps what it sends). The file
 // is tried again for the next picture.
 func (r *rawFile) black() (Frame, error) {
-	s := r.up.Stream()
-	d, err := r.pool.Get(s)
+	d, err := fallbackFrame(r.pool, r.up.Stream(), r.last, r.hold)
 	if err != nil {
 		return nil, err
 	}
-	if r.hold && r.last != nil {
-		err = r.last.WaitWritten(s)
+	f := r.stampFrame(d, r.n)
+	r.n++
+	r.st.Produced.Add(1)
+	return f, nil
+}
+
+// fallbackFrame is what a source sends while it has no picture of its
+// own: a frame of pool written on s, black, or with hold a device-to-device
+// copy of last (when there is one).
+func fallbackFrame(pool *gpu.FramePool, s *gpu.Stream, last *gpu.Frame, hold bool) (*gpu.Frame, error) {
+	d, err := pool.Get(s)
+	if err != nil {
+		return nil, err
+	}
+	if hold && last != nil {
+		err = last.WaitWritten(s)
 		for p := 0; p < 2 && err == nil; p++ {
-			err = s.Copy2D(gpu.DeviceRegion(d.Plane[p], d.Pitch), gpu.DeviceRegion(r.last.Plane[p], r.last.Pitch), d.RowBytes(), d.Height>>p)
+			err = s.Copy2D(gpu.DeviceRegion(d.Plane[p], d.Pitch), gpu.DeviceRegion(last.Plane[p], last.Pitch), d.RowBytes(), d.Height>>p)
 		}
 		if err == nil {
 			err = d.MarkWritten(s)
@@ -475,10 +473,7 @@ func (r *rawFile) black() (Frame, error) {
 		d.Release()
 		return nil, err
 	}
-	f := r.stampFrame(d, r.n)
-	r.n++
-	r.st.Produced.Add(1)
-	return f, nil
+	return d, nil
 }
 
 // readDirect runs on a reader thread: pread picture n into the uploader's

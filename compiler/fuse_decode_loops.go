@@ -1,0 +1,94 @@
+package compiler
+
+// fuseDecodeLoops puts the show's NVDEC decoders on a few decode loops
+// (canvas decoder_placement = "decode_loops"): decoder i of the show
+// decodes on decode_{i % n}, n being canvas decode_loops or, at 0, the
+// profile's. A loop is one thread that feeds every decoder on it round
+// robin; seven engines are kept busy by one or two, where the seeds' mixer
+// gave each decoder a thread. Where input routing left input_rec feeding
+// the decoder directly, the two become one nvdec_file node: the decode loop
+// reads each access unit from the file itself, so the source has no thread
+// and no packet queue. With input_routing = "demux" the decoder stays a
+// dec_video fed by its demuxer's queue, on a decode loop. With
+// decoder_placement = "thread" every decoder keeps a thread of its own, and
+// the fusion log says so.
+//
+// Needs: the graph after input routing fusion. Leaves: decoders placed on
+// decode loops (st.decodeLoops), nvdec_file nodes, the fusion log.
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/nodes"
+)
+
+// DecodeLoop names the decode loop of decoder i of a show with n loops.
+func DecodeLoop(i, n int) string { return "decode_" + strconv.Itoa(i%n) }
+
+// decodeLoopKind is the plan's kind for a decode loop: a thread the backend
+// runs, not an event loop.
+const decodeLoopKind = "nvdec"
+
+func fuseDecodeLoops(st *state) {
+	g := st.Graph
+	var decs []*Node
+	for _, n := range g.Nodes() {
+		if n.Kind == "dec_video" && n.Domain == nodes.Device && n.Params["mode"] == "nvdec" {
+			decs = append(decs, n)
+		}
+	}
+	if len(decs) == 0 {
+		return
+	}
+	if st.Show.Canvas.String("decoder_placement") == "thread" {
+		st.fused(plan.Fusion{Pass: "fuse decode loops",
+			Reason: fmt.Sprintf("decoder_placement = \"thread\": %s keep a thread each, as the seeds' mixer ran them", countOf(len(decs), "NVDEC decoder"))})
+		return
+	}
+	loops := st.Show.Canvas.Int("decode_loops")
+	why := "canvas decode_loops"
+	if loops <= 0 && st.Profile != nil {
+		loops = int(st.Profile.DecodeLoops.Value)
+		why = "profile " + st.Profile.Name + "'s decode_loops"
+	}
+	loops = max(1, min(loops, len(decs)))
+	decl, _ := nodes.Lookup("nvdec_file")
+	for i, d := range decs {
+		loop := DecodeLoop(i, loops)
+		var removed, added []string
+		reason := fmt.Sprintf("%s decodes on %s (one of %s, %s): one thread feeds the engines for several streams", d.Address, loop, countOf(loops, "decode loop"), why)
+		if in := g.In(d.ID); len(in) == 1 && g.Node(in[0].From) != nil && g.Node(in[0].From).Kind == "input_rec" {
+			rd := g.Node(in[0].From)
+			old := d.ID
+			removed = []string{rd.ID, old}
+			g.RemoveNode(rd.ID)
+			keys := append(append([]string{}, stringsParam(rd, "timestamp_keys")...), stringsParam(d, "timestamp_keys")...)
+			onErr := "black"
+			if d.Source != nil && d.Source.OnError != "" {
+				onErr = d.Source.OnError
+			}
+			params := map[string]any{
+				"path": rd.Params["path"], "loop": rd.Params["loop"], "codec": rd.Params["codec"], "colour": rd.Params["colour"],
+				"format": d.Params["format"], "size": sizeString(d.Size), "on_error": onErr, "timestamp_keys": keys,
+			}
+			if s, ok := d.Params["surfaces"]; ok {
+				params["surfaces"] = s
+			}
+			g.Rename(d, d.Address+"/nvdec_file", "nvdec_file", decl)
+			d.Params = params
+			added = []string{d.ID}
+			reason = fmt.Sprintf("input_rec and dec_video of %s become nvdec_file on %s (one of %s, %s): the decode loop reads the file's access units and hands them straight to NVDEC, no reader thread, no packet queue, no decoder thread", d.Address, loop, countOf(loops, "decode loop"), why)
+		}
+		d.Placement = plan.Placement{Loop: loop}
+		st.decodeLoops = max(st.decodeLoops, loops)
+		st.fused(plan.Fusion{Pass: "fuse decode loops", Group: d.Group, Removed: removed, Added: added, Reason: reason})
+	}
+}
+
+// stringsParam reads a []string param ([] when absent).
+func stringsParam(n *Node, name string) []string {
+	v, _ := n.Params[name].([]string)
+	return v
+}

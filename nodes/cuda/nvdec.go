@@ -1,0 +1,632 @@
+package cuda
+
+// NVDEC in the CUDA backend. HEVC and H.264 sources decode on NVDEC
+// decode loops (cuda.NVDECLoop): a few threads, each feeding the engines
+// for many streams, named in the plan ("decode_N", kind nvdec). Two kinds
+// run there:
+//
+//   - nvdec_file (input_routing = "input"): the loop reads the file's access
+//     units itself (package es) and hands them straight to the parser: no
+//     reader thread, no packet queue.
+//   - dec_video in mode nvdec: the access units come over its input edge
+//     from input_rec (or its demuxer, input_routing = "demux"). On a shared
+//     decode loop it looks at its edge each round (at least every
+//     cuda.NVDECPoll); placed on a thread of its own (decoder_placement =
+//     "thread", the seeds' layout) it has a loop of its own and waits on the
+//     edge.
+//
+// Pictures are copied into device frames of the source's FramePool, which
+// the buses read as they read uploads. A decoder whose frames its pacer
+// has not taken yet holds them and is not fed until they are gone. Trouble
+// never stops the show: a file that is missing, is not what the source
+// declares, or whose decoding fails is reported, the source sends black
+// (or its last good picture, on_error = "hold") at the pace its edge takes
+// them, and the file is tried again every second.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/onairhq/onair/compiler/plan"
+	gpu "github.com/onairhq/onair/cuda"
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/es"
+	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/runtime"
+)
+
+// decodeLoop is one NVDEC loop the backend runs: its thread, its stream.
+type decodeLoop struct {
+	loop   *gpu.NVDECLoop
+	stream *gpu.Stream
+	done   chan struct{}
+}
+
+// nvdecLib opens NVDEC once per run.
+func (b *backend) nvdecLib() (*gpu.NVDEC, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.nvdec == nil {
+		n, err := gpu.OpenNVDEC(b.ctx.Device(), true)
+		if err != nil {
+			return nil, err
+		}
+		b.nvdec = n
+	}
+	return b.nvdec, nil
+}
+
+// decodeLoop returns the named decode loop, starting it the first time.
+func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
+	lib, err := b.nvdecLib()
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l := b.loops[name]; l != nil {
+		return l, nil
+	}
+	s, err := b.ctx.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	l := &decodeLoop{loop: lib.NewLoopOn(s), stream: s, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		if err := l.loop.Run(); err != nil {
+			b.log.Error("decode loop failed", "loop", name, "error", err)
+		}
+	}()
+	b.loops[name] = l
+	return l, nil
+}
+
+// stop ends a decode loop and waits for its thread.
+func (l *decodeLoop) stop() {
+	l.loop.Stop()
+	<-l.done
+	l.stream.Close()
+}
+
+// packet is an access unit on an edge of the CUDA backend (input_rec →
+// demux → dec_video): its bytes, reused through its reader's free list.
+type packet struct {
+	data []byte
+	meta frame.Meta
+	refs atomic.Int32
+	free *packetPool
+}
+
+func (p *packet) Retain()               { p.refs.Add(1) }
+func (p *packet) Metadata() *frame.Meta { return &p.meta }
+func (p *packet) Release() {
+	if p.refs.Add(-1) == 0 {
+		p.free.put(p)
+	}
+}
+
+type packetPool struct {
+	mu   sync.Mutex
+	free []*packet
+}
+
+func (pp *packetPool) get(data []byte) *packet {
+	pp.mu.Lock()
+	var p *packet
+	if n := len(pp.free); n > 0 {
+		p = pp.free[n-1]
+		pp.free = pp.free[:n-1]
+	}
+	pp.mu.Unlock()
+	if p == nil {
+		p = &packet{free: pp}
+	}
+	p.data = append(p.data[:0], data...)
+	p.meta = frame.Meta{}
+	p.refs.Store(1)
+	return p
+}
+
+func (pp *packetPool) put(p *packet) {
+	pp.mu.Lock()
+	pp.free = append(pp.free, p)
+	pp.mu.Unlock()
+}
+
+// streamReader plays an HEVC or H.264 file's access units, pass after pass
+// when looping, checked against what the source declares.
+type streamReader struct {
+	path   string
+	codec  es.Codec
+	format frame.Format
+	w, h   int
+	loop   bool
+
+	rd       *es.Reader
+	info     es.Info
+	pictures int // pictures in the current pass
+	warn     func(string)
+}
+
+func (r *streamReader) open() error {
+	rd, err := es.Open(r.path, r.codec)
+	if err != nil {
+		return err
+	}
+	info, _ := rd.Info()
+	if err := media.CheckStream(r.path, info, r.format, r.w, r.h); err != nil {
+		rd.Close()
+		return err
+	}
+	r.rd, r.info, r.pictures = rd, info, 0
+	return nil
+}
+
+// next returns the next access unit; io.EOF after the last of a stream
+// that does not loop. A change of size or format inside the stream ends
+// the pass there, with a warning.
+func (r *streamReader) next() (es.AccessUnit, error) {
+	for range 2 {
+		au, err := r.rd.Next()
+		if err == nil && au.Info != nil && !au.Info.SameFormat(r.info) {
+			r.warn(fmt.Sprintf("%s changes from %v to %v at access unit %d (byte %d): onair refuses a change of size or format inside a stream, and plays the stream up to there", r.path, r.info, *au.Info, au.Index, au.Offset))
+			err = io.EOF
+		}
+		if err != io.EOF {
+			if err == nil && au.Pictures {
+				r.pictures++
+			}
+			return au, err
+		}
+		if !r.loop {
+			return es.AccessUnit{}, io.EOF
+		}
+		if r.pictures == 0 {
+			return es.AccessUnit{}, fmt.Errorf("%s: a pass of the stream holds no picture to show", r.path)
+		}
+		if err := r.rd.Rewind(); err != nil {
+			return es.AccessUnit{}, fmt.Errorf("%s: starting the loop again: %w", r.path, err)
+		}
+		r.pictures = 0
+	}
+	return es.AccessUnit{}, fmt.Errorf("%s: the stream ended at its start", r.path)
+}
+
+func (r *streamReader) close() {
+	if r.rd != nil {
+		r.rd.Close()
+		r.rd = nil
+	}
+}
+
+// packetReader is input_rec for an HEVC or H.264 file on the CUDA
+// backend: the seeds' reader thread, handing access units on its edge.
+type packetReader struct {
+	st   *show.SourceState
+	r    streamReader
+	pool packetPool
+}
+
+func (b *backend) newInputRec(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	prm, err := show.Params[struct {
+		Codec string `param:"codec"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	if prm.Codec == "" { // a raw file
+		return show.HostRawFile[Frame](st, n, ctx)
+	}
+	r, err := streamOf(st, &n)
+	if err != nil {
+		return nil, err
+	}
+	return &packetReader{st: st.Source(n.Address), r: r}, nil
+}
+
+// streamOf reads a node's file, codec, loop, format and size.
+func streamOf(st *show.State, n *plan.Node) (streamReader, error) {
+	prm, err := show.Params[struct {
+		Path  string `param:"path"`
+		Loop  bool   `param:"loop"`
+		Codec string `param:"codec"`
+	}](n)
+	if err != nil {
+		return streamReader{}, err
+	}
+	codec, err := es.ParseCodec(prm.Codec)
+	if err != nil {
+		return streamReader{}, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	f, w, h, _, err := st.Video(n)
+	if err != nil {
+		return streamReader{}, err
+	}
+	return streamReader{path: st.Resolve(prm.Path), codec: codec, format: f, w: w, h: h, loop: prm.Loop}, nil
+}
+
+func (p *packetReader) Start(ctx *runtime.NodeContext[Frame]) error {
+	p.r.warn = func(msg string) {
+		ctx.Stats.Errors.Add(1)
+		if p.st.Fail(errors.New(msg)) {
+			ctx.Log.Warn("reading goes on", "warning", msg)
+		}
+	}
+	ctx.Go(func() error {
+		defer p.r.close()
+		for !ctx.Stopping() {
+			if p.r.rd == nil {
+				if err := p.r.open(); err != nil {
+					ctx.Stats.Errors.Add(1)
+					if p.st.Fail(err) {
+						ctx.Log.Error("the source waits for its file", "error", err)
+					}
+					ctx.Done().Wait(ctx.Stopping, time.Second)
+					continue
+				}
+			}
+			au, err := p.r.next()
+			if err == io.EOF {
+				ctx.Log.Info("file ended", "path", p.r.path)
+				ctx.Done().Wait(ctx.Stopping, -1)
+				return nil
+			}
+			if err != nil {
+				p.r.warn(err.Error())
+				p.r.close()
+				continue
+			}
+			pk := p.pool.get(au.Data)
+			pk.meta.PTS, pk.meta.SourceFrame = au.Index, au.Index
+			if ok, _ := ctx.Put(0, pk); !ok {
+				pk.Release()
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+func (p *packetReader) Stop() {}
+
+// nvdecSource is nvdec_file and dec_video (nvdec) on a decode loop.
+type nvdecSource struct {
+	b        *backend
+	st       *show.SourceState
+	id       string
+	fromEdge bool // dec_video: access units from input 0
+	own      bool // a loop of its own (a thread-placed dec_video)
+	loopName string
+	r        streamReader
+	rate     frame.Rational
+	col      frame.Colour
+	hold     bool
+	surfaces int
+	retry    time.Duration
+
+	ctx    *runtime.NodeContext[Frame]
+	pool   *gpu.FramePool
+	dl     *decodeLoop
+	out    *runtime.Edge[Frame]
+	stopMu sync.Mutex
+	ended  chan struct{} // closed when the running decoder has ended
+
+	// On the loop's thread only:
+	dec     *gpu.NVDECDecoder
+	pending []*gpu.Frame // decoded, waiting for room on the edge
+	n       int64        // pictures handed on
+	last    *gpu.Frame   // the last good picture (hold)
+	pk      Frame        // the packet being parsed (dec_video)
+	failing bool
+	nextTry time.Time
+	cancel  func() // the housekeeping while failing
+}
+
+func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	prm, err := show.Params[struct {
+		Colour   string `param:"colour"`
+		OnError  string `param:"on_error"`
+		Surfaces int    `param:"surfaces"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	r, err := streamOf(st, &n)
+	if err != nil {
+		return nil, err
+	}
+	_, _, _, rate, err := st.Video(&n)
+	if err != nil {
+		return nil, err
+	}
+	s := &nvdecSource{b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: show.ParseColour(prm.Colour),
+		hold: prm.OnError == "hold", surfaces: prm.Surfaces, retry: time.Second, loopName: n.Placement.Loop}
+	if n.Kind == "dec_video" {
+		s.fromEdge = true
+		if n.Placement.Thread || s.loopName == "" {
+			s.own, s.loopName = true, n.ID
+		}
+	} else if s.r.path == "" {
+		return nil, fmt.Errorf("node %s: no path", n.ID)
+	}
+	if s.st == nil { // a dec_video's state is its source's
+		return nil, fmt.Errorf("node %s: no source %s in the show", n.ID, n.Address)
+	}
+	return s, nil
+}
+
+// newDecoder makes dec_video: rawvideo relays raw pictures; nvdec decodes
+// HEVC and H.264 on a decode loop.
+func (b *backend) newDecoder(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	prm, err := show.Params[struct {
+		Mode string `param:"mode"`
+	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	if prm.Mode == "rawvideo" {
+		return relay{}, nil
+	}
+	return b.newNVDECSource(st, n, ctx)
+}
+
+func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
+	s.ctx = ctx
+	if len(ctx.Outputs) != 1 {
+		return fmt.Errorf("node %s: %d outputs, want 1", ctx.ID(), len(ctx.Outputs))
+	}
+	s.out = ctx.Outputs[0]
+	s.r.warn = s.warn
+	var err error
+	if s.pool, err = gpu.NewFramePool(s.b.ctx, s.r.format, s.r.w, s.r.h, s.poolFrames()); err != nil {
+		return fmt.Errorf("node %s: %w", ctx.ID(), err)
+	}
+	if s.own {
+		lib, err := s.b.nvdecLib()
+		if err != nil {
+			return fmt.Errorf("node %s: %w", ctx.ID(), err)
+		}
+		st, err := s.b.ctx.NewStream()
+		if err != nil {
+			return err
+		}
+		s.dl = &decodeLoop{loop: lib.NewLoopOn(st), stream: st, done: make(chan struct{})}
+		go func() {
+			defer close(s.dl.done)
+			if err := s.dl.loop.Run(); err != nil {
+				ctx.Fail(err)
+			}
+		}()
+	} else if s.dl, err = s.b.decodeLoop(s.loopName); err != nil {
+		return fmt.Errorf("node %s: %w", ctx.ID(), err)
+	}
+	// The first decoder starts on the loop's thread, as every later one.
+	s.cancel = s.dl.loop.Every(s.tick)
+	return nil
+}
+
+// poolFrames caps the source's device frames: its edge, the pacer's
+// current and next picture, the one each bus shows, the one being written
+// and the display delay's.
+func (s *nvdecSource) poolFrames() int {
+	return s.out.Config().Capacity + 6 + gpu.NVDECDisplayDelay
+}
+
+// tick runs on the loop's thread while the source has no decoder: it tries
+// the file again every retry, and meanwhile sends black (or the held
+// picture) whenever its edge has room.
+func (s *nvdecSource) tick() {
+	if s.ctx.Stopping() {
+		return
+	}
+	if !s.flush() {
+		return
+	}
+	if s.dec == nil && !time.Now().Before(s.nextTry) {
+		if err := s.startDecoder(); err != nil {
+			s.fail(err)
+		} else {
+			s.cancel()
+			s.cancel = nil
+			return
+		}
+	}
+	if s.failing && s.out.Len() < s.out.Config().Capacity {
+		f, err := s.fallback()
+		if err != nil {
+			s.ctx.Fail(err)
+			return
+		}
+		s.hand(f)
+	}
+}
+
+func (s *nvdecSource) startDecoder() error {
+	if !s.fromEdge {
+		if err := s.r.open(); err != nil {
+			return err
+		}
+	}
+	codec := gpu.NVDECHEVC
+	if s.r.codec == es.H264 {
+		codec = gpu.NVDECH264
+	}
+	ended := make(chan struct{})
+	dec, err := s.b.nvdec.NewDecoder(gpu.NVDECConfig{
+		ID: s.id, Codec: codec, Format: s.r.format, Width: s.r.w, Height: s.r.h,
+		DisplayDelay: gpu.NVDECDisplayDelay, ExtraSurfaces: s.surfaces, Frames: s.pool,
+		Source: s.source, Ready: s.flush, OnFrame: s.onFrame,
+		OnEnd: func(err error) { s.onEnd(err); close(ended) },
+	})
+	if err != nil {
+		s.r.close()
+		return err
+	}
+	s.stopMu.Lock()
+	s.dec, s.ended = dec, ended
+	s.stopMu.Unlock()
+	s.dl.loop.Add(dec)
+	return nil
+}
+
+// source feeds the decoder its next access unit.
+func (s *nvdecSource) source() ([]byte, int64, error) {
+	if s.pk != nil {
+		s.pk.Release()
+		s.pk = nil
+	}
+	if !s.fromEdge {
+		au, err := s.r.next()
+		return au.Data, au.Index, err
+	}
+	var pk Frame
+	var ok bool
+	if s.own {
+		pk, ok = s.ctx.Take(0, 20*time.Millisecond)
+	} else {
+		pk, ok = s.ctx.Get(0)
+	}
+	if !ok {
+		return nil, 0, nil // nothing yet: the loop looks again
+	}
+	p, isPacket := pk.(*packet)
+	if !isPacket {
+		pk.Release()
+		return nil, 0, fmt.Errorf("its input carried a %T, not an access unit", pk)
+	}
+	s.pk = p
+	return p.data, p.meta.PTS, nil
+}
+
+// onFrame stamps a decoded picture and hands it on.
+func (s *nvdecSource) onFrame(nf *gpu.NVDECFrame) {
+	d := nf.TakeDevice()
+	if s.failing {
+		s.failing = false
+		s.st.ClearErr()
+	}
+	if s.hold {
+		d.Retain()
+		if s.last != nil {
+			s.last.Release()
+		}
+		s.last = d
+	}
+	s.hand(d)
+}
+
+// hand stamps f as the source's next picture and puts it on the edge, or
+// keeps it until there is room.
+func (s *nvdecSource) hand(d *gpu.Frame) {
+	d.PTS, d.TimeBase, d.SourceFrame = s.n, s.rate.Inverse(), s.n
+	d.Colour, d.Source = s.col, s.id
+	s.n++
+	s.st.Produced.Add(1)
+	s.pending = append(s.pending, d)
+	s.flush()
+}
+
+// flush puts what the decoder made on the edge while there is room; it
+// reports whether nothing is left waiting (the decoder may be fed).
+func (s *nvdecSource) flush() bool {
+	for len(s.pending) > 0 {
+		ok, err := s.out.TryPut(s.pending[0])
+		if err != nil || !ok {
+			return false
+		}
+		s.ctx.Stats.Out.Add(1)
+		s.pending[0] = nil
+		s.pending = s.pending[1:]
+	}
+	return true
+}
+
+// onEnd runs on the loop's thread when the decoder has stopped.
+func (s *nvdecSource) onEnd(err error) {
+	s.stopMu.Lock()
+	s.dec = nil
+	s.stopMu.Unlock()
+	if s.pk != nil {
+		s.pk.Release()
+		s.pk = nil
+	}
+	s.r.close()
+	switch {
+	case errors.Is(err, gpu.ErrStopped) || s.ctx.Stopping():
+	case err == nil:
+		s.ctx.Log.Info("file ended", "path", s.r.path, "frames", s.n)
+	default:
+		s.fail(err)
+	}
+}
+
+// fail reports err and has the loop send black and try again.
+func (s *nvdecSource) fail(err error) {
+	s.ctx.Stats.Errors.Add(1)
+	if s.st.Fail(err) {
+		what := "source shows black until its file can be decoded"
+		if s.hold {
+			what = "source holds its last good frame until its file can be decoded"
+		}
+		s.ctx.Log.Error(what, "error", err)
+	}
+	s.failing = true
+	s.nextTry = time.Now().Add(s.retry)
+	if s.cancel == nil {
+		s.cancel = s.dl.loop.Every(s.tick)
+	}
+}
+
+func (s *nvdecSource) warn(msg string) {
+	s.ctx.Stats.Errors.Add(1)
+	if s.st.Fail(errors.New(msg)) {
+		s.ctx.Log.Warn("decoding goes on", "warning", msg)
+	}
+}
+
+// fallback is a black picture, or the last good one copied (hold).
+func (s *nvdecSource) fallback() (*gpu.Frame, error) {
+	return fallbackFrame(s.pool, s.dl.stream, s.last, s.hold)
+}
+
+// Stop ends the decoder (on its loop) and waits for it, so nothing is
+// handed on once the node has stopped.
+func (s *nvdecSource) Stop() {
+	if s.dl == nil {
+		return
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.stopMu.Lock()
+	dec, ended := s.dec, s.ended
+	s.stopMu.Unlock()
+	if dec != nil {
+		dec.Stop()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			s.ctx.Log.Error("the decoder did not stop within 5 s")
+		}
+	}
+	if s.own {
+		s.dl.stop()
+	}
+	for _, f := range s.pending {
+		f.Release()
+	}
+	s.pending = nil
+	if s.last != nil {
+		s.last.Release()
+		s.last = nil
+	}
+	if s.pool != nil {
+		s.pool.Close()
+	}
+}
