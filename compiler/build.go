@@ -37,6 +37,14 @@ var (
 	decoderTimestampKeys = []string{"decode_time", "demux_time"}
 )
 
+// onErrorOf is what a source sends while it cannot play its file.
+func onErrorOf(src *lang.Source) string {
+	if src.OnError == "" {
+		return "black"
+	}
+	return src.OnError
+}
+
 // fileCodecs is the coding of each encoded file source kind.
 var fileCodecs = map[string]string{"hevc_file": "hevc", "h264_file": "h264"}
 
@@ -271,15 +279,11 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 	case "dec_video":
 		p := map[string]any{"format": format, "size": sizeString(size), "timestamp_keys": decoderTimestampKeys}
 		if c, ok := fileCodecs[src.Kind]; ok {
-			p["codec"] = c
+			p["codec"], p["colour"], p["on_error"] = c, colour, onErrorOf(src)
 		}
 		return p
 	case "raw_file_cpu", "ffmpeg_decode":
-		onError := src.OnError
-		if onError == "" {
-			onError = "black"
-		}
-		p := map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onError}
+		p := map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onErrorOf(src)}
 		if c, ok := fileCodecs[src.Kind]; ok && kind == "ffmpeg_decode" {
 			p["codec"] = c
 		}

@@ -65,13 +65,9 @@ func fuseDecodeLoops(st *state) {
 			removed = []string{rd.ID, old}
 			g.RemoveNode(rd.ID)
 			keys := append(append([]string{}, stringsParam(rd, "timestamp_keys")...), stringsParam(d, "timestamp_keys")...)
-			onErr := "black"
-			if d.Source != nil && d.Source.OnError != "" {
-				onErr = d.Source.OnError
-			}
 			params := map[string]any{
-				"path": rd.Params["path"], "loop": rd.Params["loop"], "codec": rd.Params["codec"], "colour": rd.Params["colour"],
-				"format": d.Params["format"], "size": sizeString(d.Size), "on_error": onErr, "timestamp_keys": keys,
+				"path": rd.Params["path"], "loop": rd.Params["loop"], "codec": d.Params["codec"], "colour": d.Params["colour"],
+				"format": d.Params["format"], "size": d.Params["size"], "on_error": d.Params["on_error"], "timestamp_keys": keys,
 			}
 			if s, ok := d.Params["surfaces"]; ok {
 				params["surfaces"] = s

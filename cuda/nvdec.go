@@ -43,6 +43,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/onairhq/onair/frame"
 )
 
@@ -552,6 +554,9 @@ type NVDECLoop struct {
 	gs     *Stream // the shared loader's stream (NewLoopOn), borrowed
 	every  map[int]func()
 	nextFn int
+	name   string // the thread's name in /proc (SetName)
+	gather time.Duration // SetGather
+	stats  nvdecStats
 	timer  *time.Timer
 
 	mu       sync.Mutex
@@ -587,6 +592,36 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
 	return &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1)}
 }
+
+// NVDECLoopStats is where a loop's thread spent its time (wall clock,
+// summed over rounds): feeding access units to the parser (which submits
+// pictures to the engines from its callbacks), mapping pictures and
+// queueing their copies, waiting for the copies (asleep: blocking sync),
+// unmapping them.
+type NVDECLoopStats struct {
+	Rounds, Frames                 int64
+	FeedNs, MapNs, WaitNs, UnmapNs int64
+}
+
+type nvdecStats struct {
+	rounds, frames          atomic.Int64
+	feed, mapq, wait, unmap atomic.Int64
+}
+
+// Stats returns the loop's counters so far.
+func (l *NVDECLoop) Stats() NVDECLoopStats {
+	s := &l.stats
+	return NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load()}
+}
+
+// SetGather makes the loop start a round at most once every d: the frames
+// its decoders' users give back meanwhile are served together, one wait
+// for the GPU for all of them instead of one each. Call it before Run.
+func (l *NVDECLoop) SetGather(d time.Duration) { l.gather = d }
+
+// SetName names the loop's thread in /proc (at most 15 bytes are kept), so
+// that a reading of per-thread CPU finds it; call it before Run.
+func (l *NVDECLoop) SetName(name string) { l.name = name }
 
 // Every makes the loop call fn once a round, on its thread, at least every
 // NVDECPoll while it is registered, until the returned cancel is called
@@ -639,14 +674,29 @@ func (l *NVDECLoop) Stop() {
 // (OnEnd says why); the error is the loop's own (its stream failed).
 func (l *NVDECLoop) Run() error {
 	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
+	if l.name != "" {
+		name := []byte(l.name)
+		name = append(name[:min(len(name), 15)], 0)
+		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
+		// The named thread exits with the loop, never to run other
+		// goroutines under that name.
+	} else {
+		defer goruntime.UnlockOSThread()
+	}
 	defer l.close()
 	if r := C.nvd_current(l.n.lib); r != 0 {
 		return l.n.err("cuCtxSetCurrent", r)
 	}
 	var decs []*NVDECDecoder
 	var every []func()
+	var last time.Time
 	for !l.stopping.Load() {
+		if l.gather > 0 {
+			if wait := l.gather - time.Since(last); wait > 0 {
+				time.Sleep(wait)
+			}
+			last = time.Now()
+		}
 		l.mu.Lock()
 		decs = append(decs[:0], l.decs...)
 		every = every[:0]
@@ -658,6 +708,8 @@ func (l *NVDECLoop) Run() error {
 			fn()
 		}
 		progress, live, poll := false, 0, len(every) > 0
+		l.stats.rounds.Add(1)
+		t0 := time.Now()
 		// Feed every decoder that has shown what it decoded and has a
 		// frame to decode into.
 		for _, d := range decs {
@@ -686,6 +738,7 @@ func (l *NVDECLoop) Run() error {
 			}
 			progress = true
 		}
+		l.stats.feed.Add(int64(time.Since(t0)))
 		// Map what came out, copy it into frames, wait once, unmap.
 		n, err := l.collect(decs)
 		if err != nil {
@@ -769,6 +822,7 @@ func (l *NVDECLoop) idle(poll bool) {
 // frames on. The pictures of one round were handed to the engines
 // together, so waiting for each in turn costs about the longest of them.
 func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
+	t0 := time.Now()
 	b := l.batch[:0]
 	for _, d := range decs {
 		if d.ended {
@@ -813,12 +867,18 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	t1 := time.Now()
 	serr := C.nvd_stream_sync(l.n.lib, l.stream)
+	t2 := time.Now()
 	for i := range b {
 		m := &b[i]
 		m.f.Status = decodeStatus(C.nvd_status(m.d.c, m.pic))
 		C.nvd_unmap(m.d.c, m.ptr)
 	}
+	l.stats.mapq.Add(int64(t1.Sub(t0)))
+	l.stats.wait.Add(int64(t2.Sub(t1)))
+	l.stats.unmap.Add(int64(time.Since(t2)))
+	l.stats.frames.Add(int64(len(b)))
 	if serr != 0 {
 		for _, m := range b {
 			m.f.Release()

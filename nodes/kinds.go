@@ -57,7 +57,7 @@ var builtin = []*Kind{
 		Params: []Param{
 			{Name: "mode", Type: Enum, Enum: []string{"nvdec", "rawvideo"}, Default: "nvdec", Doc: "nvdec decodes HEVC/H.264 on the GPU; rawvideo wraps raw NV12/P010 packets."},
 			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM (nvdec only)."},
-			codecParam, formatParam, sizeParam, tsKeys,
+			codecParam, formatParam, sizeParam, colourParam, decodeOnError, tsKeys,
 		},
 		Traits:    Traits{Blocking: true, Roles: Decoder, Domain: Device, Takes: []string{FormatPackets}, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been decoded",

@@ -360,7 +360,7 @@ func TestNVDECShowMatchesFFmpeg(t *testing.T) {
 					if err := os.WriteFile(path, []byte(hcl.String()), 0o644); err != nil {
 						t.Fatal(err)
 					}
-					const want = 45 // a loop and a half
+					const want, settle = 75, 10 // two loops and a half; the pacers settle in the first pictures
 					runShow(t, path, nil, func(sum show.Summary) bool {
 						for i := range names {
 							if recorded(t, sum, fmt.Sprintf("output.r%d", i)) < want {
@@ -385,9 +385,10 @@ func TestNVDECShowMatchesFFmpeg(t *testing.T) {
 							switch {
 							case !ok:
 								t.Fatalf("%s: recorded picture %d is no frame ffmpeg decodes from the clip", clip, j)
-							case prev >= 0 && k == prev:
+							case j <= settle: // a pacer may skip late pictures as the show starts
+							case k == prev:
 								repeats++
-							case prev >= 0 && k != (prev+1)%len(ref[clip]):
+							case k != (prev+1)%len(ref[clip]):
 								t.Fatalf("%s: recorded picture %d is frame %d, after frame %d", clip, j, k, prev)
 							}
 							prev = k

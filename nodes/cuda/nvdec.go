@@ -27,6 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +79,8 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 		return nil, err
 	}
 	l := &decodeLoop{loop: lib.NewLoopOn(s), stream: s, done: make(chan struct{})}
+	l.loop.SetName("onair-" + name) // onair-decode_N
+	l.loop.SetGather(gatherTime())
 	go func() {
 		defer close(l.done)
 		if err := l.loop.Run(); err != nil {
@@ -85,6 +89,15 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 	}()
 	b.loops[name] = l
 	return l, nil
+}
+
+// gatherTime is how long a decode loop gathers returned frames before a
+// round (ONAIR_NVDEC_GATHER_MS, for measuring).
+func gatherTime() time.Duration {
+	if v, err := strconv.Atoi(os.Getenv("ONAIR_NVDEC_GATHER_MS")); err == nil && v > 0 {
+		return time.Duration(v) * time.Millisecond
+	}
+	return 0
 }
 
 // stop ends a decode loop and waits for its thread.
@@ -397,6 +410,7 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 			return err
 		}
 		s.dl = &decodeLoop{loop: lib.NewLoopOn(st), stream: st, done: make(chan struct{})}
+		s.dl.loop.SetName("onair-nvdec")
 		go func() {
 			defer close(s.dl.done)
 			if err := s.dl.loop.Run(); err != nil {
@@ -617,6 +631,11 @@ func (s *nvdecSource) Stop() {
 	}
 	if s.own {
 		s.dl.stop()
+		if st := s.dl.loop.Stats(); st.Frames > 0 {
+			f := float64(st.Frames) * 1e3
+			s.ctx.Log.Info("decoder thread", "frames", st.Frames, "feed_us_per_frame", float64(st.FeedNs)/f,
+				"map_us_per_frame", float64(st.MapNs)/f, "wait_us_per_frame", float64(st.WaitNs)/f, "unmap_us_per_frame", float64(st.UnmapNs)/f)
+		}
 	}
 	for _, f := range s.pending {
 		f.Release()

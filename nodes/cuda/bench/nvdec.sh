@@ -23,8 +23,17 @@ bench() { # name warmup window vars...
   echo "rc=$?" >> "$O/$name.txt"
   cat "$O/$name.txt" >> "$O/bench.txt"
 }
+if [ -n "${QUICK:-}" ]; then # a first look: 20 s windows
+  bench loops-default 10s 20s
+  bench thread-input 10s 20s -var placement=thread
+  exit 0
+fi
 bench loops-default 10s 60s
-bench thread-input 10s 60s -var placement=thread
+bench thread-input 10s 30s -var placement=thread
 bench thread-demux 10s 20s -var placement=thread -var routing=demux
 bench loops-demux 10s 20s -var routing=demux
-for l in 1 4 7; do bench loops-$l 10s 20s -var loops=$l; done
+for l in 1 4; do bench loops-$l 10s 20s -var loops=$l; done
+for g in 4 8; do ONAIR_NVDEC_GATHER_MS=$g bench gather-$g 10s 20s; done
+# Where a decode loop's time goes (its summary is logged at the end of a run).
+timeout 70 "$ONAIR" run -backend cuda -listen '' -duration 30s nvdec.hcl > "$O/run-stats.txt" 2>&1
+echo "rc=$?" >> "$O/run-stats.txt"
