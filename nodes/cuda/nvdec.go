@@ -243,13 +243,30 @@ func (b *backend) newInputRec(st *show.State, n plan.Node, ctx *runtime.NodeCont
 	return &packetReader{st: st.Source(n.Address), r: r}, nil
 }
 
-// streamOf reads a node's file, codec, loop, format and size.
+// streamOf reads a node's codec, format and size, and the file and loop
+// of a node that reads one (not dec_video: its access units arrive).
 func streamOf(st *show.State, n *plan.Node) (streamReader, error) {
-	prm, err := show.Params[struct {
+	var prm struct {
 		Path  string `param:"path"`
 		Loop  bool   `param:"loop"`
 		Codec string `param:"codec"`
-	}](n)
+	}
+	var err error
+	if n.Kind == "dec_video" {
+		var c struct {
+			Codec string `param:"codec"`
+		}
+		c, err = show.Params[struct {
+			Codec string `param:"codec"`
+		}](n)
+		prm.Codec = c.Codec
+	} else {
+		prm, err = show.Params[struct {
+			Path  string `param:"path"`
+			Loop  bool   `param:"loop"`
+			Codec string `param:"codec"`
+		}](n)
+	}
 	if err != nil {
 		return streamReader{}, err
 	}
