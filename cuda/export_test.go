@@ -59,3 +59,7 @@ func PrimaryActive() (bool, error) {
 	}
 	return d.primaryActive(0)
 }
+
+// HostPicture runs the picture conversion's kernel code on the CPU, into a
+// frame from NewHostFrame; pic.Src is a host address.
+var HostPicture = hostPicture

@@ -35,6 +35,7 @@ type module struct {
 	h                     C.onair_h
 	draw4, draw16, draw48 C.onair_h
 	transition, busy      C.onair_h
+	picture               C.onair_h
 	ptxVersion, ptxTarget string
 }
 
@@ -79,7 +80,7 @@ func loadModule(c *Context, ptx string) (*module, error) {
 		name string
 		fn   *C.onair_h
 	}{{"onair_draw4", &m.draw4}, {"onair_draw16", &m.draw16}, {"onair_draw48", &m.draw48},
-		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}} {
+		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}, {"onair_picture", &m.picture}} {
 		cs := C.CString(k.name)
 		var fn C.onair_h
 		rc := C.onair_module_function(c.d.t, c.h, &fn, m.h, cs)
