@@ -54,6 +54,9 @@ type Backend[F show.Frame] struct {
 	// NewImporter makes the importer of one gpu_import node, converting to
 	// format f.
 	NewImporter func(f frame.Format, log *slog.Logger) (Importer[F], error)
+	// Memories are the buffer memories the importer takes (a producer of
+	// another kind is refused at HELLO); nil is memfds only.
+	Memories []ipc.Memory
 }
 
 // Kinds are the constructors of the two browser kinds for the backend's
