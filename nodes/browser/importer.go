@@ -9,7 +9,7 @@ import (
 )
 
 // Mapping is an Importer's handle on one imported buffer: a host mapping
-// on the CPU, a CUDA external memory and its device pointer on the GPU.
+// on the CPU; on the GPU a mapped memfd or the producer's CUDA memory mapped here.
 type Mapping any
 
 // Importer makes one browser source's buffers usable by a backend and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -71,18 +72,20 @@ func newBackend(c *gpu.Context) *backend {
 }
 
 func (b *backend) show() *show.Backend[Frame] {
+	kinds := map[string]show.Constructor[Frame]{
+		"upload":              b.newUpload,
+		"raw_video_file_cuda": b.newRawFile,
+		"input_rec":           show.HostRawFile[Frame], // raw files; NVDEC streams are not read yet
+		"demux":               newRelay("demux"),
+		"dec_video":           b.newDecoder,
+	}
+	maps.Copy(kinds, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
 	return &show.Backend[Frame]{
 		Name:      Name,
 		NewCanvas: b.newCanvas,
 		ToHost:    b.toHost,
-		Kinds: map[string]show.Constructor[Frame]{
-			"upload":              b.newUpload,
-			"raw_video_file_cuda": b.newRawFile,
-			"input_rec":           show.HostRawFile[Frame], // raw files; NVDEC streams are not read yet
-			"demux":               newRelay("demux"),
-			"dec_video":           b.newDecoder,
-		},
-		Close: b.close,
+		Kinds:     kinds,
+		Close:     b.close,
 	}
 }
 
