@@ -1,8 +1,6 @@
 package cuda
 
 import (
-	"os"
-
 	"github.com/onairhq/onair/frame"
 )
 
@@ -34,19 +32,6 @@ var (
 	LoadDriver   = func(lib string) error { _, err := loadDriver(lib); return err }
 	PTXInfo      = ptxInfo
 )
-
-// ONAIR_TEST_PTX names a freshly built compositor.ptx for the tests to load
-// instead of the embedded one: how one run on the GPU machine compiles the
-// kernels and tests them before the PTX is committed.
-func init() {
-	if p := os.Getenv("ONAIR_TEST_PTX"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			panic("ONAIR_TEST_PTX: " + err.Error())
-		}
-		ptxImage = string(b)
-	}
-}
 
 // ThreadCPU is the CPU time of the calling OS thread.
 var ThreadCPU = threadCPU

@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"time"
 	"unsafe"
@@ -25,8 +26,25 @@ import (
 //go:embed kernels/compositor.ptx
 var compositorPTX string
 
-// ptxImage is the PTX the contexts load (the tests may load a fresh build).
+// ptxImage is the PTX the contexts load: the embedded build, or the file
+// ONAIR_CUDA_PTX names.
 var ptxImage = compositorPTX
+
+// PTXEnv names a freshly built compositor.ptx to load instead of the
+// embedded one: how one run on the GPU machine compiles the kernels with
+// `make ptx` and tests them (the tests, `onair run`, `onair bench`) before
+// the PTX is committed and embedded. Not for shows on air.
+const PTXEnv = "ONAIR_CUDA_PTX"
+
+func init() {
+	if p := os.Getenv(PTXEnv); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			panic(PTXEnv + ": " + err.Error())
+		}
+		ptxImage = string(b)
+	}
+}
 
 // module is the compositor's kernels, JIT-compiled by the driver for the
 // context's GPU on first use.
