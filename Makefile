@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -48,6 +48,14 @@ gpu-bench: build
 	mkdir -p .device/backend
 	cp bin/onair nodes/cuda/bench/run.sh nodes/cuda/bench/bench.hcl .device/backend/
 	CGO_ENABLED=1 $(GO) test -c -o .device/backend/cuda.test ./nodes/cuda/
+
+# browser-bench: issue 12's measurement (40 producers at 1080p30, with and
+# without the return queue, memfd and CUDA buffers) for a GPU machine
+# without Go: carry .device/browser and run `.device/browser/run.sh OUT`
+# there (nodes/browser/BENCHMARKS.md has the figures).
+browser-bench: build
+	mkdir -p .device/browser
+	cp bin/onair nodes/browser/bench/run.sh nodes/browser/bench/browser-40.hcl .device/browser/
 
 test-short:
 	$(GO) test -short ./...

@@ -375,4 +375,81 @@ ONAIR_FN void onair_transition_quad(const onair_transition_args *t, int px, int 
 	}
 }
 
+// ---- Browser pictures to the canvas format ----
+//
+// nodes/browser's ToCanvas on the GPU, the same arithmetic: four-byte
+// pixels (opaque, straight or premultiplied alpha) to limited-range Y'CbCr
+// with the converter's fixed-point BT.709 coefficients (16 fractional bits;
+// chroma from the sum of each 2x2 block, two more), straight alpha first
+// made colour over black, (c*a + 127) / 255; or an NV12 picture copied, or
+// widened to P010 (an 8-bit v stored as v << 8). One thread per 2x2 block.
+
+// The converter's coefficients for the canvas's bit depth (nodes/browser
+// computes them; the host fills this from there).
+typedef struct {
+	int yr, yg, yb, ur, ug, ub, vr, vg, vb;
+	int yoff, coff;  // offsets with rounding, in the fixed point of each
+} onair_picture_coeffs;
+
+typedef struct {
+	onair_u64 src;              // the picture (device address)
+	onair_u64 y, c;             // the canvas-format frame's planes
+	int src_pitch, src_offset1; // bytes per row of the picture; NV12: where its CbCr plane starts
+	int dst_pitch;              // bytes per row of both planes of the frame
+	int width, height;          // pixels, even
+	int r, g, b;                // byte of red, green and blue in a four-byte pixel (alpha is byte 3)
+	int straight;               // 1: colours not multiplied by alpha: composite over black first
+	int nv12;                   // 1: the picture is NV12 (already limited range)
+	int bps, shift;             // the frame's bytes per sample and shift: 1, 0 NV12; 2, 6 P010
+	onair_picture_coeffs k;
+} onair_picture_args;
+
+// onair_over_black is straight colour c at alpha a over black.
+ONAIR_FN int onair_over_black(int c, int a) { return (c * a + 127) / 255; }
+
+ONAIR_FN void onair_picture_quad(const onair_picture_args *a, int px, int py, int bps, int shift) {
+	if (px >= a->width / 2 || py >= a->height / 2) return;
+	const int X = px * 2, Y = py * 2;
+	unsigned char *d0 = (unsigned char *)onair_addr(a->y) + (long long)Y * a->dst_pitch + X * bps;
+	unsigned char *d1 = d0 + a->dst_pitch;
+	unsigned char *dc = (unsigned char *)onair_addr(a->c) + (long long)py * a->dst_pitch + X * bps;
+	const unsigned char *s0, *s1;
+	if (a->nv12) {
+		const int w = bps == 2 ? 8 : 0;
+		s0 = onair_addr(a->src) + (long long)Y * a->src_pitch + X;
+		s1 = s0 + a->src_pitch;
+		const unsigned char *sc = onair_addr(a->src) + a->src_offset1 + (long long)py * a->src_pitch + X;
+		onair_st2(d0, bps, ONAIR_LD8(s0) << w, ONAIR_LD8(s0 + 1) << w);
+		onair_st2(d1, bps, ONAIR_LD8(s1) << w, ONAIR_LD8(s1 + 1) << w);
+		onair_st2(dc, bps, ONAIR_LD8(sc) << w, ONAIR_LD8(sc + 1) << w);
+		return;
+	}
+	s0 = onair_addr(a->src) + (long long)Y * a->src_pitch + X * 4;
+	s1 = s0 + a->src_pitch;
+	int r[4], g[4], b[4];
+	ONAIR_UNROLL
+	for (int i = 0; i < 4; i++) {
+		const unsigned char *p = (i < 2 ? s0 : s1) + (i & 1) * 4;
+		r[i] = ONAIR_LD8(p + a->r);
+		g[i] = ONAIR_LD8(p + a->g);
+		b[i] = ONAIR_LD8(p + a->b);
+		if (a->straight) {
+			const int al = ONAIR_LD8(p + 3);
+			r[i] = onair_over_black(r[i], al);
+			g[i] = onair_over_black(g[i], al);
+			b[i] = onair_over_black(b[i], al);
+		}
+	}
+	const onair_picture_coeffs *k = &a->k;
+	int l[4];
+	ONAIR_UNROLL
+	for (int i = 0; i < 4; i++) l[i] = (k->yr * r[i] + k->yg * g[i] + k->yb * b[i] + k->yoff) >> 16;
+	const int sr = r[0] + r[1] + r[2] + r[3], sg = g[0] + g[1] + g[2] + g[3], sb = b[0] + b[1] + b[2] + b[3];
+	const int cb = (k->ur * sr + k->ug * sg + k->ub * sb + k->coff) >> 18;
+	const int cr = (k->vr * sr + k->vg * sg + k->vb * sb + k->coff) >> 18;
+	onair_st2(d0, bps, l[0] << shift, l[1] << shift);
+	onair_st2(d1, bps, l[2] << shift, l[3] << shift);
+	onair_st2(dc, bps, cb << shift, cr << shift);
+}
+
 #endif

@@ -48,6 +48,44 @@ typedef struct {
 
 enum { onair_mem_host = 1, onair_mem_device = 2 };
 
+// The virtual memory management API (cuMemCreate and its family): memory
+// that one process exports as a POSIX file descriptor and another imports
+// and maps into its own address space.
+typedef unsigned long long onair_vmm;  // CUmemGenericAllocationHandle
+
+// CUmemLocation: where memory lives (type 1: a device, id its ordinal).
+typedef struct {
+	int type;
+	int id;
+} onair_mem_location;
+
+// CUmemAllocationProp: what cuMemCreate makes and which shareable handle it
+// may be exported as (32 bytes: the flags block is reserved, all zero).
+typedef struct {
+	int type;                  // CUmemAllocationType: 1 pinned (device memory that is not migrated)
+	int requested_handles;     // CUmemAllocationHandleType bits: 1 POSIX file descriptor
+	onair_mem_location location;
+	void *win32_metadata;      // NULL off Windows
+	unsigned char compression, rdma;
+	unsigned short usage;
+	unsigned char reserved[4];
+} onair_mem_prop;
+
+// CUmemAccessDesc: who may touch a mapped range, and how.
+typedef struct {
+	onair_mem_location location;
+	int flags;  // CUmemAccess_flags: 1 read, 3 read and write
+} onair_mem_access;
+
+enum {
+	onair_alloc_pinned = 1,       // CU_MEM_ALLOCATION_TYPE_PINNED
+	onair_handle_posix_fd = 1,    // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+	onair_location_device = 1,    // CU_MEM_LOCATION_TYPE_DEVICE
+	onair_access_rw = 3,          // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+	onair_granularity_min = 0,    // CU_MEM_ALLOC_GRANULARITY_MINIMUM
+	onair_host_register_ro = 0x08 // CU_MEMHOSTREGISTER_READ_ONLY
+};
+
 typedef struct {
 	void *lib;
 	onair_res (*Init)(unsigned);
@@ -95,6 +133,18 @@ typedef struct {
 	onair_res (*ModuleGetFunction)(onair_h *, onair_h, const char *);
 	onair_res (*LaunchKernel)(onair_h, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                          unsigned, onair_h, void **, void **);
+	onair_res (*MemHostRegister)(void *, size_t, unsigned);
+	onair_res (*MemHostUnregister)(void *);
+	onair_res (*MemGetAllocationGranularity)(size_t *, const onair_mem_prop *, int);
+	onair_res (*MemCreate)(onair_vmm *, size_t, const onair_mem_prop *, unsigned long long);
+	onair_res (*MemExportToShareableHandle)(void *, onair_vmm, int, unsigned long long);
+	onair_res (*MemImportFromShareableHandle)(onair_vmm *, void *, int);
+	onair_res (*MemAddressReserve)(onair_dptr *, size_t, size_t, onair_dptr, unsigned long long);
+	onair_res (*MemAddressFree)(onair_dptr, size_t);
+	onair_res (*MemMap)(onair_dptr, size_t, size_t, onair_vmm, unsigned long long);
+	onair_res (*MemUnmap)(onair_dptr, size_t);
+	onair_res (*MemSetAccess)(onair_dptr, size_t, const onair_mem_access *, size_t);
+	onair_res (*MemRelease)(onair_vmm);
 } onair_cu;
 
 // The exported symbol behind each table entry: the _v2 entry points where
@@ -147,6 +197,18 @@ static const struct {
 	{"cuModuleUnload", offsetof(onair_cu, ModuleUnload)},
 	{"cuModuleGetFunction", offsetof(onair_cu, ModuleGetFunction)},
 	{"cuLaunchKernel", offsetof(onair_cu, LaunchKernel)},
+	{"cuMemHostRegister_v2", offsetof(onair_cu, MemHostRegister)},
+	{"cuMemHostUnregister", offsetof(onair_cu, MemHostUnregister)},
+	{"cuMemGetAllocationGranularity", offsetof(onair_cu, MemGetAllocationGranularity)},
+	{"cuMemCreate", offsetof(onair_cu, MemCreate)},
+	{"cuMemExportToShareableHandle", offsetof(onair_cu, MemExportToShareableHandle)},
+	{"cuMemImportFromShareableHandle", offsetof(onair_cu, MemImportFromShareableHandle)},
+	{"cuMemAddressReserve", offsetof(onair_cu, MemAddressReserve)},
+	{"cuMemAddressFree", offsetof(onair_cu, MemAddressFree)},
+	{"cuMemMap", offsetof(onair_cu, MemMap)},
+	{"cuMemUnmap", offsetof(onair_cu, MemUnmap)},
+	{"cuMemSetAccess", offsetof(onair_cu, MemSetAccess)},
+	{"cuMemRelease", offsetof(onair_cu, MemRelease)},
 };
 
 static int onair_nsyms(void) { return (int)(sizeof onair_syms / sizeof onair_syms[0]); }
@@ -303,6 +365,98 @@ static onair_res onair_memset2d16(const onair_cu *t, onair_h ctx, onair_dptr p, 
 	return t->MemsetD2D16Async(p, pitch, v, w, h, s);
 }
 
+// Page-locking memory onair did not allocate (a producer's mapped memfd):
+// read_only for a mapping without write access.
+static onair_res onair_host_register(const onair_cu *t, onair_h ctx, void *p, size_t n, int read_only) {
+	ONAIR_CUR(t, ctx);
+	return t->MemHostRegister(p, n, read_only ? onair_host_register_ro : 0);
+}
+static onair_res onair_host_unregister(const onair_cu *t, onair_h ctx, void *p) {
+	ONAIR_CUR(t, ctx);
+	return t->MemHostUnregister(p);
+}
+
+// Shareable device memory. A failure returns the CUresult plus ONAIR_STEP
+// times the step that failed, so the Go side names the call.
+static void onair_vmm_prop(onair_mem_prop *p, int dev) {
+	memset(p, 0, sizeof *p);
+	p->type = onair_alloc_pinned;
+	p->requested_handles = onair_handle_posix_fd;
+	p->location.type = onair_location_device;
+	p->location.id = dev;
+}
+static onair_res onair_vmm_granularity(const onair_cu *t, onair_h ctx, int dev, size_t *g) {
+	ONAIR_CUR(t, ctx);
+	onair_mem_prop p;
+	onair_vmm_prop(&p, dev);
+	return t->MemGetAllocationGranularity(g, &p, onair_granularity_min);
+}
+// onair_vmm_map reserves size bytes of address space, maps h there and
+// gives the device read and write access (steps 1 reserve, 2 map, 3
+// access); on failure it undoes what it did.
+#define ONAIR_STEP 1000000
+static onair_res onair_vmm_map(const onair_cu *t, int dev, onair_vmm h, size_t size, onair_dptr *p) {
+	onair_res r = t->MemAddressReserve(p, size, 0, 0, 0);
+	if (r != 0) return r + 1 * ONAIR_STEP;
+	r = t->MemMap(*p, size, 0, h, 0);
+	if (r != 0) {
+		t->MemAddressFree(*p, size);
+		return r + 2 * ONAIR_STEP;
+	}
+	onair_mem_access a;
+	memset(&a, 0, sizeof a);
+	a.location.type = onair_location_device;
+	a.location.id = dev;
+	a.flags = onair_access_rw;
+	r = t->MemSetAccess(*p, size, &a, 1);
+	if (r != 0) {
+		t->MemUnmap(*p, size);
+		t->MemAddressFree(*p, size);
+		return r + 3 * ONAIR_STEP;
+	}
+	return 0;
+}
+// onair_vmm_create makes size bytes (a multiple of the granularity) of
+// device memory exportable as a POSIX fd, mapped (step 4 the create).
+static onair_res onair_vmm_create(const onair_cu *t, onair_h ctx, int dev, size_t size, onair_vmm *h, onair_dptr *p) {
+	ONAIR_CUR(t, ctx);
+	onair_mem_prop prop;
+	onair_vmm_prop(&prop, dev);
+	onair_res r = t->MemCreate(h, size, &prop, 0);
+	if (r != 0) return r + 4 * ONAIR_STEP;
+	r = onair_vmm_map(t, dev, *h, size, p);
+	if (r != 0) t->MemRelease(*h);
+	return r;
+}
+static onair_res onair_vmm_export(const onair_cu *t, onair_h ctx, onair_vmm h, int *fd) {
+	ONAIR_CUR(t, ctx);
+	return t->MemExportToShareableHandle(fd, h, onair_handle_posix_fd, 0);
+}
+// onair_vmm_import imports the allocation behind fd (the caller keeps fd)
+// and maps it (step 5 the import).
+static onair_res onair_vmm_import(const onair_cu *t, onair_h ctx, int dev, int fd, size_t size, onair_vmm *h,
+                                  onair_dptr *p) {
+	ONAIR_CUR(t, ctx);
+	onair_res r = t->MemImportFromShareableHandle(h, (void *)(uintptr_t)fd, onair_handle_posix_fd);
+	if (r != 0) return r + 5 * ONAIR_STEP;
+	r = onair_vmm_map(t, dev, *h, size, p);
+	if (r != 0) t->MemRelease(*h);
+	return r;
+}
+// onair_vmm_free unmaps, releases the handle and frees the address range
+// (steps 1 unmap, 2 release, 3 address free; every step is tried).
+static onair_res onair_vmm_free(const onair_cu *t, onair_h ctx, onair_vmm h, onair_dptr p, size_t size) {
+	ONAIR_CUR(t, ctx);
+	onair_res first = 0;
+	onair_res r = t->MemUnmap(p, size);
+	if (r != 0) first = r + 1 * ONAIR_STEP;
+	r = t->MemRelease(h);
+	if (r != 0 && first == 0) first = r + 2 * ONAIR_STEP;
+	r = t->MemAddressFree(p, size);
+	if (r != 0 && first == 0) first = r + 3 * ONAIR_STEP;
+	return first;
+}
+
 // Streams and events.
 static onair_res onair_stream_create(const onair_cu *t, onair_h ctx, onair_h *s, unsigned flags) {
 	ONAIR_CUR(t, ctx);
@@ -378,7 +532,6 @@ static onair_res onair_module_function(const onair_cu *t, onair_h ctx, onair_h *
 // failure returns the CUresult plus ONAIR_STEP times the step that failed
 // (1 the wait, 2 the launch, 3 the record); no out-parameter, since a Go
 // pointer handed to C escapes to the heap, an allocation per draw.
-#define ONAIR_STEP 1000000
 static onair_res onair_launch(const onair_cu *t, onair_h ctx, onair_h s, onair_h *waits, int n, onair_h f,
                               unsigned gx, unsigned gy, unsigned bx, unsigned by, void *arg, onair_h done) {
 	ONAIR_CUR(t, ctx);

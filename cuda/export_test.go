@@ -1,8 +1,6 @@
 package cuda
 
 import (
-	"os"
-
 	"github.com/onairhq/onair/frame"
 )
 
@@ -35,19 +33,6 @@ var (
 	PTXInfo      = ptxInfo
 )
 
-// ONAIR_TEST_PTX names a freshly built compositor.ptx for the tests to load
-// instead of the embedded one: how one run on the GPU machine compiles the
-// kernels and tests them before the PTX is committed.
-func init() {
-	if p := os.Getenv("ONAIR_TEST_PTX"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			panic("ONAIR_TEST_PTX: " + err.Error())
-		}
-		ptxImage = string(b)
-	}
-}
-
 // ThreadCPU is the CPU time of the calling OS thread.
 var ThreadCPU = threadCPU
 
@@ -59,3 +44,7 @@ func PrimaryActive() (bool, error) {
 	}
 	return d.primaryActive(0)
 }
+
+// HostPicture runs the picture conversion's kernel code on the CPU, into a
+// frame from NewHostFrame; pic.Src is a host address.
+var HostPicture = hostPicture

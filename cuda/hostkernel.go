@@ -14,6 +14,10 @@ static void onair_host_transition(const onair_transition_args *a) {
 	for (int py = 0; py < a->height / 2; py++)
 		for (int px = 0; px < a->width / 2; px++) onair_transition_quad(a, px, py, a->bps, a->shift);
 }
+static void onair_host_picture(const onair_picture_args *a) {
+	for (int py = 0; py < a->height / 2; py++)
+		for (int px = 0; px < a->width / 2; px++) onair_picture_quad(a, px, py, a->bps, a->shift);
+}
 */
 import "C"
 
@@ -119,3 +123,15 @@ func hostPlane(fr *Frame, p int) []byte {
 }
 
 func freeHostFrame(fr *Frame) { C.free(C.onair_ptr(C.ulonglong(fr.Plane[0]))) }
+
+// hostPicture runs the picture conversion's kernel code on the CPU: pic.Src
+// and dst's planes are host addresses.
+func hostPicture(dst *Frame, pic Picture) error {
+	a := (*C.onair_picture_args)(C.calloc(1, C.sizeof_onair_picture_args))
+	defer C.free(unsafe.Pointer(a))
+	if err := pic.args(a, dst); err != nil {
+		return err
+	}
+	C.onair_host_picture(a)
+	return nil
+}

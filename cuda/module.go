@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"time"
 	"unsafe"
@@ -25,8 +26,25 @@ import (
 //go:embed kernels/compositor.ptx
 var compositorPTX string
 
-// ptxImage is the PTX the contexts load (the tests may load a fresh build).
+// ptxImage is the PTX the contexts load: the embedded build, or the file
+// ONAIR_CUDA_PTX names.
 var ptxImage = compositorPTX
+
+// PTXEnv names a freshly built compositor.ptx to load instead of the
+// embedded one: how one run on the GPU machine compiles the kernels with
+// `make ptx` and tests them (the tests, `onair run`, `onair bench`) before
+// the PTX is committed and embedded. Not for shows on air.
+const PTXEnv = "ONAIR_CUDA_PTX"
+
+func init() {
+	if p := os.Getenv(PTXEnv); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			panic(PTXEnv + ": " + err.Error())
+		}
+		ptxImage = string(b)
+	}
+}
 
 // module is the compositor's kernels, JIT-compiled by the driver for the
 // context's GPU on first use.
@@ -35,6 +53,7 @@ type module struct {
 	h                     C.onair_h
 	draw4, draw16, draw48 C.onair_h
 	transition, busy      C.onair_h
+	picture               C.onair_h
 	ptxVersion, ptxTarget string
 }
 
@@ -79,7 +98,7 @@ func loadModule(c *Context, ptx string) (*module, error) {
 		name string
 		fn   *C.onair_h
 	}{{"onair_draw4", &m.draw4}, {"onair_draw16", &m.draw16}, {"onair_draw48", &m.draw48},
-		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}} {
+		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}, {"onair_picture", &m.picture}} {
 		cs := C.CString(k.name)
 		var fn C.onair_h
 		rc := C.onair_module_function(c.d.t, c.h, &fn, m.h, cs)

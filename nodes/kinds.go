@@ -98,7 +98,7 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "gpu_import",
-		Doc:  "Imports each received buffer once (CUDA external memory on the GPU, mmap on the CPU), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA, straight or premultiplied alpha composited over black, or NV12) to the canvas format in BT.709 limited range; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
+		Doc:  "Imports each received buffer once (on the GPU the producer's exported CUDA memory, mapped with cuMemImportFromShareableHandle, or a memfd mapped and page-locked; on the CPU a memfd mapped), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA, straight or premultiplied alpha composited over black, or NV12) to the canvas format in BT.709 limited range; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
 			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
 			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},

@@ -37,6 +37,15 @@ extern "C" __global__ void onair_transition(const onair_transition_args a) {
 		onair_transition_quad(&a, px, py, 1, 0);
 }
 
+// onair_picture converts a browser source's picture to the canvas format.
+extern "C" __global__ void onair_picture(const onair_picture_args a) {
+	const int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+	if (a.bps == 2)
+		onair_picture_quad(&a, px, py, 2, 6);
+	else
+		onair_picture_quad(&a, px, py, 1, 0);
+}
+
 // onair_busy keeps one thread busy for ns nanoseconds of the GPU's global
 // timer: the benchmarks' stand-in for work to wait on.
 extern "C" __global__ void onair_busy(unsigned long long ns) {

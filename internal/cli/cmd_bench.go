@@ -62,6 +62,24 @@ type BenchResult struct {
 	PinnedBytes    int64  `json:"locked_host_bytes"` // VmLck + VmPin: page-locked host memory
 	RSSBytes       int64  `json:"rss_bytes"`
 	Device         any    `json:"device,omitempty"` // the GPU (NVML) at the end of the window
+	// Browser is the browser sources' counts over the window (nil for a
+	// show without any).
+	Browser *BenchBrowser `json:"browser,omitempty"`
+}
+
+// BenchBrowser is what a show's browser sources did over the window, all
+// together: ImportsPerS is the seeds' churn figure, new buffers imported a
+// second (0 once warm, with the return queue); an import is released when
+// its buffer dies (the producer's pool destroyed it) or idles past the TTL.
+type BenchBrowser struct {
+	Sources        int     `json:"sources"`
+	Frames         uint64  `json:"frames"`
+	Converted      uint64  `json:"converted"`
+	Imports        uint64  `json:"imports"`
+	ImportsPerS    float64 `json:"imports_per_s"`
+	ImportReleases uint64  `json:"import_releases"`
+	ImportsLive    int64   `json:"imports_live"` // at the end of the window
+	Dropped        uint64  `json:"dropped"`
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -316,6 +334,27 @@ func (b snapshot) since(a snapshot) BenchResult {
 		y := srcA[x.Address]
 		r.SourceDrops += x.Drops - y.Drops
 		r.Underruns += x.Underruns - y.Underruns
+		if x.Browser == nil {
+			continue
+		}
+		if r.Browser == nil {
+			r.Browser = &BenchBrowser{}
+		}
+		var was show.BrowserSummary
+		if y.Browser != nil {
+			was = *y.Browser
+		}
+		bb := r.Browser
+		bb.Sources++
+		bb.Frames += x.Browser.Frames - was.Frames
+		bb.Converted += x.Browser.Converted - was.Converted
+		bb.Imports += x.Browser.Imports - was.Imports
+		bb.ImportReleases += x.Browser.ImportReleases - was.ImportReleases
+		bb.ImportsLive += x.Browser.ImportsLive
+		bb.Dropped += x.Browser.Dropped - was.Dropped
+	}
+	if r.Browser != nil {
+		r.Browser.ImportsPerS = float64(r.Browser.Imports) / d.Seconds()
 	}
 	return r
 }
@@ -335,6 +374,10 @@ func (r BenchResult) write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  bus frames        %6d, %d missed deadlines, %d repeats, %d skipped, %d output drops\n", r.BusFrames, r.MissedDeadline, r.Repeats, r.Skipped, r.OutputDrops)
 	fmt.Fprintf(w, "  sources           %6d drops, %d underruns\n", r.SourceDrops, r.Underruns)
+	if b := r.Browser; b != nil {
+		fmt.Fprintf(w, "  browser sources   %6d: %d frames, %d converted, %d dropped; %d imports (%.2f a second), %d released, %d live\n",
+			b.Sources, b.Frames, b.Converted, b.Dropped, b.Imports, b.ImportsPerS, b.ImportReleases, b.ImportsLive)
+	}
 	fmt.Fprintf(w, "  page-locked host  %6.0f MB, resident %.0f MB\n", float64(r.PinnedBytes)/1e6, float64(r.RSSBytes)/1e6)
 	if r.Device != nil {
 		data, _ := json.Marshal(r.Device)

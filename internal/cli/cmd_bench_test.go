@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onairhq/onair/nodes/browser"
 )
 
 // onair bench runs a show, measures a window after a warm-up while it
@@ -37,5 +41,44 @@ func TestBenchMeasuresAWindow(t *testing.T) {
 	}
 	if r.GroupCPU["compositors"] <= 0 {
 		t.Errorf("no CPU counted for the compositors: %v", r.GroupCPU)
+	}
+}
+
+// onair bench on the browser measurement's show (nodes/browser/bench),
+// two sources fed by pattern producers: the browser counts are in the
+// table and the JSON.
+func TestBenchCountsBrowserImports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a show for three seconds")
+	}
+	dir, err := os.MkdirTemp("", "oair") // short: the sockets' paths must fit
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	show, _ := os.ReadFile("nodes/browser/bench/browser-40.hcl")
+	os.WriteFile(filepath.Join(dir, "browser-40.hcl"), show, 0o644)
+	os.Mkdir(filepath.Join(dir, "sock"), 0o755)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var st [2]browser.PatternStats
+	for i := range st {
+		go browser.RunPattern(ctx, browser.PatternConfig{Socket: filepath.Join(dir, "sock", fmt.Sprintf("gfx%d.sock", i)), Width: 320, Height: 180, MaxIdle: 2}, &st[i])
+	}
+	out := filepath.Join(dir, "bench.json")
+	rc, stdout, stderr := runCLI(t, "bench", "-backend", "cpu", "-warmup", "1s", "-window", "2s", "-var", "sources=2", "-json", out, filepath.Join(dir, "browser-40.hcl"))
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s\n%s", rc, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "browser sources        2: ") {
+		t.Errorf("the table lacks the browser sources:\n%s", stdout)
+	}
+	data, _ := os.ReadFile(out)
+	var r BenchResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Browser == nil || r.Browser.Sources != 2 || r.Browser.Frames == 0 || r.Browser.Converted == 0 {
+		t.Errorf("browser counts %+v", r.Browser)
 	}
 }

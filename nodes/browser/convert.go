@@ -16,14 +16,33 @@ import (
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
 
-// coeffs are BT.709 R'G'B' (full range, 0..255) to limited-range Y'CbCr
+// Coeffs are BT.709 R'G'B' (full range, 0..255) to limited-range Y'CbCr
 // at one bit depth, in 16-bit fixed point; the chroma rows take the sum of
-// a 2x2 block (two more fractional bits).
-type coeffs struct {
-	yr, yg, yb int32
-	ur, ug, ub int32
-	vr, vg, vb int32
-	yoff, coff int32 // offsets with rounding, in the fixed point of each
+// a 2x2 block (two more fractional bits). The GPU's converter
+// (cuda.Picture) is handed the same values: its fields match.
+type Coeffs struct {
+	YR, YG, YB int32
+	UR, UG, UB int32
+	VR, VG, VB int32
+	YOff, COff int32 // offsets with rounding, in the fixed point of each
+}
+
+// CoeffsFor returns the coefficients of the canvas format f (P010: 10 bits,
+// anything else 8).
+func CoeffsFor(f frame.Format) Coeffs {
+	if f == frame.P010 {
+		return coeffs10
+	}
+	return coeffs8
+}
+
+// Channels returns the byte of red, green and blue in a four-byte pixel of
+// format f (alpha is byte 3).
+func Channels(f ipc.PixelFormat) (r, g, b int) {
+	if f == ipc.BGRA {
+		return 2, 1, 0
+	}
+	return 0, 1, 2
 }
 
 var (
@@ -31,22 +50,22 @@ var (
 	coeffs10 = makeCoeffs(10)
 )
 
-func makeCoeffs(bits int) coeffs {
+func makeCoeffs(bits int) Coeffs {
 	const kr, kb = 0.2126, 0.0722
 	kg := 1 - kr - kb
 	sy := float64(int(219)<<(bits-8)) / 255 * 65536
 	sc := float64(int(224)<<(bits-8)) / 255 * 65536
 	r := func(v float64) int32 { return int32(math.Round(v)) }
-	c := coeffs{
-		yr: r(kr * sy), yg: r(kg * sy), yb: r(kb * sy),
-		ur: r(-kr / (2 - 2*kb) * sc), ug: r(-kg / (2 - 2*kb) * sc), ub: r(0.5 * sc),
-		vr: r(0.5 * sc), vg: r(-kg / (2 - 2*kr) * sc), vb: r(-kb / (2 - 2*kr) * sc),
+	c := Coeffs{
+		YR: r(kr * sy), YG: r(kg * sy), YB: r(kb * sy),
+		UR: r(-kr / (2 - 2*kb) * sc), UG: r(-kg / (2 - 2*kb) * sc), UB: r(0.5 * sc),
+		VR: r(0.5 * sc), VG: r(-kg / (2 - 2*kr) * sc), VB: r(-kb / (2 - 2*kr) * sc),
 	}
 	// Each chroma row sums to zero, so every grey is exactly neutral.
-	c.ug = -c.ur - c.ub
-	c.vg = -c.vr - c.vb
-	c.yoff = int32(16<<(bits-8))<<16 + 1<<15
-	c.coff = int32(128<<(bits-8))<<18 + 1<<17
+	c.UG = -c.UR - c.UB
+	c.VG = -c.VR - c.VB
+	c.YOff = int32(16<<(bits-8))<<16 + 1<<15
+	c.COff = int32(128<<(bits-8))<<18 + 1<<17
 	return c
 }
 
@@ -60,10 +79,9 @@ func ToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture) error {
 		return fmt.Errorf("convert: the buffer holds %d bytes, the picture needs %d", len(src), pic.Size)
 	}
 	switch pic.Format {
-	case ipc.BGRA:
-		inBands(pic.Height, func(y0, y1 int) { rgbToCanvas(dst, src, pic, 2, 1, 0, y0, y1) })
-	case ipc.RGBA:
-		inBands(pic.Height, func(y0, y1 int) { rgbToCanvas(dst, src, pic, 0, 1, 2, y0, y1) })
+	case ipc.BGRA, ipc.RGBA:
+		r, g, b := Channels(pic.Format)
+		inBands(pic.Height, func(y0, y1 int) { rgbToCanvas(dst, src, pic, r, g, b, y0, y1) })
 	case ipc.NV12:
 		nv12ToCanvas(dst, src, pic)
 	default:
@@ -116,11 +134,8 @@ var scratch = sync.Pool{New: func() any { return new([]int32) }}
 // byte ri, gi, bi (alpha at 3), two rows at a time: four lumas and one
 // chroma pair per 2x2 block.
 func rgbToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture, ri, gi, bi, y0, y1 int) {
-	c := coeffs8
+	c := CoeffsFor(dst.Format)
 	deep := dst.Format == frame.P010
-	if deep {
-		c = coeffs10
-	}
 	w := pic.Width
 	premul := pic.Alpha == ipc.AlphaStraight
 	rows := scratch.Get().(*[]int32)
@@ -147,15 +162,15 @@ func rgbToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture, ri, gi, bi, y0, 
 				rc, gc, bc = s[e|int(rc)], s[e|int(gc)], s[e|int(bc)]
 				rd, gd, bd = s[d|int(rd)], s[d|int(gd)], s[d|int(bd)]
 			}
-			l0[x] = (c.yr*int32(ra) + c.yg*int32(ga) + c.yb*int32(ba) + c.yoff) >> 16
-			l0[x+1] = (c.yr*int32(rb) + c.yg*int32(gb) + c.yb*int32(bb) + c.yoff) >> 16
-			l1[x] = (c.yr*int32(rc) + c.yg*int32(gc) + c.yb*int32(bc) + c.yoff) >> 16
-			l1[x+1] = (c.yr*int32(rd) + c.yg*int32(gd) + c.yb*int32(bd) + c.yoff) >> 16
+			l0[x] = (c.YR*int32(ra) + c.YG*int32(ga) + c.YB*int32(ba) + c.YOff) >> 16
+			l0[x+1] = (c.YR*int32(rb) + c.YG*int32(gb) + c.YB*int32(bb) + c.YOff) >> 16
+			l1[x] = (c.YR*int32(rc) + c.YG*int32(gc) + c.YB*int32(bc) + c.YOff) >> 16
+			l1[x+1] = (c.YR*int32(rd) + c.YG*int32(gd) + c.YB*int32(bd) + c.YOff) >> 16
 			sr := int32(ra) + int32(rb) + int32(rc) + int32(rd)
 			sg := int32(ga) + int32(gb) + int32(gc) + int32(gd)
 			sb := int32(ba) + int32(bb) + int32(bc) + int32(bd)
-			cbr[x] = (c.ur*sr + c.ug*sg + c.ub*sb + c.coff) >> 18
-			cbr[x+1] = (c.vr*sr + c.vg*sg + c.vb*sb + c.coff) >> 18
+			cbr[x] = (c.UR*sr + c.UG*sg + c.UB*sb + c.COff) >> 18
+			cbr[x+1] = (c.VR*sr + c.VG*sg + c.VB*sb + c.COff) >> 18
 		}
 		if deep {
 			p0, p1 := dst.Plane16(0), dst.Plane16(1)

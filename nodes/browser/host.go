@@ -14,12 +14,14 @@ import (
 // Host runs browser sources on host frames (the CPU backend): a buffer's
 // import is a read-only mmap of its sealed memfd, and its pictures are
 // converted in Go into pooled NV12 or P010 frames.
-var Host = &Backend[*frame.Frame]{Token: hostToken, NewImporter: NewHostImporter}
+var Host = &Backend[*frame.Frame]{Token: HostToken, NewImporter: NewHostImporter}
 
 // tokens are the 2x2 frames that carry handles on the CPU.
 var tokens, _ = frame.NewPool(frame.NV12, 2, 2, 0)
 
-func hostToken() (*frame.Frame, error) { return tokens.Get() }
+// HostToken is a 2x2 token frame from the host pool: the CPU's, and any
+// backend's whose edges may carry host frames (the CUDA backend's do).
+func HostToken() (*frame.Frame, error) { return tokens.Get() }
 
 // HostImporter is the CPU's Importer.
 type HostImporter struct {
@@ -41,9 +43,22 @@ func NewHostImporter(f frame.Format, log *slog.Logger) (Importer[*frame.Frame], 
 	return &HostImporter{format: f, log: log, pools: map[[2]int]*frame.Pool{}}, nil
 }
 
-// Import maps b read-only, once CheckShared has made sure the producer
-// cannot shrink it under the mapping.
+// Import maps b read-only (MapBuffer).
 func (h *HostImporter) Import(b *ipc.Buffer) (Mapping, error) {
+	mem, err := MapBuffer(b)
+	if err != nil {
+		return nil, err
+	}
+	return hostMapping{mem: mem}, nil
+}
+
+// MapBuffer maps a memfd buffer read-only, once CheckShared has made sure
+// the producer cannot shrink it under the mapping: every backend's import
+// of host buffers. UnmapBuffer undoes it.
+func MapBuffer(b *ipc.Buffer) ([]byte, error) {
+	if b.Picture.Memory != ipc.MemoryHost {
+		return nil, fmt.Errorf("buffer %d of connection %d is %v memory, not a memfd: this backend maps memfds", b.ID, b.Connection, b.Picture.Memory)
+	}
 	if err := ipc.CheckShared(b.Fd(), b.Picture.Size); err != nil {
 		return nil, fmt.Errorf("buffer %d of connection %d: %w", b.ID, b.Connection, err)
 	}
@@ -51,8 +66,11 @@ func (h *HostImporter) Import(b *ipc.Buffer) (Mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("buffer %d of connection %d: map %d bytes: %w", b.ID, b.Connection, b.Picture.Size, err)
 	}
-	return hostMapping{mem: mem}, nil
+	return mem, nil
 }
+
+// UnmapBuffer undoes MapBuffer.
+func UnmapBuffer(mem []byte) error { return unix.Munmap(mem) }
 
 // Convert draws the buffer's picture into a pooled frame of its size.
 func (h *HostImporter) Convert(m Mapping, b *ipc.Buffer) (*frame.Frame, error) {
@@ -96,7 +114,7 @@ func (h *HostImporter) Release(m Mapping) error {
 	if !ok {
 		return fmt.Errorf("release: not a host mapping (%T)", m)
 	}
-	return unix.Munmap(hm.mem)
+	return UnmapBuffer(hm.mem)
 }
 
 // Close drops the pools; frames still out are garbage collected.

@@ -9,7 +9,7 @@ import (
 )
 
 // Mapping is an Importer's handle on one imported buffer: a host mapping
-// on the CPU, a CUDA external memory and its device pointer on the GPU.
+// on the CPU; on the GPU a mapped memfd or the producer's CUDA memory mapped here.
 type Mapping any
 
 // Importer makes one browser source's buffers usable by a backend and
@@ -54,6 +54,9 @@ type Backend[F show.Frame] struct {
 	// NewImporter makes the importer of one gpu_import node, converting to
 	// format f.
 	NewImporter func(f frame.Format, log *slog.Logger) (Importer[F], error)
+	// Memories are the buffer memories the importer takes (a producer of
+	// another kind is refused at HELLO); nil is memfds only.
+	Memories []ipc.Memory
 }
 
 // Kinds are the constructors of the two browser kinds for the backend's

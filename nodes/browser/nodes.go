@@ -49,7 +49,7 @@ func (be *Backend[F]) newSource(st *show.State, n plan.Node, ctx *runtime.NodeCo
 	bs := src.Browser()
 	return &source[F]{be: be, st: src, bs: bs, cfg: ipc.ReceiverConfig{
 		Path: st.Resolve(prm.Socket), ReturnQueue: prm.ReturnQueue, FramesInFlight: prm.FramesInFlight,
-		Counters: &bs.Counters, Log: ctx.Log, Now: st.Clock,
+		Memories: be.Memories, Counters: &bs.Counters, Log: ctx.Log, Now: st.Clock,
 	}}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/browser/chromium"
 	"github.com/onairhq/onair/nodes/cpu"
 	"github.com/onairhq/onair/nodes/media"
@@ -396,6 +397,52 @@ func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	}
 	if src.Imports != src.Buffers || src.Buffers > 9 {
 		t.Errorf("%d imports for %d buffers: want one import per buffer, at most 9", src.Imports, src.Buffers)
+	}
+	if fds, maps := memfdsOpen(t); fds != 0 || maps != 0 {
+		t.Errorf("%d buffer descriptors and %d mappings left after stop", fds, maps)
+	}
+}
+
+// TestPatternProducerFeedsTheShow runs `onair producer -pattern`'s producer
+// (a pool like Chromium's: two idle at most) into the CPU show: the
+// recording carries its frame numbers in order, the return queue kept the
+// pool from destroying a buffer, and nothing is left open.
+func TestPatternProducerFeedsTheShow(t *testing.T) {
+	dir, start := compileShow(t, browserShow)
+	var st browser.PatternStats
+	done := make(chan error, 1)
+	go func() {
+		done <- browser.RunPattern(context.Background(), browser.PatternConfig{
+			Socket: filepath.Join(dir, "gfx.sock"), Width: 320, Height: 180, Frames: 60, MaxIdle: 2, Name: "pattern",
+		}, &st)
+	}()
+	s := start()
+	if err := <-done; err != nil {
+		s.Stop()
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var last uint32
+	var numbered int
+	for i, f := range readRecord(t, filepath.Join(dir, "pgm.y4m")) {
+		n := browser.PatternNumber(f)
+		if n == 0 {
+			continue // black before the first frame
+		}
+		if n < last || n > 60 {
+			t.Fatalf("picture %d of the recording is frame %d, after frame %d", i, n, last)
+		}
+		last = n
+		numbered++
+	}
+	if numbered < 30 || last < 50 {
+		t.Errorf("the recording shows %d numbered pictures, the last frame %d: want most of the 60 sent", numbered, last)
+	}
+	if st.Sent.Load() != 60 || st.Connections.Load() != 1 || st.Destroyed.Load() != 0 || st.Created.Load() > 9 {
+		t.Errorf("sent %d over %d connections; %d buffers made, %d destroyed: want 60, 1, at most 9, none",
+			st.Sent.Load(), st.Connections.Load(), st.Created.Load(), st.Destroyed.Load())
 	}
 	if fds, maps := memfdsOpen(t); fds != 0 || maps != 0 {
 		t.Errorf("%d buffer descriptors and %d mappings left after stop", fds, maps)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -78,19 +79,21 @@ func newBackend(c *gpu.Context) *backend {
 }
 
 func (b *backend) show() *show.Backend[Frame] {
+	kinds := map[string]show.Constructor[Frame]{
+		"upload":              b.newUpload,
+		"raw_video_file_cuda": b.newRawFile,
+		"input_rec":           b.newInputRec,
+		"demux":               newRelay("demux"),
+		"dec_video":           b.newDecoder,
+		"nvdec_file":          b.newNVDECSource,
+	}
+	maps.Copy(kinds, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
 	return &show.Backend[Frame]{
 		Name:      Name,
 		NewCanvas: b.newCanvas,
 		ToHost:    b.toHost,
-		Kinds: map[string]show.Constructor[Frame]{
-			"upload":              b.newUpload,
-			"raw_video_file_cuda": b.newRawFile,
-			"input_rec":           b.newInputRec,
-			"demux":               newRelay("demux"),
-			"dec_video":           b.newDecoder,
-			"nvdec_file":          b.newNVDECSource,
-		},
-		Close: b.close,
+		Kinds:     kinds,
+		Close:     b.close,
 	}
 }
 

@@ -45,13 +45,42 @@ type ProducerConfig struct {
 	// Timeout bounds the wait for WELCOME, and for DRAIN on Close; 0 is
 	// five seconds.
 	Timeout time.Duration
+	// Alloc makes each buffer's memory, of Picture.Size bytes; nil makes
+	// sealed memfds (Picture.Memory MemoryHost). A producer of GPU buffers
+	// (MemoryCUDA) sets it.
+	Alloc func(size int) (BufferMemory, error)
+}
+
+// BufferMemory is one buffer's memory as ProducerConfig.Alloc made it.
+type BufferMemory struct {
+	// Fd is the descriptor sent with the buffer's first frame; Free closes
+	// it.
+	Fd int
+	// Pixels is host memory to paint into; nil for device memory.
+	Pixels []byte
+	// Device is the allocator's own handle on device memory (what its
+	// painter writes into); nil for host memory.
+	Device any
+	// Free releases the memory and closes Fd, once the buffer is destroyed.
+	Free func()
+}
+
+// memfdMemory is the default Alloc: a sealed memfd, mapped.
+func memfdMemory(id uint32, size int) (BufferMemory, error) {
+	fd, mem, err := NewMemfd(fmt.Sprintf("onair-producer-%d", id), size)
+	if err != nil {
+		return BufferMemory{}, err
+	}
+	return BufferMemory{Fd: fd, Pixels: mem, Free: func() {
+		unix.Munmap(mem)
+		unix.Close(fd)
+	}}, nil
 }
 
 // ProducerBuffer is one shared buffer of a producer.
 type ProducerBuffer struct {
 	id     uint32
-	fd     int
-	mem    []byte
+	mem    BufferMemory
 	sent   bool // its descriptor went to this connection
 	out    bool // onair holds it
 	frames uint64
@@ -60,8 +89,13 @@ type ProducerBuffer struct {
 // ID is the buffer's id on the connection.
 func (b *ProducerBuffer) ID() uint32 { return b.id }
 
-// Pixels is the buffer's memory: paint the picture here before Send.
-func (b *ProducerBuffer) Pixels() []byte { return b.mem }
+// Pixels is the buffer's host memory: paint the picture here before Send
+// (nil for device memory: see Device).
+func (b *ProducerBuffer) Pixels() []byte { return b.mem.Pixels }
+
+// Device is the Alloc's handle on the buffer's device memory (nil for a
+// memfd): paint there, and finish the GPU's work, before Send.
+func (b *ProducerBuffer) Device() any { return b.mem.Device }
 
 // ProducerStats counts what a producer did.
 type ProducerStats struct {
@@ -125,6 +159,9 @@ func Dial(cfg ProducerConfig) (*Producer, error) {
 	if err := cfg.Picture.Check(); err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}
+	if cfg.Picture.Memory != MemoryHost && cfg.Alloc == nil {
+		return nil, fmt.Errorf("producer: %v buffers need an Alloc that makes them", cfg.Picture.Memory)
+	}
 	fd, err := dial(cfg.Socket)
 	if err != nil {
 		return nil, fmt.Errorf("producer: connect to %s: %w", cfg.Socket, err)
@@ -154,9 +191,9 @@ func Dial(cfg ProducerConfig) (*Producer, error) {
 	var w Welcome
 	switch m := m.(type) {
 	case Welcome:
-		if m.Version != Version {
+		if m.Version != hello.Version {
 			unix.Close(fd)
-			return nil, fmt.Errorf("producer: %s welcomed protocol version %d; this producer speaks version %d: update one of them", cfg.Socket, m.Version, Version)
+			return nil, fmt.Errorf("producer: %s welcomed protocol version %d; this producer said version %d: update one of them", cfg.Socket, m.Version, hello.Version)
 		}
 		w = m
 	case ErrorMsg:
@@ -272,11 +309,17 @@ func (p *Producer) newBuffer() (*ProducerBuffer, error) {
 		id++
 	}
 	p.nextID = id + 1
-	fd, mem, err := NewMemfd(fmt.Sprintf("onair-producer-%d", id), p.cfg.Picture.Size)
-	if err != nil {
-		return nil, fmt.Errorf("producer: %w", err)
+	var mem BufferMemory
+	var err error
+	if p.cfg.Alloc != nil {
+		mem, err = p.cfg.Alloc(p.cfg.Picture.Size)
+	} else {
+		mem, err = memfdMemory(id, p.cfg.Picture.Size)
 	}
-	b := &ProducerBuffer{id: id, fd: fd, mem: mem}
+	if err != nil {
+		return nil, fmt.Errorf("producer: buffer %d: %w", id, err)
+	}
+	b := &ProducerBuffer{id: id, mem: mem}
 	p.bufs[id] = b
 	p.stats.Created++
 	return b, nil
@@ -299,7 +342,7 @@ func (p *Producer) Send(b *ProducerBuffer, seq uint64, ts int64) error {
 	attach := -1
 	if !b.sent {
 		m.Flags |= FlagFD
-		attach = b.fd
+		attach = b.mem.Fd
 	}
 	// The send happens under p.mu: a RELEASE of b cannot be taken before
 	// its FRAME is on the wire.
@@ -445,9 +488,10 @@ func (p *Producer) release(m Release) {
 
 func (p *Producer) destroy(b *ProducerBuffer) {
 	delete(p.bufs, b.id)
-	unix.Munmap(b.mem)
-	unix.Close(b.fd)
-	b.mem = nil
+	if b.mem.Free != nil {
+		b.mem.Free()
+	}
+	b.mem = BufferMemory{Fd: -1}
 }
 
 // end records why the connection ended: every buffer is the producer's

@@ -26,7 +26,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +61,9 @@ type ReceiverConfig struct {
 	// FramesInFlight is how many frames the producer should have out at
 	// once, announced in WELCOME (the show's browser_frame_queue).
 	FramesInFlight int
+	// Memories are the buffer memories the backend can import; a HELLO of
+	// another is refused (CodeFormat). Nil: memfds only.
+	Memories []Memory
 	// Counters, when set, are kept up to date.
 	Counters *Counters
 	// Log gets connections, refusals and retires; nil discards them.
@@ -218,6 +223,26 @@ func Listen(cfg ReceiverConfig) (*Receiver, error) {
 
 // Path is the socket's path.
 func (r *Receiver) Path() string { return r.cfg.Path }
+
+// accepts reports whether the backend imports buffers of memory m.
+func (r *Receiver) accepts(m Memory) bool {
+	if r.cfg.Memories == nil {
+		return m == MemoryHost
+	}
+	return slices.Contains(r.cfg.Memories, m)
+}
+
+// memories names the memories the backend imports, for a refusal.
+func (r *Receiver) memories() string {
+	if r.cfg.Memories == nil {
+		return MemoryHost.String()
+	}
+	var s []string
+	for _, m := range r.cfg.Memories {
+		s = append(s, m.String())
+	}
+	return strings.Join(s, " or ")
+}
 
 // Counters are the receiver's counters.
 func (r *Receiver) Counters() *Counters { return r.counters }
@@ -415,6 +440,11 @@ func (r *Receiver) handle(c *conn, b []byte, fds []int) (f *Frame, stop bool) {
 			r.refuse(c, CodeProtocol, "a second HELLO on one connection: connect again to change the picture")
 			return nil, true
 		}
+		if !r.accepts(m.Memory) {
+			r.refuse(c, CodeFormat, fmt.Sprintf("this source imports %s buffers, not %v: run the producer with buffers of that kind (onair producer without -gpu for memfd), or run the show where its backend imports %v (onair run -backend cuda)",
+				r.memories(), m.Memory, m.Memory))
+			return nil, true
+		}
 		c.hello = &hello
 		r.mu.Lock()
 		old := r.active
@@ -430,7 +460,7 @@ func (r *Receiver) handle(c *conn, b []byte, fds []int) (f *Frame, stop bool) {
 			r.log.Info("a new producer replaces the one streaming", "socket", r.cfg.Path, "old", old.n, "new", c.n)
 			old.retire(DrainReplaced, nil)
 		}
-		c.send(Welcome{Version: Version, ReturnQueue: uint16(r.cfg.ReturnQueue), FramesInFlight: uint16(r.cfg.FramesInFlight), Connection: c.n}.Append(nil))
+		c.send(Welcome{Version: c.hello.Version, ReturnQueue: uint16(r.cfg.ReturnQueue), FramesInFlight: uint16(r.cfg.FramesInFlight), Connection: c.n}.Append(nil))
 		r.counters.Connections.Add(1)
 		r.log.Info("producer connected", "socket", r.cfg.Path, "connection", c.n, "name", m.Name,
 			"picture", fmt.Sprintf("%v %s %dx%d pitch %d", m.Format, m.Alpha, m.Width, m.Height, m.Pitch))

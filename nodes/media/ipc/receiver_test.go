@@ -446,11 +446,34 @@ func TestAProducerOfAnotherVersionIsToldSo(t *testing.T) {
 		t.Fatalf("answers %v, want one ERROR", got)
 	}
 	e, ok := got[0].(ErrorMsg)
-	if !ok || e.Code != CodeVersion || !strings.Contains(e.Text, "version 7") || !strings.Contains(e.Text, "speaks version 1") {
+	if !ok || e.Code != CodeVersion || !strings.Contains(e.Text, "version 7") || !strings.Contains(e.Text, "speaks versions 1 to 2") {
 		t.Fatalf("answer %+v", got[0])
 	}
 	if g.counters.Refused.Load() != 1 || g.counters.Connections.Load() != 0 {
 		t.Errorf("refused %d, connections %d", g.counters.Refused.Load(), g.counters.Connections.Load())
+	}
+}
+
+// TestGPUBuffersToAHostSourceAreRefused: a receiver whose backend maps
+// memfds only refuses a HELLO of CUDA buffers, saying what to change; a
+// version 1 HELLO (memfds) is welcomed with version 1.
+func TestGPUBuffersToAHostSourceAreRefused(t *testing.T) {
+	g := newRig(t, 3, 9)
+	h := Hello{Version: Version, Picture: NewPicture(BGRA, AlphaOpaque, 8, 8)}
+	h.Memory = MemoryCUDA
+	got := rawExchange(t, g.path, h.Append(nil))
+	if len(got) != 1 {
+		t.Fatalf("answers %v, want one ERROR", got)
+	}
+	if e, ok := got[0].(ErrorMsg); !ok || e.Code != CodeFormat || !strings.Contains(e.Text, "imports memfd buffers, not cuda") || !strings.Contains(e.Text, "-backend cuda") {
+		t.Fatalf("answer %+v", got[0])
+	}
+	got = rawExchange(t, g.path, Hello{Version: 1, Picture: NewPicture(BGRA, AlphaOpaque, 8, 8)}.Append(nil), Bye{}.Append(nil))
+	if len(got) < 1 {
+		t.Fatal("no answer to a version 1 HELLO")
+	}
+	if w, ok := got[0].(Welcome); !ok || w.Version != 1 {
+		t.Fatalf("a version 1 HELLO was answered %+v", got[0])
 	}
 }
 
@@ -502,13 +525,13 @@ func TestBufferRulesAreEnforced(t *testing.T) {
 			return send(p.fd, FrameMsg{Buffer: b.id, Sequence: 2}.Append(nil), -1, false)
 		}, "still holds it"},
 		{"descriptor again", func(p *Producer, b *ProducerBuffer) error {
-			return send(p.fd, FrameMsg{Buffer: b.id, Flags: FlagFD, Sequence: 2}.Append(nil), b.fd, false)
+			return send(p.fd, FrameMsg{Buffer: b.id, Flags: FlagFD, Sequence: 2}.Append(nil), b.mem.Fd, false)
 		}, "came with a descriptor again"},
 		{"forget while held", func(p *Producer, b *ProducerBuffer) error {
 			return send(p.fd, Forget{Buffer: b.id}.Append(nil), -1, false)
 		}, "FORGET of buffer 0 while onair still holds it"},
 		{"descriptor on forget", func(p *Producer, b *ProducerBuffer) error {
-			return send(p.fd, Forget{Buffer: b.id}.Append(nil), b.fd, false)
+			return send(p.fd, Forget{Buffer: b.id}.Append(nil), b.mem.Fd, false)
 		}, "carried a file descriptor"},
 	}
 	for _, c := range cases {

@@ -13,9 +13,15 @@ import (
 	"unicode/utf8"
 )
 
-// Version is the protocol version this package speaks. A HELLO of another
-// version is answered with an ERROR (CodeVersion) naming both.
-const Version = 1
+// Version is the newest protocol version this package speaks, and what its
+// Producer says; MinVersion the oldest it still accepts. A HELLO of a
+// version outside them is answered with an ERROR (CodeVersion) naming
+// both. Version 2 added the HELLO's memory field (GPU buffers); a version 1
+// HELLO is version 2's without it, its buffers memfds.
+const (
+	Version    = 2
+	MinVersion = 1
+)
 
 // Magic opens every message: "oair".
 var Magic = [4]byte{'o', 'a', 'i', 'r'}
@@ -54,7 +60,8 @@ func (t MsgType) String() string {
 
 // Message sizes, header included. ERROR is MinErrorSize plus its text.
 const (
-	HelloSize    = 72
+	HelloSize    = 80 // version 2; a version 1 HELLO is HelloSizeV1
+	HelloSizeV1  = 72
 	FrameSize    = 32
 	ForgetSize   = 16
 	ByeSize      = 8
@@ -119,6 +126,31 @@ func (a Alpha) String() string {
 	return fmt.Sprintf("alpha %d", uint16(a))
 }
 
+// Memory is what a connection's buffers are, and so what their descriptors
+// name (the HELLO's memory field, from version 2).
+type Memory uint16
+
+const (
+	// MemoryHost: a sealed memfd that onair maps (version 1's only kind).
+	MemoryHost Memory = 0
+	// MemoryCUDA: device memory made with cuMemCreate and exported with
+	// cuMemExportToShareableHandle as a POSIX file descriptor
+	// (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), at least Size bytes
+	// rounded up to the device's allocation granularity; onair imports it
+	// with cuMemImportFromShareableHandle and maps it. The CUDA backend only.
+	MemoryCUDA Memory = 1
+)
+
+func (m Memory) String() string {
+	switch m {
+	case MemoryHost:
+		return "memfd"
+	case MemoryCUDA:
+		return "cuda"
+	}
+	return fmt.Sprintf("memory %d", uint16(m))
+}
+
 // Limits a HELLO must respect.
 const (
 	MaxDimension  = 8192
@@ -134,6 +166,7 @@ const (
 //	 8 u16 version   10 u16 format   12 u16 alpha   14 u16 buffers
 //	16 u32 width     20 u32 height   24 u32 pitch   28 u32 offset1
 //	32 u64 size      40 [32] name (UTF-8, NUL-padded)
+//	72 u16 memory    74 [6] reserved                          (version 2 on)
 type Hello struct {
 	Version uint16
 	Picture
@@ -156,6 +189,8 @@ type Picture struct {
 	Offset1 int
 	// Size is each buffer's size in bytes: the length onair maps.
 	Size int
+	// Memory is what the buffers are: memfds, or CUDA device memory.
+	Memory Memory
 }
 
 // Frame says that a buffer holds a new picture.
@@ -285,8 +320,14 @@ func header(b []byte, t MsgType, size int) []byte {
 	return le.AppendUint16(b, uint16(size))
 }
 
+// Append encodes the HELLO in the layout of its version: version 1 has no
+// memory field (its buffers are memfds).
 func (m Hello) Append(b []byte) []byte {
-	b = header(b, TypeHello, HelloSize)
+	size := HelloSize
+	if m.Version == 1 {
+		size = HelloSizeV1
+	}
+	b = header(b, TypeHello, size)
 	b = le.AppendUint16(b, m.Version)
 	b = le.AppendUint16(b, uint16(m.Format))
 	b = le.AppendUint16(b, uint16(m.Alpha))
@@ -298,7 +339,12 @@ func (m Hello) Append(b []byte) []byte {
 	b = le.AppendUint64(b, uint64(m.Size))
 	var name [NameSize]byte
 	copy(name[:], truncUTF8(m.Name, NameSize))
-	return append(b, name[:]...)
+	b = append(b, name[:]...)
+	if size == HelloSizeV1 {
+		return b
+	}
+	b = le.AppendUint16(b, uint16(m.Memory))
+	return append(b, 0, 0, 0, 0, 0, 0)
 }
 
 func (m FrameMsg) Append(b []byte) []byte {
@@ -381,7 +427,7 @@ func (e *ParseError) Error() string {
 type VersionError struct{ Got uint16 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("producer protocol version %d is not spoken here: onair speaks version %d (docs/PRODUCER-PROTOCOL.md); update the producer or onair so that they agree", e.Got, Version)
+	return fmt.Sprintf("producer protocol version %d is not spoken here: onair speaks versions %d to %d (docs/PRODUCER-PROTOCOL.md); update the producer or onair so that they agree", e.Got, MinVersion, Version)
 }
 
 // ErrVersion matches every VersionError with errors.Is.
@@ -409,7 +455,7 @@ func Parse(b []byte) (Message, error) {
 		return nil, &ParseError{Type: t, Offset: 6, What: fmt.Sprintf("header says %d bytes, the message has %d", n, len(b))}
 	}
 	if t == TypeHello && len(b) >= 10 {
-		if v := le.Uint16(b[8:10]); v != Version {
+		if v := le.Uint16(b[8:10]); v < MinVersion || v > Version {
 			return nil, &VersionError{Got: v}
 		}
 	}
@@ -427,6 +473,9 @@ func Parse(b []byte) (Message, error) {
 		return ErrorMsg{Code: ErrorCode(le.Uint16(b[8:10])), Text: string(text)}, nil
 	}
 	want, known := fixedSize[t]
+	if t == TypeHello && le.Uint16(b[8:10]) == 1 {
+		want = HelloSizeV1
+	}
 	if !known {
 		return nil, &ParseError{Type: t, Offset: 4, What: "unknown message type"}
 	}
@@ -460,6 +509,12 @@ func Parse(b []byte) (Message, error) {
 			return nil, &ParseError{Type: t, Offset: 40, What: "name is not UTF-8"}
 		}
 		m.Name = string(name)
+		if m.Version >= 2 {
+			m.Memory = Memory(le.Uint16(b[72:74]))
+			if err := zero(t, b, 74, 80); err != nil {
+				return nil, err
+			}
+		}
 		if err := m.Picture.Check(); err != nil {
 			return nil, &ParseError{Type: t, Offset: 10, What: err.Error()}
 		}
@@ -520,6 +575,9 @@ func (f PixelFormat) BytesPerPixel() int {
 // Check reports what is wrong with a picture description, in the words a
 // producer's author needs.
 func (p Picture) Check() error {
+	if p.Memory > MemoryCUDA {
+		return fmt.Errorf("memory %d is none of 0 (memfd), 1 (cuda: a CUDA POSIX file descriptor)", uint16(p.Memory))
+	}
 	switch p.Format {
 	case BGRA, RGBA:
 		if p.Alpha > AlphaPremultiplied {

@@ -92,17 +92,55 @@ func TestParseRefusesWithTheReason(t *testing.T) {
 // A producer of another version gets a version error, whatever its HELLO
 // looks like after the version field.
 func TestOtherVersionIsAVersionError(t *testing.T) {
-	b := Hello{Version: 2, Picture: NewPicture(BGRA, AlphaOpaque, 8, 8)}.Append(nil)
-	b = append(b, 1, 2, 3, 4) // a longer v2 HELLO
+	b := Hello{Version: 3, Picture: NewPicture(BGRA, AlphaOpaque, 8, 8)}.Append(nil)
+	b = append(b, 1, 2, 3, 4) // a longer v3 HELLO
 	le.PutUint16(b[6:8], uint16(len(b)))
 	_, err := Parse(b)
 	if !errors.Is(err, ErrVersion) {
 		t.Fatalf("got %v, want a version error", err)
 	}
-	for _, want := range []string{"version 2", "onair speaks version 1", "PRODUCER-PROTOCOL.md"} {
+	for _, want := range []string{"version 3", "onair speaks versions 1 to 2", "PRODUCER-PROTOCOL.md"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestVersionOneHelloIsStillSpoken: a version 1 HELLO (72 bytes, no
+// memory field) parses, its buffers memfds; version 2 carries the memory
+// field, and one of an unknown memory is refused naming the field.
+func TestVersionOneHelloIsStillSpoken(t *testing.T) {
+	v1 := Hello{Version: 1, Picture: NewPicture(BGRA, AlphaPremultiplied, 64, 32), Name: "old"}
+	b := v1.Append(nil)
+	if len(b) != HelloSizeV1 {
+		t.Fatalf("a version 1 HELLO is %d bytes, want %d", len(b), HelloSizeV1)
+	}
+	m, err := Parse(b)
+	if err != nil || m != v1 || m.(Hello).Memory != MemoryHost {
+		t.Fatalf("version 1: %+v, %v", m, err)
+	}
+	v2 := Hello{Version: 2, Picture: NewPicture(BGRA, AlphaPremultiplied, 64, 32)}
+	v2.Memory = MemoryCUDA
+	b = v2.Append(nil)
+	if len(b) != HelloSize || le.Uint16(b[72:74]) != 1 {
+		t.Fatalf("a version 2 HELLO is %d bytes with memory %d", len(b), le.Uint16(b[72:74]))
+	}
+	if m, err := Parse(b); err != nil || m != v2 {
+		t.Fatalf("version 2: %+v, %v", m, err)
+	}
+	b[72] = 9
+	if _, err := Parse(b); err == nil || !strings.Contains(err.Error(), "memory 9 is none of") {
+		t.Fatalf("memory 9: %v", err)
+	}
+	b[72], b[75] = 1, 1
+	if _, err := Parse(b); err == nil || !strings.Contains(err.Error(), "offset 75") && !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("a reserved byte after memory: %v", err)
+	}
+	// A version 1 HELLO of version 2's length is malformed.
+	b = append(Hello{Version: 1, Picture: v1.Picture}.Append(nil), make([]byte, 8)...)
+	le.PutUint16(b[6:8], uint16(len(b)))
+	if _, err := Parse(b); err == nil || !strings.Contains(err.Error(), "want 72") {
+		t.Fatalf("a long version 1 HELLO: %v", err)
 	}
 }
 
