@@ -195,7 +195,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	stopSwitching := make(chan struct{})
 	var switchErrs atomic.Uint64
 	if *every > 0 {
-		go switchEvery(running, *every, stopSwitching, &switchErrs, stderr)
+		go switchEvery(running, programScenes(p), *every, stopSwitching, &switchErrs, stderr)
 	}
 	fmt.Fprintf(stdout, "on air: %s; measuring %v after %v\n", p.Show, *window, *warmup)
 	fail := func() int {
@@ -296,11 +296,10 @@ func meanOf(readings []any) map[string]float64 {
 // Program bus one transition ahead of the first, so that at every switch
 // both kinds of work happen at once. Refused switches are counted in errs
 // (the first is printed).
-func switchEvery(r show.Running, d time.Duration, stop chan struct{}, errs *atomic.Uint64, stderr io.Writer) {
+func switchEvery(r show.Running, scenes map[string][]string, d time.Duration, stop chan struct{}, errs *atomic.Uint64, stderr io.Writer) {
 	kinds := []string{"cut", "fade", "wipe"}
 	t := time.NewTicker(d)
 	defer t.Stop()
-	scenes := map[string][]string{}
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
@@ -312,11 +311,7 @@ func switchEvery(r show.Running, d time.Duration, stop chan struct{}, errs *atom
 			if b.Kind != "program" {
 				continue
 			}
-			list, ok := scenes[b.Address]
-			if !ok {
-				list = busScenes(r, b.Address)
-				scenes[b.Address] = list
-			}
+			list := scenes[b.Address]
 			if len(list) < 2 {
 				continue
 			}
@@ -334,28 +329,16 @@ func switchEvery(r show.Running, d time.Duration, stop chan struct{}, errs *atom
 	}
 }
 
-// busScenes reads the scenes a bus may show from the plan it serves.
-func busScenes(r show.Running, bus string) []string {
-	var p struct {
-		Nodes []struct {
-			Kind    string         `json:"kind"`
-			Address string         `json:"address"`
-			Params  map[string]any `json:"params"`
-		} `json:"nodes"`
-	}
-	json.Unmarshal(r.Plan(), &p)
+// programScenes maps each Program bus of the plan to the scenes it may
+// show.
+func programScenes(p *plan.Plan) map[string][]string {
+	out := map[string][]string{}
 	for _, n := range p.Nodes {
-		if n.Kind == "compositor" && n.Address == bus {
-			var out []string
-			if l, ok := n.Params["scenes"].([]any); ok {
-				for _, s := range l {
-					out = append(out, fmt.Sprint(s))
-				}
-			}
-			return out
+		if n.Kind == "compositor" && n.Params.String("bus") == "program" {
+			out[n.Address] = n.Params.Strings("scenes")
 		}
 	}
-	return nil
+	return out
 }
 
 func indexOf(xs []string, s string) int {
