@@ -79,6 +79,12 @@ variable "media" {
   description = "Directory of the clips, relative to this file or absolute (bench/seeds/run.sh passes $MEDIA)."
 }
 
+variable "raw_dir" {
+  type        = string
+  default     = ""
+  description = "Directory of the raw clips when not var.media (bench/seeds/run.sh generates them on the GPU machine)."
+}
+
 variable "hevc_clips" {
   type        = list(string)
   default     = ["clip0.hevc", "clip1.hevc", "clip2.hevc", "clip3.hevc"]
@@ -88,7 +94,7 @@ variable "hevc_clips" {
 variable "raw_clips" {
   type        = list(string)
   default     = ["raw0.nv12", "raw1.nv12", "raw2.nv12", "raw3.nv12"]
-  description = "Raw NV12 clips in var.media the raw sources loop over."
+  description = "Raw NV12 clips in var.raw_dir (or var.media) the raw sources loop over."
 }
 
 variable "socket_dir" {
@@ -126,7 +132,8 @@ locals {
       decoders          = "thread"
     }
   }
-  c = merge(local.settings[var.settings], var.canvas)
+  c       = merge(local.settings[var.settings], var.canvas)
+  raw_dir = var.raw_dir != "" ? var.raw_dir : var.media
 
   # Every source in show order: the index is the source's number on the
   # multiviewer.
@@ -167,7 +174,7 @@ source "hevc_file" "cam" {
 
 source "raw_file" "vt" {
   count  = var.n_raw
-  path   = "${var.media}/${var.raw_clips[count.index % length(var.raw_clips)]}"
+  path   = "${local.raw_dir}/${var.raw_clips[count.index % length(var.raw_clips)]}"
   format = "nv12"
   loop   = true
 }

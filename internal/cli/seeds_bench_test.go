@@ -3,13 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
 
@@ -26,6 +30,19 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 		if rc != 0 || !strings.Contains(out, `"seeds-`+settings+`-192"`) || !strings.Contains(out, "against nvidia_h200") {
 			t.Fatalf("plan -backend cuda -var settings=%s: rc %d\n%s%s", settings, rc, out, errs)
 		}
+	}
+	// What the plan's estimates let the seeds' mix grow to on the H200:
+	// NVDEC binds first, 105 × 30 frames/s of its 6,300 (GPU.md).
+	gpu, err := backends.Lookup("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, rc := compileShow([]string{show}, lang.Options{}, compiler.Options{ToolVersion: version, Target: gpu.Lowering}, io.Discard)
+	if rc != 0 {
+		t.Fatal("the seeds' show does not compile for the CUDA backend")
+	}
+	if l := planLimit(res.Plan, 192); l == nil || l.Binding != "nvdec" || l.AllowsSources != 384 || l.ProfileSources != 192 {
+		t.Errorf("plan estimate %+v, want nvdec binding at 384 sources (profile limit 192)", l)
 	}
 	if testing.Short() {
 		t.Skip("-short: runs the show twice for five seconds")
