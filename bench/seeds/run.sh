@@ -12,16 +12,18 @@
 #
 # Needs: ONAIR (the onair binary, built on a Go machine: make seeds-bench),
 # MEDIA (a directory with clip0..3.hevc: 1080p HEVC, made by make
-# seeds-bench). Raw NV12 clips are generated here (RAW, default $MEDIA/raw).
+# seeds-bench). Raw NV12 clips are generated here (RAW, default
+# /tmp/onair-seeds-raw; kept while the machine stays warm).
 # Writes under OUT (default ./out): everything it measured, partial results
 # included, and summary.txt. Every step has a timeout; the producers are
 # stopped on every exit.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-ONAIR=${ONAIR:-$HERE/../../.device/seeds-bench/onair}
-MEDIA=${MEDIA:-$HERE/../../.device/seeds-bench/media}
-RAW=${RAW:-$MEDIA/raw}
-OUT=${OUT:-$HERE/out}
+# Absolute: the show resolves relative paths from its own directory.
+ONAIR=$(realpath -m "${ONAIR:-$HERE/../../.device/seeds-bench/onair}")
+MEDIA=$(realpath -m "${MEDIA:-$HERE/../../.device/seeds-bench/media}")
+RAW=$(realpath -m "${RAW:-/tmp/onair-seeds-raw}") # outside the carried folder, which a call replaces
+OUT=$(realpath -m "${OUT:-$HERE/out}")
 MODE=${MODE:-pair}
 SHOW=$HERE/seeds.hcl
 # The pair: the seeds read 20 s a few minutes after start; device time is
@@ -31,10 +33,12 @@ WINDOW=${WINDOW:-20s}
 SWITCH_EVERY=${SWITCH_EVERY:-3s}
 PAIR_COUNT=${PAIR_COUNT:-192} # 105 HEVC, 47 raw, 40 browser
 AUX=${AUX:-20}
-# The ramp: source counts per rate (the seeds' L4: 192 at 30, 99 at 60),
-# 20 s readings after 20 s.
-RAMP_30=${RAMP_30:-192 256 300 340 384 448 512}
-RAMP_60=${RAMP_60:-99 128 160 192 224 256}
+# The ramp: source counts per rate, 20 s readings after 20 s (the seeds'
+# L4: 192 at 30, 99 at 60; the pair reads 192 at 30 already). Each rate
+# gets an equal share of what is left of RAMP_BUDGET_S (seconds since the
+# script started), and a step starts only if a reading fits in it.
+RAMP_30=${RAMP_30:-256 300 340 384 448}
+RAMP_60=${RAMP_60:-128 160 192 224}
 RAMP_FPS=${RAMP_FPS:-30 60}
 RAMP_WARMUP=${RAMP_WARMUP:-20s}
 RAMP_WINDOW=${RAMP_WINDOW:-20s}
@@ -137,10 +141,17 @@ pair() {
 }
 
 ramp() {
-	local fps steps n last limit why est budget_left step_s
+	local fps steps n last limit why est share step_s rates_left
+	# A reading, plus starting and stopping a few hundred sources; after the
+	# first step, what the previous step took.
 	step_s=$(( $(secs "$RAMP_WARMUP") + $(secs "$RAMP_WINDOW") + 30 ))
 	mkdir -p "$OUT/ramp"
+	rates_left=$(echo $RAMP_FPS | wc -w)
 	for fps in $RAMP_FPS; do
+		share=$(( (RAMP_BUDGET_S - ($(date +%s) - START)) / rates_left ))
+		local rate_end=$(( $(date +%s) + share ))
+		rates_left=$(( rates_left - 1 ))
+		step_s=$(( $(secs "$RAMP_WARMUP") + $(secs "$RAMP_WINDOW") + 30 ))
 		steps=RAMP_$fps
 		steps=${!steps:-}
 		[ -n "$steps" ] || { log "ramp: no counts for $fps fps (set RAMP_$fps)"; continue; }
@@ -149,13 +160,14 @@ ramp() {
 		start_producers "$(browsers "$maxn")" "$fps"
 		last=0; limit=""; why="every step was clean"; est=""
 		for n in $steps; do
-			budget_left=$(( RAMP_BUDGET_S - ($(date +%s) - START) ))
-			if [ "$budget_left" -lt "$step_s" ]; then
-				why="device-time budget spent before $n"
+			if [ $(( rate_end - $(date +%s) )) -lt "$step_s" ]; then
+				why="this rate's share of RAMP_BUDGET_S ($share s) spent before $n"
 				break
 			fi
+			local t0=$(date +%s)
 			bench "ramp/$fps-$n" "$RAMP_WARMUP" "$RAMP_WINDOW" -beyond-capacity -fail-on-miss -var fps="$fps" $(mix "$n")
 			local rc=$?
+			step_s=$(( $(date +%s) - t0 + 5 )) # the next step is at least as long
 			est=$(grep -m1 '^  plan estimate' "$OUT/ramp/$fps-$n.txt" | sed 's/^  plan estimate *//')
 			log "  $fps fps, $n sources: rc=$rc $(grep -E '^  (CPU|bus frames) ' "$OUT/ramp/$fps-$n.txt" | tr -s ' ' | tr '\n' ';')"
 			case $rc in
@@ -164,7 +176,12 @@ ramp() {
 			*) why="bench failed at $n (rc=$rc): see ramp/$fps-$n.txt"; break ;;
 			esac
 		done
-		limit="$fps fps: $last sources clean ($why); plan estimate: ${est:-none read}"
+		if [ "$last" -gt 0 ]; then
+			limit="$fps fps: $last sources clean ($why)"
+		else
+			limit="$fps fps: no step clean ($why)"
+		fi
+		limit="$limit; plan estimate: ${est:-none read}"
 		echo "$limit" >> "$OUT/ramp/limits.txt"
 		log "limit $limit"
 	done
