@@ -24,18 +24,39 @@ func TestBenchMeasuresAWindow(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r BenchResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readBenchResult(t, out)
 	if r.Sources != 4 || r.Buses != 2 || r.BusFrames == 0 || r.CPUPercent <= 0 || r.Threads == 0 || r.WindowS < 1.4 {
 		t.Errorf("implausible result: %+v", r)
 	}
 	if r.GroupCPU["compositors"] <= 0 {
 		t.Errorf("no CPU counted for the compositors: %v", r.GroupCPU)
+	}
+}
+
+// readBenchResult reads the JSON onair bench -json wrote.
+func readBenchResult(t *testing.T, path string) BenchResult {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r BenchResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// -compare says what it needs when it is not given two results.
+func TestBenchCompareSaysWhatItNeeds(t *testing.T) {
+	rc, _, errs := runCLI(t, "bench", "-compare", "one.json")
+	if rc != 2 || !strings.Contains(errs, "give two result files, BEFORE.json AFTER.json") {
+		t.Errorf("-compare with one file: rc %d, %q", rc, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte("not json"), 0o644)
+	rc, _, errs = runCLI(t, "bench", "-compare", bad, bad)
+	if rc != 1 || !strings.Contains(errs, bad) || !strings.Contains(errs, "written by onair bench -json") {
+		t.Errorf("-compare with a broken file: rc %d, %q", rc, errs)
 	}
 }

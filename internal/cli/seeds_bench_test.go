@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -76,7 +75,6 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 	vars := []string{"-var", "n_hevc=2", "-var", "n_raw=2", "-var", "n_browser=1", "-var", "aux=2", "-var", "width=640", "-var", "height=360",
 		"-var", "scenes=8", "-var", "media=" + dir, "-var", `hevc_clips=["clip0.hevc"]`, "-var", `raw_clips=["raw0.nv12","raw1.nv12"]`,
 		"-var", "socket_dir=" + sockets}
-	results := map[string]BenchResult{}
 	for _, settings := range []string{"before", "best"} {
 		out := filepath.Join(dir, settings+".json")
 		args := append([]string{"bench", "-backend", "cpu", "-warmup", "1s", "-window", "3s", "-switch-every", "250ms", "-json", out,
@@ -86,15 +84,7 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 			t.Fatalf("bench -var settings=%s: rc %d\n%s\n%s", settings, rc, stdout, stderr)
 		}
 		t.Logf("settings=%s:\n%s", settings, stdout)
-		data, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r BenchResult
-		if err := json.Unmarshal(data, &r); err != nil {
-			t.Fatal(err)
-		}
-		results[settings] = r
+		r := readBenchResult(t, out)
 		if r.Sources != 5 || r.Buses != 4 || r.BusFrames == 0 || r.Threads == 0 || r.CPUPercent <= 0 {
 			t.Errorf("settings=%s: implausible result: %+v", settings, r)
 		}
