@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	nodecuda "github.com/onairhq/onair/nodes/cuda"
 )
 
 // onair bench runs a show, measures a window after a warm-up while it
@@ -60,3 +62,7 @@ func TestBenchCompareSaysWhatItNeeds(t *testing.T) {
 		t.Errorf("-compare with a broken file: rc %d, %q", rc, errs)
 	}
 }
+
+// The CUDA backend's device report says what it page-locked: bench adds
+// it to /proc's VmLck and VmPin, which do not see cuMemHostAlloc.
+var _ pageLocker = nodecuda.GPUStatus{}
