@@ -142,15 +142,14 @@ pair() {
 
 ramp() {
 	local fps steps n last limit why est share step_s rates_left
-	# A reading, plus starting and stopping a few hundred sources; after the
-	# first step, what the previous step took.
-	step_s=$(( $(secs "$RAMP_WARMUP") + $(secs "$RAMP_WINDOW") + 30 ))
 	mkdir -p "$OUT/ramp"
 	rates_left=$(echo $RAMP_FPS | wc -w)
 	for fps in $RAMP_FPS; do
 		share=$(( (RAMP_BUDGET_S - ($(date +%s) - START)) / rates_left ))
 		local rate_end=$(( $(date +%s) + share ))
 		rates_left=$(( rates_left - 1 ))
+		# What a step takes: a reading, plus starting and stopping a few
+		# hundred sources; after the first step, what the previous one took.
 		step_s=$(( $(secs "$RAMP_WARMUP") + $(secs "$RAMP_WINDOW") + 30 ))
 		steps=RAMP_$fps
 		steps=${!steps:-}
