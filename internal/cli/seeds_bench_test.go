@@ -77,7 +77,7 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 		"-var", "socket_dir=" + sockets}
 	for _, settings := range []string{"before", "best"} {
 		out := filepath.Join(dir, settings+".json")
-		args := append([]string{"bench", "-backend", "cpu", "-warmup", "1s", "-window", "3s", "-switch-every", "250ms", "-json", out,
+		args := append([]string{"bench", "-backend", "cpu", "-warmup", "1s", "-window", "3s", "-switch-every", "600ms", "-json", out,
 			"-var", "settings=" + settings}, vars...)
 		rc, stdout, stderr := runCLI(t, append(args, show)...)
 		if rc != 0 {
@@ -105,6 +105,9 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 					t.Errorf("settings=%s: %s made no %s in the window: %v", settings, b.Address, k, b.Switches)
 				}
 			}
+		}
+		if r.SwitchErrors != 0 {
+			t.Errorf("settings=%s: %d switches refused", settings, r.SwitchErrors)
 		}
 		if programs != 2 {
 			t.Errorf("settings=%s: %d Program buses in the result, want 2", settings, programs)
