@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench browser-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -56,6 +56,19 @@ gpu-bench: build
 browser-bench: build
 	mkdir -p .device/browser
 	cp bin/onair nodes/browser/bench/run.sh nodes/browser/bench/browser-40.hcl .device/browser/
+# seeds-bench: what the GPU machine needs for issue 14's measurement
+# (bench/seeds/README.md): a stripped onair and four 10-second 1080p30 HEVC
+# clips at 8 Mbit/s in .device/seeds-bench (about 58 MB, under the 64 MiB a
+# device call carries); the raw clips are generated there. Carry
+# .device/seeds-bench and run bench/seeds/run.sh there.
+SEEDS_CLIPS := $(foreach i,0 1 2 3,.device/seeds-bench/media/clip$(i).hevc)
+seeds-bench: build $(SEEDS_CLIPS)
+	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/seeds-bench/onair .
+	du -sh .device/seeds-bench
+
+.device/seeds-bench/media/clip%.hevc: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind hevc -size 1920x1080 -rate 30 -frames 300 -bitrate 8M -noise 30 -pattern bars -id $$(( $* + 1 )) -o $@
 
 test-short:
 	$(GO) test -short ./...

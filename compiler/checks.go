@@ -277,9 +277,14 @@ memory, or compile for a larger profile.`,
 			if b.OK {
 				continue
 			}
-			p.Report(hcl.Diagnostic{Summary: "Capacity exceeded: " + BudgetLabel(b.Name),
+			d := hcl.Diagnostic{Summary: "Capacity exceeded: " + BudgetLabel(b.Name),
 				Detail:  capacityDetail(b, p.Profile.Name),
-				Subject: budgetRange(p.Show, b.Name)})
+				Subject: budgetRange(p.Show, b.Name)}
+			if p.Options.BeyondCapacity {
+				d.Severity = hcl.DiagWarning
+				d.Detail += " Measuring beyond the profile (-beyond-capacity): the show runs anyway."
+			}
+			p.Report(d)
 		}
 	},
 }

@@ -42,6 +42,10 @@ type Options struct {
 	// StatFile returns a file's size; nil uses os.Stat. The estimate pass
 	// uses it for resident raw sources.
 	StatFile func(path string) (int64, error)
+	// BeyondCapacity reports an exceeded budget of the capacity profile as
+	// a warning instead of an error: for measuring where a GPU's real limit
+	// is (onair bench -beyond-capacity), never for a show on air.
+	BeyondCapacity bool
 }
 
 // Result is a compilation: the plan, the findings of the checks, and what

@@ -528,3 +528,27 @@ bus "program" "pgm" { scene = scene.s }
 		t.Errorf("the CPU backend decodes any size: %v", diags)
 	}
 }
+
+// A measurement beyond the profile (onair bench -beyond-capacity) compiles
+// a show over its budgets into a plan, with each exceeded budget a warning
+// that says so; without the option the same show is refused.
+func TestBeyondCapacityWarns(t *testing.T) {
+	show := load(t, "../shows/demo-192.hcl", nil)
+	res, diags := Compile(show, Options{Target: gpu, ToolVersion: "test", Profile: "nvidia_t4"})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Capacity exceeded") {
+		t.Fatalf("192 sources on a T4 compiled without a capacity error: %v", diags)
+	}
+	res, diags = Compile(show, Options{Target: gpu, ToolVersion: "test", Profile: "nvidia_t4", BeyondCapacity: true})
+	if diags.HasErrors() || res.Plan == nil {
+		t.Fatalf("with BeyondCapacity: plan %v, diags %v", res.Plan != nil, diags)
+	}
+	warned := false
+	for _, d := range diags {
+		if strings.HasPrefix(d.Summary, "Capacity exceeded") {
+			warned = d.Severity == hcl.DiagWarning && strings.Contains(d.Detail, "-beyond-capacity")
+		}
+	}
+	if !warned {
+		t.Errorf("no capacity warning naming -beyond-capacity: %v", diags)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -257,6 +258,18 @@ type HostMemory struct {
 	Flags HostFlags
 }
 
+// pageLocked is the host memory this process holds page-locked through
+// the driver. The kernel does not show it: cuMemHostAlloc's memory is in
+// neither VmLck nor VmPin of /proc/PID/status. Every call that page-locks
+// host memory (cuMemHostAlloc, and cuMemHostRegister where it is used)
+// adds its bytes here, and the call that releases them subtracts them.
+var pageLocked atomic.Int64
+
+// PageLockedBytes is the host memory the process holds page-locked through
+// CUDA now, in bytes: what the bench and /status report as page-locked
+// host memory beside /proc's VmLck and VmPin.
+func PageLockedBytes() int64 { return pageLocked.Load() }
+
 // HostAlloc allocates size bytes of page-locked host memory.
 func (c *Context) HostAlloc(size int, flags HostFlags) (*HostMemory, error) {
 	if size <= 0 {
@@ -266,6 +279,7 @@ func (c *Context) HostAlloc(size int, flags HostFlags) (*HostMemory, error) {
 	if rc := C.onair_host_alloc(c.d.t, c.h, &p, C.size_t(size), C.uint(flags)); rc != 0 {
 		return nil, fmt.Errorf("page-locking %d bytes of host memory: %w (the limit is RLIMIT_MEMLOCK and the machine's RAM)", size, c.d.err("cuMemHostAlloc", rc))
 	}
+	pageLocked.Add(int64(size))
 	return &HostMemory{ctx: c, p: p, n: size, Flags: flags}, nil
 }
 
@@ -287,6 +301,7 @@ func (h *HostMemory) Free() error {
 	}
 	err := h.ctx.d.err("cuMemFreeHost", C.onair_host_free(h.ctx.d.t, h.ctx.h, h.p))
 	h.p = nil
+	pageLocked.Add(-int64(h.n)) // given back to the driver either way: onair holds it no longer
 	return err
 }
 

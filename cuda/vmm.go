@@ -125,6 +125,7 @@ func (m *SharedMemory) Free() error {
 type Registered struct {
 	ctx *Context
 	p   unsafe.Pointer
+	n   int
 }
 
 // Register page-locks b (read-only: the mapping may lack write access).
@@ -137,7 +138,8 @@ func (c *Context) Register(b []byte) (*Registered, error) {
 	if rc := C.onair_host_register(c.d.t, c.h, p, C.size_t(len(b)), 1); rc != 0 {
 		return nil, fmt.Errorf("page-locking %d bytes of mapped host memory: %w", len(b), c.d.err("cuMemHostRegister", rc))
 	}
-	return &Registered{ctx: c, p: p}, nil
+	pageLocked.Add(int64(len(b)))
+	return &Registered{ctx: c, p: p, n: len(b)}, nil
 }
 
 // Unregister undoes Register (once).
@@ -147,5 +149,6 @@ func (r *Registered) Unregister() error {
 	}
 	err := r.ctx.d.err("cuMemHostUnregister", C.onair_host_unregister(r.ctx.d.t, r.ctx.h, r.p))
 	r.p = nil
+	pageLocked.Add(-int64(r.n))
 	return err
 }

@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/onairhq/onair/internal/files"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/backends"
+	"github.com/onairhq/onair/internal/files"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
@@ -23,11 +26,15 @@ import (
 func init() {
 	register(&command{
 		name:    "bench",
-		summary: "Run a show for a fixed time and measure it the way the seed articles did: CPU, threads, run-queue time, CPU by group, deadlines and drops, GPU; a table and JSON.",
-		usage:   "[-backend auto|BACKEND] [-warmup D] [-window D] [-switch-every D] [-json FILE] [-var NAME=VALUE]... PATH...",
+		summary: "Run a show for a fixed time and measure it the way the seed articles did: CPU, threads, run-queue time, CPU by group, deadlines and drops per bus, GPU; a table and JSON. -compare puts two results side by side.",
+		usage:   "[-backend auto|BACKEND] [-warmup D] [-window D] [-switch-every D] [-json FILE] [-beyond-capacity] [-fail-on-miss] [-var NAME=VALUE]... PATH...\n       onair bench -compare BEFORE.json AFTER.json",
 		run:     runBench,
 	})
 }
+
+// exitMissed is bench's exit status when -fail-on-miss is set and the
+// window had a missed deadline or a drop: the source-limit ramp stops there.
+const exitMissed = 3
 
 // BenchResult is what `onair bench` measures over its window.
 type BenchResult struct {
@@ -35,6 +42,7 @@ type BenchResult struct {
 	Backend   string  `json:"backend"`
 	Sources   int     `json:"sources"`
 	Buses     int     `json:"buses"`
+	FrameRate string  `json:"frame_rate"`
 	WarmupS   float64 `json:"warmup_s"`
 	WindowS   float64 `json:"window_s"`
 	SwitchesS float64 `json:"switch_every_s,omitempty"`
@@ -44,24 +52,39 @@ type BenchResult struct {
 	SystemPercent float64 `json:"system_percent"`
 	Threads       int     `json:"threads"`
 	// RunQueueMs is the time the process's threads spent runnable without
-	// a CPU during the window (schedstat), summed.
-	RunQueueMs float64 `json:"run_queue_ms"`
-	// GroupCPU is % of one core by what the threads do: sources (readers,
-	// uploads, decoders on threads of their own), pacing loops, the default
-	// loop, compositors, outputs; "other" is the rest (Go's runtime, reader
-	// pools, GC).
+	// a CPU during the window (schedstat), summed; RunQueuePercent the
+	// same in % of one core, as the seeds wrote it.
+	RunQueueMs      float64 `json:"run_queue_ms"`
+	RunQueuePercent float64 `json:"run_queue_percent"`
+	// GroupCPU is % of one core by what the threads do (benchGroups).
 	GroupCPU map[string]float64 `json:"group_cpu_percent"`
-	// Per bus over the window.
-	BusFrames      uint64 `json:"bus_frames"`
-	MissedDeadline uint64 `json:"missed_deadlines"`
-	Repeats        uint64 `json:"repeats"`
-	Skipped        uint64 `json:"skipped"`
-	OutputDrops    uint64 `json:"output_drops"`
-	SourceDrops    uint64 `json:"source_drops"`
-	Underruns      uint64 `json:"underruns"`
-	PinnedBytes    int64  `json:"locked_host_bytes"` // VmLck + VmPin: page-locked host memory
-	RSSBytes       int64  `json:"rss_bytes"`
-	Device         any    `json:"device,omitempty"` // the GPU (NVML) at the end of the window
+	// Over every bus in the window; PerBus has them bus by bus.
+	BusFrames      uint64     `json:"bus_frames"`
+	MissedDeadline uint64     `json:"missed_deadlines"`
+	Repeats        uint64     `json:"repeats"`
+	Skipped        uint64     `json:"skipped"`
+	OutputDrops    uint64     `json:"output_drops"`
+	Switches       uint64     `json:"switches"`
+	SwitchErrors   uint64     `json:"switch_errors,omitempty"`
+	PerBus         []BusBench `json:"buses_detail"`
+	SourceDrops    uint64     `json:"source_drops"`
+	Underruns      uint64     `json:"underruns"`
+	// Page-locked host memory at the end of the window: what onair holds
+	// through CUDA (cuMemHostAlloc, which /proc does not show) plus /proc's
+	// VmLck and VmPin; LockedBytes is their sum.
+	LockedBytes     int64 `json:"locked_host_bytes"`
+	CUDALockedBytes int64 `json:"cuda_page_locked_bytes"`
+	ProcLockedBytes int64 `json:"proc_locked_bytes"`
+	RSSBytes        int64 `json:"rss_bytes"`
+	// Device is the backend's last reading of its hardware (a GPU: NVML);
+	// DeviceMean the mean of each of its numbers over the readings taken
+	// once a second through the window.
+	Device        any                `json:"device,omitempty"`
+	DeviceMean    map[string]float64 `json:"device_mean,omitempty"`
+	DeviceSamples int                `json:"device_samples,omitempty"`
+	// Estimate is what the plan's estimates say this mix of sources can
+	// grow to on the capacity profile.
+	Estimate *PlanLimit `json:"plan_estimate,omitempty"`
 	// Browser is the browser sources' counts over the window (nil for a
 	// show without any).
 	Browser *BenchBrowser `json:"browser,omitempty"`
@@ -82,16 +105,85 @@ type BenchBrowser struct {
 	Dropped        uint64  `json:"dropped"`
 }
 
+// BusBench is one bus over the window.
+type BusBench struct {
+	Address     string            `json:"address"`
+	Kind        string            `json:"kind"`
+	Frames      uint64            `json:"frames"`
+	Missed      uint64            `json:"missed_deadlines"`
+	Repeats     uint64            `json:"repeats"`
+	Skipped     uint64            `json:"skipped"`
+	OutputDrops uint64            `json:"output_drops"`
+	Switches    map[string]uint64 `json:"switches,omitempty"` // by transition: cut, fade, wipe
+	MaxDrawMs   float64           `json:"max_draw_ms"`
+}
+
+// PlanLimit is the plan's estimate of how far the show's mix of sources
+// goes on its capacity profile: each budget scaled linearly with the
+// sources (fixed costs such as the buses' canvases scale too, so this errs
+// high by a little), and the first one to run out.
+type PlanLimit struct {
+	Profile string `json:"profile"`
+	// ProfileSources is the profile's source limit at the show's rate (an
+	// estimate until measured: what the ramp measures).
+	ProfileSources int         `json:"profile_sources,omitempty"`
+	Budgets        []BudgetUse `json:"budgets"`
+	Binding        string      `json:"binding,omitempty"`
+	AllowsSources  int         `json:"allows_sources,omitempty"`
+}
+
+// BudgetUse is one budget of the plan and the sources of this mix it allows.
+type BudgetUse struct {
+	plan.Budget
+	AllowsSources int `json:"allows_sources"`
+}
+
+// planLimit reads the plan's budgets: the resources scale with the
+// sources; budgets counted in sources are the profile's source limits.
+func planLimit(p *plan.Plan, sources int) *PlanLimit {
+	if p.Profile == "" || sources == 0 {
+		return nil
+	}
+	l := &PlanLimit{Profile: p.Profile}
+	for _, b := range p.Estimates.Budgets {
+		switch {
+		case b.Unit == "sources":
+			if strings.HasPrefix(b.Name, "sources at") {
+				l.ProfileSources = int(b.Limit)
+			}
+			continue
+		case b.Used <= 0 || b.Limit <= 0:
+			continue
+		}
+		u := BudgetUse{Budget: b, AllowsSources: int(math.Floor(float64(sources) * b.Limit / b.Used))}
+		l.Budgets = append(l.Budgets, u)
+		if l.Binding == "" || u.AllowsSources < l.AllowsSources {
+			l.Binding, l.AllowsSources = b.Name, u.AllowsSources
+		}
+	}
+	return l
+}
+
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(commands["bench"], stderr)
 	vars := addVarFlags(fs)
 	backend := fs.String("backend", "auto", "`BACKEND` to run on: auto or one of "+strings.Join(backends.Names(), ", "))
 	warmup := fs.Duration("warmup", 10*time.Second, "run this long before measuring (the seeds read 20 s a few minutes after start)")
 	window := fs.Duration("window", 20*time.Second, "measure over this long")
-	every := fs.Duration("switch-every", 0, "switch every Program bus to its next scene this often, cut, fade and wipe in turn (0: no switches)")
+	every := fs.Duration("switch-every", 0, "switch every Program bus to its next scene this often, cut, fade and wipe in turn, each Program bus one transition ahead of the one before (0: no switches)")
 	out := fs.String("json", "", "also write the result as JSON to `FILE`")
+	beyond := fs.Bool("beyond-capacity", false, "run a show that exceeds its capacity profile's budgets (warnings instead of errors): for measuring the real limit")
+	failOnMiss := fs.Bool("fail-on-miss", false, fmt.Sprintf("exit %d when the window had a missed deadline or a dropped frame", exitMissed))
+	compare := fs.Bool("compare", false, "print two results side by side (BEFORE.json AFTER.json) with BEFORE/AFTER ratios, and run nothing")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
+	}
+	if *compare {
+		if fs.NArg() != 2 {
+			fmt.Fprintln(stderr, "onair bench -compare: give two result files, BEFORE.json AFTER.json (written by onair bench -json)")
+			return 2
+		}
+		return compareBench(fs.Arg(0), fs.Arg(1), stdout, stderr)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
@@ -107,7 +199,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", be.Name, why)
-	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering}, stderr)
+	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering, BeyondCapacity: *beyond}, stderr)
 	if rc != 0 {
 		return rc
 	}
@@ -119,39 +211,43 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	stopSwitching := make(chan struct{})
+	var switchErrs atomic.Uint64
 	if *every > 0 {
-		go switchEvery(running, *every, stopSwitching)
+		go switchEvery(running, programScenes(p), *every, stopSwitching, &switchErrs, stderr)
 	}
 	fmt.Fprintf(stdout, "on air: %s; measuring %v after %v\n", p.Show, *window, *warmup)
-	wait := func(d time.Duration) bool {
-		select {
-		case <-time.After(d):
-			return true
-		case <-running.Failed():
-			return false
-		}
-	}
-	if !wait(*warmup) {
+	fail := func() int {
+		close(stopSwitching)
 		fmt.Fprintf(stderr, "onair bench: %v\n", running.Err())
 		running.Stop()
 		return 1
+	}
+	select {
+	case <-time.After(*warmup):
+	case <-running.Failed():
+		return fail()
 	}
 	a := takeSnapshot(running)
-	if !wait(*window) {
-		fmt.Fprintf(stderr, "onair bench: %v\n", running.Err())
-		running.Stop()
-		return 1
-	}
+	errsBefore := switchErrs.Load()
+	devices := sampleDevice(running, *window)
 	b := takeSnapshot(running)
+	select {
+	case <-running.Failed():
+		return fail()
+	default:
+	}
 	close(stopSwitching)
 	r := b.since(a)
-	r.Show, r.Backend, r.WarmupS, r.SwitchesS = p.Show, be.Name, warmup.Seconds(), every.Seconds()
+	r.Show, r.Backend, r.FrameRate, r.WarmupS, r.SwitchesS = p.Show, be.Name, p.FrameRate, warmup.Seconds(), every.Seconds()
+	r.SwitchErrors = switchErrs.Load() - errsBefore
+	r.DeviceMean, r.DeviceSamples = meanOf(devices), len(devices)
 	for _, n := range p.Nodes {
 		if k, ok := nodes.Lookup(n.Kind); ok && k.Has(nodes.Compositor) {
 			r.Buses++
 		}
 	}
 	r.Sources = len(b.sum.Sources)
+	r.Estimate = planLimit(p, r.Sources)
 	if err := running.Stop(); err != nil {
 		fmt.Fprintf(stderr, "onair bench: stopping: %v\n", err)
 	}
@@ -163,12 +259,62 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	if *failOnMiss && (r.MissedDeadline > 0 || r.OutputDrops > 0 || r.SourceDrops > 0) {
+		fmt.Fprintf(stderr, "onair bench: %d missed deadlines, %d output drops, %d source drops in the window (-fail-on-miss)\n", r.MissedDeadline, r.OutputDrops, r.SourceDrops)
+		return exitMissed
+	}
 	return 0
 }
 
-// switchEvery switches every Program bus to its next scene, cut, fade and
-// wipe in turn (500 ms transitions), until stop is closed.
-func switchEvery(r show.Running, d time.Duration, stop chan struct{}) {
+// sampleDevice reads the backend's device report once a second for d (or
+// until the show fails) and returns the readings.
+func sampleDevice(r show.Running, d time.Duration) []any {
+	var out []any
+	end := time.After(d)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-end:
+			return out
+		case <-r.Failed():
+			return out
+		case <-tick.C:
+			if st, ok := r.Status().(show.StatusReport); ok && st.Device != nil {
+				out = append(out, st.Device)
+			}
+		}
+	}
+}
+
+// meanOf averages each number of the readings (as their JSON has them).
+func meanOf(readings []any) map[string]float64 {
+	if len(readings) == 0 {
+		return nil
+	}
+	sum := map[string]float64{}
+	for _, x := range readings {
+		data, _ := json.Marshal(x)
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		for k, v := range m {
+			if f, ok := v.(float64); ok {
+				sum[k] += f
+			}
+		}
+	}
+	for k := range sum {
+		sum[k] /= float64(len(readings))
+	}
+	return sum
+}
+
+// switchEvery switches every Program bus to its next scene until stop is
+// closed: cut, fade and wipe in turn (500 ms transitions), the second
+// Program bus one transition ahead of the first, so that at every switch
+// both kinds of work happen at once. Refused switches are counted in errs
+// (the first is printed).
+func switchEvery(r show.Running, scenes map[string][]string, d time.Duration, stop chan struct{}, errs *atomic.Uint64, stderr io.Writer) {
 	kinds := []string{"cut", "fade", "wipe"}
 	t := time.NewTicker(d)
 	defer t.Stop()
@@ -178,46 +324,39 @@ func switchEvery(r show.Running, d time.Duration, stop chan struct{}) {
 			return
 		case <-t.C:
 		}
+		j := 0
 		for _, b := range r.Summary().Buses {
 			if b.Kind != "program" {
 				continue
 			}
-			scenes := busScenes(r, b.Address)
-			if len(scenes) < 2 {
+			list := scenes[b.Address]
+			if len(list) < 2 {
 				continue
 			}
-			next := scenes[(indexOf(scenes, b.OnAir)+1)%len(scenes)]
+			next := list[(indexOf(list, b.OnAir)+1)%len(list)]
+			kind := kinds[(i+j)%3]
+			j++
 			dur := time.Duration(0)
-			if kinds[i%3] != "cut" {
+			if kind != "cut" {
 				dur = 500 * time.Millisecond
 			}
-			r.Switch(b.Address, next, kinds[i%3], dur)
+			if err := r.Switch(b.Address, next, kind, dur); err != nil && errs.Add(1) == 1 {
+				fmt.Fprintf(stderr, "onair bench: switching %s to %s: %v\n", b.Address, next, err)
+			}
 		}
 	}
 }
 
-// busScenes reads the scenes a bus may show from the plan it serves.
-func busScenes(r show.Running, bus string) []string {
-	var p struct {
-		Nodes []struct {
-			Kind    string         `json:"kind"`
-			Address string         `json:"address"`
-			Params  map[string]any `json:"params"`
-		} `json:"nodes"`
-	}
-	json.Unmarshal(r.Plan(), &p)
+// programScenes maps each Program bus of the plan to the scenes it may
+// show.
+func programScenes(p *plan.Plan) map[string][]string {
+	out := map[string][]string{}
 	for _, n := range p.Nodes {
-		if n.Kind == "compositor" && n.Address == bus {
-			var out []string
-			if l, ok := n.Params["scenes"].([]any); ok {
-				for _, s := range l {
-					out = append(out, fmt.Sprint(s))
-				}
-			}
-			return out
+		if n.Kind == "compositor" && n.Params.String("bus") == "program" {
+			out[n.Address] = n.Params.Strings("scenes")
 		}
 	}
-	return nil
+	return out
 }
 
 func indexOf(xs []string, s string) int {
@@ -229,63 +368,110 @@ func indexOf(xs []string, s string) int {
 	return -1
 }
 
+// The groups the bench adds CPU into, as the seeds' per-thread readings
+// did: a node's own threads by its kind's traits, a loop's thread by the
+// loop's name, and the threads neither claims by their name in /proc.
+const (
+	groupSources     = "sources" // readers, uploads, importers, fan-outs on threads of their own
+	groupDecode      = "decode"  // decoders on threads of their own, and decode loops
+	groupPacing      = "pacing loops"
+	groupDefault     = "default loop" // AUX compositors and outputs placed on it, AUX and wipe pacing
+	groupLoops       = "other loops"
+	groupCompositors = "compositors" // Program compositors on threads of their own
+	groupOutputs     = "outputs"
+	groupDriver      = "cuda driver" // the driver's own threads (cuda-EvtHandlr, ...)
+	groupOther       = "other"       // Go's runtime, GC, reader pools, the status server
+)
+
+// loopGroup is the group of an event loop's thread.
+func loopGroup(name string) string {
+	switch {
+	case name == "default":
+		return groupDefault
+	case strings.HasPrefix(name, "pacing"):
+		return groupPacing
+	case strings.Contains(name, "decode"), strings.Contains(name, "nvdec"):
+		return groupDecode
+	}
+	return groupLoops
+}
+
+// threadGroup is the group of a thread no node or loop claims, by its
+// name in /proc: decode loops outside the runtime name their threads
+// onair-decode… or onair-nvdec…, and the CUDA driver's start with cuda.
+func threadGroup(comm string) string {
+	switch {
+	case strings.HasPrefix(comm, "onair-decode"), strings.HasPrefix(comm, "onair-nvdec"):
+		return groupDecode
+	case strings.HasPrefix(comm, "cuda"):
+		return groupDriver
+	}
+	return groupOther
+}
+
+// nodeGroup is the group of a node's own threads, by its kind's traits.
+func nodeGroup(kind string) string {
+	k, ok := nodes.Lookup(kind)
+	switch {
+	case !ok:
+		return groupSources
+	case k.Has(nodes.Compositor):
+		return groupCompositors
+	case k.Has(nodes.Sink):
+		return groupOutputs
+	case k.Has(nodes.Decoder):
+		return groupDecode
+	}
+	return groupSources
+}
+
 // snapshot is one reading of the running show.
 type snapshot struct {
-	at     time.Time
-	usage  runtime.Usage
-	sum    show.Summary
-	status show.StatusReport
-	groups map[string]int64 // CPU ns by group
-	queue  int64            // run-queue ns, all threads
-	locked int64
+	at                     time.Time
+	usage                  runtime.Usage
+	sum                    show.Summary
+	status                 show.StatusReport
+	groups                 map[string]int64 // CPU ns by group
+	queue                  int64            // run-queue ns, all threads
+	cudaLocked, procLocked int64
 }
+
+// pageLocker is a device report that knows the host memory the backend
+// page-locked (the CUDA backend's GPUStatus).
+type pageLocker interface{ PageLocked() int64 }
 
 func takeSnapshot(r show.Running) snapshot {
 	s := snapshot{at: time.Now(), usage: runtime.ReadUsage(), sum: r.Summary(), groups: map[string]int64{}}
 	s.status, _ = r.Status().(show.StatusReport)
 	rs := s.status.Runtime
-	counted := map[int]bool{}
+	claimed := map[int]bool{}
 	for _, l := range rs.Loops {
-		g := "pacing loops"
-		if l.Name == "default" {
-			g = "default loop"
-		}
-		s.groups[g] += l.Thread.CPUNs
-		counted[l.Thread.Tid] = true
+		s.groups[loopGroup(l.Name)] += l.Thread.CPUNs
+		claimed[l.Thread.Tid] = true
 	}
 	for _, n := range rs.Nodes {
-		g := "sources"
-		if k, ok := nodes.Lookup(n.Kind); ok {
-			switch {
-			case k.Has(nodes.Compositor):
-				g = "compositors"
-			case k.Has(nodes.Sink):
-				g = "outputs"
-			case k.Has(nodes.Decoder):
-				g = "decode"
-			}
-		}
+		g := nodeGroup(n.Kind)
 		for _, t := range n.Threads {
 			s.groups[g] += t.CPUNs
-			counted[t.Tid] = true
+			claimed[t.Tid] = true
 		}
 	}
-	var all int64
 	for _, t := range rs.Threads {
 		s.queue += t.RunQueueNs
-		all += t.CPUNs
+		if !claimed[t.Tid] {
+			s.groups[threadGroup(t.Name)] += t.CPUNs
+		}
 	}
-	var mine int64
-	for _, v := range s.groups {
-		mine += v
+	if pl, ok := s.status.Device.(pageLocker); ok {
+		s.cudaLocked = pl.PageLocked()
 	}
-	s.groups["other"] = all - mine
-	s.locked = lockedBytes()
+	s.procLocked = procLockedBytes()
 	return s
 }
 
-// lockedBytes reads the page-locked memory of the process (VmLck, VmPin).
-func lockedBytes() int64 {
+// procLockedBytes reads the page-locked memory /proc knows of (VmLck,
+// VmPin): mlock and pinned pages, not the CUDA driver's.
+func procLockedBytes() int64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
@@ -307,8 +493,9 @@ func (b snapshot) since(a snapshot) BenchResult {
 	r := BenchResult{WindowS: d.Seconds(), GroupCPU: map[string]float64{},
 		UserPercent:   pct(int64(b.usage.User - a.usage.User)),
 		SystemPercent: pct(int64(b.usage.System - a.usage.System)),
-		Threads:       b.usage.Threads, RSSBytes: b.usage.RSSBytes, PinnedBytes: b.locked,
-		RunQueueMs: float64(b.queue-a.queue) / 1e6, Device: b.status.Device,
+		Threads:       b.usage.Threads, RSSBytes: b.usage.RSSBytes,
+		CUDALockedBytes: b.cudaLocked, ProcLockedBytes: b.procLocked, LockedBytes: b.cudaLocked + b.procLocked,
+		RunQueueMs: float64(b.queue-a.queue) / 1e6, RunQueuePercent: pct(b.queue - a.queue), Device: b.status.Device,
 	}
 	r.CPUPercent = r.UserPercent + r.SystemPercent
 	for g, v := range b.groups {
@@ -320,11 +507,24 @@ func (b snapshot) since(a snapshot) BenchResult {
 	}
 	for _, x := range b.sum.Buses {
 		y := busA[x.Address]
-		r.BusFrames += x.Ticks - y.Ticks
-		r.MissedDeadline += x.Missed - y.Missed
-		r.Repeats += x.Repeats - y.Repeats
-		r.Skipped += x.Skipped - y.Skipped
-		r.OutputDrops += x.OutputDrops - y.OutputDrops
+		bb := BusBench{Address: x.Address, Kind: x.Kind, Frames: x.Ticks - y.Ticks, Missed: x.Missed - y.Missed,
+			Repeats: x.Repeats - y.Repeats, Skipped: x.Skipped - y.Skipped, OutputDrops: x.OutputDrops - y.OutputDrops,
+			MaxDrawMs: x.Timing.MaxDrawMs}
+		for k, n := range x.SwitchesByKind {
+			if n > y.SwitchesByKind[k] {
+				if bb.Switches == nil {
+					bb.Switches = map[string]uint64{}
+				}
+				bb.Switches[k] = n - y.SwitchesByKind[k]
+			}
+		}
+		r.PerBus = append(r.PerBus, bb)
+		r.BusFrames += bb.Frames
+		r.MissedDeadline += bb.Missed
+		r.Repeats += bb.Repeats
+		r.Skipped += bb.Skipped
+		r.OutputDrops += bb.OutputDrops
+		r.Switches += x.Switches - y.Switches
 	}
 	srcA := map[string]show.SourceSummary{}
 	for _, x := range a.sum.Sources {
@@ -354,33 +554,139 @@ func (b snapshot) since(a snapshot) BenchResult {
 		bb.Dropped += x.Browser.Dropped - was.Dropped
 	}
 	if r.Browser != nil {
-		r.Browser.ImportsPerS = float64(r.Browser.Imports) / d.Seconds()
+		r.Browser.ImportsPerS = float64(r.Browser.Imports) / b.at.Sub(a.at).Seconds()
 	}
 	return r
 }
 
 func (r BenchResult) write(w io.Writer) {
-	fmt.Fprintf(w, "\n%s on %s: %d sources, %d buses; %.0f s measured after %.0f s\n", r.Show, r.Backend, r.Sources, r.Buses, r.WindowS, r.WarmupS)
+	fmt.Fprintf(w, "\n%s on %s: %d sources, %d buses at %s fps; %.0f s measured after %.0f s\n", r.Show, r.Backend, r.Sources, r.Buses, r.FrameRate, r.WindowS, r.WarmupS)
 	fmt.Fprintf(w, "  CPU               %6.1f %% of one core (user %.1f %%, system %.1f %%)\n", r.CPUPercent, r.UserPercent, r.SystemPercent)
 	fmt.Fprintf(w, "  threads           %6d\n", r.Threads)
-	fmt.Fprintf(w, "  run queue         %6.1f ms (all threads, over the window)\n", r.RunQueueMs)
-	groups := make([]string, 0, len(r.GroupCPU))
-	for g := range r.GroupCPU {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
+	fmt.Fprintf(w, "  run queue         %6.1f %% of one core (%.0f ms over the window, all threads)\n", r.RunQueuePercent, r.RunQueueMs)
+	for _, g := range sortedGroups(r.GroupCPU) {
 		fmt.Fprintf(w, "    %-15s %6.1f %%\n", g, r.GroupCPU[g])
 	}
-	fmt.Fprintf(w, "  bus frames        %6d, %d missed deadlines, %d repeats, %d skipped, %d output drops\n", r.BusFrames, r.MissedDeadline, r.Repeats, r.Skipped, r.OutputDrops)
+	fmt.Fprintf(w, "  bus frames        %6d, %d missed deadlines, %d repeats, %d skipped, %d output drops, %d switches\n", r.BusFrames, r.MissedDeadline, r.Repeats, r.Skipped, r.OutputDrops, r.Switches)
+	var aux BusBench
+	auxN := 0
+	for _, b := range r.PerBus {
+		if b.Kind != "program" {
+			auxN++
+			aux.Frames, aux.Missed, aux.Repeats, aux.Skipped, aux.OutputDrops = aux.Frames+b.Frames, aux.Missed+b.Missed, aux.Repeats+b.Repeats, aux.Skipped+b.Skipped, aux.OutputDrops+b.OutputDrops
+			aux.MaxDrawMs = max(aux.MaxDrawMs, b.MaxDrawMs)
+			continue
+		}
+		fmt.Fprintf(w, "    %-15s %6d frames, %d missed, %d repeats, %d skipped, %d drops, longest draw %.1f ms, switches %s\n",
+			b.Address, b.Frames, b.Missed, b.Repeats, b.Skipped, b.OutputDrops, b.MaxDrawMs, switchList(b.Switches))
+	}
+	if auxN > 0 {
+		fmt.Fprintf(w, "    %-15s %6d frames, %d missed, %d repeats, %d skipped, %d drops, longest draw %.1f ms\n",
+			fmt.Sprintf("%d AUX buses", auxN), aux.Frames, aux.Missed, aux.Repeats, aux.Skipped, aux.OutputDrops, aux.MaxDrawMs)
+	}
 	fmt.Fprintf(w, "  sources           %6d drops, %d underruns\n", r.SourceDrops, r.Underruns)
 	if b := r.Browser; b != nil {
 		fmt.Fprintf(w, "  browser sources   %6d: %d frames, %d converted, %d dropped; %d imports (%.2f a second), %d released, %d live\n",
 			b.Sources, b.Frames, b.Converted, b.Dropped, b.Imports, b.ImportsPerS, b.ImportReleases, b.ImportsLive)
 	}
-	fmt.Fprintf(w, "  page-locked host  %6.0f MB, resident %.0f MB\n", float64(r.PinnedBytes)/1e6, float64(r.RSSBytes)/1e6)
+	fmt.Fprintf(w, "  page-locked host  %6.0f MB (CUDA %.0f MB, VmLck+VmPin %.0f MB), resident %.0f MB\n",
+		float64(r.LockedBytes)/1e6, float64(r.CUDALockedBytes)/1e6, float64(r.ProcLockedBytes)/1e6, float64(r.RSSBytes)/1e6)
+	if m := r.DeviceMean; m != nil {
+		fmt.Fprintf(w, "  GPU (NVML, mean of %d) %.0f %% busy, NVDEC %.0f %%, VRAM %.0f MB used, PCIe to GPU %.2f GB/s\n",
+			r.DeviceSamples, m["gpu_percent"], m["decoder_percent"], m["memory_used_bytes"]/1e6, m["pcie_rx_bytes_per_sec"]/1e9)
+	}
 	if r.Device != nil {
 		data, _ := json.Marshal(r.Device)
 		fmt.Fprintf(w, "  device            %s\n", data)
 	}
+	if e := r.Estimate; e != nil && e.Binding != "" {
+		fmt.Fprintf(w, "  plan estimate     %s binds: %d sources of this mix on %s (profile's source limit %d)\n", e.Binding, e.AllowsSources, e.Profile, e.ProfileSources)
+	}
+}
+
+func switchList(m map[string]uint64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range sortedGroups(nil, m) {
+		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sortedGroups returns the keys of the maps, sorted.
+func sortedGroups(f map[string]float64, u ...map[string]uint64) []string {
+	var keys []string
+	for k := range f {
+		keys = append(keys, k)
+	}
+	for _, m := range u {
+		for k := range m {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// compareBench prints two bench results side by side, as a Markdown table,
+// with the ratio BEFORE/AFTER of each figure (the seeds' 791/234 = 3.4).
+func compareBench(beforePath, afterPath string, stdout, stderr io.Writer) int {
+	var rs [2]BenchResult
+	for i, path := range []string{beforePath, afterPath} {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(data, &rs[i])
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onair bench -compare: %s: %v (give files written by onair bench -json)\n", path, err)
+			return 1
+		}
+	}
+	a, b := rs[0], rs[1]
+	fmt.Fprintf(stdout, "| | %s | %s | before/after |\n|---|---:|---:|---:|\n", a.Show, b.Show)
+	row := func(name, format string, x, y float64) {
+		ratio := "–"
+		if y != 0 {
+			ratio = fmt.Sprintf("%.2f", ratioOf(x, y))
+		}
+		fmt.Fprintf(stdout, "| %s | "+format+" | "+format+" | %s |\n", name, x, y, ratio)
+	}
+	row("CPU, % of one core", "%.1f", a.CPUPercent, b.CPUPercent)
+	row("  user", "%.1f", a.UserPercent, b.UserPercent)
+	row("  system", "%.1f", a.SystemPercent, b.SystemPercent)
+	row("threads", "%.0f", float64(a.Threads), float64(b.Threads))
+	row("run queue, % of one core", "%.1f", a.RunQueuePercent, b.RunQueuePercent)
+	groups := map[string]float64{}
+	for g := range a.GroupCPU {
+		groups[g] = 0
+	}
+	for g := range b.GroupCPU {
+		groups[g] = 0
+	}
+	for _, g := range sortedGroups(groups) {
+		row("  "+g, "%.1f", a.GroupCPU[g], b.GroupCPU[g])
+	}
+	row("missed deadlines", "%.0f", float64(a.MissedDeadline), float64(b.MissedDeadline))
+	row("repeats", "%.0f", float64(a.Repeats), float64(b.Repeats))
+	row("output drops", "%.0f", float64(a.OutputDrops), float64(b.OutputDrops))
+	row("source drops", "%.0f", float64(a.SourceDrops), float64(b.SourceDrops))
+	row("switches", "%.0f", float64(a.Switches), float64(b.Switches))
+	row("page-locked host, MB", "%.0f", float64(a.LockedBytes)/1e6, float64(b.LockedBytes)/1e6)
+	row("resident, MB", "%.0f", float64(a.RSSBytes)/1e6, float64(b.RSSBytes)/1e6)
+	for _, k := range []struct{ key, name string }{{"gpu_percent", "GPU busy, %"}, {"decoder_percent", "NVDEC busy, %"}} {
+		row(k.name, "%.0f", a.DeviceMean[k.key], b.DeviceMean[k.key])
+	}
+	row("VRAM used, MB", "%.0f", a.DeviceMean["memory_used_bytes"]/1e6, b.DeviceMean["memory_used_bytes"]/1e6)
+	fmt.Fprintf(stdout, "\n%d sources, %d buses at %s fps; %.0f s windows after %.0f s and %.0f s of warm-up; CPU ratio before/after %.2f (the seeds: 791/234 = 3.38).\n",
+		a.Sources, a.Buses, a.FrameRate, a.WindowS, a.WarmupS, b.WarmupS, ratioOf(a.CPUPercent, b.CPUPercent))
+	return 0
+}
+
+func ratioOf(x, y float64) float64 {
+	if y == 0 {
+		return 0
+	}
+	return x / y
 }

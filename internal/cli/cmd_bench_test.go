@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/nodes/browser"
+	nodecuda "github.com/onairhq/onair/nodes/cuda"
 )
 
 // onair bench runs a show, measures a window after a warm-up while it
@@ -28,14 +29,7 @@ func TestBenchMeasuresAWindow(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r BenchResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readBenchResult(t, out)
 	if r.Sources != 4 || r.Buses != 2 || r.BusFrames == 0 || r.CPUPercent <= 0 || r.Threads == 0 || r.WindowS < 1.4 {
 		t.Errorf("implausible result: %+v", r)
 	}
@@ -82,3 +76,34 @@ func TestBenchCountsBrowserImports(t *testing.T) {
 		t.Errorf("browser counts %+v", r.Browser)
 	}
 }
+// readBenchResult reads the JSON onair bench -json wrote.
+func readBenchResult(t *testing.T, path string) BenchResult {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r BenchResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// -compare says what it needs when it is not given two results.
+func TestBenchCompareSaysWhatItNeeds(t *testing.T) {
+	rc, _, errs := runCLI(t, "bench", "-compare", "one.json")
+	if rc != 2 || !strings.Contains(errs, "give two result files, BEFORE.json AFTER.json") {
+		t.Errorf("-compare with one file: rc %d, %q", rc, errs)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte("not json"), 0o644)
+	rc, _, errs = runCLI(t, "bench", "-compare", bad, bad)
+	if rc != 1 || !strings.Contains(errs, bad) || !strings.Contains(errs, "written by onair bench -json") {
+		t.Errorf("-compare with a broken file: rc %d, %q", rc, errs)
+	}
+}
+
+// The CUDA backend's device report says what it page-locked: bench adds
+// it to /proc's VmLck and VmPin, which do not see cuMemHostAlloc.
+var _ pageLocker = nodecuda.GPUStatus{}

@@ -88,7 +88,7 @@ func runProducer(args []string, stdout, stderr io.Writer) int {
 	}
 	var st chromium.Stats
 	err := chromium.Run(ctx, chromium.Config{Socket: *socket, URL: *url, Width: sz.W, Height: sz.H, Binary: *binary, Frames: *frames, Log: log}, &st)
-	fmt.Fprintf(stdout, "producer: %d frames painted, %d sent, %d dropped, %d connections\n", st.Captured.Load(), st.Sent.Load(), st.Dropped.Load(), st.Connections.Load())
+	fmt.Fprintf(stdout, "producer: %d frames painted, %d sent, %d dropped, %d connections\n", st.Painted.Load(), st.Sent.Load(), st.Dropped.Load(), st.Connections.Load())
 	if err != nil {
 		fmt.Fprintf(stderr, "onair producer: %v\n", err)
 		return 1

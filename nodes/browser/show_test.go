@@ -374,7 +374,7 @@ func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	sum := s.State.Summary()
 	var b bytes.Buffer
 	sum.WriteText(&b)
-	t.Logf("producer: %d painted, %d sent, %d dropped\nsummary:\n%s", st.Captured.Load(), st.Sent.Load(), st.Dropped.Load(), b.String())
+	t.Logf("producer: %d painted, %d sent, %d dropped\nsummary:\n%s", st.Painted.Load(), st.Sent.Load(), st.Dropped.Load(), b.String())
 
 	frames := readRecord(t, filepath.Join(dir, "pgm.y4m"))
 	lowerThird := 0

@@ -7,6 +7,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/onairhq/onair/control"
+	gpu "github.com/onairhq/onair/cuda"
 )
 
 // GPUStatus is what NVML reports of the GPU a show runs on: in /status
@@ -25,10 +26,17 @@ type GPUStatus struct {
 	// (RX) and from it (TX).
 	PCIeRxBytesPerSec uint64 `json:"pcie_rx_bytes_per_sec"`
 	PCIeTxBytesPerSec uint64 `json:"pcie_tx_bytes_per_sec"`
+	// PageLockedHostBytes is the host memory onair holds page-locked
+	// through CUDA (cuda.PageLockedBytes): not in /proc's VmLck or VmPin.
+	PageLockedHostBytes int64 `json:"page_locked_host_bytes"`
 	// Error says why a reading failed (no NVML on this machine); the other
-	// fields are then zero.
+	// NVML fields are then zero.
 	Error string `json:"error,omitempty"`
 }
+
+// PageLocked is the host memory onair holds page-locked through CUDA: how
+// `onair bench` reads it from a show's device report.
+func (s GPUStatus) PageLocked() int64 { return s.PageLockedHostBytes }
 
 // gpuMonitor reads NVML (loaded at run time: libnvidia-ml.so.1 comes with
 // the driver) for device 0.
@@ -59,9 +67,9 @@ func (m *gpuMonitor) Read() GPUStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.dev == nil {
-		return GPUStatus{Error: m.err}
+		return GPUStatus{Error: m.err, PageLockedHostBytes: gpu.PageLockedBytes()}
 	}
-	var s GPUStatus
+	s := GPUStatus{PageLockedHostBytes: gpu.PageLockedBytes()}
 	var errs []string
 	note := func(what string, ret nvml.Return) {
 		if ret != nvml.SUCCESS {
@@ -93,6 +101,8 @@ func (m *gpuMonitor) Read() GPUStatus {
 // Collect emits the reading as metrics.
 func (m *gpuMonitor) Collect(emit func(control.Sample)) {
 	s := m.Read()
+	emit(control.Sample{Name: "onair_page_locked_host_bytes", Help: "Host memory onair holds page-locked through CUDA (not in VmLck or VmPin).",
+		Kind: control.Gauge, Value: float64(s.PageLockedHostBytes)})
 	if s.Error != "" && s.Name == "" {
 		return
 	}

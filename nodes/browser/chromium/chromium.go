@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -65,12 +64,7 @@ type Config struct {
 }
 
 // Stats counts what a producer did.
-type Stats struct {
-	Captured    atomic.Uint64 // frames the browser painted and sent us
-	Sent        atomic.Uint64 // frames handed to onair
-	Dropped     atomic.Uint64 // frames dropped: no connection, or no buffer came back in time
-	Connections atomic.Uint64 // connections to onair
-}
+type Stats = ipc.FeedStats
 
 // idleLimit is how long the producer waits for a frame: the built-in page
 // paints every frame.
@@ -171,12 +165,14 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 	}
 	log.Info("browser painting", "binary", bin, "url", url, "size", fmt.Sprintf("%dx%d", cfg.Width, cfg.Height))
 
-	var p *ipc.Producer
-	defer func() {
-		if p != nil {
-			p.Close()
-		}
-	}()
+	feed := &ipc.Feed{Config: ipc.ProducerConfig{Socket: cfg.Socket, Picture: pic, Name: "chromium " + filepath.Base(bin)},
+		OnConnect: func(p *ipc.Producer) {
+			st.Connections.Add(1)
+			log.Info("connected", "socket", cfg.Socket, "return_queue", p.Welcome().ReturnQueue)
+		},
+		OnLost: func(err error) { log.Warn("onair went away; connecting again", "error", err) },
+	}
+	defer feed.Close()
 	canvas := image.NewNRGBA(image.Rect(0, 0, cfg.Width, cfg.Height))
 	var seq uint64
 	for cfg.Frames == 0 || st.Sent.Load() < uint64(cfg.Frames) {
@@ -195,38 +191,19 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 			}
 			return fmt.Errorf("producer: acknowledge frame: %w", err)
 		}
-		if st.Captured.Add(1) == 1 && cfg.Painting != nil {
+		if st.Painted.Add(1) == 1 && cfg.Painting != nil {
 			cfg.Painting()
 		}
 		img, err := png.Decode(bytes.NewReader(f.Data))
 		if err != nil {
 			return fmt.Errorf("producer: a screencast frame is not a PNG: %w", err)
 		}
-		if p != nil {
-			select {
-			case <-p.Done():
-				log.Warn("onair went away; connecting again", "error", p.Err())
-				p.Close()
-				p = nil
-			default:
-			}
-		}
-		if p == nil {
-			p, err = ipc.DialWait(ipc.ProducerConfig{Socket: cfg.Socket, Picture: pic, Name: "chromium " + filepath.Base(bin)}, 100*time.Millisecond)
-			if err != nil {
-				var refused *ipc.RefusedError
-				if errors.As(err, &refused) {
-					return err
-				}
-				p = nil
-				st.Dropped.Add(1)
-				continue
-			}
-			st.Connections.Add(1)
-			log.Info("connected", "socket", cfg.Socket, "return_queue", p.Welcome().ReturnQueue)
-		}
-		b, err := p.Acquire(time.Second)
+		b, err := feed.Acquire(time.Second)
 		if err != nil {
+			var refused *ipc.RefusedError
+			if errors.As(err, &refused) {
+				return err
+			}
 			st.Dropped.Add(1)
 			continue
 		}
@@ -238,7 +215,7 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 			copy(px[y*pic.Pitch:y*pic.Pitch+4*cfg.Width], canvas.Pix[y*canvas.Stride:])
 		}
 		seq++
-		if err := p.Send(b, seq, time.Now().UnixNano()); err != nil {
+		if err := feed.Send(b, seq, time.Now().UnixNano()); err != nil {
 			st.Dropped.Add(1)
 			continue
 		}

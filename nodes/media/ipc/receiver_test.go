@@ -40,7 +40,13 @@ func socketPath(t *testing.T) string {
 
 func newRig(t *testing.T, returnQueue, inFlight int) *rig {
 	t.Helper()
-	g := &rig{t: t, path: socketPath(t), frames: make(chan *Frame, 256), counters: &Counters{}, served: make(chan error, 1), retired: make(chan DrainReason, 16)}
+	return newRigAt(t, socketPath(t), returnQueue, inFlight)
+}
+
+// newRigAt is newRig listening on path (a socket a previous rig left).
+func newRigAt(t *testing.T, path string, returnQueue, inFlight int) *rig {
+	t.Helper()
+	g := &rig{t: t, path: path, frames: make(chan *Frame, 256), counters: &Counters{}, served: make(chan error, 1), retired: make(chan DrainReason, 16)}
 	r, err := Listen(ReceiverConfig{Path: g.path, ReturnQueue: returnQueue, FramesInFlight: inFlight, Counters: g.counters,
 		RetireWait: wait, OnRetire: func(_ uint64, why DrainReason) { g.retired <- why }})
 	if err != nil {

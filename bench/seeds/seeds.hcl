@@ -1,0 +1,231 @@
+# The seeds' show as issue 14 measures it: 105 HEVC 1080p30 sources, 47 raw
+# NV12 sources and 40 browser sources (192), 256 scenes, two Program buses
+# and 20 AUX buses, every bus's outputs discarded (the H200 has no encoder).
+#
+# Every count is a variable, so the same file runs the seeds' show, the
+# source-limit ramp (the seeds' mix of kinds scaled up) and a small CPU
+# test; `settings` picks onair's best canvas or the seeds' "before" one.
+# bench/seeds/README.md says how to run it and what differs from the seeds.
+#
+#   onair plan -backend cuda bench/seeds/seeds.hcl
+#   onair plan -backend cuda -var settings=before bench/seeds/seeds.hcl
+#   onair bench -backend cuda -var n_hevc=210 -var n_raw=94 -var n_browser=80 ...
+
+variable "n_hevc" {
+  type        = number
+  default     = 105
+  description = "HEVC file sources (decoded on NVDEC)."
+}
+
+variable "n_raw" {
+  type        = number
+  default     = 47
+  description = "Raw NV12 file sources."
+}
+
+variable "n_browser" {
+  type        = number
+  default     = 40
+  description = "Browser sources, each fed by its own producer on socket_dir/gfx-N.sock."
+}
+
+variable "aux" {
+  type        = number
+  default     = 20
+  description = "AUX buses, each showing one source."
+}
+
+variable "scenes" {
+  type        = number
+  default     = 256
+  description = "Scenes: one full-frame scene per source, the rest quad splits (at least 1)."
+}
+
+variable "fps" {
+  type        = string
+  default     = "30"
+  description = "The show's frame rate; every source paces at it (a 30 fps clip in a 60 fps show plays twice as fast, so it costs a 60 fps camera's decoding)."
+}
+
+variable "width" {
+  type    = number
+  default = 1920
+}
+
+variable "height" {
+  type    = number
+  default = 1080
+}
+
+variable "settings" {
+  type        = string
+  default     = "best"
+  description = "best: onair's canvas; before: the seeds' settings before their optimisation evenings."
+  validation {
+    condition     = contains(["best", "before"], var.settings)
+    error_message = "settings must be best or before."
+  }
+}
+
+variable "canvas" {
+  type        = map(any)
+  default     = {}
+  description = "Canvas keys that override the chosen settings, e.g. -var 'canvas={raw_upload=\"direct\"}'."
+}
+
+variable "media" {
+  type        = string
+  default     = "media"
+  description = "Directory of the clips, relative to this file or absolute (bench/seeds/run.sh passes $MEDIA)."
+}
+
+variable "raw_dir" {
+  type        = string
+  default     = ""
+  description = "Directory of the raw clips when not var.media (bench/seeds/run.sh generates them on the GPU machine)."
+}
+
+variable "hevc_clips" {
+  type        = list(string)
+  default     = ["clip0.hevc", "clip1.hevc", "clip2.hevc", "clip3.hevc"]
+  description = "HEVC clips in var.media the HEVC sources loop over (reused by path)."
+}
+
+variable "raw_clips" {
+  type        = list(string)
+  default     = ["raw0.nv12", "raw1.nv12", "raw2.nv12", "raw3.nv12"]
+  description = "Raw NV12 clips in var.raw_dir (or var.media) the raw sources loop over."
+}
+
+variable "socket_dir" {
+  type        = string
+  default     = "/tmp/onair-seeds"
+  description = "Directory of the browser sources' sockets: gfx-0.sock, gfx-1.sock, ..."
+}
+
+variable "profile" {
+  type        = string
+  default     = "nvidia_h200"
+  description = "Capacity profile the plan's estimates and budgets use."
+}
+
+locals {
+  # The two canvases the issue compares. `decoders` is where NVDEC decoders
+  # run: a few decode loops, or a thread each as the seeds' FFmpeg did.
+  settings = {
+    best = {
+      raw_upload        = "resident"
+      input_routing     = "input"
+      source_fan_out    = "event_loop"
+      input_poll_ms     = 8
+      aux_input_poll_ms = 8
+      pacing_loops      = 4
+      decoders          = "decode_loops"
+    }
+    before = {
+      raw_upload        = "pinned"
+      input_routing     = "demux"
+      source_fan_out    = "thread"
+      input_poll_ms     = 0
+      aux_input_poll_ms = 0
+      pacing_loops      = 1
+      decoders          = "thread"
+    }
+  }
+  c       = merge(local.settings[var.settings], var.canvas)
+  raw_dir = var.raw_dir != "" ? var.raw_dir : var.media
+
+  # Every source in show order: the index is the source's number on the
+  # multiviewer.
+  all   = concat(source.cam, source.vt, source.gfx)
+  n     = var.n_hevc + var.n_raw + var.n_browser
+  quads = max(1, var.scenes - local.n)
+  # A quad split: the four corners of the canvas.
+  corner = [for i in range(4) : [(i % 2) * var.width / 2, floor(i / 2) * var.height / 2, var.width / 2, var.height / 2]]
+}
+
+show {
+  name       = "seeds-${var.settings}-${local.n}"
+  size       = "${var.width}x${var.height}"
+  frame_rate = var.fps
+  format     = "nv12"
+  profile    = var.profile
+}
+
+canvas {
+  raw_upload          = local.c.raw_upload
+  input_routing       = local.c.input_routing
+  source_fan_out      = local.c.source_fan_out
+  input_poll_ms       = local.c.input_poll_ms
+  aux_input_poll_ms   = local.c.aux_input_poll_ms
+  pacing_loops        = local.c.pacing_loops
+  decoder_placement   = local.c.decoders
+  browser_frame_queue = 9
+  import_ttl_ms       = 10000
+  frame_metadata      = []
+}
+
+source "hevc_file" "cam" {
+  count = var.n_hevc
+  path  = "${var.media}/${var.hevc_clips[count.index % length(var.hevc_clips)]}"
+  loop  = true
+}
+
+source "raw_file" "vt" {
+  count  = var.n_raw
+  path   = "${local.raw_dir}/${var.raw_clips[count.index % length(var.raw_clips)]}"
+  format = "nv12"
+  loop   = true
+}
+
+source "browser" "gfx" {
+  count  = var.n_browser
+  socket = "${var.socket_dir}/gfx-${count.index}.sock"
+}
+
+# One full-frame scene per source.
+scene "full" {
+  count = length(local.all)
+  layer {
+    source = local.all[count.index]
+  }
+}
+
+# Quad splits walking through the sources four at a time.
+scene "quad" {
+  count = local.quads
+  dynamic "layer" {
+    for_each = local.corner
+    content {
+      source = local.all[(count.index * 4 + layer.key) % length(local.all)]
+      rect   = layer.value
+      fit    = "contain"
+    }
+  }
+}
+
+bus "program" "a" {
+  scene = scene.quad[0]
+}
+
+bus "program" "b" {
+  scene = scene.full[0]
+}
+
+bus "aux" "mon" {
+  count  = var.aux
+  source = local.all[(count.index * 9) % length(local.all)]
+}
+
+# The seeds encoded each Program bus twice and each AUX bus once (24
+# encodes). The H200 has no NVENC: the same 24 outputs discard their frames
+# on the GPU.
+output "null" "pgm" {
+  for_each = { a_contrib = bus.a, a_web = bus.a, b_contrib = bus.b, b_web = bus.b }
+  bus      = each.value
+}
+
+output "null" "mon" {
+  count = var.aux
+  bus   = bus.mon[count.index]
+}
