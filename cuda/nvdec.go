@@ -555,7 +555,6 @@ type NVDECLoop struct {
 	every  map[int]func()
 	nextFn int
 	name   string // the thread's name in /proc (SetName)
-	gather time.Duration // SetGather
 	stats  nvdecStats
 	timer  *time.Timer
 
@@ -613,11 +612,6 @@ func (l *NVDECLoop) Stats() NVDECLoopStats {
 	s := &l.stats
 	return NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load()}
 }
-
-// SetGather makes the loop start a round at most once every d: the frames
-// its decoders' users give back meanwhile are served together, one wait
-// for the GPU for all of them instead of one each. Call it before Run.
-func (l *NVDECLoop) SetGather(d time.Duration) { l.gather = d }
 
 // SetName names the loop's thread in /proc (at most 15 bytes are kept), so
 // that a reading of per-thread CPU finds it; call it before Run.
@@ -689,14 +683,7 @@ func (l *NVDECLoop) Run() error {
 	}
 	var decs []*NVDECDecoder
 	var every []func()
-	var last time.Time
 	for !l.stopping.Load() {
-		if l.gather > 0 {
-			if wait := l.gather - time.Since(last); wait > 0 {
-				time.Sleep(wait)
-			}
-			last = time.Now()
-		}
 		l.mu.Lock()
 		decs = append(decs[:0], l.decs...)
 		every = every[:0]

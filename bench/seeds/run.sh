@@ -5,7 +5,7 @@
 #              settings then the seeds' "before" settings in the same run,
 #              and the two side by side (about 3.5 minutes);
 #   MODE=ramp  the seeds' mix of kinds scaled up step by step at 30 and at
-#              60 fps until the first missed deadline or drop, the limit per
+#              60 fps until the first missed deadline, repeat or drop, the limit per
 #              rate beside the plan's estimate (at most RAMP_BUDGET_S);
 #   MODE=long  one 5-minute reading (the issue's limit reading) of COUNT
 #              sources of the mix at FPS, after 20 s (about 6 minutes).
@@ -171,7 +171,7 @@ ramp() {
 			log "  $fps fps, $n sources: rc=$rc $(grep -E '^  (CPU|bus frames) ' "$OUT/ramp/$fps-$n.txt" | tr -s ' ' | tr '\n' ';')"
 			case $rc in
 			0) last=$n ;;
-			3) why="first missed deadline or drop at $n"; break ;;
+			3) why="first missed deadline, repeat or drop at $n"; break ;;
 			*) why="bench failed at $n (rc=$rc): see ramp/$fps-$n.txt"; break ;;
 			esac
 		done

@@ -33,7 +33,8 @@ func init() {
 }
 
 // exitMissed is bench's exit status when -fail-on-miss is set and the
-// window had a missed deadline or a drop: the source-limit ramp stops there.
+// window had a missed deadline, a repeat or a drop: the source-limit ramp
+// stops there.
 const exitMissed = 3
 
 // BenchResult is what `onair bench` measures over its window.
@@ -173,7 +174,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	every := fs.Duration("switch-every", 0, "switch every Program bus to its next scene this often, cut, fade and wipe in turn, each Program bus one transition ahead of the one before (0: no switches)")
 	out := fs.String("json", "", "also write the result as JSON to `FILE`")
 	beyond := fs.Bool("beyond-capacity", false, "run a show that exceeds its capacity profile's budgets (warnings instead of errors): for measuring the real limit")
-	failOnMiss := fs.Bool("fail-on-miss", false, fmt.Sprintf("exit %d when the window had a missed deadline or a dropped frame", exitMissed))
+	failOnMiss := fs.Bool("fail-on-miss", false, fmt.Sprintf("exit %d when the window had a missed deadline, a repeated picture (a source late) or a dropped frame", exitMissed))
 	compare := fs.Bool("compare", false, "print two results side by side (BEFORE.json AFTER.json) with BEFORE/AFTER ratios, and run nothing")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -259,8 +260,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if *failOnMiss && (r.MissedDeadline > 0 || r.OutputDrops > 0 || r.SourceDrops > 0) {
-		fmt.Fprintf(stderr, "onair bench: %d missed deadlines, %d output drops, %d source drops in the window (-fail-on-miss)\n", r.MissedDeadline, r.OutputDrops, r.SourceDrops)
+	if *failOnMiss && (r.MissedDeadline > 0 || r.Repeats > 0 || r.OutputDrops > 0 || r.SourceDrops > 0) {
+		fmt.Fprintf(stderr, "onair bench: %d missed deadlines, %d repeats, %d output drops, %d source drops in the window (-fail-on-miss)\n", r.MissedDeadline, r.Repeats, r.OutputDrops, r.SourceDrops)
 		return exitMissed
 	}
 	return 0

@@ -31,7 +31,7 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 		}
 	}
 	// What the plan's estimates let the seeds' mix grow to on the H200:
-	// NVDEC binds first, 105 × 30 frames/s of its 6,300 (GPU.md).
+	// NVDEC binds first, 105 × 30 frames/s of the profile's rate.
 	gpu, err := backends.Lookup("cuda")
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +40,11 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 	if rc != 0 {
 		t.Fatal("the seeds' show does not compile for the CUDA backend")
 	}
-	if l := planLimit(res.Plan, 192); l == nil || l.Binding != "nvdec" || l.AllowsSources != 384 || l.ProfileSources != 192 {
-		t.Errorf("plan estimate %+v, want nvdec binding at 384 sources (profile limit 192)", l)
+	pr, _ := compiler.LookupProfile("nvidia_h200")
+	want := int(192 * pr.NVDECFramesPerSec.Value / (105 * 30)) // the mix's NVDEC share scaled to the engines' rate
+	limit := pr.SourceLimitFor("*", 30)[0].MaxSources
+	if l := planLimit(res.Plan, 192); l == nil || l.Binding != "nvdec" || l.AllowsSources != want || l.ProfileSources != limit {
+		t.Errorf("plan estimate %+v, want nvdec binding at %d sources (profile limit %d)", l, want, limit)
 	}
 	if testing.Short() {
 		t.Skip("-short: runs the show twice for five seconds")

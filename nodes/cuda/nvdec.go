@@ -27,8 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +78,6 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 	}
 	l := &decodeLoop{loop: lib.NewLoopOn(s), stream: s, done: make(chan struct{})}
 	l.loop.SetName("onair-" + name) // onair-decode_N
-	l.loop.SetGather(gatherTime())
 	go func() {
 		defer close(l.done)
 		if err := l.loop.Run(); err != nil {
@@ -89,15 +86,6 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 	}()
 	b.loops[name] = l
 	return l, nil
-}
-
-// gatherTime is how long a decode loop gathers returned frames before a
-// round (ONAIR_NVDEC_GATHER_MS, for measuring).
-func gatherTime() time.Duration {
-	if v, err := strconv.Atoi(os.Getenv("ONAIR_NVDEC_GATHER_MS")); err == nil && v > 0 {
-		return time.Duration(v) * time.Millisecond
-	}
-	return 0
 }
 
 // stop ends a decode loop and waits for its thread.

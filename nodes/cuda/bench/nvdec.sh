@@ -23,9 +23,15 @@ bench() { # name warmup window vars...
   echo "rc=$?" >> "$O/$name.txt"
   cat "$O/$name.txt" >> "$O/bench.txt"
 }
-if [ -n "${QUICK:-}" ]; then # a first look: 20 s windows
-  bench loops-default 10s 20s
-  bench thread-input 10s 20s -var placement=thread
+if [ -n "${ONLY:-}" ]; then # some of the runs: ONLY="thread-input thread-demux"
+  for r in $ONLY; do
+    case $r in
+      thread-input) bench thread-input 10s 30s -var placement=thread ;;
+      thread-demux) bench thread-demux 10s 20s -var placement=thread -var routing=demux ;;
+      loops-demux) bench loops-demux 10s 20s -var routing=demux ;;
+      run-stats) timeout 60 "$ONAIR" run -backend cuda -listen '' -duration 30s nvdec.hcl > "$O/run-stats.txt" 2>&1; echo "rc=$?" >> "$O/run-stats.txt" ;;
+    esac
+  done
   exit 0
 fi
 bench loops-default 10s 60s
@@ -33,7 +39,6 @@ bench thread-input 10s 30s -var placement=thread
 bench thread-demux 10s 20s -var placement=thread -var routing=demux
 bench loops-demux 10s 20s -var routing=demux
 for l in 1 4; do bench loops-$l 10s 20s -var loops=$l; done
-for g in 4 8; do ONAIR_NVDEC_GATHER_MS=$g bench gather-$g 10s 20s; done
 # Where a decode loop's time goes (its summary is logged at the end of a run).
 timeout 70 "$ONAIR" run -backend cuda -listen '' -duration 30s nvdec.hcl > "$O/run-stats.txt" 2>&1
 echo "rc=$?" >> "$O/run-stats.txt"
