@@ -35,6 +35,7 @@ const (
 var (
 	readerTimestampKeys  = []string{"input_rec_time", "pts_wallclock"}
 	decoderTimestampKeys = []string{"decode_time", "demux_time"}
+	ffmpegTimestampKeys  = []string{"decode_time"} // ffmpeg reads the file: only the pictures' moment is onair's to see
 )
 
 // onErrorOf is what a source sends while it cannot play its file.
@@ -285,7 +286,7 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 	case "raw_file_cpu", "ffmpeg_decode":
 		p := map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onErrorOf(src)}
 		if c, ok := fileCodecs[src.Kind]; ok && kind == "ffmpeg_decode" {
-			p["codec"] = c
+			p["codec"], p["timestamp_keys"] = c, ffmpegTimestampKeys
 		}
 		return p
 	case "ipc_dmabuf_source":

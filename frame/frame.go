@@ -104,6 +104,7 @@ type Meta struct {
 	Colour      Colour
 	Source      string // the id of the source that produced it
 	SourceFrame int64  // the source's frame number (counts on across loops)
+	Stamps      Stamps // the moments the show asked for (frame_metadata); none by default
 }
 
 // Frame is one picture in host memory.

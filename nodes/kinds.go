@@ -208,7 +208,7 @@ var builtin = []*Kind{
 		Doc:  "Decodes an HEVC or H.264 file (Annex B elementary stream or MPEG-TS) into host memory on its own thread: onair splits the file into access units and checks them against the source's size and format, an ffmpeg process decodes them, and the raw NV12/P010 frames come back over a pipe into pooled frames. The CPU backend's hevc_file and h264_file; the frames are byte for byte NVDEC's.",
 		Params: []Param{pathParam, loopParam,
 			codecParam, formatParam, sizeParam, colourParam,
-			decodeOnError,
+			decodeOnError, tsKeys,
 			{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}},
 		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been decoded",

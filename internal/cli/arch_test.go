@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"fmt"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/lang"
 	"os/exec"
 	"strings"
 	"testing"
@@ -60,5 +64,13 @@ func TestImportRules(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The show language's frame_metadata keys are the stamps frames carry:
+// lang must not import frame, so the two lists are held together here.
+func TestFrameMetadataKeysAgree(t *testing.T) {
+	if fmt.Sprint(lang.FrameMetadataKeys) != fmt.Sprint(frame.StampKeys[:]) {
+		t.Errorf("lang.FrameMetadataKeys %v, frame.StampKeys %v", lang.FrameMetadataKeys, frame.StampKeys)
 	}
 }

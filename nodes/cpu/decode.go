@@ -37,6 +37,7 @@ type ffmpegDecode struct {
 	retry time.Duration
 	hold  bool
 	last  *frame.Frame
+	keys  frame.StampSet // the moments the show asked for (decode_time)
 
 	mu      sync.Mutex
 	dec     *media.Decoder
@@ -49,15 +50,20 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 		return nil, err
 	}
 	prm, err := show.Params[struct {
-		Path    string `param:"path"`
-		Loop    bool   `param:"loop"`
-		Codec   string `param:"codec"`
-		Colour  string `param:"colour"`
-		OnError string `param:"on_error"`
-		Threads int    `param:"threads"`
+		Path    string   `param:"path"`
+		Loop    bool     `param:"loop"`
+		Codec   string   `param:"codec"`
+		Colour  string   `param:"colour"`
+		OnError string   `param:"on_error"`
+		Threads int      `param:"threads"`
+		Keys    []string `param:"timestamp_keys"`
 	}](&n)
 	if err != nil {
 		return nil, err
+	}
+	keys, err := frame.StampSetOf(prm.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	path := b.Resolve(prm.Path)
 	if path == "" {
@@ -73,7 +79,7 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 	}
 	return &ffmpegDecode{
 		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: show.ParseColour(prm.Colour),
-		retry: time.Second, hold: prm.OnError == "hold",
+		retry: time.Second, hold: prm.OnError == "hold", keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
 	}, nil
 }
@@ -169,7 +175,10 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 			d.last.CopyFrom(f)
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
-		f.Colour, f.Source = d.col, d.id
+		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
+		if err == nil && d.keys.Has(frame.DecodeTime) {
+			f.Stamps.Stamp(frame.DecodeTime, time.Now().UnixNano())
+		}
 		n++
 		d.st.Produced.Add(1)
 		if ok, err := ctx.Put(0, f); !ok {

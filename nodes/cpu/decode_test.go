@@ -253,3 +253,60 @@ func TestDecodeNodeRecoversItsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameMetadataStampsOnlyWhatTheShowAsks: with canvas frame_metadata =
+// ["decode_time"] the decoded frames carry when they were decoded, and the
+// source's summary says how long before their release that was; with the
+// default (none) nothing is stamped.
+func TestFrameMetadataStampsOnlyWhatTheShowAsks(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	abs, _ := filepath.Abs(filepath.Join(clipDir, "hevc8.hevc"))
+	for _, keys := range []string{`["decode_time"]`, `[]`} {
+		t.Run(keys, func(t *testing.T) {
+			path := writeShow(t, `
+show {
+  name       = "stamps"
+  size       = "640x360"
+  frame_rate = "30"
+}
+canvas {
+  frame_metadata = `+keys+`
+}
+source "hevc_file" "clip" {
+  path = "`+abs+`"
+  size = "640x360"
+  loop = true
+}
+scene "clip" {
+  layer { source = source.clip }
+}
+bus "program" "pgm" { scene = scene.clip }
+output "null" "pgm" { bus = bus.pgm }
+`)
+			s := startShow(t, compile(t, path, nil))
+			defer s.Stop()
+			var src show.SourceSummary
+			for i := 0; i < 500; i++ { // until ten frames went out, at most 10 s
+				src = s.State.Summary().Sources[0]
+				if src.Paced >= 10 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if src.Paced < 10 {
+				t.Fatalf("%d frames paced", src.Paced)
+			}
+			switch keys {
+			case `[]`:
+				if src.StampAgesMs != nil {
+					t.Errorf("stamps without frame_metadata: %v", src.StampAgesMs)
+				}
+			default:
+				age, ok := src.StampAgesMs["decode_time"]
+				if !ok || len(src.StampAgesMs) != 1 || age < 0 || age > 10_000 {
+					t.Errorf("stamp ages %v: want decode_time only, decoded before its release", src.StampAgesMs)
+				}
+			}
+		})
+	}
+}

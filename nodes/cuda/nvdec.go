@@ -212,6 +212,7 @@ type packetReader struct {
 	st   *show.SourceState
 	r    streamReader
 	pool packetPool
+	keys frame.StampSet
 }
 
 func (b *backend) newInputRec(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -228,7 +229,27 @@ func (b *backend) newInputRec(st *show.State, n plan.Node, ctx *runtime.NodeCont
 	if err != nil {
 		return nil, err
 	}
-	return &packetReader{st: st.Source(n.Address), r: r}, nil
+	keys, err := stampKeys(&n)
+	if err != nil {
+		return nil, err
+	}
+	return &packetReader{st: st.Source(n.Address), r: r, keys: keys}, nil
+}
+
+// stampKeys reads the moments a node stamps (timestamp_keys, as the
+// frame metadata fusion left them: none unless the show asks).
+func stampKeys(n *plan.Node) (frame.StampSet, error) {
+	prm, err := show.Params[struct {
+		Keys []string `param:"timestamp_keys"`
+	}](n)
+	if err != nil {
+		return 0, err
+	}
+	s, err := frame.StampSetOf(prm.Keys)
+	if err != nil {
+		return 0, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	return s, nil
 }
 
 // streamOf reads a node's codec, format and size, and the file and loop
@@ -302,6 +323,9 @@ func (p *packetReader) Start(ctx *runtime.NodeContext[Frame]) error {
 			}
 			pk := p.pool.get(au.Data)
 			pk.meta.PTS, pk.meta.SourceFrame = au.Index, au.Index
+			if p.keys.Has(frame.InputRecTime) {
+				pk.meta.Stamps.Stamp(frame.InputRecTime, time.Now().UnixNano())
+			}
 			if ok, _ := ctx.Put(0, pk); !ok {
 				pk.Release()
 			}
@@ -327,6 +351,10 @@ type nvdecSource struct {
 	hold     bool
 	surfaces int
 	retry    time.Duration
+	keys     frame.StampSet
+	// readAt is when each of the last access units was read (input_rec_time),
+	// by its index: the parser hands a picture back with its unit's index.
+	readAt [64]int64
 
 	ctx    *runtime.NodeContext[Frame]
 	pool   *gpu.FramePool
@@ -363,7 +391,11 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 	if err != nil {
 		return nil, err
 	}
-	s := &nvdecSource{b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: show.ParseColour(prm.Colour),
+	keys, err := stampKeys(&n)
+	if err != nil {
+		return nil, err
+	}
+	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: show.ParseColour(prm.Colour),
 		hold: prm.OnError == "hold", surfaces: prm.Surfaces, retry: time.Second, loopName: n.Placement.Loop}
 	if n.Kind == "dec_video" {
 		s.fromEdge = true
@@ -502,6 +534,9 @@ func (s *nvdecSource) source() ([]byte, int64, error) {
 	}
 	if !s.fromEdge {
 		au, err := s.r.next()
+		if err == nil && s.keys.Has(frame.InputRecTime) {
+			s.readAt[au.Index%int64(len(s.readAt))] = time.Now().UnixNano()
+		}
 		return au.Data, au.Index, err
 	}
 	var pk Frame
@@ -520,12 +555,24 @@ func (s *nvdecSource) source() ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("its input carried a %T, not an access unit", pk)
 	}
 	s.pk = p
+	if at, ok := p.meta.Stamps.Get(frame.InputRecTime); ok && s.keys.Has(frame.InputRecTime) {
+		s.readAt[p.meta.PTS%int64(len(s.readAt))] = at
+	}
 	return p.data, p.meta.PTS, nil
 }
 
 // onFrame stamps a decoded picture and hands it on.
 func (s *nvdecSource) onFrame(nf *gpu.NVDECFrame) {
 	d := nf.TakeDevice()
+	d.Stamps = frame.Stamps{}
+	if s.keys.Has(frame.DecodeTime) {
+		d.Stamps.Stamp(frame.DecodeTime, time.Now().UnixNano())
+	}
+	if s.keys.Has(frame.InputRecTime) && nf.Timestamp >= 0 {
+		if at := s.readAt[nf.Timestamp%int64(len(s.readAt))]; at != 0 {
+			d.Stamps.Stamp(frame.InputRecTime, at)
+		}
+	}
 	if s.failing {
 		s.failing = false
 		s.st.ClearErr()

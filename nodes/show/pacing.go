@@ -2,6 +2,7 @@ package show
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
@@ -67,6 +68,9 @@ func (r *realtime[F]) Start(ctx *runtime.NodeContext[F]) error {
 		}
 		m := f.Metadata()
 		m.PTS, m.TimeBase = g.Release(), frame.Rational{Num: 1, Den: 1_000_000_000}
+		if m.Stamps.Set != 0 {
+			r.st.NoteStamps(&m.Stamps, time.Now().UnixNano())
+		}
 		r.st.Paced.Add(1)
 		if ok, _ := ctx.Put(0, f); !ok {
 			r.st.Drops.Add(1)

@@ -260,6 +260,11 @@ type SourceSummary struct {
 	LastError string `json:"last_error,omitempty"`
 	// Browser is a browser source's receiver and import counts.
 	Browser *BrowserSummary `json:"browser,omitempty"`
+	// StampAgesMs is, for the last frame released that carried stamps
+	// (canvas frame_metadata), how many ms before its release each stamped
+	// moment was: decode_time 40 is a picture decoded 40 ms before it went
+	// to the buses. Absent when the show stamps nothing (the default).
+	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
 }
 
 var bucketLabels = func() []string {
@@ -306,7 +311,8 @@ func (b *State) Summary() Summary {
 		src := b.sources[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
-			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary()})
+			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
+			StampAgesMs: src.stampAges()})
 		src.mu.Unlock()
 	}
 	return s

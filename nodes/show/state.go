@@ -90,6 +90,29 @@ type SourceState struct {
 	lastErr string
 	errors  uint64
 	op      *operator // told when the error changes
+	// The stamps of the last frame released on time that carried any
+	// (frame_metadata), and when it was released (Unix ns).
+	stamps   frame.Stamps
+	released int64
+}
+
+// NoteStamps records the stamps of a frame the pacer released at ns (Unix
+// time): /status shows how long before its release each stamped moment was.
+func (s *SourceState) NoteStamps(st *frame.Stamps, ns int64) {
+	s.mu.Lock()
+	s.stamps, s.released = *st, ns
+	s.mu.Unlock()
+}
+
+// stampAges is how long before its release each stamped moment of the last
+// stamped frame was, in ms (nil when none was); s.mu is held.
+func (s *SourceState) stampAges() map[string]float64 {
+	if s.stamps.Set == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	s.stamps.Each(func(k frame.StampKey, ns int64) { out[k.String()] = float64(s.released-ns) / 1e6 })
+	return out
 }
 
 // Fail records err as the source's last error and counts it; it reports
