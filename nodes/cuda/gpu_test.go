@@ -400,3 +400,73 @@ func TestNVDECShowMatchesFFmpeg(t *testing.T) {
 		}
 	}
 }
+
+// TestNVDECSourceRecoversItsFile: an HEVC source whose file is missing, on
+// a decode loop beside a healthy one, reports it and sends black while the
+// Program bus keeps its deadlines; once the file is there it plays it,
+// frame numbers counting on, and its error clears. With frame_metadata =
+// ["decode_time", "input_rec_time"] its frames carry both moments.
+func TestNVDECSourceRecoversItsFile(t *testing.T) {
+	needGPU(t)
+	dir := t.TempDir()
+	clip, _ := filepath.Abs(filepath.Join("..", "media", "es", "testdata", "hevc8.hevc"))
+	os.WriteFile(filepath.Join(dir, "show.hcl"), []byte(fmt.Sprintf(`
+show {
+  name       = "recover"
+  size       = "640x360"
+  frame_rate = "30"
+}
+canvas {
+  decode_loops   = 1
+  frame_metadata = ["decode_time", "input_rec_time"]
+}
+source "hevc_file" "ok" {
+  path = %q
+  size = "640x360"
+  loop = true
+}
+source "hevc_file" "late" {
+  path = "late.hevc"
+  size = "640x360"
+  loop = true
+}
+scene "both" {
+  layer { source = source.ok }
+  layer {
+    source = source.late
+    rect   = [320, 180, 320, 180]
+  }
+}
+bus "program" "pgm" { scene = scene.both }
+output "null" "pgm" { bus = bus.pgm }
+`, clip)), 0o644)
+	var sawErr, copied bool
+	var recoveredAt uint64
+	sum := runShow(t, filepath.Join(dir, "show.hcl"), func(s show.Summary) {
+		late := s.Sources[0] // sources in address order: source.late, source.ok
+		switch {
+		case !copied && late.LastError != "" && s.Buses[0].Ticks >= 30:
+			sawErr = strings.Contains(late.LastError, "late.hevc")
+			data, _ := os.ReadFile(clip)
+			os.WriteFile(filepath.Join(dir, "late.tmp"), data, 0o644)
+			os.Rename(filepath.Join(dir, "late.tmp"), filepath.Join(dir, "late.hevc"))
+			copied = true
+		case copied && recoveredAt == 0 && late.LastError == "":
+			recoveredAt = late.Produced
+		}
+	}, func(s show.Summary) bool { return recoveredAt > 0 && s.Sources[0].Produced >= recoveredAt+30 })
+	if !sawErr || recoveredAt == 0 {
+		t.Fatalf("missing file reported: %v; recovered: %v (%+v)", sawErr, recoveredAt > 0, sum.Sources)
+	}
+	if b := sum.Buses[0]; b.Missed != 0 {
+		t.Errorf("the Program bus missed %d deadlines while a source recovered", b.Missed)
+	}
+	for _, src := range sum.Sources {
+		if _, ok := src.StampAgesMs["decode_time"]; !ok {
+			t.Errorf("%s: no decode_time stamp: %v", src.Address, src.StampAgesMs)
+		}
+		if age, ok := src.StampAgesMs["input_rec_time"]; !ok || age < src.StampAgesMs["decode_time"] {
+			t.Errorf("%s: input_rec_time %v not before decode_time: %v", src.Address, ok, src.StampAgesMs)
+		}
+	}
+}
