@@ -35,6 +35,10 @@ type Options struct {
 	// when set, overrides both.
 	Profile       string
 	CustomProfile *Profile
+	// DeviceProfile is the profile of the GPU the show will run on (found
+	// by the backend's probe: ProfileForDevice), used when the show names
+	// none; the backend's lowering names the default.
+	DeviceProfile string
 	// Trace names a pass after which the graph is printed to TraceOut
 	// ("all" prints after every pass).
 	Trace    string

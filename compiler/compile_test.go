@@ -552,3 +552,24 @@ func TestBeyondCapacityWarns(t *testing.T) {
 		t.Errorf("no capacity warning naming -beyond-capacity: %v", diags)
 	}
 }
+
+// A show that names no profile is checked against the GPU it runs on (the
+// backend's probe names it); one that names a profile keeps it.
+func TestDeviceProfile(t *testing.T) {
+	for device, want := range map[string]string{"NVIDIA H200": "nvidia_h200", "NVIDIA L4": "nvidia_l4", "Tesla T4": "nvidia_t4", "NVIDIA A100-SXM4-80GB": "", "": ""} {
+		if got := ProfileForDevice(device); got != want {
+			t.Errorf("ProfileForDevice(%q) = %q, want %q", device, got, want)
+		}
+	}
+	show := load(t, "../shows/minimal.hcl", nil) // names no profile
+	if res := compile(t, show, Options{DeviceProfile: "nvidia_h200"}); res.Plan.Profile != "nvidia_h200" {
+		t.Errorf("a show without a profile on an H200 is checked against %s", res.Plan.Profile)
+	}
+	if res := compile(t, show, Options{}); res.Plan.Profile != gpu.Profile {
+		t.Errorf("without a device, a show is checked against the backend's default, not %s", res.Plan.Profile)
+	}
+	// demo-192 names nvidia_l4: it keeps it on an H200.
+	if res := compile(t, load(t, "../shows/demo-192.hcl", nil), Options{DeviceProfile: "nvidia_h200"}); res.Plan.Profile != "nvidia_l4" {
+		t.Errorf("the show's own profile gave way to the device's: %s", res.Plan.Profile)
+	}
+}

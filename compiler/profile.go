@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -51,6 +52,24 @@ type Profile struct {
 	// NVDECCaps is what the GPU's decoder takes, per codec (none listed:
 	// not checked).
 	NVDECCaps []NVDECCap `json:"nvdec_caps,omitempty"`
+	// Devices are the device names (as the driver reports them, matched
+	// as words) of the GPUs the profile describes: a show that names no
+	// profile is checked against the one of the GPU it runs on.
+	Devices []string `json:"devices,omitempty"`
+}
+
+// ProfileForDevice names the embedded profile of a GPU by the name its
+// driver reports ("NVIDIA H200" is nvidia_h200), or "" when none is.
+func ProfileForDevice(device string) string {
+	words := strings.Fields(device)
+	for _, name := range ProfileNames() {
+		for _, d := range profiles[name].Devices {
+			if slices.Contains(words, d) {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // NVDECCap is the range of pictures NVDEC decodes for one codec.

@@ -27,6 +27,9 @@ func pickProfile(st *state) {
 		}
 	}
 	if name == "" {
+		name = st.Options.DeviceProfile
+	}
+	if name == "" {
 		name = st.Options.Target.Profile
 	}
 	p, ok := LookupProfile(name)

@@ -32,6 +32,10 @@ type Backend struct {
 	// Probe says whether the backend can run shows on this machine: what it
 	// found, or why not.
 	Probe func() (found string, err error)
+	// Device names the accelerator a show would run on ("NVIDIA H200"),
+	// "" for none: the compiler checks a show that names no profile against
+	// that device's (compiler.ProfileForDevice). Nil for a CPU backend.
+	Device func() string
 	// Start runs a plan compiled for it.
 	Start func(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options, log *slog.Logger) (show.Running, error)
 	// Kinds lists the node kinds it runs.

@@ -17,6 +17,7 @@ var table = []*Backend{
 		Doc:      "The GPU: NVDEC, uploads in the four raw_upload modes, the CUDA compositor; the NVIDIA driver is loaded at run time.",
 		Lowering: &nodecuda.Lowering,
 		Probe:    nodecuda.Probe,
+		Device:   nodecuda.DeviceName,
 		Start: func(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options, log *slog.Logger) (show.Running, error) {
 			return running(nodecuda.Start(ctx, p, planJSON, opts, log))
 		},

@@ -76,6 +76,7 @@ func TestBenchCountsBrowserImports(t *testing.T) {
 		t.Errorf("browser counts %+v", r.Browser)
 	}
 }
+
 // readBenchResult reads the JSON onair bench -json wrote.
 func readBenchResult(t *testing.T, path string) BenchResult {
 	t.Helper()

@@ -126,7 +126,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering}, stderr)
+	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be)}, stderr)
 	if rc != 0 {
 		return rc
 	}
@@ -211,7 +211,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		// memory, a kernel the driver refused): the next usable backend.
 		if next := nextUsable(be); next != nil {
 			fmt.Fprintf(stdout, "backend: %s could not start the show (%v); falling back to %s\n", be.Name, err, next.Name)
-			res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering}, stderr)
+			res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next)}, stderr)
 			if rc != 0 {
 				return rc
 			}
@@ -266,6 +266,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// deviceProfile names the capacity profile of the GPU be would run on
+// here ("" when it has none, or no profile describes it): a show that names
+// no profile is checked against its GPU's.
+func deviceProfile(be *backends.Backend) string {
+	if be.Device == nil {
+		return ""
+	}
+	return compiler.ProfileForDevice(be.Device())
 }
 
 // pickBackend resolves -backend: the backend to compile for and run on, and

@@ -34,6 +34,16 @@ func Probe() (string, error) {
 	return fmt.Sprintf("found %s (CUDA %s)", d.Devices[0].Name, d.VersionString()), nil
 }
 
+// DeviceName is the name the driver gives the GPU shows run on (device
+// 0), "" when there is none.
+func DeviceName() string {
+	d, err := gpu.Probe()
+	if err != nil || len(d.Devices) == 0 {
+		return ""
+	}
+	return d.Devices[0].Name
+}
+
 // Kinds lists the node kinds the CUDA backend runs.
 func Kinds() []string { return show.Kinds(newBackend(nil).show()) }
 
