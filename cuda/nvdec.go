@@ -552,11 +552,15 @@ type NVDECLoop struct {
 	n      *NVDEC
 	stream unsafe.Pointer
 	gs     *Stream // the shared loader's stream (NewLoopOn), borrowed
-	every  map[int]func()
+	every  map[int]func() bool
 	nextFn int
-	name   string // the thread's name in /proc (SetName)
-	stats  nvdecStats
-	timer  *time.Timer
+	// everyMu is held while the Every functions run, so that a cancel
+	// returns only once its function is not running.
+	everyMu  sync.Mutex
+	everyIDs []int
+	name     string // the thread's name in /proc (SetName)
+	stats    nvdecStats
+	timer    *time.Timer
 
 	mu       sync.Mutex
 	decs     []*NVDECDecoder
@@ -618,14 +622,15 @@ func (l *NVDECLoop) Stats() NVDECLoopStats {
 func (l *NVDECLoop) SetName(name string) { l.name = name }
 
 // Every makes the loop call fn once a round, on its thread, at least every
-// NVDECPoll while it is registered, until the returned cancel is called
-// (from fn or anywhere): housekeeping of a user that has no decoder
-// running (showing black while its file cannot be opened) or frames to
-// hand on.
-func (l *NVDECLoop) Every(fn func()) (cancel func()) {
+// NVDECPoll, until fn returns false or the returned cancel is called:
+// housekeeping of a user that has no decoder running (showing black while
+// its file cannot be opened). cancel, from any goroutine but the loop's own
+// (fn stops itself by returning false), returns once fn is not running and
+// will not run again.
+func (l *NVDECLoop) Every(fn func() (again bool)) (cancel func()) {
 	l.mu.Lock()
 	if l.every == nil {
-		l.every = map[int]func(){}
+		l.every = map[int]func() bool{}
 	}
 	id := l.nextFn
 	l.nextFn++
@@ -636,7 +641,38 @@ func (l *NVDECLoop) Every(fn func()) (cancel func()) {
 		l.mu.Lock()
 		delete(l.every, id)
 		l.mu.Unlock()
+		l.everyMu.Lock() // a round running fn has ended
+		l.everyMu.Unlock()
 	}
+}
+
+// runEvery calls the Every functions once, dropping those that are done.
+func (l *NVDECLoop) runEvery() int {
+	l.everyMu.Lock()
+	defer l.everyMu.Unlock()
+	l.mu.Lock()
+	ids := l.everyIDs[:0]
+	for id := range l.every {
+		ids = append(ids, id)
+	}
+	l.everyIDs = ids
+	l.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		l.mu.Lock()
+		fn := l.every[id] // cancelled meanwhile: gone
+		l.mu.Unlock()
+		if fn == nil {
+			continue
+		}
+		n++
+		if !fn() {
+			l.mu.Lock()
+			delete(l.every, id)
+			l.mu.Unlock()
+		}
+	}
+	return n
 }
 
 // Add puts a decoder on the loop (before or while it runs).
@@ -682,19 +718,12 @@ func (l *NVDECLoop) Run() error {
 		return l.n.err("cuCtxSetCurrent", r)
 	}
 	var decs []*NVDECDecoder
-	var every []func()
 	for !l.stopping.Load() {
+		housekeeping := l.runEvery()
 		l.mu.Lock()
 		decs = append(decs[:0], l.decs...)
-		every = every[:0]
-		for _, fn := range l.every {
-			every = append(every, fn)
-		}
 		l.mu.Unlock()
-		for _, fn := range every {
-			fn()
-		}
-		progress, live, poll := false, 0, len(every) > 0
+		progress, live, poll := false, 0, housekeeping > 0
 		l.stats.rounds.Add(1)
 		t0 := time.Now()
 		// Feed every decoder that has shown what it decoded and has a

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onairhq/onair/frame"
 )
@@ -248,5 +249,64 @@ func TestNVDECLoopStops(t *testing.T) {
 	}
 	if frames < 100 || frames > 110 {
 		t.Errorf("%d frames before the loop stopped", frames)
+	}
+}
+
+// A loop's Every functions run each round until they return false or are
+// cancelled; a cancel returns only once its function is not running, and
+// it never runs again.
+func TestNVDECLoopEvery(t *testing.T) {
+	n := useFakeNVDEC(t)
+	loop, err := n.NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var selfCalls, slowCalls int
+	var inSlow, started bool
+	startedCh := make(chan struct{})
+	loop.Every(func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		selfCalls++
+		return selfCalls < 3 // done after the third call
+	})
+	cancel := loop.Every(func() bool {
+		mu.Lock()
+		slowCalls++
+		inSlow = true
+		if !started {
+			started = true
+			close(startedCh)
+		}
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond) // a call in progress when cancel comes
+		mu.Lock()
+		inSlow = false
+		mu.Unlock()
+		return true
+	})
+	ran := make(chan error, 1)
+	go func() { ran <- loop.Run() }()
+	<-startedCh
+	cancel()
+	mu.Lock()
+	if inSlow {
+		t.Error("cancel returned while its function ran")
+	}
+	after := slowCalls
+	mu.Unlock()
+	// With nothing left to do the loop ends by itself (it made no stream
+	// of the shared loader's: NewLoop).
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slowCalls != after {
+		t.Errorf("a cancelled function ran %d more times", slowCalls-after)
+	}
+	if selfCalls != 3 {
+		t.Errorf("a function that said it was done ran %d times, want 3", selfCalls)
 	}
 }

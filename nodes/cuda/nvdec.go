@@ -371,7 +371,8 @@ type nvdecSource struct {
 	pk      Frame        // the packet being parsed (dec_video)
 	failing bool
 	nextTry time.Time
-	cancel  func() // the housekeeping while failing
+	cancel  func() // the housekeeping while failing (stopMu)
+	stopped bool   // Stop was called (stopMu)
 }
 
 func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -458,7 +459,7 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 		return fmt.Errorf("node %s: %w", ctx.ID(), err)
 	}
 	// The first decoder starts on the loop's thread, as every later one.
-	s.cancel = s.dl.loop.Every(s.tick)
+	s.housekeep()
 	return nil
 }
 
@@ -469,33 +470,42 @@ func (s *nvdecSource) poolFrames() int {
 	return s.out.Config().Capacity + 6 + gpu.NVDECDisplayDelay
 }
 
+// housekeep has the loop run tick each round until a decoder runs.
+func (s *nvdecSource) housekeep() {
+	s.stopMu.Lock()
+	defer s.stopMu.Unlock()
+	if s.cancel == nil && !s.stopped {
+		s.cancel = s.dl.loop.Every(s.tick)
+	}
+}
+
 // tick runs on the loop's thread while the source has no decoder: it tries
 // the file again every retry, and meanwhile sends black (or the held
-// picture) whenever its edge has room.
-func (s *nvdecSource) tick() {
-	if s.ctx.Stopping() {
-		return
-	}
-	if !s.flush() {
-		return
+// picture) whenever its edge has room. It reports false once a decoder
+// runs (the loop stops calling it).
+func (s *nvdecSource) tick() bool {
+	if s.ctx.Stopping() || !s.flush() {
+		return true
 	}
 	if s.dec == nil && !time.Now().Before(s.nextTry) {
 		if err := s.startDecoder(); err != nil {
-			s.fail(err)
+			s.report(err)
 		} else {
-			s.cancel()
+			s.stopMu.Lock()
 			s.cancel = nil
-			return
+			s.stopMu.Unlock()
+			return false
 		}
 	}
 	if s.failing && s.out.Len() < s.out.Config().Capacity {
 		f, err := s.fallback()
 		if err != nil {
 			s.ctx.Fail(err)
-			return
+			return true
 		}
 		s.hand(f)
 	}
+	return true
 }
 
 func (s *nvdecSource) startDecoder() error {
@@ -634,6 +644,13 @@ func (s *nvdecSource) onEnd(err error) {
 
 // fail reports err and has the loop send black and try again.
 func (s *nvdecSource) fail(err error) {
+	s.report(err)
+	s.housekeep()
+}
+
+// report says what went wrong, once, and counts it; the source sends black
+// (or holds) and tries again after retry.
+func (s *nvdecSource) report(err error) {
 	s.ctx.Stats.Errors.Add(1)
 	if s.st.Fail(err) {
 		what := "source shows black until its file can be decoded"
@@ -644,9 +661,6 @@ func (s *nvdecSource) fail(err error) {
 	}
 	s.failing = true
 	s.nextTry = time.Now().Add(s.retry)
-	if s.cancel == nil {
-		s.cancel = s.dl.loop.Every(s.tick)
-	}
 }
 
 func (s *nvdecSource) warn(msg string) {
@@ -667,12 +681,15 @@ func (s *nvdecSource) Stop() {
 	if s.dl == nil {
 		return
 	}
-	if s.cancel != nil {
-		s.cancel()
-	}
 	s.stopMu.Lock()
+	s.stopped = true
+	cancel := s.cancel
+	s.cancel = nil
 	dec, ended := s.dec, s.ended
 	s.stopMu.Unlock()
+	if cancel != nil {
+		cancel() // returns once tick is not running
+	}
 	if dec != nil {
 		dec.Stop()
 		select {
