@@ -27,6 +27,7 @@ var rules = []*compiler.Rule{
 	capacityHeadroom,
 	singlePacingLoop,
 	pacingLoopImbalance,
+	decoderThreads,
 	unusedSource,
 	busWithoutOutput,
 	unusedScene,
@@ -377,6 +378,44 @@ second. The rule fires for pacing_loops = 1 with 50 sources or more.`,
 		report(p, canvasRange(p.Show, "pacing_loops"),
 			fmt.Sprintf("pacing_loops = 1 paces all %d sources on one loop", n),
 			fmt.Sprintf("One loop's cost grows as N²: %d sources cost %.2f× the measured 100-on-one-loop point (43 %% of a core); with pacing_loops = 4 the busiest loop carries (N/4)² = %.2f×. Set pacing_loops = 4.", n, rel, rel/16))
+	},
+}
+
+// ---- NVDEC decoders ----
+
+// decoderThreadsFrom is the decoder count from which a thread each is
+// worth a warning.
+const decoderThreadsFrom = 8
+
+var decoderThreads = &compiler.Rule{
+	ID:        "decoder-threads",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `NVDEC decoders on a thread each: a few decode loops do the same work for a fraction of the CPU.
+
+With decoder_placement = "thread" every HEVC or H.264 source's decoder has a
+thread of its own, as the seeds' mixer ran them, and each thread sleeps and
+wakes for every picture. On the H200, 105 1080p30 sources so placed read
+168 % of one core in 240 threads; on two decode loops, 46.7 % in 25, with
+0 missed deadlines either way (nodes/cuda/BENCHMARKS.md). The rule fires
+from 8 decoders on threads.`,
+	Run: func(p *compiler.Pass) {
+		if p.Plan == nil || p.Show.Canvas.String("decoder_placement") != "thread" {
+			return
+		}
+		n := 0
+		for _, nd := range p.Plan.Nodes {
+			k, ok := nodes.Lookup(nd.Kind)
+			if ok && k.Has(nodes.Decoder) && nd.Domain == string(nodes.Device) && nd.Placement.Thread {
+				n++ // an NVDEC decoder on a thread of its own
+			}
+		}
+		if n < decoderThreadsFrom {
+			return
+		}
+		report(p, canvasRange(p.Show, "decoder_placement"),
+			fmt.Sprintf("decoder_placement = \"thread\" gives each of %d NVDEC decoders a thread", n),
+			"Decode loops serve many decoders on a few threads: 105 sources measured 3.6 times less CPU and a tenth of the threads on two loops. Set decoder_placement = \"decode_loops\".")
 	},
 }
 

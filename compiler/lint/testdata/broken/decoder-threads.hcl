@@ -1,0 +1,36 @@
+# Twelve HEVC cameras, each decoder on a thread of its own.
+canvas {
+  decoder_placement = "thread"
+}
+
+show {
+  name       = "lint-decoder-threads"
+  size       = "1920x1080"
+  frame_rate = "30"
+  profile    = "nvidia_l4"
+}
+
+source "hevc_file" "cam" {
+  count = 12
+  path  = "cam.hevc"
+  size  = "1920x1080"
+  loop  = true
+}
+
+scene "cams" {
+  dynamic "layer" {
+    for_each = range(12)
+    content {
+      source = source.cam[layer.value]
+      rect   = [(layer.value % 4) * 480, floor(layer.value / 4) * 270, 480, 270]
+    }
+  }
+}
+
+bus "program" "pgm" {
+  scene = scene.cams
+}
+
+output "null" "pgm" {
+  bus = bus.pgm
+}
