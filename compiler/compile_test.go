@@ -206,7 +206,7 @@ func TestDemo192Placement(t *testing.T) {
 	if got := float64(p.Estimates.PinnedHostBytes) / 1e9; got < 8.7 || got > 8.9 {
 		t.Errorf("resident pinned memory %.2f GB, the seeds measured 8.8", got)
 	}
-	if n := p.Estimates.Notes; len(n) == 0 || !strings.Contains(n[0], "2 s") {
+	if n := strings.Join(p.Estimates.Notes, "\n"); !strings.Contains(n, "estimated as frame size × frame rate × 2 s") {
 		t.Errorf("missing files must be noted as estimated: %v", n)
 	}
 	if p.Estimates.NVDECFramesPerSec != 3150 {

@@ -19,6 +19,7 @@ package compiler
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -117,9 +118,15 @@ func estimate(st *state) {
 			}
 		}
 	}
-	for p, users := range pools {
+	byName := make([]*nodes.Pool, 0, len(pools))
+	for p := range pools {
+		byName = append(byName, p)
+	}
+	sort.Slice(byName, func(i, j int) bool { return byName[i].Name < byName[j].Name }) // a plan is the same bytes every time
+	for _, p := range byName {
+		users := pools[p]
 		threads += min(p.Threads, users)
-		e.Notes = append(e.Notes, fmt.Sprintf("%s: %d nodes share at most %d threads", p.Name, users, min(p.Threads, users)))
+		e.Notes = append(e.Notes, fmt.Sprintf("%s: %s share at most %s", p.Name, countOf(users, "node"), countOf(min(p.Threads, users), "thread")))
 	}
 	loops := len(st.Plan.Loops)
 	e.Threads = threads + loops

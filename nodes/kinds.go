@@ -86,14 +86,15 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "ipc_dmabuf_source",
-		Doc:  "Receives a producer's buffers (a browser window's DMA-BUFs on the GPU, sealed memfds on the CPU) as file descriptors over a Unix socket (docs/PRODUCER-PROTOCOL.md), on its own thread, and gives one finished buffer back per arriving frame from its return queue; a retired connection gets every buffer back before its drain marker.",
+		Doc:  "Receives a producer's buffers (a browser window's DMA-BUFs on the GPU, sealed memfds on the CPU) as file descriptors over a Unix socket (docs/PRODUCER-PROTOCOL.md), on the one thread every browser source's receiver shares, and gives one finished buffer back per arriving frame from its return queue; a retired connection gets every buffer back before its drain marker.",
 		Params: []Param{
 			{Name: "socket", Type: String, Doc: "The Unix socket the browser service connects to."},
 			{Name: "return_queue", Type: Int, Default: 0, Min: ptr(0), Max: ptr(64), Doc: "Finished frames held back and returned one per arriving frame; 0 returns every frame at once."},
 			{Name: "frames_in_flight", Type: Int, Default: 9, Min: ptr(1), Max: ptr(9), Doc: "Frames a window may have out of the browser (browser_frame_queue)."},
 			sizeParam, colourParam,
 		},
-		Traits:    Traits{Blocking: true, Roles: Source, Domain: Device, Emits: []string{FormatDMABUF}, MaxOutputs: 1},
+		Traits: Traits{Roles: Source, Domain: Device, Emits: []string{FormatDMABUF}, MaxOutputs: 1,
+			Pool: &Pool{Name: "browser receivers", Threads: 1}},
 		Readiness: "the browser has connected and sent a first buffer",
 	},
 	{

@@ -187,6 +187,9 @@ func (k *Kind) InPool(params map[string]any) *Pool {
 	if k.Traits.Pool == nil || k.RunsOnThread(params) {
 		return nil
 	}
+	if len(k.Traits.PoolWhen) == 0 {
+		return k.Traits.Pool // always
+	}
 	for name, values := range k.Traits.PoolWhen {
 		v, ok := params[name]
 		if !ok {

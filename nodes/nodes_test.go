@@ -19,7 +19,7 @@ func TestBuiltinKinds(t *testing.T) {
 		{"dec_video", Decoder, true},
 		{"upload", Uploader, true},
 		{"raw_video_file_cuda", Source | Uploader, true},
-		{"ipc_dmabuf_source", Source, true},
+		{"ipc_dmabuf_source", Source, false}, // its receiver runs on the shared browser receivers thread
 		{"gpu_import", Importer, true},
 		{"realtime", Pacer, false},
 		{"smooth_timestamps", Pacer, false},

@@ -2,6 +2,11 @@ package browser
 
 import (
 	"log/slog"
+	goruntime "runtime"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media/ipc"
@@ -57,6 +62,55 @@ type Backend[F show.Frame] struct {
 	// Memories are the buffer memories the importer takes (a producer of
 	// another kind is refused at HELLO); nil is memfds only.
 	Memories []ipc.Memory
+
+	// The browser sources' receivers share one thread (ipc.Poller), while
+	// any runs.
+	pollMu    sync.Mutex
+	poller    *ipc.Poller
+	pollUsers int
+}
+
+// PollerThread is the name of the thread the browser sources' receivers
+// share, in /proc.
+const PollerThread = "onair-browser"
+
+// acquirePoller returns the receivers' shared poller, starting it (and
+// its thread) for the first source.
+func (be *Backend[F]) acquirePoller() (*ipc.Poller, error) {
+	be.pollMu.Lock()
+	defer be.pollMu.Unlock()
+	if be.poller == nil {
+		p, err := ipc.NewPoller()
+		if err != nil {
+			return nil, err
+		}
+		started := make(chan struct{})
+		go func() {
+			goruntime.LockOSThread() // the named thread exits with Run
+			name := append([]byte(PollerThread), 0)
+			unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
+			close(started)
+			p.Run()
+		}()
+		<-started
+		be.poller = p
+	}
+	be.pollUsers++
+	return be.poller, nil
+}
+
+// releasePoller lets go of the poller; the last source's stops it.
+func (be *Backend[F]) releasePoller() {
+	be.pollMu.Lock()
+	be.pollUsers--
+	var last *ipc.Poller
+	if be.pollUsers == 0 {
+		last, be.poller = be.poller, nil
+	}
+	be.pollMu.Unlock()
+	if last != nil {
+		last.Close()
+	}
 }
 
 // Kinds are the constructors of the two browser kinds for the backend's

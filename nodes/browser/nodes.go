@@ -20,11 +20,12 @@ import (
 // frame its edge has no room for is finished at once (it goes to the
 // return queue): a browser frame that waits is worth nothing.
 type source[F show.Frame] struct {
-	be  *Backend[F]
-	st  *show.SourceState
-	bs  *show.BrowserState
-	cfg ipc.ReceiverConfig
-	rcv *ipc.Receiver
+	be     *Backend[F]
+	st     *show.SourceState
+	bs     *show.BrowserState
+	cfg    ipc.ReceiverConfig
+	rcv    *ipc.Receiver
+	polled bool // served by the backend's shared poller
 }
 
 func (be *Backend[F]) newSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
@@ -64,25 +65,34 @@ func (s *source[F]) Start(ctx *runtime.NodeContext[F]) error {
 	ctx.Log.Info("waiting for a producer", "socket", s.cfg.Path, "return_queue", s.cfg.ReturnQueue,
 		"try", "onair producer -socket "+s.cfg.Path)
 	out := ctx.Outputs[0]
-	ctx.Go(func() error {
-		return rcv.Serve(func(f *ipc.Frame) {
-			tok, err := s.be.wrap(f)
-			if err != nil {
-				f.Release()
-				s.bs.Dropped.Add(1)
-				return
-			}
-			if ok, _ := out.TryPut(tok); !ok {
-				tok.Release()
-				f.Release()
-				s.bs.Dropped.Add(1)
-				ctx.Stats.Drops.Add(1)
-				return
-			}
-			ctx.Stats.Out.Add(1)
-			s.st.Produced.Add(1)
-		})
-	})
+	deliver := func(f *ipc.Frame) {
+		tok, err := s.be.wrap(f)
+		if err != nil {
+			f.Release()
+			s.bs.Dropped.Add(1)
+			return
+		}
+		if ok, _ := out.TryPut(tok); !ok {
+			tok.Release()
+			f.Release()
+			s.bs.Dropped.Add(1)
+			ctx.Stats.Drops.Add(1)
+			return
+		}
+		ctx.Stats.Out.Add(1)
+		s.st.Produced.Add(1)
+	}
+	p, err := s.be.acquirePoller()
+	if err != nil {
+		rcv.Close()
+		return fmt.Errorf("node %s: %w", ctx.ID(), err)
+	}
+	if err := p.Serve(rcv, deliver); err != nil {
+		s.be.releasePoller()
+		rcv.Close()
+		return fmt.Errorf("node %s: %w", ctx.ID(), err)
+	}
+	s.polled = true
 	return nil
 }
 
@@ -101,7 +111,11 @@ func (be *Backend[F]) wrap(f *ipc.Frame) (F, error) {
 // Stop retires the connection: every buffer back, then DRAIN.
 func (s *source[F]) Stop() {
 	if s.rcv != nil {
-		s.rcv.Close()
+		s.rcv.Close() // returns once the poller has let go of it
+	}
+	if s.polled {
+		s.polled = false
+		s.be.releasePoller()
 	}
 }
 
@@ -114,12 +128,14 @@ const sweepEvery = 250 * time.Millisecond
 // importer takes token frames on its own thread, imports each buffer once
 // (Imports), converts the picture, finishes the frame (its buffer goes to
 // the return queue) and hands the converted frame on. Releases run on a
-// second thread of their own.
+// goroutine of their own, which holds no thread while it waits: releases
+// are rare, and a show of 40 browser sources keeps 40 threads fewer.
 type importer[F show.Frame] struct {
-	be     *Backend[F]
-	loop   *importLoop[F]
-	format frame.Format
-	queue  chan Released
+	be       *Backend[F]
+	loop     *importLoop[F]
+	format   frame.Format
+	queue    chan Released
+	released chan struct{} // closed once every release is done and the importer closed
 }
 
 func (be *Backend[F]) newImport(st *show.State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
@@ -183,7 +199,9 @@ func (im *importer[F]) Start(ctx *runtime.NodeContext[F]) error {
 		}
 		return nil
 	})
-	ctx.Go(func() error {
+	im.released = make(chan struct{})
+	go func() {
+		defer close(im.released)
 		defer imp.Close()
 		for r := range im.queue {
 			if err := imp.Release(r.Mapping); err != nil {
@@ -191,12 +209,17 @@ func (im *importer[F]) Start(ctx *runtime.NodeContext[F]) error {
 			}
 			l.bs.Live.Add(-1)
 		}
-		return nil
-	})
+	}()
 	return nil
 }
 
-func (im *importer[F]) Stop() {}
+// Stop waits for the releases: the node's thread, stopping, releases every
+// import and closes the queue.
+func (im *importer[F]) Stop() {
+	if im.released != nil {
+		<-im.released
+	}
+}
 
 // importLoop is gpu_import's work on its thread, apart from the runtime so
 // that tests drive it with their own clock.

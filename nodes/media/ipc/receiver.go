@@ -262,54 +262,80 @@ func (r *Receiver) Serve(deliver func(*Frame)) error {
 	r.mu.Unlock()
 	defer close(r.served)
 	defer r.shutdown()
-	buf := make([]byte, MaxMessage+1)
-	oob := make([]byte, oobSpace)
-	var ready []*Frame
+	var sb serveBuffers
+	var pfds []unix.PollFd
 	for {
-		r.mu.Lock()
-		if r.closing {
-			r.mu.Unlock()
+		var conns []*conn
+		var closing bool
+		if pfds, conns, closing = r.pollSet(pfds[:0]); closing {
 			return nil
-		}
-		conns := append([]*conn(nil), r.pending...)
-		if r.active != nil {
-			conns = append(conns, r.active)
-		}
-		r.mu.Unlock()
-		pfds := []unix.PollFd{{Fd: int32(r.wakeFd), Events: unix.POLLIN}, {Fd: int32(r.lfd), Events: unix.POLLIN}}
-		for _, c := range conns {
-			ev := int16(unix.POLLIN)
-			if c.wantsOut() {
-				ev |= unix.POLLOUT
-			}
-			pfds = append(pfds, unix.PollFd{Fd: int32(c.fd), Events: ev})
 		}
 		if _, err := unix.Poll(pfds, -1); err != nil && err != unix.EINTR {
 			return fmt.Errorf("socket %s: poll: %w", r.cfg.Path, err)
 		}
-		if pfds[0].Revents != 0 {
-			drainWake(r.wakeFd)
+		r.dispatch(pfds, conns, &sb, deliver)
+	}
+}
+
+// serveBuffers are what reading messages needs, reused.
+type serveBuffers struct {
+	buf, oob []byte
+	ready    []*Frame
+}
+
+// pollSet appends the descriptors to poll for r (its wake-up, its socket,
+// its connections) to pfds, and the connections in that order; closing
+// says Close was called (nothing was appended).
+func (r *Receiver) pollSet(pfds []unix.PollFd) ([]unix.PollFd, []*conn, bool) {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return pfds, nil, true
+	}
+	conns := append([]*conn(nil), r.pending...)
+	if r.active != nil {
+		conns = append(conns, r.active)
+	}
+	r.mu.Unlock()
+	pfds = append(pfds, unix.PollFd{Fd: int32(r.wakeFd), Events: unix.POLLIN}, unix.PollFd{Fd: int32(r.lfd), Events: unix.POLLIN})
+	for _, c := range conns {
+		ev := int16(unix.POLLIN)
+		if c.wantsOut() {
+			ev |= unix.POLLOUT
 		}
-		if pfds[1].Revents&unix.POLLIN != 0 {
-			r.accept()
+		pfds = append(pfds, unix.PollFd{Fd: int32(c.fd), Events: ev})
+	}
+	return pfds, conns, false
+}
+
+// dispatch acts on what poll said of r's descriptors (pfds, as pollSet
+// laid them out): wake-ups, new connections, messages, room to write.
+func (r *Receiver) dispatch(pfds []unix.PollFd, conns []*conn, sb *serveBuffers, deliver func(*Frame)) {
+	if sb.buf == nil {
+		sb.buf, sb.oob = make([]byte, MaxMessage+1), make([]byte, oobSpace)
+	}
+	if pfds[0].Revents != 0 {
+		drainWake(r.wakeFd)
+	}
+	if pfds[1].Revents&unix.POLLIN != 0 {
+		r.accept()
+	}
+	for i, c := range conns {
+		ev := pfds[2+i].Revents
+		if c.isClosed() {
+			continue // retired earlier in this round: its descriptor is gone
 		}
-		for i, c := range conns {
-			ev := pfds[2+i].Revents
-			if c.isClosed() {
-				continue // retired earlier in this round: its descriptor is gone
+		if ev&unix.POLLOUT != 0 {
+			c.flush()
+		}
+		if ev&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
+			sb.ready = r.read(c, sb.buf, sb.oob, sb.ready[:0])
+			for _, f := range sb.ready {
+				deliver(f)
 			}
-			if ev&unix.POLLOUT != 0 {
-				c.flush()
-			}
-			if ev&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
-				ready = r.read(c, buf, oob, ready[:0])
-				for _, f := range ready {
-					deliver(f)
-				}
-			}
-			if c.broken() {
-				r.drop(c, DrainStop, nil)
-			}
+		}
+		if c.broken() {
+			r.drop(c, DrainStop, nil)
 		}
 	}
 }
