@@ -255,31 +255,23 @@ func stampKeys(n *plan.Node) (frame.StampSet, error) {
 // streamOf reads a node's codec, format and size, and the file and loop
 // of a node that reads one (not dec_video: its access units arrive).
 func streamOf(st *show.State, n *plan.Node) (streamReader, error) {
-	var prm struct {
-		Path  string `param:"path"`
-		Loop  bool   `param:"loop"`
+	c, err := show.Params[struct {
 		Codec string `param:"codec"`
-	}
-	var err error
-	if n.Kind == "dec_video" {
-		var c struct {
-			Codec string `param:"codec"`
-		}
-		c, err = show.Params[struct {
-			Codec string `param:"codec"`
-		}](n)
-		prm.Codec = c.Codec
-	} else {
-		prm, err = show.Params[struct {
-			Path  string `param:"path"`
-			Loop  bool   `param:"loop"`
-			Codec string `param:"codec"`
-		}](n)
-	}
+	}](n)
 	if err != nil {
 		return streamReader{}, err
 	}
-	codec, err := es.ParseCodec(prm.Codec)
+	type file struct {
+		Path string `param:"path"`
+		Loop bool   `param:"loop"`
+	}
+	var in file
+	if n.Kind != "dec_video" {
+		if in, err = show.Params[file](n); err != nil {
+			return streamReader{}, err
+		}
+	}
+	codec, err := es.ParseCodec(c.Codec)
 	if err != nil {
 		return streamReader{}, fmt.Errorf("node %s: %v", n.ID, err)
 	}
@@ -287,7 +279,7 @@ func streamOf(st *show.State, n *plan.Node) (streamReader, error) {
 	if err != nil {
 		return streamReader{}, err
 	}
-	return streamReader{path: st.Resolve(prm.Path), codec: codec, format: f, w: w, h: h, loop: prm.Loop}, nil
+	return streamReader{path: st.Resolve(in.Path), codec: codec, format: f, w: w, h: h, loop: in.Loop}, nil
 }
 
 func (p *packetReader) Start(ctx *runtime.NodeContext[Frame]) error {
