@@ -104,8 +104,10 @@ var builtin = []*Kind{
 			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
 			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
 			formatParam,
+			{Name: "convert_on", Type: Enum, Enum: []string{"thread", "loop"}, Default: "thread", Doc: "Where pictures are imported and converted: a thread of the node's own, or its source's pacing loop (a GPU conversion is a kernel and a short wait: the CUDA backend's lowering picks loop; a CPU conversion takes milliseconds and keeps its thread)."},
 		},
-		Traits:    Traits{Blocking: true, Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"convert_on": {"loop"}},
+			Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first buffer has been imported",
 	},
 	{

@@ -136,6 +136,7 @@ type importer[F show.Frame] struct {
 	format   frame.Format
 	queue    chan Released
 	released chan struct{} // closed once every release is done and the importer closed
+	onLoop   bool          // runs on its source's pacing loop (convert_on = "loop")
 }
 
 func (be *Backend[F]) newImport(st *show.State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
@@ -175,6 +176,11 @@ func (im *importer[F]) Start(ctx *runtime.NodeContext[F]) error {
 	// imports a source can hold, so the node's thread does not block.
 	im.queue = make(chan Released, ipc.MaxBuffers*2)
 	l.release = func(r Released) { im.queue <- r }
+	im.startReleases(ctx, imp)
+	if ctx.Loop() != nil {
+		im.onLoop = true
+		return im.startOnLoop(ctx)
+	}
 	ctx.Go(func() error {
 		defer close(im.queue)
 		defer l.stop()
@@ -199,6 +205,11 @@ func (im *importer[F]) Start(ctx *runtime.NodeContext[F]) error {
 		}
 		return nil
 	})
+	return nil
+}
+
+// startReleases runs the releases on a goroutine of their own.
+func (im *importer[F]) startReleases(ctx *runtime.NodeContext[F], imp Importer[F]) {
 	im.released = make(chan struct{})
 	go func() {
 		defer close(im.released)
@@ -207,15 +218,60 @@ func (im *importer[F]) Start(ctx *runtime.NodeContext[F]) error {
 			if err := imp.Release(r.Mapping); err != nil {
 				ctx.Log.Error("releasing an import failed", "buffer", r.Buffer.ID, "reason", r.Reason.String(), "error", err)
 			}
-			l.bs.Live.Add(-1)
+			im.loop.bs.Live.Add(-1)
 		}
 	}()
-	return nil
 }
 
-// Stop waits for the releases: the node's thread, stopping, releases every
-// import and closes the queue.
+// startOnLoop converts on the source's pacing loop: every token that
+// arrives is imported (once a buffer), converted and handed on at once; a
+// converted frame its edge has no room for is dropped, as a browser frame
+// that waits is worth nothing. The imports' ages are swept every
+// sweepEvery by a timer.
+func (im *importer[F]) startOnLoop(ctx *runtime.NodeContext[F]) error {
+	l := im.loop
+	if _, err := ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
+		now := l.now()
+		for {
+			tok, ok := ctx.Get(0)
+			if !ok {
+				break
+			}
+			out, ok, err := l.frame(tok, now)
+			if errors.Is(err, errNotToken) {
+				ctx.Fail(err) // a wiring mistake: fail the group
+				return
+			}
+			if err != nil {
+				ctx.Stats.Errors.Add(1)
+			}
+			if ok {
+				if sent, _ := ctx.Put(0, out); !sent {
+					out.Release()
+					l.bs.Dropped.Add(1)
+				}
+			}
+		}
+		r.Rearm()
+	}); err != nil {
+		return err
+	}
+	var t *runtime.Timer
+	t, err := ctx.AddTimer(runtime.Now()+int64(sweepEvery), func() {
+		l.sweep(l.now())
+		t.Reset(runtime.Now() + int64(sweepEvery))
+	})
+	return err
+}
+
+// Stop waits for the releases. On a thread, the thread, stopping, has
+// released every import and closed the queue; on a loop Stop does it.
 func (im *importer[F]) Stop() {
+	if im.onLoop {
+		im.onLoop = false
+		im.loop.stop()
+		close(im.queue)
+	}
 	if im.released != nil {
 		<-im.released
 	}

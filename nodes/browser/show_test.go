@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
@@ -52,7 +53,7 @@ output "record" "pgm" {
 // startBrowserShow compiles src for the CPU backend in a new directory and
 // returns the directory and a function that starts the show (which waits
 // for the browser source to be ready: a producer must be sending).
-func compileShow(t *testing.T, src string) (dir string, start func() *show.Show[cpu.Frame]) {
+func compileShow(t *testing.T, src string, edits ...func(*plan.Plan)) (dir string, start func() *show.Show[cpu.Frame]) {
 	t.Helper()
 	d, err := os.MkdirTemp("", "oair") // short: the socket's path must fit
 	if err != nil {
@@ -72,6 +73,9 @@ func compileShow(t *testing.T, src string) (dir string, start func() *show.Show[
 		var b bytes.Buffer
 		lang.WriteDiagnostics(&b, loaded.Files, cd, false)
 		t.Fatal(b.String())
+	}
+	for _, edit := range edits {
+		edit(res.Plan)
 	}
 	for _, n := range res.Plan.Nodes {
 		if n.Kind == "ipc_dmabuf_source" && n.Params.Int("return_queue") != 3 {
@@ -192,7 +196,30 @@ func memfdsOpen(t *testing.T) (fds, maps int) {
 // oldest first; each buffer was imported once; the crash and the stop
 // left no buffer behind; the counters are in /metrics.
 func TestBrowserSourceOnTheCPUBackend(t *testing.T) {
-	dir, start := compileShow(t, browserShow)
+	t.Run("import on its thread", func(t *testing.T) { testBrowserSource(t) })
+	// As the CUDA backend's lowering places it: on the source's pacing loop.
+	t.Run("import on the pacing loop", func(t *testing.T) { testBrowserSource(t, importOnLoop) })
+}
+
+// importOnLoop moves a plan's gpu_import nodes onto their sources' pacing
+// loops (convert_on = "loop").
+func importOnLoop(p *plan.Plan) {
+	loops := map[string]string{}
+	for _, n := range p.Nodes {
+		if n.Placement.Loop != "" && n.Address != "" {
+			loops[n.Address] = n.Placement.Loop
+		}
+	}
+	for i, n := range p.Nodes {
+		if n.Kind == "gpu_import" {
+			p.Nodes[i].Params["convert_on"] = "loop"
+			p.Nodes[i].Placement = plan.Placement{Loop: loops[n.Address]}
+		}
+	}
+}
+
+func testBrowserSource(t *testing.T, edits ...func(*plan.Plan)) {
+	dir, start := compileShow(t, browserShow, edits...)
 	socket := filepath.Join(dir, "gfx.sock")
 	first := make(chan *paintProducer, 1)
 	painted := make(chan struct{})

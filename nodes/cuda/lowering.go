@@ -25,7 +25,7 @@ var Lowering = nodes.Lowering{
 			nodes.L("input_rec", "streams", 1), nodes.L("demux", "streams", 1), {Kind: "dec_video", Params: map[string]any{"mode": "rawvideo"}, Host: true},
 			nodes.L("upload", "mode", "hwupload"), nodes.L("realtime"), nodes.L("one_to_many"),
 		}},
-		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
+		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import", "convert_on", "loop"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	},
 }
