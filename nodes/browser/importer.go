@@ -90,7 +90,9 @@ func (be *Backend[F]) acquirePoller() (*ipc.Poller, error) {
 			name := append([]byte(PollerThread), 0)
 			unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 			close(started)
-			p.Run()
+			if err := p.Run(); err != nil {
+				slog.Error("the browser sources' receivers stopped", "error", err)
+			}
 		}()
 		<-started
 		be.poller = p

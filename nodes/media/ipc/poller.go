@@ -89,6 +89,15 @@ func (p *Poller) Run() error {
 			return nil
 		}
 		if _, err := unix.Poll(pfds, -1); err != nil && err != unix.EINTR {
+			// Nothing can be served: every receiver is shut down (its
+			// producer gets its buffers back), so that no Close waits.
+			p.mu.Lock()
+			p.closing = true
+			left := append([]pollEntry(nil), p.entries...)
+			p.mu.Unlock()
+			for _, e := range left {
+				p.finish(e.r)
+			}
 			return fmt.Errorf("poller: poll: %w", err)
 		}
 		if pfds[0].Revents != 0 {
