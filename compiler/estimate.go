@@ -128,9 +128,9 @@ func estimate(st *state) {
 		threads += min(p.Threads, users)
 		e.Notes = append(e.Notes, fmt.Sprintf("%s: %s share at most %s", p.Name, countOf(users, "node"), countOf(min(p.Threads, users), "thread")))
 	}
-	loops := len(st.Plan.Loops)
+	loops := len(st.Plan.Loops) // event loops and decode loops: a thread each
 	e.Threads = threads + loops
-	e.EventLoops = loops
+	e.EventLoops = loops - st.decodeLoops
 	e.Nodes = len(all)
 	e.Edges = len(st.Plan.Edges)
 	e.VRAMBytes, e.PinnedHostBytes, e.PCIeBytesPerSec = vram, pinned, pcie

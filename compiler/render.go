@@ -43,18 +43,37 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 		pf("  %-22s %6d\n", k, counts[k])
 	}
 
-	pf("\nEvent loops: %d\n", len(p.Loops))
+	backendLoops := 0 // decode loops: threads the backend runs, not event loops
 	for _, l := range p.Loops {
-		pf("  %-10s %4d sources, %4d nodes", l.Name, len(l.Sources), len(l.Nodes))
+		if l.Kind != "" {
+			backendLoops++
+		}
+	}
+	eventLoops := len(p.Loops) - backendLoops
+	if backendLoops > 0 {
+		pf("\nLoops: %d (%d event loops, %s)\n", len(p.Loops), eventLoops, countOf(backendLoops, "decode loop"))
+	} else {
+		pf("\nEvent loops: %d\n", len(p.Loops))
+	}
+	for _, l := range p.Loops {
+		what := fmt.Sprintf("%4d sources, %4d nodes", len(l.Sources), len(l.Nodes))
+		if l.Kind != "" {
+			what = fmt.Sprintf("%4d decoders (%s)", len(l.Nodes), l.Kind)
+		}
+		pf("  %-10s %s", l.Name, what)
 		if len(l.Sources) > 0 {
 			pf(": %s", listSome(l.Sources, 4))
 		}
 		pf("\n")
 	}
+	loops := "event loops"
+	if backendLoops > 0 {
+		loops = "loops"
+	}
 	if pools := p.Estimates.Threads - threads - len(p.Loops); pools > 0 {
-		pf("\nThreads: %d (%d nodes on threads of their own + %d event loops + %d in shared pools)\n", p.Estimates.Threads, threads, len(p.Loops), pools)
+		pf("\nThreads: %d (%d nodes on threads of their own + %d %s + %d in shared pools)\n", p.Estimates.Threads, threads, len(p.Loops), loops, pools)
 	} else {
-		pf("\nThreads: %d (%d nodes on threads of their own + %d event loops)\n", threads+len(p.Loops), threads, len(p.Loops))
+		pf("\nThreads: %d (%d nodes on threads of their own + %d %s)\n", threads+len(p.Loops), threads, len(p.Loops), loops)
 	}
 
 	pf("\nFused hops:")
