@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/onairhq/onair/internal/testwait"
 )
 
 // opShow is a testShow with the operator's surface: preview and take on
@@ -256,9 +258,7 @@ func TestEventStream(t *testing.T) {
 	for i := 0; i < EventRing+10; i++ {
 		show.hub.Publish("tally", i)
 	}
-	for show.hub.Last() < uint64(EventRing+12) { // the hub takes them on its own goroutine
-		<-time.After(time.Millisecond)
-	}
+	testwait.Until(t, generous, "the hub to take the events (on its own goroutine)", func() bool { return show.hub.Last() >= uint64(EventRing+12) })
 	c, _ := openEvents(t, s.Addr(), "Last-Event-ID: 1\r\n")
 	c.next(t) // hello
 	if _, typ, data := c.next(t); typ != "lost" || !strings.Contains(data, `"events":`) {
@@ -316,9 +316,7 @@ func TestSlowEventClientIsCutOff(t *testing.T) {
 	fmt.Fprintf(slow, "GET /events HTTP/1.1\r\nHost: %s\r\n\r\n", s.Addr())
 	fast, _ := openEvents(t, s.Addr(), "")
 	fast.next(t)
-	for s.events.n.Load() != 2 {
-		<-time.After(time.Millisecond)
-	}
+	testwait.Until(t, generous, "both event streams to be open", func() bool { return s.events.n.Load() == 2 })
 	big := strings.Repeat("x", 16<<10)
 	deadline := time.Now().Add(generous)
 	published := 0

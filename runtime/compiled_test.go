@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes"
 	"os"
 	"path/filepath"
@@ -95,7 +96,7 @@ output "null" "mon" {
 	if err := x.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "every edge to carry a frame", func() bool {
+	testwait.Until(t, testwait.Bound, "every edge to carry a frame", func() bool {
 		for _, e := range x.Status().Edges {
 			if e.EnqueuedTotal == 0 {
 				return false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/internal/value"
 	"strings"
 	"sync"
@@ -334,7 +335,7 @@ func TestExecutorRunsAndAccountsForEveryFrame(t *testing.T) {
 	}
 	// About 36 frames a source a second: run until the Program bus took 20
 	// from each of the 8 and the slow monitor bus had to drop some.
-	eventually(t, "160 frames on the Program bus and drops on the monitor bus", func() bool {
+	testwait.Until(t, testwait.Bound, "160 frames on the Program bus and drops on the monitor bus", func() bool {
 		var pgm, monDrops uint64
 		for _, e := range x.Status().Edges {
 			switch e.To {
@@ -420,16 +421,16 @@ func TestExecutorRestartKeepsBufferedFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Stop()
-	eventually(t, "the source group to restart", func() bool { return x.Status().Groups[0].Restarts == 1 })
+	testwait.Until(t, testwait.Bound, "the source group to restart", func() bool { return x.Status().Groups[0].Restarts == 1 })
 	if d := time.Since(start); d < time.Second {
 		t.Fatalf("the group restarted %v after start, before the 1 s delay", d)
 	}
-	eventually(t, "the recorder to take 6 frames", func() bool {
+	testwait.Until(t, testwait.Bound, "the recorder to take 6 frames", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return len(w.firstSeen["output.rec/sink"]) >= 6
 	})
-	eventually(t, "the restarted group to be ready again (its edge carried a new frame)", func() bool { return x.Status().Groups[0].Ready })
+	testwait.Until(t, testwait.Bound, "the restarted group to be ready again (its edge carried a new frame)", func() bool { return x.Status().Groups[0].Ready })
 	x.Stop()
 	w.mu.Lock()
 	got := w.firstSeen["output.rec/sink"]
@@ -588,7 +589,7 @@ func TestExecutorLoopNodes(t *testing.T) {
 	if err := x.Start(context.Background()); err == nil {
 		t.Fatal("a second Start succeeded")
 	}
-	eventually(t, "20 frames in the fast sink and 10 in the late one", func() bool {
+	testwait.Until(t, testwait.Bound, "20 frames in the fast sink and 10 in the late one", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.consumed["source.s/relay -> output.a/sink"] >= 20 && w.consumed["source.s/relay -> output.b/sink"] >= 10
@@ -623,7 +624,7 @@ func TestExecutorNodePanicRestartsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Stop()
-	eventually(t, "the recorder group to restart", func() bool {
+	testwait.Until(t, testwait.Bound, "the recorder group to restart", func() bool {
 		for _, g := range x.Status().Groups {
 			if g.Name == "output.rec" {
 				return g.Restarts == 1 && g.State == "running"
@@ -670,7 +671,7 @@ func TestLoopHandlerPanicFailsOnlyItsNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Stop()
-	eventually(t, "the group to restart twice after panics", func() bool {
+	testwait.Until(t, testwait.Bound, "the group to restart twice after panics", func() bool {
 		return x.Status().Groups[0].Restarts >= 2
 	})
 	if n := x.Status().Nodes[0]; !strings.Contains(n.LastError, "panic in a handler on loop default: boom") {

@@ -5,6 +5,8 @@ import (
 	goruntime "runtime"
 	"testing"
 	"time"
+
+	"github.com/onairhq/onair/internal/testwait"
 )
 
 // openFDs counts this process's open descriptors.
@@ -72,21 +74,7 @@ func leakCheck(t *testing.T) {
 // bounds a wait for an event, never a measurement; on an idle machine every
 // event comes within a second or two, and the bound only keeps a broken
 // runtime from hanging the suite on a machine busy with other work.
-const eventBound = time.Minute
-
-// eventually polls cond until it holds, for at most eventBound.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(eventBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", eventBound, what)
-		}
-		<-tick.C
-	}
-}
+const eventBound = testwait.Bound
 
 func (l *EventLoop) isSleeping() bool {
 	l.mu.Lock()

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/onairhq/onair/internal/testwait"
 	"math/rand"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,7 @@ func TestLoopWakesOnlyWhenAsleep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Unregister()
-	eventually(t, "the loop to sleep", l.isSleeping)
+	testwait.Until(t, testwait.Bound, "the loop to sleep", l.isSleeping)
 	s.Notify()
 	<-finished
 	if w := l.Stats().WakeWrites; w != 0 {
@@ -57,20 +58,20 @@ func TestLoopWakesOnlyWhenAsleep(t *testing.T) {
 	// From another goroutine while the loop is busy: no write either.
 	release := make(chan struct{})
 	l.Post(func() { <-release })
-	eventually(t, "the loop to run the blocking item", func() bool { return !l.isSleeping() })
+	testwait.Until(t, testwait.Bound, "the loop to run the blocking item", func() bool { return !l.isSleeping() })
 	var ran atomic.Int32
 	for i := 0; i < 100; i++ {
 		l.Post(func() { ran.Add(1) })
 	}
 	close(release)
-	eventually(t, "100 posted items to run", func() bool { return ran.Load() == 100 })
+	testwait.Until(t, testwait.Bound, "100 posted items to run", func() bool { return ran.Load() == 100 })
 	if w := l.Stats().WakeWrites; w > 1 {
 		// The blocking post itself may have found the loop asleep.
 		t.Fatalf("posts to a busy loop wrote the wake eventfd %d times, want at most 1", w)
 	}
 
 	// From another goroutine while it sleeps: exactly one write per post.
-	eventually(t, "the loop to sleep", l.isSleeping)
+	testwait.Until(t, testwait.Bound, "the loop to sleep", l.isSleeping)
 	before := l.Stats().WakeWrites
 	done := make(chan struct{})
 	l.Post(func() { close(done) })
@@ -187,7 +188,7 @@ func TestLoopEarlierTimerFromAnotherGoroutine(t *testing.T) {
 	l := newLoop(t, "rearm")
 	far := l.AddTimer(Now()+int64(time.Hour), func() {})
 	defer far.Stop()
-	eventually(t, "the loop to sleep", l.isSleeping)
+	testwait.Until(t, testwait.Bound, "the loop to sleep", l.isSleeping)
 	done := make(chan int64, 1)
 	at := Now() + int64(20*time.Millisecond)
 	l.AddTimer(at, func() { done <- Now() })
@@ -218,7 +219,7 @@ func TestLoopOneShot(t *testing.T) {
 	}
 	defer reg.Unregister()
 	s.Notify()
-	eventually(t, "the first call", func() bool { return calls.Load() == 1 })
+	testwait.Until(t, testwait.Bound, "the first call", func() bool { return calls.Load() == 1 })
 	s.Notify() // consumed flag was cleared: writes, but the registration is disarmed
 	time.Sleep(30 * time.Millisecond)
 	if c := calls.Load(); c != 1 {
@@ -227,7 +228,7 @@ func TestLoopOneShot(t *testing.T) {
 	if err := reg.Rearm(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pending notification after the re-arm", func() bool { return calls.Load() == 2 })
+	testwait.Until(t, testwait.Bound, "the pending notification after the re-arm", func() bool { return calls.Load() == 2 })
 }
 
 // TestLoopReusedDescriptor: an old registration whose descriptor was closed
@@ -260,7 +261,7 @@ func TestLoopReusedDescriptor(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		b.Notify()
-		eventually(t, "b's handler", func() bool { return bCalls.Load() == int32(i) })
+		testwait.Until(t, testwait.Bound, "b's handler", func() bool { return bCalls.Load() == int32(i) })
 	}
 	if c := aCalls.Load(); c != 0 {
 		t.Fatalf("the closed descriptor's handler ran %d times for its successor", c)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 )
 
@@ -58,7 +59,7 @@ output "record" "pgm" {
 	rec := filepath.Join(dir, "pgm.y4m")
 	bg := runInBackground("run", "-backend", "cpu", "-listen", "", show)
 	bg.waitOut(t, "on air: hevc")
-	waitUntil(t, "twenty of the clip's pictures in the recording", func() bool { return stampedPictures(t, rec, 4) >= 20 })
+	testwait.Until(t, testwait.Bound, "twenty of the clip's pictures in the recording", func() bool { return stampedPictures(t, rec, 4) >= 20 })
 	rc := bg.interrupt(t)
 	out, errs := bg.out.String(), bg.errs.String()
 	if rc != 0 {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 )
 
@@ -66,7 +67,7 @@ func writeRunShow(t *testing.T) string {
 // event, never a measurement; on an idle machine every event comes within a
 // second or two, and the bound only keeps a broken run from hanging the
 // suite on a machine busy with other work.
-const eventBound = time.Minute
+const eventBound = testwait.Bound
 
 // liveOutput is what a command running in the background writes: safe to
 // read while it is written, and waited on for a line to appear.
@@ -181,20 +182,6 @@ func (bg *background) wait(t *testing.T) int {
 	case <-stuck.C:
 		t.Fatalf("onair still running %v later:\n%s", eventBound, bg.out.String())
 		return -1
-	}
-}
-
-// waitUntil polls cond until it holds, for at most eventBound.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(eventBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s after %v", what, eventBound)
-		}
-		<-tick.C
 	}
 }
 
@@ -461,7 +448,7 @@ func TestSavedPlanRunsFromAnyDirectory(t *testing.T) {
 	bg.waitOut(t, "on air: cli")
 	// The recording beside the show gets its first picture.
 	rec := filepath.Join(filepath.Dir(show), "pgm.y4m")
-	waitUntil(t, "a picture in "+rec, func() bool { st, err := os.Stat(rec); return err == nil && st.Size() > 320*180*3/2 })
+	testwait.Until(t, testwait.Bound, "a picture in "+rec, func() bool { st, err := os.Stat(rec); return err == nil && st.Size() > 320*180*3/2 })
 	if rc := bg.interrupt(t); rc != 0 || !strings.Contains(bg.out.String(), "output.pgm") {
 		t.Fatalf("run -plan from another directory: rc=%d\n%s\n%s", rc, bg.out.String(), bg.errs.String())
 	}

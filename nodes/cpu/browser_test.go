@@ -19,6 +19,7 @@ import (
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/golden"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/runtime"
 )
@@ -194,7 +195,7 @@ func TestThePageInABrowser(t *testing.T) {
 	clickFrom := runtime.Now() - s.State.Origin()
 	do(t, ctx, "clicking TAKE", chromedp.Click(`[data-take="bus.pgm"]`))
 	clickTo := runtime.Now() - s.State.Origin()
-	waitFor(t, generous, "the take to arrive", func() bool { return len(busOf(s.State.Summary(), "bus.pgm").Cuts) > 0 })
+	testwait.Until(t, generous, "the take to arrive", func() bool { return len(busOf(s.State.Summary(), "bus.pgm").Cuts) > 0 })
 	ticksAfter := busOf(s.State.Summary(), "bus.pgm").Ticks
 	do(t, ctx, "the tally after the take",
 		chromedp.WaitVisible(`[data-tile="source.two"].pgm`),

@@ -16,6 +16,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
@@ -286,16 +287,10 @@ output "null" "pgm" { bus = bus.pgm }
 			s := startShow(t, compile(t, path, nil))
 			defer s.Stop()
 			var src show.SourceSummary
-			for i := 0; i < 500; i++ { // until ten frames went out, at most 10 s
+			testwait.Until(t, testwait.Bound, "ten frames paced", func() bool {
 				src = s.State.Summary().Sources[0]
-				if src.Paced >= 10 {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if src.Paced < 10 {
-				t.Fatalf("%d frames paced", src.Paced)
-			}
+				return src.Paced >= 10
+			})
 			switch keys {
 			case `[]`:
 				if src.StampAgesMs != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -26,20 +27,6 @@ import (
 // a disk that fills while recording, two shows on one recording, a flood
 // of switches, a media file replaced under a running show. They wait for
 // what they need to see, with generous bounds, and never sleep.
-
-// waitFor polls cond until it holds, failing the test after bound.
-func waitFor(t testing.TB, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", bound, what)
-		}
-		<-tick.C
-	}
-}
 
 // logBuffer collects a show's log, safe for the show's threads.
 type logBuffer struct {
@@ -164,20 +151,20 @@ func TestRecordingSurvivesAFullDisk(t *testing.T) {
 	}
 	defer s.Stop()
 
-	waitFor(t, 20*time.Second, "15 frames recorded", func() bool { return output(s, "output.pgm").Written >= 15 })
+	testwait.Until(t, 20*time.Second, "15 frames recorded", func() bool { return output(s, "output.pgm").Written >= 15 })
 	kept := output(s, "output.pgm").Written
 	before, err := os.ReadFile(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	disk.fill()
-	waitFor(t, 30*time.Second, "drops and two restarts on the full disk", func() bool {
+	testwait.Until(t, 30*time.Second, "drops and two restarts on the full disk", func() bool {
 		o := output(s, "output.pgm")
 		return o.Drops >= 10 && o.Restarts >= 2
 	})
 	full := output(s, "output.pgm")
 	disk.free()
-	waitFor(t, 30*time.Second, "15 more frames once the disk had room", func() bool { return output(s, "output.pgm").Written >= full.Written+15 })
+	testwait.Until(t, 30*time.Second, "15 more frames once the disk had room", func() bool { return output(s, "output.pgm").Written >= full.Written+15 })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +206,7 @@ func TestSecondShowOnOneRecordingIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Stop()
-	waitFor(t, 20*time.Second, "10 frames recorded", func() bool { return output(first, "output.pgm").Written >= 10 })
+	testwait.Until(t, 20*time.Second, "10 frames recorded", func() bool { return output(first, "output.pgm").Written >= 10 })
 
 	second, err := runShow(t, p, show.Options{}, nil)
 	if err == nil {
@@ -231,7 +218,7 @@ func TestSecondShowOnOneRecordingIsRefused(t *testing.T) {
 		t.Errorf("refused with\n  %v\nwant\n  %s", err, want)
 	}
 	at := output(first, "output.pgm").Written
-	waitFor(t, 20*time.Second, "the first show to record on", func() bool { return output(first, "output.pgm").Written >= at+10 })
+	testwait.Until(t, 20*time.Second, "the first show to record on", func() bool { return output(first, "output.pgm").Written >= at+10 })
 	if err := first.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +255,7 @@ func TestHundredThousandSwitchesStayBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	waitFor(t, 20*time.Second, "the bus on air", func() bool { return s.State.Summary().Buses[0].Ticks >= 3 })
+	testwait.Until(t, 20*time.Second, "the bus on air", func() bool { return s.State.Summary().Buses[0].Ticks >= 3 })
 
 	kinds := []string{"cut", "fade", "wipe"}
 	scenes := []string{"one", "two"}
@@ -292,7 +279,7 @@ func TestHundredThousandSwitchesStayBounded(t *testing.T) {
 	if h1 > h0+4<<20 {
 		t.Errorf("the heap grew from %.1f to %.1f MB over 99,000 switches", float64(h0)/1e6, float64(h1)/1e6)
 	}
-	waitFor(t, 20*time.Second, "a tick to show the last switch", func() bool {
+	testwait.Until(t, 20*time.Second, "a tick to show the last switch", func() bool {
 		cuts := s.State.Summary().Buses[0].Cuts
 		return len(cuts) > 0 && cuts[len(cuts)-1].Tick >= 0
 	})
@@ -369,16 +356,16 @@ output "record" "pgm" {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	waitFor(t, 20*time.Second, "15 frames of the first clip", func() bool { return output(s, "output.pgm").Written >= 15 })
+	testwait.Until(t, 20*time.Second, "15 frames of the first clip", func() bool { return output(s, "output.pgm").Written >= 15 })
 	if err := os.Remove(clip); err != nil {
 		t.Fatal(err)
 	}
 	writeClip(11)
-	waitFor(t, 20*time.Second, "the source to log the new file", func() bool {
+	testwait.Until(t, 20*time.Second, "the source to log the new file", func() bool {
 		return strings.Contains(log.String(), "media file replaced") && strings.Contains(log.String(), clip)
 	})
 	at := output(s, "output.pgm").Written
-	waitFor(t, 20*time.Second, "15 more frames", func() bool { return output(s, "output.pgm").Written >= at+15 })
+	testwait.Until(t, 20*time.Second, "15 more frames", func() bool { return output(s, "output.pgm").Written >= at+15 })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

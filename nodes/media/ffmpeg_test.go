@@ -2,6 +2,7 @@ package media
 
 import (
 	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/internal/testwait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,21 +42,7 @@ func (e *events) count(k FFmpegEventKind) (n int, last FFmpegEvent) {
 // machine busy with other work. It is also the stall timeout of the tests
 // that are not about stalls: a busy machine can keep ffmpeg from reading
 // its pipe for longer than the default two seconds.
-const eventBound = time.Minute
-
-// waitFor polls cond until it holds, for at most eventBound.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(eventBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", eventBound, what)
-		}
-		<-tick.C
-	}
-}
+const eventBound = testwait.Bound
 
 // decodeStamps decodes a video file with ffmpeg and reads the frame number
 // stamped in every frame.
@@ -158,7 +145,7 @@ func TestFFmpegOutputRestartsAfterKill(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	waitFor(t, "the first process to take frames", func() bool { return o.Stats().Written > 5 })
+	testwait.Until(t, testwait.Bound, "the first process to take frames", func() bool { return o.Stats().Written > 5 })
 	pid := o.PID()
 	proc, err := os.FindProcess(pid)
 	if err != nil {
@@ -167,12 +154,12 @@ func TestFFmpegOutputRestartsAfterKill(t *testing.T) {
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a restarted process", func() bool {
+	testwait.Until(t, testwait.Bound, "a restarted process", func() bool {
 		st := o.Stats()
 		return st.Restarts >= 1 && st.Running && st.PID != pid
 	})
 	before := o.Stats().Written
-	waitFor(t, "the new process to take frames", func() bool { return o.Stats().Written > before+5 })
+	testwait.Until(t, testwait.Bound, "the new process to take frames", func() bool { return o.Stats().Written > before+5 })
 	close(stop)
 	wg.Wait()
 	if err := o.Close(); err != nil {
@@ -223,7 +210,7 @@ func TestFFmpegOutputStallNeverBlocksTheCaller(t *testing.T) {
 	}
 	// Go on writing, a frame at each poll, until the stall was detected
 	// twice.
-	waitFor(t, "two stalls and restarts", func() bool {
+	testwait.Until(t, testwait.Bound, "two stalls and restarts", func() bool {
 		write()
 		return o.Stats().Restarts >= 2
 	})
@@ -290,7 +277,7 @@ func TestFFmpegOutputReportsAnExitOnItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	fr := mustFrame64(t)
-	waitFor(t, "three exits", func() bool {
+	testwait.Until(t, testwait.Bound, "three exits", func() bool {
 		o.Write(fr)
 		time.Sleep(2 * time.Millisecond)
 		n, _ := ev.count(FFmpegExited)

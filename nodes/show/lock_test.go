@@ -20,13 +20,17 @@ func recordPlan(path string) *plan.Plan {
 	}}
 }
 
-// TestHelperHoldsLock is not a test: TestLockNamesAnotherProcess runs the
-// test binary as another process that locks a recording with it.
-func TestHelperHoldsLock(t *testing.T) {
-	dir := os.Getenv("ONAIR_TEST_HOLD_LOCK")
-	if dir == "" {
-		t.Skip("a helper process for TestLockNamesAnotherProcess")
+// TestMain doubles as the helper process of TestLockNamesAnotherProcess:
+// with ONAIR_TEST_HOLD_LOCK set, the test binary locks a recording in that
+// directory, says so, and holds the lock until its stdin closes.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("ONAIR_TEST_HOLD_LOCK"); dir != "" {
+		holdLock(dir)
 	}
+	os.Exit(m.Run())
+}
+
+func holdLock(dir string) {
 	l, err := LockOutputs(recordPlan("out/pgm.y4m"), dir)
 	if err != nil {
 		fmt.Println("error:", err)
@@ -44,7 +48,7 @@ func TestHelperHoldsLock(t *testing.T) {
 func TestLockNamesAnotherProcess(t *testing.T) {
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "out", "pgm.y4m")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldsLock$")
+	cmd := exec.Command(os.Args[0]) // TestMain holds the lock
 	cmd.Env = append(os.Environ(), "ONAIR_TEST_HOLD_LOCK="+dir)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

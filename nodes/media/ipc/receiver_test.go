@@ -163,7 +163,7 @@ func sendOne(t *testing.T, p *Producer, seq uint64) *ProducerBuffer {
 func openFds(t *testing.T) int {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		t.Skip("no /proc/self/fd")
+		t.Fatalf("counting descriptors: %v (onair runs on Linux, which has /proc/self/fd)", err)
 	}
 	return len(ents)
 }
