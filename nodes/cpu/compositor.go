@@ -52,8 +52,8 @@ func (c *Compositor) scalerFor(k scalerKey) *scaler {
 		delete(c.scalers, oldK)
 	}
 	s := &scaler{
-		lx: newFilter(k.sw, k.dw), ly: newFilter(k.sh, k.dh),
-		cx: newFilter(k.sw/2, k.dw/2), cy: newFilter(k.sh/2, k.dh/2),
+		lx: frame.NewFilter(k.sw, k.dw), ly: frame.NewFilter(k.sh, k.dh),
+		cx: frame.NewFilter(k.sw/2, k.dw/2), cy: frame.NewFilter(k.sh/2, k.dh/2),
 		used: c.renders,
 	}
 	c.scalers[k] = s

@@ -4,136 +4,13 @@ import (
 	"github.com/onairhq/onair/frame"
 )
 
-// coefBits is the fixed-point precision of filter coefficients; interBits
-// the fractional bits kept between the horizontal and the vertical pass.
+// coefBits is the fixed-point precision of filter coefficients (the
+// filters are frame's, shared with the GPU); interBits the fractional bits
+// kept between the horizontal and the vertical pass.
 const (
-	coefBits  = 12
+	coefBits  = frame.CoefBits
 	interBits = 6
 )
-
-// filter is a precomputed 1-D resampling filter: for each destination
-// position i, taps coefficients applied to source positions start[i]+k.
-type filter struct {
-	src, dst int
-	taps     int
-	start    []int32
-	coef     []int32 // len dst*taps, each group sums to 1<<coefBits
-}
-
-// newFilter builds the bilinear (triangle) filter that maps src samples onto
-// dst samples with centre-aligned sample positions, as ffmpeg's
-// scale=flags=bilinear does: a plain two-tap interpolation when enlarging and
-// a triangle widened by the ratio when shrinking, so that shrinking averages
-// rather than aliases. Positions outside the source clamp to its edge.
-func newFilter(src, dst int) *filter {
-	ratio := float64(src) / float64(dst)
-	support := 1.0
-	if ratio > 1 {
-		support = ratio
-	}
-	taps := int(2*support) + 2
-	if taps > src {
-		taps = src
-	}
-	if taps < 1 {
-		taps = 1
-	}
-	f := &filter{src: src, dst: dst, taps: taps, start: make([]int32, dst), coef: make([]int32, dst*taps)}
-	w := make([]float64, taps)
-	for i := 0; i < dst; i++ {
-		center := (float64(i)+0.5)*ratio - 0.5
-		first := int(center - support + 1) // floor for positive; fixed below
-		if float64(first) > center-support+1 {
-			first--
-		}
-		if first+taps > src {
-			first = src - taps
-		}
-		if first < 0 {
-			first = 0
-		}
-		// Accumulate triangle weights of every source sample in reach onto
-		// the clamped window [first, first+taps).
-		for k := range w {
-			w[k] = 0
-		}
-		lo, hi := int(center-support)-1, int(center+support)+1
-		var sum float64
-		for s := lo; s <= hi; s++ {
-			d := float64(s) - center
-			if d < 0 {
-				d = -d
-			}
-			wt := 1 - d/support
-			if wt <= 0 {
-				continue
-			}
-			c := min(max(s, 0), src-1)
-			k := c - first
-			if k < 0 {
-				k = 0
-			} else if k >= taps {
-				k = taps - 1
-			}
-			w[k] += wt
-			sum += wt
-		}
-		f.start[i] = int32(first)
-		var isum int32
-		best := 0
-		for k := range w {
-			v := int32(w[k]/sum*(1<<coefBits) + 0.5)
-			f.coef[i*taps+k] = v
-			isum += v
-			if w[k] > w[best] {
-				best = k
-			}
-		}
-		f.coef[i*taps+best] += (1 << coefBits) - isum
-	}
-	return f.trim()
-}
-
-// trim drops the leading and trailing taps that are zero for every
-// position, so the inner loops do no useless multiplies.
-func (f *filter) trim() *filter {
-	// Per position, shift the window so it starts at its first non-zero tap,
-	// then keep the widest span of non-zero taps.
-	width := 0
-	firsts := make([]int, f.dst)
-	for i := 0; i < f.dst; i++ {
-		cf := f.coef[i*f.taps : (i+1)*f.taps]
-		lo, hi := 0, len(cf)-1
-		for lo < hi && cf[lo] == 0 {
-			lo++
-		}
-		for hi > lo && cf[hi] == 0 {
-			hi--
-		}
-		firsts[i] = lo
-		width = max(width, hi-lo+1)
-	}
-	if width == f.taps {
-		return f
-	}
-	n := &filter{src: f.src, dst: f.dst, taps: width, start: make([]int32, f.dst), coef: make([]int32, f.dst*width)}
-	for i := 0; i < f.dst; i++ {
-		st := int(f.start[i]) + firsts[i]
-		lo := firsts[i]
-		if st+width > f.src { // keep the window inside the source
-			d := st + width - f.src
-			st -= d
-			lo -= d
-		}
-		n.start[i] = int32(st)
-		for k := 0; k < width; k++ {
-			if o := lo + k; o >= 0 && o < f.taps {
-				n.coef[i*width+k] = f.coef[i*f.taps+o]
-			}
-		}
-	}
-	return n
-}
 
 // sample is a stored sample type: bytes for NV12, words for P010.
 type sample interface{ ~uint8 | ~uint16 }
@@ -155,7 +32,7 @@ type planeJob[T sample] struct {
 	ch                 int
 	shift              uint
 	alpha              int32
-	fx, fy             *filter
+	fx, fy             *frame.Filter
 }
 
 func (j *planeJob[T]) run(tmp []int32) []int32 {
@@ -164,8 +41,8 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		return tmp
 	}
 	// Source rows the visible destination rows reach.
-	rlo := int(j.fy.start[j.vy0])
-	rhi := int(j.fy.start[j.vy1-1]) + j.fy.taps
+	rlo := int(j.fy.Start[j.vy0])
+	rhi := int(j.fy.Start[j.vy1-1]) + j.fy.Taps
 	rows := rhi - rlo
 	rowLen := vw * j.ch
 	if need := rows*rowLen + rowLen; cap(tmp) < need {
@@ -174,7 +51,7 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		tmp = tmp[:need]
 	}
 	fx, ch, shift := j.fx, j.ch, j.shift
-	taps := fx.taps
+	taps := fx.Taps
 	const hround = 1 << (coefBits - interBits - 1)
 	const hshift = coefBits - interBits
 	for r := 0; r < rows; r++ {
@@ -183,9 +60,9 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		if ch == 1 && taps == 4 { // the 2:1 shrink of a grid cell
 			for i := range out {
 				x := j.vx0 + i
-				sp := srow[int(fx.start[x]):]
+				sp := srow[int(fx.Start[x]):]
 				sp = sp[:4]
-				cf := fx.coef[x*4:]
+				cf := fx.Coef[x*4:]
 				cf = cf[:4]
 				s := cf[0]*(int32(sp[0])>>shift) + cf[1]*(int32(sp[1])>>shift) + cf[2]*(int32(sp[2])>>shift) + cf[3]*(int32(sp[3])>>shift)
 				out[i] = (s + hround) >> hshift
@@ -195,9 +72,9 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		if ch == 2 && taps == 4 {
 			for i := 0; i+1 < len(out); i += 2 {
 				x := j.vx0 + i/2
-				sp := srow[int(fx.start[x])*2:]
+				sp := srow[int(fx.Start[x])*2:]
 				sp = sp[:8]
-				cf := fx.coef[x*4:]
+				cf := fx.Coef[x*4:]
 				cf = cf[:4]
 				out[i] = (cf[0]*(int32(sp[0])>>shift) + cf[1]*(int32(sp[2])>>shift) + cf[2]*(int32(sp[4])>>shift) + cf[3]*(int32(sp[6])>>shift) + hround) >> hshift
 				out[i+1] = (cf[0]*(int32(sp[1])>>shift) + cf[1]*(int32(sp[3])>>shift) + cf[2]*(int32(sp[5])>>shift) + cf[3]*(int32(sp[7])>>shift) + hround) >> hshift
@@ -207,8 +84,8 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		if ch == 1 {
 			for i := range out {
 				x := j.vx0 + i
-				st := int(fx.start[x])
-				cf := fx.coef[x*taps : x*taps+taps]
+				st := int(fx.Start[x])
+				cf := fx.Coef[x*taps : x*taps+taps]
 				sp := srow[st:]
 				sp = sp[:len(cf)]
 				var s int32
@@ -221,8 +98,8 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		}
 		for i := 0; i+1 < len(out); i += 2 {
 			x := j.vx0 + i/2
-			st := int(fx.start[x]) * 2
-			cf := fx.coef[x*taps : x*taps+taps]
+			st := int(fx.Start[x]) * 2
+			cf := fx.Coef[x*taps : x*taps+taps]
 			sp := srow[st:]
 			sp = sp[:2*len(cf)]
 			var s0, s1 int32
@@ -244,8 +121,8 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	}
 	a, na := j.alpha, 256-j.alpha
 	for y := j.vy0; y < j.vy1; y++ {
-		base := (int(fy.start[y]) - rlo) * rowLen
-		cf := fy.coef[y*fy.taps : y*fy.taps+fy.taps]
+		base := (int(fy.Start[y]) - rlo) * rowLen
+		cf := fy.Coef[y*fy.Taps : y*fy.Taps+fy.Taps]
 		if len(cf) == 4 { // the 2:1 shrink: one fused pass
 			r0 := tmp[base:]
 			r0 = r0[:len(acc)]
@@ -296,7 +173,7 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 type scalerKey struct{ sw, sh, dw, dh int }
 
 type scaler struct {
-	lx, ly, cx, cy *filter
+	lx, ly, cx, cy *frame.Filter
 	used           uint64 // the compositor's render count when last used
 }
 
