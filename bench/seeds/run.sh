@@ -50,6 +50,8 @@ FPS=${FPS:-30}
 BACKEND=${BACKEND:-cuda}
 WIDTH=${WIDTH:-1920}
 HEIGHT=${HEIGHT:-1080}
+# BEST_VARIANTS: more readings of best in the pair, each NAME:VAR=VALUE in
+# onair's environment (best-NAME.txt), e.g. "procs4:GOMAXPROCS=4".
 # Extra -var settings for every bench (e.g. the NVDEC work's decoder
 # placement once its canvas key lands): EXTRA_VARS='-var canvas={...}'.
 EXTRA_VARS=${EXTRA_VARS:-}
@@ -132,6 +134,12 @@ pair() {
 	for s in best before; do
 		bench "$s" "$WARMUP" "$WINDOW" -var settings=$s -var fps=30 $(mix "$PAIR_COUNT")
 		log "  $s: rc=$? $(grep -E '^  CPU ' "$OUT/$s.txt" | tr -s ' ')"
+	done
+	# Variants of best, each with its environment: BEST_VARIANTS="procs4:GOMAXPROCS=4".
+	local v
+	for v in ${BEST_VARIANTS:-}; do
+		env "${v#*:}" bash -c "$(declare -f bench secs); $(declare -p ONAIR BACKEND SWITCH_EVERY OUT MEDIA RAW SOCK WIDTH HEIGHT AUX EXTRA_VARS SHOW); bench best-${v%%:*} $WARMUP $WINDOW -var settings=best -var fps=30 $(mix "$PAIR_COUNT")"
+		log "  best-${v%%:*} (${v#*:}): $(grep -E '^  CPU |^  threads ' "$OUT/best-${v%%:*}.txt" | tr -s ' ' | tr '\n' ';')"
 	done
 	stop_producers
 	if [ -s "$OUT/before.json" ] && [ -s "$OUT/best.json" ]; then

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,8 +58,16 @@ type BenchResult struct {
 	// same in % of one core, as the seeds wrote it.
 	RunQueueMs      float64 `json:"run_queue_ms"`
 	RunQueuePercent float64 `json:"run_queue_percent"`
-	// GroupCPU is % of one core by what the threads do (benchGroups).
-	GroupCPU map[string]float64 `json:"group_cpu_percent"`
+	// GroupCPU is % of one core by what the threads do (benchGroups);
+	// GroupThreads the threads of each group at the end of the window.
+	GroupCPU     map[string]float64 `json:"group_cpu_percent"`
+	GroupThreads map[string]int     `json:"group_threads,omitempty"`
+	// Go's runtime over the window (runtime/metrics): its GOMAXPROCS, the
+	// garbage collections and the CPU it estimates they took (% of one
+	// core; an estimate from its Ps' time, part of "other").
+	GoMaxProcs   int     `json:"go_max_procs,omitempty"`
+	GCCycles     uint64  `json:"gc_cycles"`
+	GCCPUPercent float64 `json:"gc_cpu_percent"`
 	// Over every bus in the window; PerBus has them bus by bus.
 	BusFrames      uint64     `json:"bus_frames"`
 	MissedDeadline uint64     `json:"missed_deadlines"`
@@ -433,7 +442,9 @@ type snapshot struct {
 	sum                    show.Summary
 	status                 show.StatusReport
 	groups                 map[string]int64 // CPU ns by group
-	queue                  int64            // run-queue ns, all threads
+	threads                map[string]int   // threads by group
+	gc                     goStats
+	queue                  int64 // run-queue ns, all threads
 	cudaLocked, procLocked int64
 }
 
@@ -442,18 +453,24 @@ type snapshot struct {
 type pageLocker interface{ PageLocked() int64 }
 
 func takeSnapshot(r show.Running) snapshot {
-	s := snapshot{at: time.Now(), usage: runtime.ReadUsage(), sum: r.Summary(), groups: map[string]int64{}}
+	s := snapshot{at: time.Now(), usage: runtime.ReadUsage(), sum: r.Summary(), groups: map[string]int64{}, threads: map[string]int{}, gc: readGoStats()}
 	s.status, _ = r.Status().(show.StatusReport)
 	rs := s.status.Runtime
 	claimed := map[int]bool{}
 	for _, l := range rs.Loops {
 		s.groups[loopGroup(l.Name)] += l.Thread.CPUNs
+		if !claimed[l.Thread.Tid] {
+			s.threads[loopGroup(l.Name)]++
+		}
 		claimed[l.Thread.Tid] = true
 	}
 	for _, n := range rs.Nodes {
 		g := nodeGroup(n.Kind)
 		for _, t := range n.Threads {
 			s.groups[g] += t.CPUNs
+			if !claimed[t.Tid] {
+				s.threads[g]++
+			}
 			claimed[t.Tid] = true
 		}
 	}
@@ -461,6 +478,7 @@ func takeSnapshot(r show.Running) snapshot {
 		s.queue += t.RunQueueNs
 		if !claimed[t.Tid] {
 			s.groups[threadGroup(t.Name)] += t.CPUNs
+			s.threads[threadGroup(t.Name)]++
 		}
 	}
 	if pl, ok := s.status.Device.(pageLocker); ok {
@@ -502,6 +520,9 @@ func (b snapshot) since(a snapshot) BenchResult {
 	for g, v := range b.groups {
 		r.GroupCPU[g] = pct(v - a.groups[g])
 	}
+	r.GroupThreads = b.threads
+	r.GoMaxProcs, r.GCCycles = b.gc.maxProcs, b.gc.cycles-a.gc.cycles
+	r.GCCPUPercent = 100 * (b.gc.cpuSeconds - a.gc.cpuSeconds) / d.Seconds()
 	busA := map[string]show.BusSummary{}
 	for _, x := range a.sum.Buses {
 		busA[x.Address] = x
@@ -566,8 +587,9 @@ func (r BenchResult) write(w io.Writer) {
 	fmt.Fprintf(w, "  threads           %6d\n", r.Threads)
 	fmt.Fprintf(w, "  run queue         %6.1f %% of one core (%.0f ms over the window, all threads)\n", r.RunQueuePercent, r.RunQueueMs)
 	for _, g := range sortedGroups(r.GroupCPU) {
-		fmt.Fprintf(w, "    %-15s %6.1f %%\n", g, r.GroupCPU[g])
+		fmt.Fprintf(w, "    %-15s %6.1f %%  (%d threads)\n", g, r.GroupCPU[g], r.GroupThreads[g])
 	}
+	fmt.Fprintf(w, "  Go runtime        GOMAXPROCS %d, %d collections, GC about %.1f %% of one core (Go's estimate)\n", r.GoMaxProcs, r.GCCycles, r.GCCPUPercent)
 	fmt.Fprintf(w, "  bus frames        %6d, %d missed deadlines, %d repeats, %d skipped, %d output drops, %d switches\n", r.BusFrames, r.MissedDeadline, r.Repeats, r.Skipped, r.OutputDrops, r.Switches)
 	var aux BusBench
 	auxN := 0
@@ -659,6 +681,7 @@ func compareBench(beforePath, afterPath string, stdout, stderr io.Writer) int {
 	row("  system", "%.1f", a.SystemPercent, b.SystemPercent)
 	row("threads", "%.0f", float64(a.Threads), float64(b.Threads))
 	row("run queue, % of one core", "%.1f", a.RunQueuePercent, b.RunQueuePercent)
+	row("GC, % of one core (Go's estimate)", "%.1f", a.GCCPUPercent, b.GCCPUPercent)
 	groups := map[string]float64{}
 	for g := range a.GroupCPU {
 		groups[g] = 0
@@ -690,4 +713,27 @@ func ratioOf(x, y float64) float64 {
 		return 0
 	}
 	return x / y
+}
+
+// goStats is what Go's runtime says of itself (runtime/metrics).
+type goStats struct {
+	maxProcs   int
+	cycles     uint64
+	cpuSeconds float64 // GC's CPU, Go's estimate
+}
+
+func readGoStats() goStats {
+	m := []metrics.Sample{{Name: "/sched/gomaxprocs:threads"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(m)
+	var g goStats
+	if m[0].Value.Kind() == metrics.KindUint64 {
+		g.maxProcs = int(m[0].Value.Uint64())
+	}
+	if m[1].Value.Kind() == metrics.KindUint64 {
+		g.cycles = m[1].Value.Uint64()
+	}
+	if m[2].Value.Kind() == metrics.KindFloat64 {
+		g.cpuSeconds = m[2].Value.Float64()
+	}
+	return g
 }

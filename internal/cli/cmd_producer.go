@@ -123,7 +123,7 @@ func runPatterns(ctx context.Context, cfg browser.PatternConfig, socket string, 
 	for i := 0; i < count; i++ {
 		c := cfg
 		c.Socket, c.Name = socket, "pattern"
-		if count > 1 {
+		if strings.Contains(socket, "%d") { // numbered from 0, -count 1 included
 			c.Socket, c.Name = fmt.Sprintf(socket, i), fmt.Sprintf("pattern %d", i)
 		}
 		if onGPU {

@@ -470,3 +470,107 @@ output "null" "pgm" { bus = bus.pgm }
 		}
 	}
 }
+
+// TestNVDECBadFilesKeepTheShowOnAir: beside a healthy HEVC source on the
+// same decode loop, a file cut in the middle of an access unit, a file
+// with a run of garbage over its middle, and a file whose stream turns
+// from 8-bit to 10-bit half way play in one scene for five seconds: the
+// Program bus misses no deadline, every source keeps sending pictures
+// (decoded, or black while it waits to try again), the format change is
+// reported in words that say what changed, and the healthy source reports
+// nothing. What the truncated and corrupt files reported is logged.
+func TestNVDECBadFilesKeepTheShowOnAir(t *testing.T) {
+	needGPU(t)
+	dir := t.TempDir()
+	es := filepath.Join("..", "media", "es", "testdata")
+	h8, err := os.ReadFile(filepath.Join(es, "hevc8.hevc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h10, err := os.ReadFile(filepath.Join(es, "hevc10.hevc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := append([]byte(nil), h8...)
+	x := uint32(2463534242)
+	for i := len(corrupt) * 2 / 5; i < len(corrupt)/2; i++ {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		corrupt[i] = byte(x)
+	}
+	files := map[string][]byte{
+		"ok.hevc":        h8,
+		"truncated.hevc": h8[:len(h8)*3/5+7],
+		"corrupt.hevc":   corrupt,
+		"changes.hevc":   append(append([]byte(nil), h8...), h10...),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "show.hcl"), []byte(`
+show {
+  name       = "bad-files"
+  size       = "1280x720"
+  frame_rate = "30"
+}
+canvas { decode_loops = 1 }
+source "hevc_file" "ok" {
+  path = "ok.hevc"
+  size = "640x360"
+  loop = true
+}
+source "hevc_file" "truncated" {
+  path = "truncated.hevc"
+  size = "640x360"
+  loop = true
+}
+source "hevc_file" "corrupt" {
+  path = "corrupt.hevc"
+  size = "640x360"
+  loop = true
+}
+source "hevc_file" "changes" {
+  path = "changes.hevc"
+  size = "640x360"
+  loop = true
+}
+scene "four" {
+  layer { source = source.ok }
+  layer {
+    source = source.truncated
+    rect   = [640, 0, 640, 360]
+  }
+  layer {
+    source = source.corrupt
+    rect   = [0, 360, 640, 360]
+  }
+  layer {
+    source = source.changes
+    rect   = [640, 360, 640, 360]
+  }
+}
+bus "program" "pgm" { scene = scene.four }
+output "null" "pgm" { bus = bus.pgm }
+`), 0o644)
+	sum := runShow(t, filepath.Join(dir, "show.hcl"), nil, func(s show.Summary) bool { return s.Buses[0].Ticks >= 150 })
+	if b := sum.Buses[0]; b.Ticks < 150 || b.Missed != 0 {
+		t.Errorf("Program: %d frames, %d missed deadlines; want 150 or more and 0", b.Ticks, b.Missed)
+	}
+	by := map[string]show.SourceSummary{}
+	for _, s := range sum.Sources {
+		by[s.Address] = s
+		t.Logf("%s: %d pictures, %d errors, last error %q", s.Address, s.Produced, s.Errors, s.LastError)
+		if s.Produced < 120 {
+			t.Errorf("%s sent %d pictures in 5 s; want every tick's (120 or more)", s.Address, s.Produced)
+		}
+	}
+	if e := by["source.ok"].LastError; e != "" {
+		t.Errorf("the healthy source reports %q", e)
+	}
+	if e := by["source.changes"]; e.Errors == 0 || !strings.Contains(e.LastError, "changes to") || !strings.Contains(e.LastError, "10-bit") {
+		t.Errorf("the 8-to-10-bit change was reported as %q (%d errors); want what it changed to", e.LastError, e.Errors)
+	}
+}
