@@ -570,7 +570,7 @@ output "null" "pgm" { bus = bus.pgm }
 	if e := by["source.ok"].LastError; e != "" {
 		t.Errorf("the healthy source reports %q", e)
 	}
-	if e := by["source.changes"]; e.Errors == 0 || !strings.Contains(e.LastError, "changes to") || !strings.Contains(e.LastError, "10-bit") {
+	if e := by["source.changes"]; e.Errors == 0 || !strings.Contains(e.LastError, "to 640x360 10-bit") || !strings.Contains(e.LastError, "refuses") {
 		t.Errorf("the 8-to-10-bit change was reported as %q (%d errors); want what it changed to", e.LastError, e.Errors)
 	}
 }
