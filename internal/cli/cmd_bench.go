@@ -20,6 +20,7 @@ import (
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/files"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
 )
@@ -408,13 +409,16 @@ func loopGroup(name string) string {
 
 // threadGroup is the group of a thread no node or loop claims, by its
 // name in /proc: decode loops outside the runtime name their threads
-// onair-decode… or onair-nvdec…, and the CUDA driver's start with cuda.
+// onair-decode… or onair-nvdec…, the CUDA driver's start with cuda, and
+// the browser sources' receivers share onair-browser.
 func threadGroup(comm string) string {
 	switch {
 	case strings.HasPrefix(comm, "onair-decode"), strings.HasPrefix(comm, "onair-nvdec"):
 		return groupDecode
 	case strings.HasPrefix(comm, "cuda"):
 		return groupDriver
+	case comm == browser.PollerThread: // the browser sources' receivers, shared
+		return groupSources
 	}
 	return groupOther
 }
