@@ -113,6 +113,11 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 		if r.SwitchErrors != 0 {
 			t.Errorf("settings=%s: %d switches refused", settings, r.SwitchErrors)
 		}
+		// The null outputs run on the loop the plan puts them on: no
+		// thread of their own, as the plan counts them.
+		if n := r.GroupThreads["outputs"]; n != 0 {
+			t.Errorf("settings=%s: the null outputs hold %d threads; the plan gives them none", settings, n)
+		}
 		if programs != 2 {
 			t.Errorf("settings=%s: %d Program buses in the result, want 2", settings, programs)
 		}

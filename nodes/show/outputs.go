@@ -19,7 +19,10 @@ import (
 // sink is the shape every output shares: a thread that takes frames from
 // its one input and hands their host pictures to write. A write that
 // returns errDropped has not written the frame and carries on (the output
-// reported why); any other error fails the node.
+// reported why); any other error fails the node. A sink without write
+// (output_null: nothing blocks, nothing leaves the backend) runs as a
+// handler on the event loop the plan placed it on, as the plan counts it,
+// instead of a thread of its own.
 type sink[F Frame] struct {
 	st     *OutputState
 	toHost func(F) (*frame.Frame, func(), error)
@@ -28,6 +31,19 @@ type sink[F Frame] struct {
 }
 
 func (s *sink[F]) Start(ctx *runtime.NodeContext[F]) error {
+	if s.write == nil && ctx.Loop() != nil {
+		_, err := ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
+			for {
+				f, ok := ctx.Get(0)
+				if !ok {
+					break
+				}
+				s.writeOne(f) // no write: cannot fail
+			}
+			r.Rearm()
+		})
+		return err
+	}
 	ctx.Go(func() error {
 		// The thread that writes closes: Stop runs before this returns.
 		defer s.closeOutput()
