@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -569,6 +570,22 @@ type NVDECLoop struct {
 
 	// One round's mapped pictures, reused.
 	batch []mapped
+
+	clk *C.nvd_clocks // CPU clocks by call (NVDECClocksEnv), or nil
+}
+
+// NVDECClocksEnv, set to anything, has every decode loop read its thread's
+// CPU clock around each NVIDIA call (Stats' CPU fields): a measurement,
+// about ten system calls a picture, not for shows on air.
+const NVDECClocksEnv = "ONAIR_NVDEC_CLOCKS"
+
+// newClocks is a loop's CPU clocks when NVDECClocksEnv asks for them. They
+// live as long as the process: a loop's decoders may outlive its Run.
+func newClocks() *C.nvd_clocks {
+	if os.Getenv(NVDECClocksEnv) == "" {
+		return nil
+	}
+	return (*C.nvd_clocks)(C.calloc(1, C.sizeof_nvd_clocks))
 }
 
 type mapped struct {
@@ -584,7 +601,7 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 	if r := C.nvd_stream_new(n.lib, &s); r != 0 {
 		return nil, n.err("cuStreamCreate", r)
 	}
-	return &NVDECLoop{n: n, stream: s, wake: make(chan struct{}, 1)}, nil
+	return &NVDECLoop{n: n, stream: s, wake: make(chan struct{}, 1), clk: newClocks()}, nil
 }
 
 // NewLoopOn makes a loop that copies pictures on s, a stream of the
@@ -593,7 +610,7 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 // a recycled frame is written only after its readers' streams are done.
 // The stream stays the caller's.
 func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
-	return &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1)}
+	return &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1), clk: newClocks()}
 }
 
 // NVDECLoopStats is where a loop's thread spent its time (wall clock,
@@ -601,9 +618,19 @@ func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
 // pictures to the engines from its callbacks), mapping pictures and
 // queueing their copies, waiting for the copies (asleep: blocking sync),
 // unmapping them.
+//
+// With NVDECClocksEnv set, the CPU fields say where the thread's CPU time
+// went, NVIDIA call by call (thread CPU ns, summed): ParseCPUNs is all of
+// cuvidParseVideoData, DecodeCPUNs the cuvidDecodePicture calls its
+// callbacks made (part of ParseCPUNs), then cuvidMapVideoFrame64, the
+// plane copies queued, cuvidGetDecodeStatus and cuvidUnmapVideoFrame64.
 type NVDECLoopStats struct {
 	Rounds, Frames                 int64
 	FeedNs, MapNs, WaitNs, UnmapNs int64
+
+	Clocks                                       bool
+	ParseCPUNs, DecodeCPUNs, MapCPUNs, CopyCPUNs int64
+	StatusCPUNs, UnmapCPUNs                      int64
 }
 
 type nvdecStats struct {
@@ -614,7 +641,13 @@ type nvdecStats struct {
 // Stats returns the loop's counters so far.
 func (l *NVDECLoop) Stats() NVDECLoopStats {
 	s := &l.stats
-	return NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load()}
+	st := NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load()}
+	if c := l.clk; c != nil { // read while the loop runs: a measurement's figures, not exact to the call
+		st.Clocks = true
+		st.ParseCPUNs, st.DecodeCPUNs, st.MapCPUNs = int64(c.parse), int64(c.decode), int64(c._map)
+		st.CopyCPUNs, st.StatusCPUNs, st.UnmapCPUNs = int64(c.copy), int64(c.status), int64(c.unmap)
+	}
+	return st
 }
 
 // SetName names the loop's thread in /proc (at most 15 bytes are kept), so
@@ -678,6 +711,7 @@ func (l *NVDECLoop) runEvery() int {
 // Add puts a decoder on the loop (before or while it runs).
 func (l *NVDECLoop) Add(d *NVDECDecoder) {
 	d.loop.Store(l)
+	d.c.clk = l.clk
 	d.pool.setNotify(l.poke)
 	l.mu.Lock()
 	l.decs = append(l.decs, d)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int nvd_result; // CUresult: 0 is success
 
@@ -351,6 +352,23 @@ static nvd_result nvd_caps_query(nvd_lib *l, int codec, int depth_minus8, nvd_ca
 
 #define NVD_QUEUE 64
 
+// nvd_clocks is where a decode loop's thread spends CPU, call by call, in
+// ns of thread CPU time: the whole of cuvidParseVideoData (the parser and
+// its callbacks), cuvidDecodePicture inside it, cuvidMapVideoFrame64, the
+// two plane copies queued, cuvidGetDecodeStatus and cuvidUnmapVideoFrame64.
+// Opt-in (a decoder without one reads no clock): each reading is a system
+// call.
+typedef struct {
+	long long parse, decode, map, copy, status, unmap;
+} nvd_clocks;
+
+static inline long long nvd_tcpu(const nvd_clocks *c) {
+	if (!c) return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 typedef struct {
 	nvd_lib *lib;
 	void *parser, *decoder, *lock;
@@ -371,6 +389,8 @@ typedef struct {
 
 	nvd_result err_code;  // the first failure in a callback
 	char err[320];
+
+	nvd_clocks *clk;      // the loop's CPU clocks, or NULL (off)
 } nvd_dec;
 
 static int nvd_fail(nvd_dec *d, nvd_result code, const char *msg) {
@@ -465,7 +485,9 @@ static int nvd_on_sequence(void *user, nvd_format *f) {
 static int nvd_on_decode(void *user, void *pic) {
 	nvd_dec *d = user;
 	if (!d->decoder) return nvd_fail(d, 0, "a picture came before any sequence header");
+	long long t = nvd_tcpu(d->clk);
 	nvd_result r = d->lib->cuvidDecodePicture(d->decoder, pic);
+	if (d->clk) d->clk->decode += nvd_tcpu(d->clk) - t;
 	if (r) return nvd_fail(d, r, "cuvidDecodePicture");
 	d->decoded++;
 	return 1;
@@ -537,7 +559,10 @@ static nvd_result nvd_parse(nvd_dec *d, const unsigned char *data, size_t len, l
 	if (has_ts) pkt.flags |= NVD_PKT_TIMESTAMP;
 	if (eos) pkt.flags |= NVD_PKT_ENDOFSTREAM | NVD_PKT_NOTIFY_EOS;
 	else pkt.flags |= NVD_PKT_ENDOFPICTURE;
-	return d->lib->cuvidParseVideoData(d->parser, &pkt);
+	long long t = nvd_tcpu(d->clk);
+	nvd_result r = d->lib->cuvidParseVideoData(d->parser, &pkt);
+	if (d->clk) d->clk->parse += nvd_tcpu(d->clk) - t;
+	return r;
 }
 
 // nvd_status is the engine's decode status of picture pic, or 0 when it
@@ -546,8 +571,10 @@ static int nvd_status(nvd_dec *d, int pic) {
 	nvd_decode_status st;
 	memset(&st, 0, sizeof st);
 	if (!d->decoder) return 0;
-	if (d->lib->cuvidGetDecodeStatus(d->decoder, pic, &st)) return 0;
-	return st.status;
+	long long t = nvd_tcpu(d->clk);
+	nvd_result r = d->lib->cuvidGetDecodeStatus(d->decoder, pic, &st);
+	if (d->clk) d->clk->status += nvd_tcpu(d->clk) - t;
+	return r ? 0 : st.status;
 }
 
 // nvd_map_head maps the picture at the head of the display queue, queues
@@ -569,7 +596,13 @@ static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst,
 	p.output_stream = stream;
 	unsigned long long src = 0;
 	unsigned int pitch = 0;
+	long long t = nvd_tcpu(d->clk);
 	nvd_result r = d->lib->cuvidMapVideoFrame64(d->decoder, di.picture_index, &src, &pitch, &p);
+	if (d->clk) {
+		long long now = nvd_tcpu(d->clk);
+		d->clk->map += now - t;
+		t = now;
+	}
 	if (r) { *what = "cuvidMapVideoFrame64"; return r; }
 	d->qhead = (d->qhead + 1) % NVD_QUEUE;
 	d->qlen--;
@@ -594,11 +627,15 @@ static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst,
 	c.dst_device = dst + (unsigned long long)dst_pitch * h;
 	c.height = h / 2;
 	if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (chroma)"; return r; }
+	if (d->clk) d->clk->copy += nvd_tcpu(d->clk) - t;
 	return 0;
 }
 
 static nvd_result nvd_unmap(nvd_dec *d, unsigned long long mapped) {
-	return d->lib->cuvidUnmapVideoFrame64(d->decoder, mapped);
+	long long t = nvd_tcpu(d->clk);
+	nvd_result r = d->lib->cuvidUnmapVideoFrame64(d->decoder, mapped);
+	if (d->clk) d->clk->unmap += nvd_tcpu(d->clk) - t;
+	return r;
 }
 
 // ---- memory and streams --------------------------------------------------

@@ -310,3 +310,48 @@ func TestNVDECLoopEvery(t *testing.T) {
 		t.Errorf("a function that said it was done ran %d times, want 3", selfCalls)
 	}
 }
+
+// With NVDECClocksEnv set a loop reports its thread's CPU by NVIDIA call,
+// the decode calls inside the parse calls; without it, nothing.
+func TestNVDECLoopClocks(t *testing.T) {
+	n := useFakeNVDEC(t)
+	for _, on := range []bool{false, true} {
+		if on {
+			t.Setenv(NVDECClocksEnv, "1")
+		}
+		loop, err := n.NewLoop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames := 0
+		d, err := n.NewDecoder(NVDECConfig{
+			ID: "clocked", Codec: NVDECHEVC, Format: frame.NV12, Width: 64, Height: 48,
+			Source:  toySource(toyStream(64, 48, 8, 20, 0), 3),
+			OnFrame: func(f *NVDECFrame) { frames++; f.Release() },
+			OnEnd:   func(error) {},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loop.Add(d)
+		if err := loop.Run(); err != nil {
+			t.Fatal(err)
+		}
+		st := loop.Stats()
+		if frames != 60 || st.Frames != 60 {
+			t.Fatalf("clocks %v: %d frames handed, %d counted; want 60", on, frames, st.Frames)
+		}
+		if !on {
+			if st.Clocks || st.ParseCPUNs != 0 || st.MapCPUNs != 0 {
+				t.Errorf("clocks off, yet read: %+v", st)
+			}
+			continue
+		}
+		if !st.Clocks || st.ParseCPUNs <= 0 || st.MapCPUNs <= 0 || st.CopyCPUNs <= 0 || st.UnmapCPUNs <= 0 || st.StatusCPUNs <= 0 {
+			t.Errorf("clocks on, some call not clocked: %+v", st)
+		}
+		if st.DecodeCPUNs <= 0 || st.DecodeCPUNs > st.ParseCPUNs {
+			t.Errorf("decode %d ns of CPU, parse (which makes the decode calls) %d", st.DecodeCPUNs, st.ParseCPUNs)
+		}
+	}
+}

@@ -117,12 +117,7 @@ func (b *backend) close() {
 	b.mu.Unlock()
 	for name, l := range loops {
 		l.stop()
-		if st := l.loop.Stats(); st.Frames > 0 {
-			f := float64(st.Frames) * 1e3 // ns to µs a frame
-			b.log.Info("decode loop", "loop", name, "frames", st.Frames, "rounds", st.Rounds,
-				"feed_us_per_frame", float64(st.FeedNs)/f, "map_us_per_frame", float64(st.MapNs)/f,
-				"wait_us_per_frame", float64(st.WaitNs)/f, "unmap_us_per_frame", float64(st.UnmapNs)/f)
-		}
+		logLoopStats(b.log, "decode loop", name, l.loop.Stats())
 	}
 	if b.nvdec != nil {
 		b.nvdec.Close()

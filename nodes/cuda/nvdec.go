@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -692,11 +693,7 @@ func (s *nvdecSource) Stop() {
 	}
 	if s.own {
 		s.dl.stop()
-		if st := s.dl.loop.Stats(); st.Frames > 0 {
-			f := float64(st.Frames) * 1e3
-			s.ctx.Log.Info("decoder thread", "frames", st.Frames, "feed_us_per_frame", float64(st.FeedNs)/f,
-				"map_us_per_frame", float64(st.MapNs)/f, "wait_us_per_frame", float64(st.WaitNs)/f, "unmap_us_per_frame", float64(st.UnmapNs)/f)
-		}
+		logLoopStats(s.ctx.Log, "decoder thread", s.id, s.dl.loop.Stats())
 	}
 	for _, f := range s.pending {
 		f.Release()
@@ -709,4 +706,23 @@ func (s *nvdecSource) Stop() {
 	if s.pool != nil {
 		s.pool.Close()
 	}
+}
+
+// logLoopStats logs where a decode loop's time went, µs a picture: wall
+// clock by phase, and with gpu.NVDECClocksEnv set the thread's CPU by
+// NVIDIA call (parse includes decode).
+func logLoopStats(log *slog.Logger, msg, name string, st gpu.NVDECLoopStats) {
+	if st.Frames == 0 {
+		return
+	}
+	f := float64(st.Frames) * 1e3 // ns to µs a picture
+	args := []any{"loop", name, "frames", st.Frames, "rounds", st.Rounds,
+		"feed_us_per_frame", float64(st.FeedNs) / f, "map_us_per_frame", float64(st.MapNs) / f,
+		"wait_us_per_frame", float64(st.WaitNs) / f, "unmap_us_per_frame", float64(st.UnmapNs) / f}
+	if st.Clocks {
+		args = append(args, "cpu_parse_us", float64(st.ParseCPUNs)/f, "cpu_decode_us", float64(st.DecodeCPUNs)/f,
+			"cpu_map_us", float64(st.MapCPUNs)/f, "cpu_copy_us", float64(st.CopyCPUNs)/f,
+			"cpu_status_us", float64(st.StatusCPUNs)/f, "cpu_unmap_us", float64(st.UnmapCPUNs)/f)
+	}
+	log.Info(msg, args...)
 }
