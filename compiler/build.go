@@ -294,7 +294,11 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}
 	case "gpu_import":
 		// The mixer purges what start-up left idle as it goes on air (seed 003).
-		return map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format}
+		p := map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format, "key": "alpha"}
+		if src.Keying != "" {
+			p["key"] = src.Keying
+		}
+		return p
 	case "realtime", "smooth_timestamps":
 		return map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)}
 	case "test_pattern":

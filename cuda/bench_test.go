@@ -31,7 +31,7 @@ func benchDraw(b *testing.B, c *cuda.Context, f frame.Format, n int) {
 	defer comp.Close()
 	var srcs []*frame.Frame
 	for i := 0; i < n*n; i++ {
-		srcs = append(srcs, newSource(b, f, source{1920, 1080}, int64(i)))
+		srcs = append(srcs, newSource(b, f, source{1920, 1080, false}, int64(i)))
 	}
 	frames, done := gpuSources(b, c, f, srcs)
 	defer done()

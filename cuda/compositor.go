@@ -37,7 +37,7 @@ type Layer struct {
 	Crop    Rect    // the source window read, inside the frame
 	Dst     Rect    // the canvas rectangle the window is scaled onto
 	Pad     Rect    // the layer's whole rectangle (contains Dst): Pad minus Dst is painted black; zero: Dst
-	Opacity float64 // 1 opaque, 0 invisible; in between blends over what is below
+	Opacity float64 // 1 opaque, 0 invisible; in between blends over what is below (a Frame with alpha is keyed: frame/keying.go)
 	Z       int     // higher draws later (on top); equal Z keeps slice order
 }
 
@@ -401,12 +401,13 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 			crop_x: C.int(crop.X), crop_y: C.int(crop.Y),
 			dst_x0: C.int(d.X), dst_y0: C.int(d.Y), dst_x1: C.int(d.X + d.W), dst_y1: C.int(d.Y + d.H),
 			pad_x0: C.int(pad.X), pad_y0: C.int(pad.Y), pad_x1: C.int(pad.X + pad.W), pad_y1: C.int(pad.Y + pad.H),
+			key:   C.onair_u64(f.Alpha),
 			alpha: C.int(alpha),
 		}
-		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 {
+		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 && f.Alpha%4 == 0 {
 			L.wide = 1
 		}
-		if crop.W == d.W && crop.H == d.H && alpha >= 256 {
+		if crop.W == d.W && crop.H == d.H && (alpha >= 256 || f.Alpha != 0) {
 			L.copy = 1
 		} else {
 			t, err := p.table(filterKey{crop.W, crop.H, d.W, d.H})

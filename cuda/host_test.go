@@ -19,7 +19,16 @@ import (
 // (P010 needs even) sample by sample.
 func toHost(f *frame.Frame, extra int) *cuda.Frame {
 	row := f.Width * f.Format.BytesPerSample()
-	fr := cuda.NewHostFrame(f.Format, f.Width, f.Height, row+extra)
+	var fr *cuda.Frame
+	if f.Alpha != nil {
+		fr = cuda.NewHostAlphaFrame(f.Format, f.Width, f.Height, row+extra)
+		d := cuda.HostPlane(fr, 2)
+		for r := 0; r < f.Height; r++ {
+			copy(d[r*fr.Pitch:r*fr.Pitch+f.Width], f.Alpha[r*f.Width:])
+		}
+	} else {
+		fr = cuda.NewHostFrame(f.Format, f.Width, f.Height, row+extra)
+	}
 	for p := 0; p < 2; p++ {
 		d := cuda.HostPlane(fr, p)
 		for r := 0; r < f.Height>>p; r++ {
@@ -75,7 +84,7 @@ func TestHostKernelMatchesCPU(t *testing.T) {
 
 func TestHostTransitionsMatchCPU(t *testing.T) {
 	for _, f := range formats {
-		from, to := newSource(t, f, source{96, 54}, 1), newSource(t, f, source{96, 54}, 2)
+		from, to := newSource(t, f, source{96, 54, false}, 1), newSource(t, f, source{96, 54, false}, 2)
 		hf, ht := toHost(from, 0), toHost(to, 12)
 		defer cuda.FreeHostFrame(hf)
 		defer cuda.FreeHostFrame(ht)
