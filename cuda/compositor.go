@@ -45,11 +45,18 @@ type Layer struct {
 // argument's table; compositor.h's ONAIR_MAX_LAYERS).
 const MaxLayers = 48
 
-// The two must agree: a negative array size fails the build.
+// The two must agree, and the largest draw's argument must fit the 4352
+// bytes of kernel parameters PTX ISA 7.0 allows (ptxas refuses more): a
+// negative array size fails the build.
 var (
 	_ [MaxLayers - C.ONAIR_MAX_LAYERS]struct{}
 	_ [C.ONAIR_MAX_LAYERS - MaxLayers]struct{}
+	_ [maxKernelParams - C.sizeof_onair_draw48_args]struct{}
 )
+
+// maxKernelParams is the most bytes of parameters a kernel takes at PTX
+// ISA 7.0 (the Makefile's PTX_ISA).
+const maxKernelParams = 4352
 
 // Transition is how a bus goes from one render to the next (as package
 // cpu's Transition: the values match).
@@ -401,8 +408,16 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 			crop_x: C.int(crop.X), crop_y: C.int(crop.Y),
 			dst_x0: C.int(d.X), dst_y0: C.int(d.Y), dst_x1: C.int(d.X + d.W), dst_y1: C.int(d.Y + d.H),
 			pad_x0: C.int(pad.X), pad_y0: C.int(pad.Y), pad_x1: C.int(pad.X + pad.W), pad_y1: C.int(pad.Y + pad.H),
-			key:   C.onair_u64(f.Alpha),
 			alpha: C.int(alpha),
+		}
+		if f.Alpha != 0 {
+			// The kernel finds the alpha plane from the chroma plane: the
+			// table has no room for another address (compositor.h).
+			off := int64(f.Alpha) - int64(f.Plane[1])
+			if off == 0 || off != int64(int32(off)) {
+				return 0, fmt.Errorf("layer %d: its alpha plane at %#x is not within 2 GiB of its chroma plane at %#x (allocate keyed frames with NewAlphaFramePool)", i, f.Alpha, f.Plane[1])
+			}
+			L.key = C.int(off)
 		}
 		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 && f.Alpha%4 == 0 {
 			L.wide = 1

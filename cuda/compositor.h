@@ -59,15 +59,18 @@ typedef struct {
 	int crop_x, crop_y;                  // top-left of the source window
 	int dst_x0, dst_y0, dst_x1, dst_y1;  // where the window lands (may overhang the canvas)
 	int pad_x0, pad_y0, pad_x1, pad_y1;  // the layer's rectangle: what is in it and not in dst is black
-	onair_u64 key;                       // the alpha plane (at pitch) of a keyed picture; 0: none
 	int alpha;                           // 0..256, 256 opaque: the layer's opacity
 	int copy;                            // 1: same size and opaque (samples copied as stored) or keyed (values keyed as they are)
 	int wide;                            // 1: rows and planes 4-byte aligned: samples may be read a word at a time
+	int key;                             // a keyed picture's alpha plane (at pitch), as a byte offset from c; 0: none
 } onair_layer;
 
 // The kernel argument of a draw: the canvas and a table of up to N layers.
 // All variants share the layout of their prefix, so the host fills the
-// largest and launches the smallest that holds the layers in use.
+// largest and launches the smallest that holds the layers in use. The
+// largest must stay within the 4352 bytes of kernel parameters PTX ISA 7.0
+// allows (compositor.go checks it at build time): a layer has room for no
+// more 64-bit addresses, which is why the alpha plane is an offset.
 #define ONAIR_MAX_LAYERS 48
 typedef struct { onair_canvas canvas; onair_layer layer[4]; } onair_draw4_args;
 typedef struct { onair_canvas canvas; onair_layer layer[16]; } onair_draw16_args;
@@ -311,7 +314,7 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 			if (L->key) {
 				// 1:1 and keyed: the samples' values and the pixels' alphas
 				// as they are (what the identity filter gives).
-				const unsigned char *q = onair_addr(L->key) + (long long)(L->crop_y + j) * pitch + L->crop_x + i;
+				const unsigned char *q = onair_addr(L->c) + L->key + (long long)(L->crop_y + j) * pitch + L->crop_x + i;
 				int v[4] = {onair_ld(s, bps) >> shift, onair_ld(s + bps, bps) >> shift, onair_ld(s + pitch, bps) >> shift,
 				            onair_ld(s + pitch + bps, bps) >> shift};
 				int k[4] = {ONAIR_LD8(q), ONAIR_LD8(q + 1), ONAIR_LD8(q + pitch), ONAIR_LD8(q + pitch + 1)};
@@ -386,7 +389,7 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 		if (L->key) {
 			// Keyed: the alpha plane scaled as luma is.
 			int k[4];
-			onair_luma4(f, onair_addr(L->key) + (long long)L->crop_y * pitch + L->crop_x, pitch, L->wide, i, j, 1, 0, k);
+			onair_luma4(f, onair_addr(L->c) + L->key + (long long)L->crop_y * pitch + L->crop_x, pitch, L->wide, i, j, 1, 0, k);
 			ONAIR_UNROLL
 			for (int q = 0; q < 4; q++) {
 				k[q] = onair_final(k[q], 255);

@@ -115,6 +115,9 @@ func TestPlanErrors(t *testing.T) {
 	defer cuda.FreeHostFrame(other)
 	dst := cuda.NewHostFrame(frame.NV12, 64, 64, 64)
 	defer cuda.FreeHostFrame(dst)
+	keyed := cuda.NewHostAlphaFrame(frame.NV12, 64, 64, 64)
+	defer cuda.FreeHostFrame(keyed)
+	keyed.Alpha = keyed.Plane[1] + 1<<40 // an alpha plane the kernel could not reach from the chroma plane
 	full := cuda.Rect{W: 64, H: 64}
 	for _, c := range []struct {
 		name  string
@@ -126,6 +129,7 @@ func TestPlanErrors(t *testing.T) {
 		{"odd", cuda.Layer{Frame: src, Crop: cuda.Rect{W: 63, H: 64}, Dst: full, Opacity: 1}, "even"},
 		{"outside", cuda.Layer{Frame: src, Crop: cuda.Rect{X: 2, W: 64, H: 64}, Dst: full, Opacity: 1}, "outside"},
 		{"pad", cuda.Layer{Frame: src, Crop: full, Dst: full, Pad: cuda.Rect{W: 32, H: 64}, Opacity: 1}, "not inside pad"},
+		{"alpha", cuda.Layer{Frame: keyed, Crop: full, Dst: full, Opacity: 1}, "alpha plane"},
 	} {
 		err := cuda.NewHostCompositor().Draw(dst, []cuda.Layer{c.layer})
 		if err == nil || !contains(err.Error(), c.want) {
