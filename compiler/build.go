@@ -294,7 +294,11 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}
 	case "gpu_import":
 		// The mixer purges what start-up left idle as it goes on air (seed 003).
-		return map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format}
+		p := map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format}
+		if src.Keying != "" && src.Keying != paramDefault(kind, "key") { // plans say only what differs from the kind's default
+			p["key"] = src.Keying
+		}
+		return p
 	case "realtime", "smooth_timestamps":
 		return map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)}
 	case "test_pattern":
@@ -305,6 +309,16 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return map[string]any{"pattern": pattern, "format": format, "size": sizeString(size), "colour": colour}
 	}
 	return map[string]any{}
+}
+
+// paramDefault is the default of a kind's param, as nodes declares it.
+func paramDefault(kind, name string) any {
+	if k, ok := nodes.Lookup(kind); ok {
+		if p, ok := k.Param(name); ok {
+			return p.Default
+		}
+	}
+	return nil
 }
 
 // The browser frame queue (seed 003): of the frames a window may have out,

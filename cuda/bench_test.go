@@ -31,14 +31,51 @@ func benchDraw(b *testing.B, c *cuda.Context, f frame.Format, n int) {
 	defer comp.Close()
 	var srcs []*frame.Frame
 	for i := 0; i < n*n; i++ {
-		srcs = append(srcs, newSource(b, f, source{1920, 1080}, int64(i)))
+		srcs = append(srcs, newSource(b, f, source{1920, 1080, false}, int64(i)))
 	}
 	frames, done := gpuSources(b, c, f, srcs)
 	defer done()
+	runDraws(b, c, s, comp, f, gridLayers(frames, n))
+}
+
+// BenchmarkDrawKeyed draws a 1080p scene with n full-frame 1080p browser
+// graphics over it (1:1, the usual lower third): keyed with their alpha
+// planes, and, for comparison, without (opaque, over black: the draw
+// before keying, key = "none").
+func BenchmarkDrawKeyed(b *testing.B) {
+	c := gpu(b)
+	for _, f := range formats {
+		for _, n := range []int{1, 4} {
+			for _, keyed := range []bool{true, false} {
+				b.Run(fmt.Sprintf("%v/%dgraphics/keyed=%v", f, n, keyed), func(b *testing.B) {
+					s := stream(b, c)
+					comp, err := cuda.NewCompositor(s)
+					must(b, err)
+					defer comp.Close()
+					srcs := []*frame.Frame{newSource(b, f, source{1920, 1080, false}, 1)}
+					for i := 0; i < n; i++ {
+						srcs = append(srcs, newSource(b, f, source{1920, 1080, keyed}, int64(i+2)))
+					}
+					frames, done := gpuSources(b, c, f, srcs)
+					defer done()
+					var layers []cuda.Layer
+					full := cuda.Rect{W: 1920, H: 1080}
+					for _, fr := range frames {
+						layers = append(layers, cuda.Layer{Frame: fr, Crop: full, Dst: full, Opacity: 1})
+					}
+					runDraws(b, c, s, comp, f, layers)
+				})
+			}
+		}
+	}
+}
+
+// runDraws draws layers onto 1080p canvases b.N times and reports the GPU
+// time of a draw (events around each) and the CPU time of the Draw call.
+func runDraws(b *testing.B, c *cuda.Context, s *cuda.Stream, comp *cuda.Compositor, f frame.Format, layers []cuda.Layer) {
 	pool, err := cuda.NewFramePool(c, f, 1920, 1080, 4)
 	must(b, err)
 	defer pool.Close()
-	layers := gridLayers(frames, n)
 	const batch = 32
 	var starts, ends [batch]*cuda.Event
 	for i := range starts {

@@ -37,7 +37,7 @@ type Layer struct {
 	Crop    Rect    // the source window read, inside the frame
 	Dst     Rect    // the canvas rectangle the window is scaled onto
 	Pad     Rect    // the layer's whole rectangle (contains Dst): Pad minus Dst is painted black; zero: Dst
-	Opacity float64 // 1 opaque, 0 invisible; in between blends over what is below
+	Opacity float64 // 1 opaque, 0 invisible; in between blends over what is below (a Frame with alpha is keyed: frame/keying.go)
 	Z       int     // higher draws later (on top); equal Z keeps slice order
 }
 
@@ -45,11 +45,18 @@ type Layer struct {
 // argument's table; compositor.h's ONAIR_MAX_LAYERS).
 const MaxLayers = 48
 
-// The two must agree: a negative array size fails the build.
+// The two must agree, and the largest draw's argument must fit the 4352
+// bytes of kernel parameters PTX ISA 7.0 allows (ptxas refuses more): a
+// negative array size fails the build.
 var (
 	_ [MaxLayers - C.ONAIR_MAX_LAYERS]struct{}
 	_ [C.ONAIR_MAX_LAYERS - MaxLayers]struct{}
+	_ [maxKernelParams - C.sizeof_onair_draw48_args]struct{}
 )
+
+// maxKernelParams is the most bytes of parameters a kernel takes at PTX
+// ISA 7.0 (the Makefile's PTX_ISA).
+const maxKernelParams = 4352
 
 // Transition is how a bus goes from one render to the next (as package
 // cpu's Transition: the values match).
@@ -403,10 +410,19 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 			pad_x0: C.int(pad.X), pad_y0: C.int(pad.Y), pad_x1: C.int(pad.X + pad.W), pad_y1: C.int(pad.Y + pad.H),
 			alpha: C.int(alpha),
 		}
-		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 {
+		if f.Alpha != 0 {
+			// The kernel finds the alpha plane from the chroma plane: the
+			// table has no room for another address (compositor.h).
+			off := int64(f.Alpha) - int64(f.Plane[1])
+			if off == 0 || off != int64(int32(off)) {
+				return 0, fmt.Errorf("layer %d: its alpha plane at %#x is not within 2 GiB of its chroma plane at %#x (allocate keyed frames with NewAlphaFramePool)", i, f.Alpha, f.Plane[1])
+			}
+			L.key = C.int(off)
+		}
+		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 && f.Alpha%4 == 0 {
 			L.wide = 1
 		}
-		if crop.W == d.W && crop.H == d.H && alpha >= 256 {
+		if crop.W == d.W && crop.H == d.H && (alpha >= 256 || f.Alpha != 0) {
 			L.copy = 1
 		} else {
 			t, err := p.table(filterKey{crop.W, crop.H, d.W, d.H})

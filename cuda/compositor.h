@@ -9,7 +9,10 @@
 // fixed-point separable filter (12-bit coefficients, 6 fractional bits kept
 // between the horizontal and the vertical pass, the same rounding), padded
 // black where a contained picture leaves its rectangle, and blended with the
-// CPU's integer alpha: (v*a + d*(256-a) + 128) >> 8 on sample values.
+// CPU's integer alpha: (v*a + d*(256-a) + 128) >> 8 on sample values. A
+// picture with an alpha plane is keyed instead (frame/keying.go says how):
+// its alpha scaled with the luma filters, luma keyed per pixel, chroma per
+// quad, padding left transparent.
 //
 // One thread does a 2x2 block of luma and the Cb,Cr pair under it, so every
 // layer edge (all even) falls between threads, and walks the layer table.
@@ -56,14 +59,18 @@ typedef struct {
 	int crop_x, crop_y;                  // top-left of the source window
 	int dst_x0, dst_y0, dst_x1, dst_y1;  // where the window lands (may overhang the canvas)
 	int pad_x0, pad_y0, pad_x1, pad_y1;  // the layer's rectangle: what is in it and not in dst is black
-	int alpha;                           // 0..256, 256 opaque
-	int copy;                            // 1: same size and opaque: samples copied as stored
+	int alpha;                           // 0..256, 256 opaque: the layer's opacity
+	int copy;                            // 1: same size and opaque (samples copied as stored) or keyed (values keyed as they are)
 	int wide;                            // 1: rows and planes 4-byte aligned: samples may be read a word at a time
+	int key;                             // a keyed picture's alpha plane (at pitch), as a byte offset from c; 0: none
 } onair_layer;
 
 // The kernel argument of a draw: the canvas and a table of up to N layers.
 // All variants share the layout of their prefix, so the host fills the
-// largest and launches the smallest that holds the layers in use.
+// largest and launches the smallest that holds the layers in use. The
+// largest must stay within the 4352 bytes of kernel parameters PTX ISA 7.0
+// allows (compositor.go checks it at build time): a layer has room for no
+// more 64-bit addresses, which is why the alpha plane is an offset.
 #define ONAIR_MAX_LAYERS 48
 typedef struct { onair_canvas canvas; onair_layer layer[4]; } onair_draw4_args;
 typedef struct { onair_canvas canvas; onair_layer layer[16]; } onair_draw16_args;
@@ -103,6 +110,16 @@ ONAIR_FN void onair_st2(unsigned char *p, int bps, int a, int b) {
 ONAIR_FN int onair_blend(int v, int d, int a, int shift) {
 	if (a >= 256) return v << shift;
 	return ((v * a + (d >> shift) * (256 - a) + 128) >> 8) << shift;
+}
+
+// Keying, frame/keying.go's arithmetic (KeyAlpha, QuadAlpha, Key): a
+// keyed picture's colour is premultiplied over black; o is the layer's
+// opacity (0..256), a a pixel's alpha (0..255).
+ONAIR_FN int onair_key_alpha(int o, int a) { return (o * a + 127) / 255; }
+ONAIR_FN int onair_quad_alpha(int a0, int a1, int a2, int a3) { return (a0 + a1 + a2 + a3 + 2) >> 2; }
+ONAIR_FN int onair_key(int v, int d, int black, int o, int e, int maxv) {
+	const int x = (v * o + d * (256 - e) + black * (e - o) + 128) >> 8;
+	return x < 0 ? 0 : (x > maxv ? maxv : x);
 }
 
 // onair_hpass is one horizontal filter tap sum: samples st.. st+taps-1 of
@@ -162,6 +179,105 @@ ONAIR_FN int onair_final(int acc, int maxv) {
 	return v > maxv ? maxv : (v < 0 ? 0 : v);
 }
 
+// onair_luma4 filters the 2x2 block at (i, j) of a scaled layer's
+// rectangle from a full-resolution plane (luma, or the alpha plane with
+// bps 1 and shift 0) whose window starts at base: the rows both output rows
+// reach, each filtered horizontally once for both output columns, then
+// weighted into the four sums acc (onair_final makes them values).
+ONAIR_FN void onair_luma4(const int *f, const unsigned char *base, int pitch, int wide, int i, int j, const int bps,
+                          const int shift, int acc[4]) {
+	const int tx = ONAIR_LD32(f + ONAIR_FX_L), ty = ONAIR_LD32(f + ONAIR_FY_L);
+	const int *sx = f + ONAIR_LD32(f + 4 + ONAIR_FX_L), *sy = f + ONAIR_LD32(f + 4 + ONAIR_FY_L);
+	const int *cx = f + ONAIR_LD32(f + 8 + ONAIR_FX_L), *cy = f + ONAIR_LD32(f + 8 + ONAIR_FY_L);
+	const int sxa = ONAIR_LD32(sx + i), sxb = ONAIR_LD32(sx + i + 1);
+	const int sya = ONAIR_LD32(sy + j), syb = ONAIR_LD32(sy + j + 1);
+	const int *cxa = cx + i * tx, *cxb = cxa + tx, *cya = cy + j * ty, *cyb = cya + ty;
+	const int rlo = sya < syb ? sya : syb;
+	int rhi = (sya > syb ? sya : syb) + ty;
+	int a0 = 1 << 17, a1 = 1 << 17, a2 = 1 << 17, a3 = 1 << 17;
+	// The wide path: both columns' taps in one window of span
+	// samples from sxa; wa16/wb16 are their coefficients by window
+	// position.
+	const int d = sxb - sxa, span = d + tx;
+	if (wide && tx <= ONAIR_FAST_TAPS && d >= 0 && span <= ONAIR_WIN) {
+		int wa16[ONAIR_WIN], wb16[ONAIR_WIN];
+		ONAIR_UNROLL
+		for (int k = 0; k < ONAIR_WIN; k++) {
+			wa16[k] = k < tx ? ONAIR_LD32(cxa + k) : 0;
+			wb16[k] = (k >= d && k < span) ? ONAIR_LD32(cxb + (k - d)) : 0;
+		}
+		for (int r = rlo; r < rhi; r++) {
+			const int ka = r - sya, kb = r - syb;
+			const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
+			const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
+			if (wa == 0 && wb == 0) continue;
+			unsigned int w[8];
+			onair_window(w, base + (long long)r * pitch + sxa * bps, span * bps, bps);
+			int h0 = 0, h1 = 0;
+			ONAIR_UNROLL
+			for (int k = 0; k < ONAIR_WIN; k++) {
+				if (k < span) {
+					const int v = onair_wsample(w, k, bps) >> shift;
+					h0 += wa16[k] * v;
+					h1 += wb16[k] * v;
+				}
+			}
+			h0 = (h0 + 32) >> 6;
+			h1 = (h1 + 32) >> 6;
+			a0 += wa * h0;
+			a1 += wa * h1;
+			a2 += wb * h0;
+			a3 += wb * h1;
+		}
+		rhi = rlo;  // done: skip the sample-by-sample loop
+	}
+	int ka8[ONAIR_FAST_TAPS], kb8[ONAIR_FAST_TAPS];
+	const int fast = rhi > rlo && tx <= ONAIR_FAST_TAPS;
+	if (fast) {
+		onair_coefs8(ka8, cxa, tx);
+		onair_coefs8(kb8, cxb, tx);
+	}
+	for (int r = rlo; r < rhi; r++) {
+		const int ka = r - sya, kb = r - syb;
+		const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
+		const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
+		if (wa == 0 && wb == 0) continue;
+		const unsigned char *row = base + (long long)r * pitch;
+		int h0, h1;
+		if (fast) {
+			h0 = onair_hpass8(row, sxa, ka8, tx, 1, bps, shift);
+			h1 = onair_hpass8(row, sxb, kb8, tx, 1, bps, shift);
+		} else {
+			h0 = onair_hpass(row, sxa, cxa, tx, 1, bps, shift);
+			h1 = onair_hpass(row, sxb, cxb, tx, 1, bps, shift);
+		}
+		a0 += wa * h0;
+		a1 += wa * h1;
+		a2 += wb * h0;
+		a3 += wb * h1;
+	}
+	acc[0] = a0;
+	acc[1] = a1;
+	acc[2] = a2;
+	acc[3] = a3;
+}
+
+// onair_key_quad keys a layer's 2x2 block of values v and chroma pair vb,
+// vr, with the pixels' alphas k, over the stored samples beneath (frame.Key):
+// luma with each pixel's alpha, the chroma pair with the quad's.
+ONAIR_FN void onair_key_quad(const onair_canvas *cv, int o, const int v[4], int vb, int vr, const int k[4], int *y0, int *y1,
+                             int *y2, int *y3, int *cb, int *cr, const int shift) {
+	const int maxv = shift ? 1023 : 255;
+	const int by = cv->black_y >> shift, bc = cv->black_c >> shift;
+	*y0 = onair_key(v[0], *y0 >> shift, by, o, onair_key_alpha(o, k[0]), maxv) << shift;
+	*y1 = onair_key(v[1], *y1 >> shift, by, o, onair_key_alpha(o, k[1]), maxv) << shift;
+	*y2 = onair_key(v[2], *y2 >> shift, by, o, onair_key_alpha(o, k[2]), maxv) << shift;
+	*y3 = onair_key(v[3], *y3 >> shift, by, o, onair_key_alpha(o, k[3]), maxv) << shift;
+	const int e = onair_key_alpha(o, onair_quad_alpha(k[0], k[1], k[2], k[3]));
+	*cb = onair_key(vb, *cb >> shift, bc, o, e, maxv) << shift;
+	*cr = onair_key(vr, *cr >> shift, bc, o, e, maxv) << shift;
+}
+
 // onair_draw_quad renders the 2x2 luma block at (2px, 2py) and the chroma
 // pair (px, py) of the canvas. bps and shift are the canvas's; the kernels
 // pass them as constants, so each format gets code without format tests.
@@ -178,6 +294,7 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 		if (X < L->pad_x0 || X >= L->pad_x1 || Y < L->pad_y0 || Y >= L->pad_y1) continue;
 		const int a = L->alpha;
 		if (X < L->dst_x0 || X >= L->dst_x1 || Y < L->dst_y0 || Y >= L->dst_y1) {
+			if (L->key) continue;  // a keyed picture's padding is transparent
 			// Black padding around a contained picture.
 			const int vy = cv->black_y >> shift, vc = cv->black_c >> shift;
 			y0 = onair_blend(vy, y0, a, shift);
@@ -193,96 +310,32 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 		const int ic = i >> 1, jc = j >> 1;
 		if (L->copy) {
 			const unsigned char *s = onair_addr(L->y) + (long long)(L->crop_y + j) * pitch + (L->crop_x + i) * bps;
+			const unsigned char *t = onair_addr(L->c) + (long long)((L->crop_y >> 1) + jc) * pitch + ((L->crop_x >> 1) + ic) * 2 * bps;
+			if (L->key) {
+				// 1:1 and keyed: the samples' values and the pixels' alphas
+				// as they are (what the identity filter gives).
+				const unsigned char *q = onair_addr(L->c) + L->key + (long long)(L->crop_y + j) * pitch + L->crop_x + i;
+				int v[4] = {onair_ld(s, bps) >> shift, onair_ld(s + bps, bps) >> shift, onair_ld(s + pitch, bps) >> shift,
+				            onair_ld(s + pitch + bps, bps) >> shift};
+				int k[4] = {ONAIR_LD8(q), ONAIR_LD8(q + 1), ONAIR_LD8(q + pitch), ONAIR_LD8(q + pitch + 1)};
+				onair_key_quad(cv, a, v, onair_ld(t, bps) >> shift, onair_ld(t + bps, bps) >> shift, k, &y0, &y1, &y2, &y3, &cb, &cr,
+				               shift);
+				continue;
+			}
 			y0 = onair_ld(s, bps);
 			y1 = onair_ld(s + bps, bps);
 			y2 = onair_ld(s + pitch, bps);
 			y3 = onair_ld(s + pitch + bps, bps);
-			const unsigned char *t = onair_addr(L->c) + (long long)((L->crop_y >> 1) + jc) * pitch + ((L->crop_x >> 1) + ic) * 2 * bps;
 			cb = onair_ld(t, bps);
 			cr = onair_ld(t + bps, bps);
 			continue;
 		}
 		const int *f = (const int *)onair_addr(L->filters);
-		// Luma: the rows both output rows reach, each filtered horizontally
-		// once for both output columns, then weighted into the four sums.
-		{
-			const int tx = ONAIR_LD32(f + ONAIR_FX_L), ty = ONAIR_LD32(f + ONAIR_FY_L);
-			const int *sx = f + ONAIR_LD32(f + 4 + ONAIR_FX_L), *sy = f + ONAIR_LD32(f + 4 + ONAIR_FY_L);
-			const int *cx = f + ONAIR_LD32(f + 8 + ONAIR_FX_L), *cy = f + ONAIR_LD32(f + 8 + ONAIR_FY_L);
-			const int sxa = ONAIR_LD32(sx + i), sxb = ONAIR_LD32(sx + i + 1);
-			const int sya = ONAIR_LD32(sy + j), syb = ONAIR_LD32(sy + j + 1);
-			const int *cxa = cx + i * tx, *cxb = cxa + tx, *cya = cy + j * ty, *cyb = cya + ty;
-			const int rlo = sya < syb ? sya : syb;
-			int rhi = (sya > syb ? sya : syb) + ty;
-			const unsigned char *base = onair_addr(L->y) + (long long)L->crop_y * pitch + L->crop_x * bps;
-			int a0 = 1 << 17, a1 = 1 << 17, a2 = 1 << 17, a3 = 1 << 17;
-			// The wide path: both columns' taps in one window of span
-			// samples from sxa; wa16/wb16 are their coefficients by window
-			// position.
-			const int d = sxb - sxa, span = d + tx;
-			if (L->wide && tx <= ONAIR_FAST_TAPS && d >= 0 && span <= ONAIR_WIN) {
-				int wa16[ONAIR_WIN], wb16[ONAIR_WIN];
-				ONAIR_UNROLL
-				for (int k = 0; k < ONAIR_WIN; k++) {
-					wa16[k] = k < tx ? ONAIR_LD32(cxa + k) : 0;
-					wb16[k] = (k >= d && k < span) ? ONAIR_LD32(cxb + (k - d)) : 0;
-				}
-				for (int r = rlo; r < rhi; r++) {
-					const int ka = r - sya, kb = r - syb;
-					const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
-					const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
-					if (wa == 0 && wb == 0) continue;
-					unsigned int w[8];
-					onair_window(w, base + (long long)r * pitch + sxa * bps, span * bps, bps);
-					int h0 = 0, h1 = 0;
-					ONAIR_UNROLL
-					for (int k = 0; k < ONAIR_WIN; k++) {
-						if (k < span) {
-							const int v = onair_wsample(w, k, bps) >> shift;
-							h0 += wa16[k] * v;
-							h1 += wb16[k] * v;
-						}
-					}
-					h0 = (h0 + 32) >> 6;
-					h1 = (h1 + 32) >> 6;
-					a0 += wa * h0;
-					a1 += wa * h1;
-					a2 += wb * h0;
-					a3 += wb * h1;
-				}
-				rhi = rlo;  // done: skip the sample-by-sample loop
-			}
-			int ka8[ONAIR_FAST_TAPS], kb8[ONAIR_FAST_TAPS];
-			const int fast = rhi > rlo && tx <= ONAIR_FAST_TAPS;
-			if (fast) {
-				onair_coefs8(ka8, cxa, tx);
-				onair_coefs8(kb8, cxb, tx);
-			}
-			for (int r = rlo; r < rhi; r++) {
-				const int ka = r - sya, kb = r - syb;
-				const int wa = (ka >= 0 && ka < ty) ? ONAIR_LD32(cya + ka) : 0;
-				const int wb = (kb >= 0 && kb < ty) ? ONAIR_LD32(cyb + kb) : 0;
-				if (wa == 0 && wb == 0) continue;
-				const unsigned char *row = base + (long long)r * pitch;
-				int h0, h1;
-				if (fast) {
-					h0 = onair_hpass8(row, sxa, ka8, tx, 1, bps, shift);
-					h1 = onair_hpass8(row, sxb, kb8, tx, 1, bps, shift);
-				} else {
-					h0 = onair_hpass(row, sxa, cxa, tx, 1, bps, shift);
-					h1 = onair_hpass(row, sxb, cxb, tx, 1, bps, shift);
-				}
-				a0 += wa * h0;
-				a1 += wa * h1;
-				a2 += wb * h0;
-				a3 += wb * h1;
-			}
-			y0 = onair_blend(onair_final(a0, maxv), y0, a, shift);
-			y1 = onair_blend(onair_final(a1, maxv), y1, a, shift);
-			y2 = onair_blend(onair_final(a2, maxv), y2, a, shift);
-			y3 = onair_blend(onair_final(a3, maxv), y3, a, shift);
-		}
+		// Luma: the four sums of the block (onair_luma4).
+		int v[4];
+		onair_luma4(f, onair_addr(L->y) + (long long)L->crop_y * pitch + L->crop_x * bps, pitch, L->wide, i, j, bps, shift, v);
 		// Chroma: one pair, Cb and Cr filtered alike.
+		int vb, vr;
 		{
 			const int tx = ONAIR_LD32(f + ONAIR_FX_C), ty = ONAIR_LD32(f + ONAIR_FY_C);
 			const int st = ONAIR_LD32(f + ONAIR_LD32(f + 4 + ONAIR_FX_C) + ic);
@@ -330,9 +383,27 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 					ar += w * onair_hpass(row + bps, st, cx, tx, 2, bps, shift);
 				}
 			}
-			cb = onair_blend(onair_final(ab, maxv), cb, a, shift);
-			cr = onair_blend(onair_final(ar, maxv), cr, a, shift);
+			vb = onair_final(ab, maxv);
+			vr = onair_final(ar, maxv);
 		}
+		if (L->key) {
+			// Keyed: the alpha plane scaled as luma is.
+			int k[4];
+			onair_luma4(f, onair_addr(L->c) + L->key + (long long)L->crop_y * pitch + L->crop_x, pitch, L->wide, i, j, 1, 0, k);
+			ONAIR_UNROLL
+			for (int q = 0; q < 4; q++) {
+				k[q] = onair_final(k[q], 255);
+				v[q] = onair_final(v[q], maxv);
+			}
+			onair_key_quad(cv, a, v, vb, vr, k, &y0, &y1, &y2, &y3, &cb, &cr, shift);
+			continue;
+		}
+		y0 = onair_blend(onair_final(v[0], maxv), y0, a, shift);
+		y1 = onair_blend(onair_final(v[1], maxv), y1, a, shift);
+		y2 = onair_blend(onair_final(v[2], maxv), y2, a, shift);
+		y3 = onair_blend(onair_final(v[3], maxv), y3, a, shift);
+		cb = onair_blend(vb, cb, a, shift);
+		cr = onair_blend(vr, cr, a, shift);
 	}
 	unsigned char *dy = (unsigned char *)onair_addr(cv->y) + (long long)Y * cv->pitch + X * bps;
 	onair_st2(dy, bps, y0, y1);
@@ -382,7 +453,10 @@ ONAIR_FN void onair_transition_quad(const onair_transition_args *t, int px, int 
 // with the converter's fixed-point BT.709 coefficients (16 fractional bits;
 // chroma from the sum of each 2x2 block, two more), straight alpha first
 // made colour over black, (c*a + 127) / 255; or an NV12 picture copied, or
-// widened to P010 (an 8-bit v stored as v << 8). One thread per 2x2 block.
+// widened to P010 (an 8-bit v stored as v << 8). Into a frame with an alpha
+// plane, each pixel's alpha goes there (255 where the picture has none):
+// the colour stays premultiplied over black, as frame/keying.go declares.
+// One thread per 2x2 block.
 
 // The converter's coefficients for the canvas's bit depth (nodes/browser
 // computes them; the host fills this from there).
@@ -400,6 +474,8 @@ typedef struct {
 	int r, g, b;                // byte of red, green and blue in a four-byte pixel (alpha is byte 3)
 	int straight;               // 1: colours not multiplied by alpha: composite over black first
 	int nv12;                   // 1: the picture is NV12 (already limited range)
+	int has_alpha;              // 1: byte 3 of a four-byte pixel is alpha (straight or premultiplied)
+	onair_u64 alpha;            // the frame's alpha plane (at dst_pitch); 0: none
 	int bps, shift;             // the frame's bytes per sample and shift: 1, 0 NV12; 2, 6 P010
 	onair_picture_coeffs k;
 } onair_picture_args;
@@ -422,19 +498,25 @@ ONAIR_FN void onair_picture_quad(const onair_picture_args *a, int px, int py, in
 		onair_st2(d0, bps, ONAIR_LD8(s0) << w, ONAIR_LD8(s0 + 1) << w);
 		onair_st2(d1, bps, ONAIR_LD8(s1) << w, ONAIR_LD8(s1 + 1) << w);
 		onair_st2(dc, bps, ONAIR_LD8(sc) << w, ONAIR_LD8(sc + 1) << w);
+		if (a->alpha) {
+			unsigned char *k = (unsigned char *)onair_addr(a->alpha) + (long long)Y * a->dst_pitch + X;
+			*(unsigned short *)k = 0xffff;
+			*(unsigned short *)(k + a->dst_pitch) = 0xffff;
+		}
 		return;
 	}
 	s0 = onair_addr(a->src) + (long long)Y * a->src_pitch + X * 4;
 	s1 = s0 + a->src_pitch;
-	int r[4], g[4], b[4];
+	int r[4], g[4], b[4], al4[4];
 	ONAIR_UNROLL
 	for (int i = 0; i < 4; i++) {
 		const unsigned char *p = (i < 2 ? s0 : s1) + (i & 1) * 4;
 		r[i] = ONAIR_LD8(p + a->r);
 		g[i] = ONAIR_LD8(p + a->g);
 		b[i] = ONAIR_LD8(p + a->b);
+		al4[i] = a->has_alpha ? ONAIR_LD8(p + 3) : 255;
 		if (a->straight) {
-			const int al = ONAIR_LD8(p + 3);
+			const int al = al4[i];
 			r[i] = onair_over_black(r[i], al);
 			g[i] = onair_over_black(g[i], al);
 			b[i] = onair_over_black(b[i], al);
@@ -450,6 +532,11 @@ ONAIR_FN void onair_picture_quad(const onair_picture_args *a, int px, int py, in
 	onair_st2(d0, bps, l[0] << shift, l[1] << shift);
 	onair_st2(d1, bps, l[2] << shift, l[3] << shift);
 	onair_st2(dc, bps, cb << shift, cr << shift);
+	if (a->alpha) {
+		unsigned char *k = (unsigned char *)onair_addr(a->alpha) + (long long)Y * a->dst_pitch + X;
+		*(unsigned short *)k = (unsigned short)(al4[0] | (al4[1] << 8));
+		*(unsigned short *)(k + a->dst_pitch) = (unsigned short)(al4[2] | (al4[3] << 8));
+	}
 }
 
 #endif

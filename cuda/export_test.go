@@ -18,7 +18,12 @@ func (h *HostCompositor) Transition(dst, from, to *Frame, t Transition, progress
 }
 
 // NewHostFrame is a frame in host memory for HostCompositor.
-func NewHostFrame(f frame.Format, w, h, pitch int) *Frame { return newHostFrame(f, w, h, pitch) }
+func NewHostFrame(f frame.Format, w, h, pitch int) *Frame { return newHostFrame(f, w, h, pitch, false) }
+
+// NewHostAlphaFrame is NewHostFrame with an alpha plane (HostPlane 2).
+func NewHostAlphaFrame(f frame.Format, w, h, pitch int) *Frame {
+	return newHostFrame(f, w, h, pitch, true)
+}
 
 // HostPlane is plane p of a host frame (pitch × rows bytes).
 func HostPlane(fr *Frame, p int) []byte { return hostPlane(fr, p) }

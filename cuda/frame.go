@@ -27,9 +27,13 @@ import (
 type Frame struct {
 	Format        frame.Format
 	Width, Height int
-	Pitch         int          // bytes per row of both planes
+	Pitch         int          // bytes per row of both planes (and of the alpha plane)
 	Plane         [2]DevicePtr // luma, interleaved CbCr
-	frame.Meta                 // timestamp, colour tags, source: as a host frame's
+	// Alpha is the alpha plane of a frame from NewAlphaFramePool (0: none):
+	// Height rows of Width bytes at Pitch, after the chroma rows in the
+	// frame's one allocation (frame/keying.go declares what it holds).
+	Alpha      DevicePtr
+	frame.Meta // timestamp, colour tags, source: as a host frame's
 
 	ctx     *Context
 	mem     *DeviceMemory // nil for a wrapped frame
@@ -67,7 +71,7 @@ func checkSize(f frame.Format, w, h int) error {
 // luma rows, then the chroma rows). Its pixels are undefined: Fill paints
 // it black. Free it with Release.
 func NewFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
-	fr, err := allocFrame(c, f, w, h)
+	fr, err := allocFrame(c, f, w, h, false)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +79,17 @@ func NewFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
 	return fr, nil
 }
 
-func allocFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
+// allocFrame allocates the planes at one pitch: the luma rows, the chroma
+// rows, then, with alpha, the alpha rows.
+func allocFrame(c *Context, f frame.Format, w, h int, alpha bool) (*Frame, error) {
 	if err := checkSize(f, w, h); err != nil {
 		return nil, err
 	}
-	m, err := c.AllocPitch(w*f.BytesPerSample(), h+h/2)
+	rows := h + h/2
+	if alpha {
+		rows += h
+	}
+	m, err := c.AllocPitch(w*f.BytesPerSample(), rows)
 	if err != nil {
 		return nil, fmt.Errorf("a %dx%d %v frame: %w", w, h, f, err)
 	}
@@ -88,6 +98,9 @@ func allocFrame(c *Context, f frame.Format, w, h int) (*Frame, error) {
 		Plane: [2]DevicePtr{m.Ptr, m.Ptr + DevicePtr(m.Pitch*h)},
 		Meta:  frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}},
 		ctx:   c, mem: m,
+	}
+	if alpha {
+		fr.Alpha = m.Ptr + DevicePtr(m.Pitch*(h+h/2))
 	}
 	if err := fr.makeEvents(c); err != nil {
 		m.Free()
@@ -214,8 +227,23 @@ func (fr *Frame) Upload(s *Stream, src *frame.Frame) error {
 			return err
 		}
 	}
+	if err := fr.uploadAlpha(s, src); err != nil {
+		return err
+	}
 	fr.MetaFrom(src)
 	return fr.MarkWritten(s)
+}
+
+// uploadAlpha gives fr's alpha plane src's, or makes it opaque where src
+// has none (frame.Frame.CopyFrom's rule).
+func (fr *Frame) uploadAlpha(s *Stream, src *frame.Frame) error {
+	if fr.Alpha == 0 {
+		return nil
+	}
+	if src.Alpha == nil {
+		return s.Memset2D8(fr.Alpha, fr.Pitch, frame.Opaque, fr.Width, fr.Height)
+	}
+	return s.Copy2D(DeviceRegion(fr.Alpha, fr.Pitch), HostRegion(src.Alpha, src.Width), fr.Width, fr.Height)
 }
 
 // Download copies fr into the host frame dst (both planes, any pitches)
@@ -233,6 +261,11 @@ func (fr *Frame) Download(s *Stream, dst *frame.Frame) error {
 			return err
 		}
 	}
+	if fr.Alpha != 0 && dst.Alpha != nil {
+		if err := s.Copy2D(HostRegion(dst.Alpha, dst.Width), DeviceRegion(fr.Alpha, fr.Pitch), fr.Width, fr.Height); err != nil {
+			return err
+		}
+	}
 	if err := s.Synchronize(); err != nil {
 		return err
 	}
@@ -240,7 +273,8 @@ func (fr *Frame) Download(s *Stream, dst *frame.Frame) error {
 	return nil
 }
 
-// Fill queues painting the frame limited-range black and marks it written.
+// Fill queues painting the frame limited-range black (opaque, where it has
+// an alpha plane) and marks it written.
 func (fr *Frame) Fill(s *Stream) error {
 	y, c := fr.Format.Black()
 	var err error
@@ -250,6 +284,9 @@ func (fr *Frame) Fill(s *Stream) error {
 	} else {
 		err = errors.Join(s.Memset2D8(fr.Plane[0], fr.Pitch, byte(y), fr.Width, fr.Height),
 			s.Memset2D8(fr.Plane[1], fr.Pitch, byte(c), fr.Width, fr.Height/2))
+	}
+	if err == nil && fr.Alpha != 0 {
+		err = s.Memset2D8(fr.Alpha, fr.Pitch, frame.Opaque, fr.Width, fr.Height)
 	}
 	if err != nil {
 		return err
@@ -265,6 +302,7 @@ type FramePool struct {
 	format        frame.Format
 	width, height int
 	max           int
+	alpha         bool // frames have an alpha plane
 
 	mu        sync.Mutex
 	free      []*Frame
@@ -284,6 +322,19 @@ func NewFramePool(c *Context, f frame.Format, w, h, max int) (*FramePool, error)
 	}
 	return &FramePool{ctx: c, format: f, width: w, height: h, max: max}, nil
 }
+
+// NewAlphaFramePool is NewFramePool for frames with an alpha plane: the
+// pools of browser sources whose producer sends alpha.
+func NewAlphaFramePool(c *Context, f frame.Format, w, h, max int) (*FramePool, error) {
+	p, err := NewFramePool(c, f, w, h, max)
+	if p != nil {
+		p.alpha = true
+	}
+	return p, err
+}
+
+// HasAlpha reports whether the pool's frames have an alpha plane.
+func (p *FramePool) HasAlpha() bool { return p.alpha }
 
 // Format, Width and Height describe the pool's frames.
 func (p *FramePool) Format() frame.Format { return p.format }
@@ -350,7 +401,7 @@ func (p *FramePool) Get(s *Stream) (*Frame, error) {
 		p.allocated++
 		p.mu.Unlock()
 		var err error
-		if fr, err = allocFrame(p.ctx, p.format, p.width, p.height); err != nil {
+		if fr, err = allocFrame(p.ctx, p.format, p.width, p.height, p.alpha); err != nil {
 			p.mu.Lock()
 			p.allocated--
 			p.mu.Unlock()

@@ -323,6 +323,17 @@ func gpuSources(t testing.TB, c *cuda.Context, f frame.Format, srcs []*frame.Fra
 	var ups []*cuda.Uploader
 	var pools []*cuda.FramePool
 	for _, h := range srcs {
+		if h.Alpha != nil { // a keyed picture: its alpha plane goes too
+			pool, err := cuda.NewAlphaFramePool(c, f, h.Width, h.Height, 1)
+			must(t, err)
+			u, err := cuda.NewUploader(pool, 0) // closed with the rest; Upload copies here
+			must(t, err)
+			fr, err := pool.Get(u.Stream())
+			must(t, err)
+			must(t, fr.Upload(u.Stream(), h))
+			frames, ups, pools = append(frames, fr), append(ups, u), append(pools, pool)
+			continue
+		}
 		pool, err := cuda.NewFramePool(c, f, h.Width, h.Height, 1)
 		must(t, err)
 		u, err := cuda.NewUploader(pool, 0)
@@ -391,7 +402,7 @@ func TestTransitionsMatchCPU(t *testing.T) {
 	must(t, err)
 	defer comp.Close()
 	for _, f := range formats {
-		from, to := newSource(t, f, source{1920, 1080}, 1), newSource(t, f, source{1920, 1080}, 2)
+		from, to := newSource(t, f, source{1920, 1080, false}, 1), newSource(t, f, source{1920, 1080, false}, 2)
 		frames, done := gpuSources(t, c, f, []*frame.Frame{from, to})
 		for _, tc := range transitionCases {
 			name := fmt.Sprintf("%v/%v@%v", f, tc.t, tc.progress)
@@ -414,7 +425,7 @@ func TestTransitionsMatchCPU(t *testing.T) {
 func gridLayers(frames []*cuda.Frame, n int) []cuda.Layer {
 	sc := scene{w: 1920, h: 1080}
 	for i := 0; i < n*n; i++ {
-		sc.sources = append(sc.sources, source{1920, 1080})
+		sc.sources = append(sc.sources, source{1920, 1080, false})
 		sc.layers = append(sc.layers, sceneLayer{src: i, rect: rectOf(i%n*1920/n, i/n*1080/n, 1920/n, 1080/n), opacity: 1})
 	}
 	return sc.cudaLayers(frames)
@@ -429,7 +440,7 @@ func TestDrawAllocatesNothing(t *testing.T) {
 	defer comp.Close()
 	var srcs []*frame.Frame
 	for i := 0; i < 4; i++ {
-		srcs = append(srcs, newSource(t, frame.NV12, source{1920, 1080}, int64(i)))
+		srcs = append(srcs, newSource(t, frame.NV12, source{1920, 1080, false}, int64(i)))
 	}
 	frames, done := gpuSources(t, c, frame.NV12, srcs)
 	defer done()

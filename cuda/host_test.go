@@ -19,7 +19,16 @@ import (
 // (P010 needs even) sample by sample.
 func toHost(f *frame.Frame, extra int) *cuda.Frame {
 	row := f.Width * f.Format.BytesPerSample()
-	fr := cuda.NewHostFrame(f.Format, f.Width, f.Height, row+extra)
+	var fr *cuda.Frame
+	if f.Alpha != nil {
+		fr = cuda.NewHostAlphaFrame(f.Format, f.Width, f.Height, row+extra)
+		d := cuda.HostPlane(fr, 2)
+		for r := 0; r < f.Height; r++ {
+			copy(d[r*fr.Pitch:r*fr.Pitch+f.Width], f.Alpha[r*f.Width:])
+		}
+	} else {
+		fr = cuda.NewHostFrame(f.Format, f.Width, f.Height, row+extra)
+	}
 	for p := 0; p < 2; p++ {
 		d := cuda.HostPlane(fr, p)
 		for r := 0; r < f.Height>>p; r++ {
@@ -75,7 +84,7 @@ func TestHostKernelMatchesCPU(t *testing.T) {
 
 func TestHostTransitionsMatchCPU(t *testing.T) {
 	for _, f := range formats {
-		from, to := newSource(t, f, source{96, 54}, 1), newSource(t, f, source{96, 54}, 2)
+		from, to := newSource(t, f, source{96, 54, false}, 1), newSource(t, f, source{96, 54, false}, 2)
 		hf, ht := toHost(from, 0), toHost(to, 12)
 		defer cuda.FreeHostFrame(hf)
 		defer cuda.FreeHostFrame(ht)
@@ -106,6 +115,9 @@ func TestPlanErrors(t *testing.T) {
 	defer cuda.FreeHostFrame(other)
 	dst := cuda.NewHostFrame(frame.NV12, 64, 64, 64)
 	defer cuda.FreeHostFrame(dst)
+	keyed := cuda.NewHostAlphaFrame(frame.NV12, 64, 64, 64)
+	defer cuda.FreeHostFrame(keyed)
+	keyed.Alpha = keyed.Plane[1] + 1<<40 // an alpha plane the kernel could not reach from the chroma plane
 	full := cuda.Rect{W: 64, H: 64}
 	for _, c := range []struct {
 		name  string
@@ -117,6 +129,7 @@ func TestPlanErrors(t *testing.T) {
 		{"odd", cuda.Layer{Frame: src, Crop: cuda.Rect{W: 63, H: 64}, Dst: full, Opacity: 1}, "even"},
 		{"outside", cuda.Layer{Frame: src, Crop: cuda.Rect{X: 2, W: 64, H: 64}, Dst: full, Opacity: 1}, "outside"},
 		{"pad", cuda.Layer{Frame: src, Crop: full, Dst: full, Pad: cuda.Rect{W: 32, H: 64}, Opacity: 1}, "not inside pad"},
+		{"alpha", cuda.Layer{Frame: keyed, Crop: full, Dst: full, Opacity: 1}, "alpha plane"},
 	} {
 		err := cuda.NewHostCompositor().Draw(dst, []cuda.Layer{c.layer})
 		if err == nil || !contains(err.Error(), c.want) {

@@ -102,9 +102,14 @@ func (hostTables) free(p DevicePtr) error {
 }
 
 // newHostFrame is a frame in C memory, pitch bytes per row, filled with
-// the pattern of seed so that stale bytes show.
-func newHostFrame(f frame.Format, w, h, pitch int) *Frame {
-	size := pitch * (h + h/2)
+// the pattern of seed so that stale bytes show; with alpha, it has an alpha
+// plane after the chroma rows, as a device frame does.
+func newHostFrame(f frame.Format, w, h, pitch int, alpha bool) *Frame {
+	rows := h + h/2
+	if alpha {
+		rows += h
+	}
+	size := pitch * rows
 	p := C.malloc(C.size_t(size))
 	b := unsafe.Slice((*byte)(p), size)
 	for i := range b {
@@ -113,12 +118,19 @@ func newHostFrame(f frame.Format, w, h, pitch int) *Frame {
 	base := DevicePtr(uintptr(p))
 	fr := &Frame{Format: f, Width: w, Height: h, Pitch: pitch,
 		Plane: [2]DevicePtr{base, base + DevicePtr(pitch*h)}, Meta: frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}}
+	if alpha {
+		fr.Alpha = base + DevicePtr(pitch*(h+h/2))
+	}
 	fr.refs.Store(1)
 	return fr
 }
 
-// hostPlane is plane p of a host frame as bytes (pitch × rows).
+// hostPlane is plane p of a host frame as bytes (pitch × rows); plane 2
+// is the alpha plane.
 func hostPlane(fr *Frame, p int) []byte {
+	if p == 2 {
+		return unsafe.Slice((*byte)(C.onair_ptr(C.ulonglong(fr.Alpha))), fr.Pitch*fr.Height)
+	}
 	return unsafe.Slice((*byte)(C.onair_ptr(C.ulonglong(fr.Plane[p]))), fr.Pitch*(fr.Height>>p))
 }
 

@@ -26,6 +26,7 @@ type Picture struct {
 	Offset1       int
 	R, G, B       int  // byte of red, green and blue in a four-byte pixel (alpha is byte 3)
 	Straight      bool // colours not multiplied by alpha: composite over black first
+	Alpha         bool // byte 3 is alpha (straight or premultiplied): into a frame with an alpha plane it goes there
 	Coeffs        Coeffs
 }
 
@@ -59,6 +60,7 @@ func (p *Picture) args(a *C.onair_picture_args, dst *Frame) error {
 		width: C.int(p.Width), height: C.int(p.Height),
 		r: C.int(p.R), g: C.int(p.G), b: C.int(p.B),
 		straight: cbool(p.Straight), nv12: cbool(p.NV12),
+		has_alpha: cbool(p.Alpha || p.Straight), alpha: C.onair_u64(dst.Alpha),
 		bps: 1, shift: 0,
 		k: C.onair_picture_coeffs{
 			yr: C.int(p.Coeffs.YR), yg: C.int(p.Coeffs.YG), yb: C.int(p.Coeffs.YB),
@@ -98,6 +100,7 @@ func NewPictureConverter(s *Stream) (*PictureConverter, error) {
 }
 
 // Convert queues converting pic into dst (a frame of the picture's size,
+// its alpha plane, if it has one, written with the picture's alpha,
 // written on the converter's stream: FramePool.Get(stream)) and marks dst
 // written. The picture's memory is read until the stream passes this
 // point: record an event after Convert and wait for it before the memory

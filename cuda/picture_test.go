@@ -48,7 +48,7 @@ func devicePicture(pic ipc.Picture, src uintptr, f frame.Format) cuda.Picture {
 	return cuda.Picture{
 		Src: cuda.DevicePtr(src), Width: pic.Width, Height: pic.Height, Pitch: pic.Pitch,
 		NV12: pic.Format == ipc.NV12, Offset1: pic.Offset1, R: r, G: g, B: b,
-		Straight: pic.Alpha == ipc.AlphaStraight, Coeffs: cuda.Coeffs(browser.CoeffsFor(f)),
+		Straight: pic.Alpha == ipc.AlphaStraight, Alpha: browser.HasAlpha(pic), Coeffs: cuda.Coeffs(browser.CoeffsFor(f)),
 	}
 }
 
@@ -81,14 +81,37 @@ func TestPictureKernelIsTheCPUConverter(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/%v-%v", f, c.f, c.a), func(t *testing.T) {
 				const w, h = 66, 38
 				pic, src := randomPicture(c.f, c.a, w, h, 12, uint64(i))
-				want, err := frame.New(f, w, h)
-				must(t, err)
-				must(t, browser.ToCanvas(want, src, pic))
-				got := cuda.NewHostFrame(f, w, h, w*f.BytesPerSample()+32)
-				defer cuda.FreeHostFrame(got)
-				must(t, cuda.HostPicture(got, devicePicture(pic, uintptr(unsafe.Pointer(&src[0])), f)))
-				runtime.KeepAlive(src)
-				samePlanes(t, "the kernel's code", func(p int) []byte { return cuda.HostPlane(got, p) }, got.Pitch, want)
+				// Into a frame without alpha (key = "none"), and into one
+				// with an alpha plane (keyed; opaque pictures' is 255).
+				for _, keyed := range []bool{false, true} {
+					newFrame, newHost := frame.New, cuda.NewHostFrame
+					if keyed {
+						newFrame, newHost = frame.NewAlpha, cuda.NewHostAlphaFrame
+					}
+					want, err := newFrame(f, w, h)
+					must(t, err)
+					must(t, browser.ToCanvas(want, src, pic))
+					got := newHost(f, w, h, w*f.BytesPerSample()+32)
+					defer cuda.FreeHostFrame(got)
+					must(t, cuda.HostPicture(got, devicePicture(pic, uintptr(unsafe.Pointer(&src[0])), f)))
+					runtime.KeepAlive(src)
+					samePlanes(t, "the kernel's code", func(p int) []byte { return cuda.HostPlane(got, p) }, got.Pitch, want)
+					if !keyed {
+						continue
+					}
+					ga := cuda.HostPlane(got, 2)
+					for y := 0; y < h; y++ {
+						for x := 0; x < w; x++ {
+							wa := want.Alpha[y*w+x]
+							if ga[y*got.Pitch+x] != wa {
+								t.Fatalf("alpha of pixel (%d,%d): the kernel's code wrote %d, the CPU converter %d", x, y, ga[y*got.Pitch+x], wa)
+							}
+							if !browser.HasAlpha(pic) && wa != frame.Opaque {
+								t.Fatalf("alpha of pixel (%d,%d) of a picture without alpha is %d, not opaque", x, y, wa)
+							}
+						}
+					}
+				}
 			})
 		}
 	}

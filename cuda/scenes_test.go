@@ -15,7 +15,12 @@ import (
 // with package cpu on: the same sources, layers and canvas, rendered by
 // cpu.Compositor and by the CUDA compositor.
 
-type source struct{ w, h int }
+// source is a scene's picture: its size, and whether it has an alpha
+// plane (a browser graphic, keyed over what is beneath).
+type source struct {
+	w, h  int
+	alpha bool
+}
 
 type sceneLayer struct {
 	src     int // index into scene.sources
@@ -46,50 +51,101 @@ func scenes() []scene {
 	grid := func(n int) scene {
 		sc := scene{name: fmt.Sprintf("grid%dx%d", n, n), w: W, h: H, scaled: true}
 		for i := 0; i < n*n; i++ {
-			sc.sources = append(sc.sources, source{W, H})
+			sc.sources = append(sc.sources, source{W, H, false})
 			sc.layers = append(sc.layers, sceneLayer{src: i, rect: frame.Rect{X: i % n * W / n, Y: i / n * H / n, W: W / n, H: H / n}, opacity: 1})
 		}
 		return sc
 	}
 	return []scene{
-		{name: "full", w: W, h: H, sources: []source{{W, H}}, layers: []sceneLayer{full(0, W, H)}},
-		{name: "crop-1to1", w: W, h: H, sources: []source{{W, H}}, layers: []sceneLayer{
+		{name: "full", w: W, h: H, sources: []source{{W, H, false}}, layers: []sceneLayer{full(0, W, H)}},
+		{name: "crop-1to1", w: W, h: H, sources: []source{{W, H, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 40, Y: 30, W: 100, H: 60}, crop: frame.Rect{X: 10, Y: 20, W: 100, H: 60}, opacity: 1}}},
-		{name: "opacity", w: W, h: H, sources: []source{{W, H}, {120, 80}}, layers: []sceneLayer{
+		{name: "opacity", w: W, h: H, sources: []source{{W, H, false}, {120, 80, false}}, layers: []sceneLayer{
 			full(0, W, H),
 			{src: 1, rect: frame.Rect{X: 20, Y: 10, W: 120, H: 80}, opacity: 0.5},
 			{src: 1, rect: frame.Rect{X: 100, Y: 50, W: 120, H: 80}, opacity: 0.3}}},
-		{name: "z-order", w: W, h: H, sources: []source{{100, 100}, {100, 100}, {100, 100}}, layers: []sceneLayer{
+		{name: "z-order", w: W, h: H, sources: []source{{100, 100, false}, {100, 100, false}, {100, 100, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 0, Y: 0, W: 100, H: 100}, opacity: 1, z: 2},
 			{src: 1, rect: frame.Rect{X: 40, Y: 20, W: 100, H: 100}, opacity: 1, z: 1},
 			{src: 2, rect: frame.Rect{X: 80, Y: 40, W: 100, H: 100}, opacity: 0.7, z: 1}}},
-		{name: "contain-exact", w: W, h: H, sources: []source{{64, 72}, {128, 36}}, layers: []sceneLayer{
+		{name: "contain-exact", w: W, h: H, sources: []source{{64, 72, false}, {128, 36, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 0, Y: 0, W: 128, H: 72}, fit: frame.Contain, opacity: 1},
 			{src: 1, rect: frame.Rect{X: 120, Y: 60, W: 128, H: 72}, fit: frame.Contain, opacity: 0.75}}},
-		{name: "edges", w: W, h: H, sources: []source{{100, 60}}, layers: []sceneLayer{
+		{name: "edges", w: W, h: H, sources: []source{{100, 60, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: -30, Y: -20, W: 100, H: 60}, opacity: 1},
 			{src: 0, rect: frame.Rect{X: 200, Y: 110, W: 100, H: 60}, opacity: 1},
 			{src: 0, rect: frame.Rect{X: 300, Y: 10, W: 100, H: 60}, opacity: 1}}},
-		{name: "odd-rects", w: W, h: H, sources: []source{{W, H}}, layers: []sceneLayer{
+		{name: "odd-rects", w: W, h: H, sources: []source{{W, H, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 3, Y: 5, W: 61, H: 33}, crop: frame.Rect{X: 7, Y: 9, W: 61, H: 33}, opacity: 1}}},
 		grid(2),
 		grid(4),
-		{name: "upscale", w: W, h: H, scaled: true, sources: []source{{96, 54}}, layers: []sceneLayer{full(0, W, H)}},
-		{name: "contain-scaled", w: W, h: H, scaled: true, sources: []source{{160, 160}}, layers: []sceneLayer{
+		{name: "upscale", w: W, h: H, scaled: true, sources: []source{{96, 54, false}}, layers: []sceneLayer{full(0, W, H)}},
+		{name: "contain-scaled", w: W, h: H, scaled: true, sources: []source{{160, 160, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{W: W, H: H}, fit: frame.Contain, opacity: 0.8}}},
-		{name: "cover", w: W, h: H, scaled: true, sources: []source{{160, 90}}, layers: []sceneLayer{
+		{name: "cover", w: W, h: H, scaled: true, sources: []source{{160, 90, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 20, Y: 20, W: 100, H: 100}, fit: frame.Cover, opacity: 1}}},
-		{name: "odd-ratio", w: W, h: H, scaled: true, sources: []source{{W, H}, {200, 120}}, layers: []sceneLayer{
+		{name: "odd-ratio", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {200, 120, false}}, layers: []sceneLayer{
 			full(0, W, H),
 			{src: 1, rect: frame.Rect{X: 30, Y: 14, W: 150, H: 98}, crop: frame.Rect{X: 10, Y: 6, W: 170, H: 100}, opacity: 0.6}}},
-		{name: "big-shrink", w: W, h: H, scaled: true, sources: []source{{W, H}}, layers: []sceneLayer{
+		{name: "big-shrink", w: W, h: H, scaled: true, sources: []source{{W, H, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 10, Y: 10, W: 18, H: 10}, opacity: 1},
 			{src: 0, rect: frame.Rect{X: 40, Y: 10, W: 2, H: 2}, opacity: 1}}},
-		{name: "overhang-scaled", w: W, h: H, scaled: true, sources: []source{{120, 70}}, layers: []sceneLayer{
+		{name: "overhang-scaled", w: W, h: H, scaled: true, sources: []source{{120, 70, false}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: -50, Y: -30, W: 400, H: 220}, opacity: 1}}},
-		{name: "faint", w: W, h: H, scaled: true, sources: []source{{W, H}, {W, H}}, layers: []sceneLayer{
+		{name: "faint", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {W, H, false}}, layers: []sceneLayer{
 			full(0, W, H),
 			{src: 1, rect: frame.Rect{W: W, H: H}, opacity: 0.001}}},
+		// Keyed layers (pictures with alpha) over a scene: 1:1 and scaled,
+		// during fades (opacity < 1), contained (transparent padding),
+		// cropped, over the canvas's edges, and keyed over each other.
+		{name: "key-full", w: W, h: H, sources: []source{{W, H, false}, {W, H, true}}, layers: []sceneLayer{
+			full(0, W, H), full(1, W, H)}},
+		{name: "key-fading", w: W, h: H, sources: []source{{W, H, false}, {W, H, true}}, layers: []sceneLayer{
+			full(0, W, H), {src: 1, rect: frame.Rect{W: W, H: H}, opacity: 0.37}}},
+		{name: "key-crop", w: W, h: H, sources: []source{{W, H, false}, {200, 120, true}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: 20, Y: 12, W: 120, H: 80}, crop: frame.Rect{X: 30, Y: 20, W: 120, H: 80}, opacity: 1}}},
+		{name: "key-up", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {96, 54, true}}, layers: []sceneLayer{
+			full(0, W, H), full(1, W, H)}},
+		{name: "key-down-fading", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {W, H, true}}, layers: []sceneLayer{
+			full(0, W, H), {src: 1, rect: frame.Rect{X: 10, Y: 20, W: 130, H: 74}, opacity: 0.6}}},
+		{name: "key-odd-ratio", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {200, 120, true}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: 30, Y: 14, W: 150, H: 98}, crop: frame.Rect{X: 10, Y: 6, W: 170, H: 100}, opacity: 0.85}}},
+		{name: "key-contain", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {160, 160, true}}, layers: []sceneLayer{
+			full(0, W, H), {src: 1, rect: frame.Rect{W: W, H: H}, fit: frame.Contain, opacity: 0.9}}},
+		{name: "key-edges", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {120, 70, true}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: -50, Y: -30, W: 400, H: 220}, opacity: 1},
+			{src: 1, rect: frame.Rect{X: 200, Y: 110, W: 120, H: 70}, opacity: 1}}},
+		{name: "key-stack", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {W, H, true}, {128, 72, true}}, layers: []sceneLayer{
+			full(0, W, H), {src: 2, rect: frame.Rect{W: W, H: H}, opacity: 0.5, z: 2}, full(1, W, H)}},
+		{name: "key-big-shrink", w: W, h: H, scaled: true, sources: []source{{W, H, true}}, layers: []sceneLayer{
+			{src: 0, rect: frame.Rect{X: 10, Y: 10, W: 18, H: 10}, opacity: 1},
+			{src: 0, rect: frame.Rect{X: 40, Y: 10, W: 2, H: 2}, opacity: 0.5}}},
+	}
+}
+
+// fillAlpha fills a frame's alpha plane with what a graphic has: columns
+// of transparent, of opaque and of partial alpha, and seeded noise, so
+// that every weight of the key is tried, edges included.
+func fillAlpha(f *frame.Frame, seed int64) {
+	r := rand.New(rand.NewSource(seed + 100))
+	for y := 0; y < f.Height; y++ {
+		for x := 0; x < f.Width; x++ {
+			var a byte
+			switch (x / 8) % 5 {
+			case 0:
+				a = 0
+			case 1:
+				a = 255
+			case 2:
+				a = byte(x*5 + y*3)
+			default:
+				a = byte(r.Intn(256))
+			}
+			f.Alpha[y*f.Width+x] = a
+		}
 	}
 }
 
@@ -115,11 +171,18 @@ func fillNoise(f *frame.Frame, seed int64) {
 }
 
 func newSource(tb testing.TB, f frame.Format, s source, seed int64) *frame.Frame {
-	fr, err := frame.New(f, s.w, s.h)
+	newFrame := frame.New
+	if s.alpha {
+		newFrame = frame.NewAlpha
+	}
+	fr, err := newFrame(f, s.w, s.h)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	fillNoise(fr, seed)
+	if s.alpha {
+		fillAlpha(fr, seed)
+	}
 	fr.PTS, fr.Source, fr.SourceFrame = seed, fmt.Sprintf("src%d", seed), seed*10
 	return fr
 }

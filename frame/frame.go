@@ -4,7 +4,10 @@
 //
 // A Frame is plain data: two planes (luma, then interleaved CbCr at half
 // width and half height), their pitches, a rational timestamp, colour tags
-// and the identity of the source frame it came from. Pools hand frames out
+// and the identity of the source frame it came from; a frame from a pool
+// that asks for it (NewAlphaPool: a browser source whose producer sends
+// alpha) also has an alpha plane, which the compositors key it with (see
+// Alpha and Key). Pools hand frames out
 // with one reference; every extra user (a bus, an output queue) Retains it and
 // the last Release gives it back.
 //
@@ -113,6 +116,9 @@ type Frame struct {
 	Width, Height int
 	Pitch         [2]int    // bytes per row of plane 0 (luma) and plane 1 (CbCr)
 	Data          [2][]byte // the planes; Data[1] rows hold Width/2 Cb,Cr pairs
+	// Alpha is the optional alpha plane, nil for frames without one; its
+	// layout and meaning are declared once, at AlphaSize (keying.go).
+	Alpha []byte
 	Meta
 
 	buf  []byte // the one allocation both planes live in
@@ -153,7 +159,19 @@ func New(f Format, w, h int) (*Frame, error) {
 	if err := check(f, w, h); err != nil {
 		return nil, err
 	}
-	fr := alloc(f, w, h)
+	fr := alloc(f, w, h, false)
+	fr.refs.Store(1)
+	fr.Fill()
+	return fr, nil
+}
+
+// NewAlpha allocates a frame with an alpha plane outside any pool, filled
+// with opaque black.
+func NewAlpha(f Format, w, h int) (*Frame, error) {
+	if err := check(f, w, h); err != nil {
+		return nil, err
+	}
+	fr := alloc(f, w, h, true)
 	fr.refs.Store(1)
 	fr.Fill()
 	return fr, nil
@@ -169,17 +187,28 @@ func check(f Format, w, h int) error {
 	return nil
 }
 
-func alloc(f Format, w, h int) *Frame {
+// alloc makes a tightly packed frame, with an alpha plane when alpha is
+// set: one allocation, the alpha plane after the colour planes.
+func alloc(f Format, w, h int, alpha bool) *Frame {
 	bps := f.BytesPerSample()
-	buf := make([]byte, f.Size(w, h))
+	size := f.Size(w, h)
+	n := size
+	if alpha {
+		n += AlphaSize(w, h)
+	}
+	buf := make([]byte, n)
 	ys := w * h * bps
-	return &Frame{
+	fr := &Frame{
 		Format: f, Width: w, Height: h,
 		Pitch: [2]int{w * bps, w * bps},
-		Data:  [2][]byte{buf[:ys:ys], buf[ys:]},
+		Data:  [2][]byte{buf[:ys:ys], buf[ys:size:size]},
 		Meta:  Meta{TimeBase: Rational{Num: 1, Den: 1}},
-		buf:   buf,
+		buf:   buf[:size:size],
 	}
+	if alpha {
+		fr.Alpha = buf[size:]
+	}
+	return fr
 }
 
 // Timestamp is the frame's PTS, in its TimeBase: what an edge reports as the
@@ -226,10 +255,14 @@ func (fr *Frame) Plane16(i int) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&d[0])), len(d)/2)
 }
 
-// Fill paints the frame limited-range black.
+// Fill paints the frame limited-range black, opaque where it has an alpha
+// plane.
 func (fr *Frame) Fill() {
 	y, c := fr.Format.Black()
 	fr.FillRect(0, 0, fr.Width, fr.Height, y, c, c)
+	for i := range fr.Alpha {
+		fr.Alpha[i] = Opaque
+	}
 }
 
 // FillRect paints the rectangle (clipped to the frame; x, y, w, h rounded to
@@ -283,7 +316,9 @@ func (fr *Frame) CopyMeta(src *Frame) {
 }
 
 // CopyFrom copies the pixels and metadata of src, which must have the same
-// format and size.
+// format and size. Alpha goes with the colour when both frames have an
+// alpha plane; a frame with one copied from a frame without is opaque; a
+// frame without one keeps src's colour, which is src over black.
 func (fr *Frame) CopyFrom(src *Frame) error {
 	if src.Format != fr.Format || src.Width != fr.Width || src.Height != fr.Height {
 		return fmt.Errorf("frame: copy %v %dx%d into %v %dx%d", src.Format, src.Width, src.Height, fr.Format, fr.Width, fr.Height)
@@ -293,6 +328,15 @@ func (fr *Frame) CopyFrom(src *Frame) error {
 		rows := fr.Height >> p
 		for r := 0; r < rows; r++ {
 			copy(fr.Data[p][r*fr.Pitch[p]:r*fr.Pitch[p]+rowBytes], src.Data[p][r*src.Pitch[p]:])
+		}
+	}
+	if fr.Alpha != nil {
+		if src.Alpha != nil {
+			copy(fr.Alpha, src.Alpha)
+		} else {
+			for i := range fr.Alpha {
+				fr.Alpha[i] = Opaque
+			}
 		}
 	}
 	fr.CopyMeta(src)

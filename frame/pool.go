@@ -11,6 +11,7 @@ import (
 type Pool struct {
 	format        Format
 	width, height int
+	alpha         bool // frames have an alpha plane
 
 	mu        sync.Mutex
 	free      []*Frame
@@ -26,6 +27,20 @@ func NewPool(f Format, w, h, max int) (*Pool, error) {
 	}
 	return &Pool{format: f, width: w, height: h, max: max}, nil
 }
+
+// NewAlphaPool is NewPool for frames with an alpha plane (AlphaSize): the
+// pools of browser sources whose producer sends alpha. Every other pool
+// makes frames without one, and pays nothing for it.
+func NewAlphaPool(f Format, w, h, max int) (*Pool, error) {
+	p, err := NewPool(f, w, h, max)
+	if p != nil {
+		p.alpha = true
+	}
+	return p, err
+}
+
+// HasAlpha reports whether the pool's frames have an alpha plane.
+func (p *Pool) HasAlpha() bool { return p.alpha }
 
 // Format, Width and Height describe the pool's frames.
 func (p *Pool) Format() Format { return p.format }
@@ -66,7 +81,7 @@ func (p *Pool) Get() (*Frame, error) {
 		}
 		p.allocated++
 		p.mu.Unlock()
-		fr = alloc(p.format, p.width, p.height)
+		fr = alloc(p.format, p.width, p.height, p.alpha)
 		fr.pool = p
 	}
 	fr.PTS, fr.SourceFrame, fr.Source = 0, 0, ""

@@ -545,6 +545,7 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 		}
 	case "browser":
 		s.Socket = d.path("socket")
+		s.Keying = d.str("key")
 	case "test_pattern":
 		s.Pattern = d.str("pattern")
 	}

@@ -106,6 +106,7 @@ type Source struct {
 	FrameRate Rational    // defaults to the show's rate
 	Streams   int         // hevc/h264: streams in the file (1 = one video stream; input routing may skip demux)
 	Socket    string      // browser: Unix socket path
+	Keying    string      // browser: the key attribute, alpha | none: what the page's alpha does ("": alpha)
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
 

@@ -270,6 +270,7 @@ var Schema = []*Block{
 		Doc: "A browser window that hands over GPU buffers as file descriptors over a Unix socket.",
 		Attrs: []Attr{
 			{Name: "socket", Type: TypePath, Required: true, Doc: "Unix socket path the browser connects to; relative paths are relative to the show file's directory."},
+			{Name: "key", Type: TypeEnum, Enum: []string{"alpha", "none"}, Default: "alpha", Doc: "What the page's alpha does: alpha keys it over the scene beneath its layer (transparent pixels show the scene, partial alpha blends with it); none composites it over black, as an opaque picture."},
 			sizeAttr(), rateAttr(),
 		},
 		Blocks: []*Block{colourBlock},

@@ -2,9 +2,13 @@ package browser
 
 // Pictures from a producer to the canvas format: BGRA and RGBA (opaque,
 // straight or premultiplied alpha) and NV12 into NV12 or P010, BT.709
-// limited range. onair's frames have no alpha plane, so a picture with
-// alpha is composited over black here (premultiplied colour is colour over
-// black); a lower-third keeps its shape by being drawn full-frame on black.
+// limited range. The colour is always the picture composited over black
+// (premultiplied colour is colour over black; straight colour is
+// multiplied by its alpha first). Into a frame with an alpha plane (the
+// pools of sources whose producer sends alpha, keyed over the scene by the
+// compositors) each pixel's alpha goes there too, so the frame holds
+// premultiplied colour and alpha, as frame/keying.go declares; a frame
+// without one (key = "none") is the picture over black, as it always was.
 
 import (
 	"fmt"
@@ -69,6 +73,13 @@ func makeCoeffs(bits int) Coeffs {
 	return c
 }
 
+// HasAlpha reports whether a producer's pictures carry alpha (four-byte
+// pixels, straight or premultiplied): a keying import gives their frames
+// an alpha plane, and every other picture's frames have none.
+func HasAlpha(p ipc.Picture) bool {
+	return (p.Format == ipc.BGRA || p.Format == ipc.RGBA) && p.Alpha != ipc.AlphaOpaque
+}
+
 // ToCanvas converts the picture in src, laid out as pic says, into dst: an
 // NV12 or P010 frame of the picture's size.
 func ToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture) error {
@@ -84,6 +95,9 @@ func ToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture) error {
 		inBands(pic.Height, func(y0, y1 int) { rgbToCanvas(dst, src, pic, r, g, b, y0, y1) })
 	case ipc.NV12:
 		nv12ToCanvas(dst, src, pic)
+		for i := range dst.Alpha {
+			dst.Alpha[i] = frame.Opaque
+		}
 	default:
 		return fmt.Errorf("convert: pixel format %v", pic.Format)
 	}
@@ -182,6 +196,29 @@ func rgbToCanvas(dst *frame.Frame, src []byte, pic ipc.Picture, ri, gi, bi, y0, 
 		store8(dst.Data[0][y*dst.Pitch[0]:][:w], l0)
 		store8(dst.Data[0][(y+1)*dst.Pitch[0]:][:w], l1)
 		store8(dst.Data[1][(y/2)*dst.Pitch[1]:][:w], cbr)
+	}
+	if dst.Alpha != nil {
+		storeAlpha(dst, src, pic, y0, y1)
+	}
+}
+
+// storeAlpha writes the alpha of rows [y0, y1) of a four-byte picture into
+// dst's alpha plane: byte 3 of each pixel, or opaque where the picture has
+// no alpha.
+func storeAlpha(dst *frame.Frame, src []byte, pic ipc.Picture, y0, y1 int) {
+	w := pic.Width
+	for y := y0; y < y1; y++ {
+		out := dst.Alpha[y*w : y*w+w]
+		if pic.Alpha == ipc.AlphaOpaque {
+			for i := range out {
+				out[i] = frame.Opaque
+			}
+			continue
+		}
+		in := src[y*pic.Pitch : y*pic.Pitch+4*w]
+		for i := range out {
+			out[i] = in[4*i+3]
+		}
 	}
 }
 

@@ -26,21 +26,30 @@ func HostToken() (*frame.Frame, error) { return tokens.Get() }
 // HostImporter is the CPU's Importer.
 type HostImporter struct {
 	format frame.Format
+	key    bool // pictures with alpha get frames with an alpha plane
 	log    *slog.Logger
 
 	mu    sync.Mutex
-	pools map[[2]int]*frame.Pool // by picture size
+	pools map[poolKey]*frame.Pool
+}
+
+// poolKey is what a picture's frames are pooled by: its size and whether
+// they have an alpha plane.
+type poolKey struct {
+	w, h  int
+	alpha bool
 }
 
 // hostMapping is one mapped buffer.
 type hostMapping struct{ mem []byte }
 
-// NewHostImporter makes an importer converting to format f.
-func NewHostImporter(f frame.Format, log *slog.Logger) (Importer[*frame.Frame], error) {
+// NewHostImporter makes an importer converting to format f, keying
+// pictures with alpha when key is set (Backend.NewImporter).
+func NewHostImporter(f frame.Format, key bool, log *slog.Logger) (Importer[*frame.Frame], error) {
 	if f != frame.NV12 && f != frame.P010 {
 		return nil, fmt.Errorf("gpu_import converts to nv12 or p010, not %v", f)
 	}
-	return &HostImporter{format: f, log: log, pools: map[[2]int]*frame.Pool{}}, nil
+	return &HostImporter{format: f, key: key, log: log, pools: map[poolKey]*frame.Pool{}}, nil
 }
 
 // Import maps b read-only (MapBuffer).
@@ -78,7 +87,7 @@ func (h *HostImporter) Convert(m Mapping, b *ipc.Buffer) (*frame.Frame, error) {
 	if !ok {
 		return nil, fmt.Errorf("buffer %d: not a host mapping (%T)", b.ID, m)
 	}
-	pool, err := h.pool(b.Picture.Width, b.Picture.Height)
+	pool, err := h.pool(poolKey{b.Picture.Width, b.Picture.Height, h.key && HasAlpha(b.Picture)})
 	if err != nil {
 		return nil, err
 	}
@@ -94,16 +103,20 @@ func (h *HostImporter) Convert(m Mapping, b *ipc.Buffer) (*frame.Frame, error) {
 	return f, nil
 }
 
-func (h *HostImporter) pool(w, ht int) (*frame.Pool, error) {
+func (h *HostImporter) pool(k poolKey) (*frame.Pool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	p := h.pools[[2]int{w, ht}]
+	p := h.pools[k]
 	if p == nil {
+		newPool := frame.NewPool
+		if k.alpha {
+			newPool = frame.NewAlphaPool
+		}
 		var err error
-		if p, err = frame.NewPool(h.format, w, ht, 0); err != nil {
+		if p, err = newPool(h.format, k.w, k.h, 0); err != nil {
 			return nil, err
 		}
-		h.pools[[2]int{w, ht}] = p
+		h.pools[k] = p
 	}
 	return p, nil
 }

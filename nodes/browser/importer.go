@@ -57,8 +57,10 @@ type Backend[F show.Frame] struct {
 	// its pixels are never read. Keep them tiny (a 2x2 frame from a pool).
 	Token func() (F, error)
 	// NewImporter makes the importer of one gpu_import node, converting to
-	// format f.
-	NewImporter func(f frame.Format, log *slog.Logger) (Importer[F], error)
+	// format f; with key, pictures with alpha (HasAlpha) become frames with
+	// an alpha plane, keyed over the scene (frame/keying.go), and without
+	// it they are composited over black.
+	NewImporter func(f frame.Format, key bool, log *slog.Logger) (Importer[F], error)
 	// Memories are the buffer memories the importer takes (a producer of
 	// another kind is refused at HELLO); nil is memfds only.
 	Memories []ipc.Memory

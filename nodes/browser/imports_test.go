@@ -93,7 +93,7 @@ func newLoopRig(t *testing.T, purge bool) *loopRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	imp, _ := NewHostImporter(frame.NV12, nil)
+	imp, _ := NewHostImporter(frame.NV12, true, nil)
 	g.loop = &importLoop[*frame.Frame]{
 		imp: imp, imports: NewImports(), ttl: 10 * time.Second, purge: purge, src: src, bs: g.bs, address: src.Address,
 		onAir:   func() (int64, bool) { return g.onAirAt, g.onAirAt != 0 },

@@ -121,6 +121,10 @@ func (s *source[F]) Stop() {
 
 // ---- gpu_import ----
 
+// KeyNone is gpu_import's key param that composites pictures with alpha
+// over black instead of keying them over the scene (its default, "alpha").
+const KeyNone = "none"
+
 // sweepEvery is the longest the import waits between looks at its
 // imports' ages when no frame comes.
 const sweepEvery = 250 * time.Millisecond
@@ -134,6 +138,7 @@ type importer[F show.Frame] struct {
 	be       *Backend[F]
 	loop     *importLoop[F]
 	format   frame.Format
+	key      bool // pictures with alpha are keyed over the scene (key = "alpha")
 	queue    chan Released
 	released chan struct{} // closed once every release is done and the importer closed
 	onLoop   bool          // runs on its source's pacing loop (convert_on = "loop")
@@ -144,6 +149,7 @@ func (be *Backend[F]) newImport(st *show.State, n plan.Node, ctx *runtime.NodeCo
 		TTL    int    `param:"import_ttl_ms"`
 		Purge  bool   `param:"purge_idle"`
 		Format string `param:"format"`
+		Key    string `param:"key"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -159,14 +165,14 @@ func (be *Backend[F]) newImport(st *show.State, n plan.Node, ctx *runtime.NodeCo
 	if src == nil {
 		return nil, fmt.Errorf("node %s: no source %s in the show's state", n.ID, n.Address)
 	}
-	return &importer[F]{be: be, format: f, loop: &importLoop[F]{
+	return &importer[F]{be: be, format: f, key: prm.Key != KeyNone, loop: &importLoop[F]{
 		imports: NewImports(), ttl: time.Duration(prm.TTL) * time.Millisecond, purge: prm.Purge,
 		src: src, bs: src.Browser(), address: n.Address, onAir: st.OnAir, clock: st.Clock, log: ctx.Log,
 	}}, nil
 }
 
 func (im *importer[F]) Start(ctx *runtime.NodeContext[F]) error {
-	imp, err := im.be.NewImporter(im.format, ctx.Log)
+	imp, err := im.be.NewImporter(im.format, im.key, ctx.Log)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", ctx.ID(), err)
 	}

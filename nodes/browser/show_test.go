@@ -3,6 +3,7 @@ package browser_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -355,10 +356,15 @@ func abs(x int) int {
 	return x
 }
 
-// TestChromiumProducerFeedsTheShow runs the same show fed by headless
-// Chromium rendering the built-in lower third: the red bar reaches
-// Program, the transparent page above it is black, every frame the
-// producer sent came back, and each buffer was imported once.
+// TestChromiumProducerFeedsTheShow runs a show fed by headless Chromium
+// rendering the built-in lower third, keyed over a scene of a known
+// colour: the red bar reaches Program as BT.709 red, the page's
+// transparent pixels show the scene unchanged, and its half-transparent
+// yellow bug shows yellow blended half and half with the scene (checked
+// against the BT.709 arithmetic within 3 steps: Chromium quantizes the
+// half alpha to 127 or 128 and rounds its colour through 8-bit
+// premultiplication); every frame the producer sent came back, and each
+// buffer was imported once.
 func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	if _, err := chromium.Find(""); err != nil {
 		t.Skipf("chromium is not installed (.ci/run installs it): %v", err)
@@ -366,7 +372,12 @@ func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: starts chromium")
 	}
-	dir, start := compileShow(t, browserShow)
+	dir, start := compileShow(t, fmt.Sprintf(keyShow, ""))
+	bg, _ := frame.New(frame.NV12, 320, 180)
+	bg.FillRect(0, 0, 320, 180, uint16(sceneYCbCr[0]), uint16(sceneYCbCr[1]), uint16(sceneYCbCr[2]))
+	if err := os.WriteFile(filepath.Join(dir, "bg.nv12"), bg.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	painting := make(chan struct{})
@@ -403,22 +414,30 @@ func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	sum.WriteText(&b)
 	t.Logf("producer: %d painted, %d sent, %d dropped\nsummary:\n%s", st.Painted.Load(), st.Sent.Load(), st.Dropped.Load(), b.String())
 
+	red := bt709(255, 0, 0)
+	yellow := bt709(255, 255, 0)
+	var bug [3]float64 // yellow at alpha 1/2 over the scene
+	for i := range bug {
+		bug[i] = (yellow[i] + sceneYCbCr[i]) / 2
+	}
 	frames := readRecord(t, filepath.Join(dir, "pgm.y4m"))
 	lowerThird := 0
-	for _, f := range frames {
-		at := func(x, y int) (int, int, int) {
-			return int(f.Data[0][y*f.Pitch[0]+x]), int(f.Data[1][(y/2)*f.Pitch[1]+x&^1]), int(f.Data[1][(y/2)*f.Pitch[1]+x&^1+1])
+	for n, f := range frames {
+		if !near(sample(f, 4, 176), red, 4) { // the red bar's left edge
+			continue // the scene alone, before the page's first frame
 		}
-		ry, ru, rv := at(4, 176) // the red bar's left edge
-		by, bu, bv := at(4, 4)   // the transparent page
-		if abs(ry-63) <= 4 && abs(ru-102) <= 4 && abs(rv-240) <= 4 && by == 16 && bu == 128 && bv == 128 {
-			lowerThird++
+		lowerThird++
+		if got := sample(f, 4, 4); got != sceneYCbCr { // the transparent page
+			t.Fatalf("picture %d: the transparent page at (4,4) is %v, want the scene's %v exactly", n, got, sceneYCbCr)
+		}
+		if got := sample(f, 288, 18); !near(got, bug, 3) { // the middle of the bug
+			t.Fatalf("picture %d: the half-transparent bug at (288,18) is %v, want %.1f (yellow %.1f half over the scene %v)", n, got, bug, yellow, sceneYCbCr)
 		}
 	}
 	if lowerThird < 10 {
-		t.Fatalf("%d of %d pictures show the red lower third under a transparent page", lowerThird, len(frames))
+		t.Fatalf("%d of %d pictures show the red lower third", lowerThird, len(frames))
 	}
-	src := sum.Sources[0].Browser
+	src := sum.Sources[1].Browser
 	if src == nil || src.Frames != st.Sent.Load() || src.Returned != src.Frames || src.Unreturned != 0 {
 		t.Fatalf("browser counts %+v: want the %d frames sent, every one returned", src, st.Sent.Load())
 	}

@@ -14,7 +14,9 @@ type Layer struct {
 	Fit     frame.Fit
 	Crop    frame.Rect // the part of Frame to show, in its pixels; zero: all of it
 	Opacity float64    // 1 opaque, 0 invisible; in between blends over what is below
-	Z       int        // higher draws later (on top); equal Z keeps slice order
+	// A Frame with an alpha plane is keyed over what is below (frame.Key):
+	// its opacity times each pixel's alpha.
+	Z int // higher draws later (on top); equal Z keeps slice order
 }
 
 // Compositor renders layers onto a canvas frame. It caches the scaling
@@ -24,6 +26,7 @@ type Layer struct {
 type Compositor struct {
 	scalers map[scalerKey]*scaler
 	tmp     []int32
+	key     []uint8 // a keyed layer's scaled alpha over its visible rectangle
 	order   []int
 	renders uint64
 }
@@ -109,8 +112,9 @@ func (c *Compositor) draw(dst *frame.Frame, l *Layer, y0, y1 int) {
 	if p.Crop.Empty() || p.Dst.Empty() {
 		return
 	}
-	if p.Dst != p.Pad {
+	if p.Dst != p.Pad && l.Frame.Alpha == nil {
 		// Black padding around the picture: the strips of Pad outside Dst.
+		// A picture with alpha (keyed) leaves its padding transparent.
 		y, cc := dst.Format.Black()
 		d, a := p.Dst, p.Pad
 		blendFill(dst, band(frame.Rect{X: a.X, Y: a.Y, W: a.W, H: d.Y - a.Y}, y0, y1), y, cc, alpha)

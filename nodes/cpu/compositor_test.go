@@ -259,6 +259,13 @@ func TestTransitions(t *testing.T) {
 
 func TestRenderAllocatesNothing(t *testing.T) {
 	layers := benchLayers(t, frame.NV12, 640, 360)
+	// Keyed layers too (a browser graphic with alpha), 1:1 and scaled.
+	g, _ := frame.NewAlpha(frame.NV12, 640, 360)
+	for i := range g.Alpha {
+		g.Alpha[i] = byte(i)
+	}
+	layers = append(layers, Layer{Frame: g, Rect: frame.Rect{W: 640, H: 360}, Opacity: 1, Z: 9},
+		Layer{Frame: g, Rect: frame.Rect{X: 10, Y: 20, W: 300, H: 170}, Opacity: 0.5, Z: 9})
 	dst, _ := frame.New(frame.NV12, 640, 360)
 	c := NewCompositor()
 	c.Render(dst, layers)

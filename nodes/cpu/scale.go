@@ -20,7 +20,10 @@ type sample interface{ ~uint8 | ~uint16 }
 // destination columns [vx0, vx1) and rows [vy0, vy1) relative to that
 // rectangle, blended with alpha (256 = opaque). ch is 1 for luma and 2 for
 // interleaved chroma; shift converts stored samples to their value (6 for
-// P010, 0 for NV12).
+// P010, 0 for NV12). With key set, each sample is keyed instead
+// (frame.Key): key holds the layer's alpha for the visible rectangle
+// [vx0, vx1) × [vy0, vy1) in luma pixels, keyPitch bytes a row, and black
+// is the value of black in this plane.
 type planeJob[T sample] struct {
 	src                []T
 	srcPitch           int // in samples of T
@@ -33,6 +36,9 @@ type planeJob[T sample] struct {
 	shift              uint
 	alpha              int32
 	fx, fy             *frame.Filter
+	key                []uint8
+	keyPitch           int
+	black              int32
 }
 
 func (j *planeJob[T]) run(tmp []int32) []int32 {
@@ -121,6 +127,12 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	}
 	a, na := j.alpha, 256-j.alpha
 	for y := j.vy0; y < j.vy1; y++ {
+		var k0, k1 []uint8 // a keyed row's alphas: its own (luma), or the two its chroma covers
+		if j.key != nil {
+			r := (y - j.vy0) * ch
+			k0 = j.key[r*j.keyPitch:]
+			k1 = j.key[(r+ch-1)*j.keyPitch:]
+		}
 		base := (int(fy.Start[y]) - rlo) * rowLen
 		cf := fy.Coef[y*fy.Taps : y*fy.Taps+fy.Taps]
 		if len(cf) == 4 { // the 2:1 shrink: one fused pass
@@ -153,6 +165,10 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+j.vx0)*ch:]
 		drow = drow[:len(acc)]
+		if j.key != nil {
+			j.keyRow(drow, acc, k0, k1, maxv)
+			continue
+		}
 		for i, s := range acc {
 			v := s >> (coefBits + interBits)
 			if v > maxv {
@@ -167,6 +183,30 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 		}
 	}
 	return tmp
+}
+
+// keyRow keys one row of filtered sums acc into drow (frame.Key): luma
+// with each pixel's alpha in k0, a chroma pair with the quad alpha of the
+// two pixels above it in k0 and the two below in k1.
+func (j *planeJob[T]) keyRow(drow []T, acc []int32, k0, k1 []uint8, maxv int32) {
+	o, black, shift := j.alpha, j.black, j.shift
+	if j.ch == 1 {
+		k0 = k0[:len(acc)]
+		for i, s := range acc {
+			v := min(max(s>>(coefBits+interBits), 0), maxv)
+			e := frame.KeyAlpha(o, int32(k0[i]))
+			drow[i] = T(frame.Key(v, int32(drow[i])>>shift, black, o, e, maxv) << shift)
+		}
+		return
+	}
+	k0, k1 = k0[:len(acc)], k1[:len(acc)]
+	for i := 0; i+1 < len(acc); i += 2 {
+		e := frame.KeyAlpha(o, frame.QuadAlpha(int32(k0[i]), int32(k0[i+1]), int32(k1[i]), int32(k1[i+1])))
+		vb := min(max(acc[i]>>(coefBits+interBits), 0), maxv)
+		vr := min(max(acc[i+1]>>(coefBits+interBits), 0), maxv)
+		drow[i] = T(frame.Key(vb, int32(drow[i])>>shift, black, o, e, maxv) << shift)
+		drow[i+1] = T(frame.Key(vr, int32(drow[i+1])>>shift, black, o, e, maxv) << shift)
+	}
 }
 
 // scalerKey identifies the filters of one scaling geometry.
@@ -186,21 +226,45 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 	if vx1 <= vx0 || vy1 <= vy0 {
 		return
 	}
-	if crop.W == rect.W && crop.H == rect.H && alpha >= 256 {
+	keyed := src.Alpha != nil
+	if crop.W == rect.W && crop.H == rect.H && alpha >= 256 && !keyed {
 		copyRect(dst, src, crop, rect, vx0, vy0, vx1, vy1)
 		return
 	}
 	sc := c.scalerFor(scalerKey{crop.W, crop.H, rect.W, rect.H})
+	// A keyed layer's alpha over the visible rectangle: the plane itself
+	// at 1:1, else scaled with the luma filters into c.key.
+	var key []uint8
+	keyPitch := 0
+	if keyed {
+		vw, vh := vx1-vx0, vy1-vy0
+		if crop.W == rect.W && crop.H == rect.H {
+			key, keyPitch = src.Alpha[(crop.Y+vy0)*src.Width+crop.X+vx0:], src.Width
+		} else {
+			if cap(c.key) < vw*vh {
+				c.key = make([]uint8, vw*vh)
+			}
+			key, keyPitch = c.key[:vw*vh], vw
+			c.tmp = (&planeJob[uint8]{
+				src: src.Alpha, srcPitch: src.Width, sx0: crop.X, sy0: crop.Y,
+				dst: key, dstPitch: vw, dx0: -vx0, dy0: -vy0,
+				vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: 256, fx: sc.lx, fy: sc.ly,
+			}).run(c.tmp)
+		}
+	}
+	by, bc := dst.Format.Black()
 	if dst.Format == frame.P010 {
 		c.tmp = (&planeJob[uint16]{
 			src: src.Plane16(0), srcPitch: src.Pitch[0] / 2, sx0: crop.X, sy0: crop.Y,
 			dst: dst.Plane16(0), dstPitch: dst.Pitch[0] / 2, dx0: rect.X, dy0: rect.Y,
 			vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, shift: 6, alpha: alpha, fx: sc.lx, fy: sc.ly,
+			key: key, keyPitch: keyPitch, black: int32(by >> 6),
 		}).run(c.tmp)
 		c.tmp = (&planeJob[uint16]{
 			src: src.Plane16(1), srcPitch: src.Pitch[1] / 2, sx0: crop.X / 2, sy0: crop.Y / 2,
 			dst: dst.Plane16(1), dstPitch: dst.Pitch[1] / 2, dx0: rect.X / 2, dy0: rect.Y / 2,
 			vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, shift: 6, alpha: alpha, fx: sc.cx, fy: sc.cy,
+			key: key, keyPitch: keyPitch, black: int32(bc >> 6),
 		}).run(c.tmp)
 		return
 	}
@@ -208,11 +272,13 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 		src: src.Data[0], srcPitch: src.Pitch[0], sx0: crop.X, sy0: crop.Y,
 		dst: dst.Data[0], dstPitch: dst.Pitch[0], dx0: rect.X, dy0: rect.Y,
 		vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: alpha, fx: sc.lx, fy: sc.ly,
+		key: key, keyPitch: keyPitch, black: int32(by),
 	}).run(c.tmp)
 	c.tmp = (&planeJob[uint8]{
 		src: src.Data[1], srcPitch: src.Pitch[1], sx0: crop.X / 2, sy0: crop.Y / 2,
 		dst: dst.Data[1], dstPitch: dst.Pitch[1], dx0: rect.X / 2, dy0: rect.Y / 2,
 		vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, alpha: alpha, fx: sc.cx, fy: sc.cy,
+		key: key, keyPitch: keyPitch, black: int32(bc),
 	}).run(c.tmp)
 }
 

@@ -36,11 +36,15 @@ func (b *backend) browserBackend() *browser.Backend[Frame] {
 			}
 			return f, nil
 		},
-		NewImporter: func(f frame.Format, log *slog.Logger) (browser.Importer[Frame], error) {
+		NewImporter: func(f frame.Format, key bool, log *slog.Logger) (browser.Importer[Frame], error) {
 			if b.ctx == nil {
 				return nil, errClosed
 			}
-			return NewImporter(b.ctx, f, log, RegisterHostBuffers)
+			im, err := NewImporter(b.ctx, f, log, RegisterHostBuffers)
+			if err == nil {
+				im.Key = key
+			}
+			return im, err
 		},
 		Memories: []ipc.Memory{ipc.MemoryHost, ipc.MemoryCUDA},
 	}
@@ -54,6 +58,10 @@ type Importer struct {
 	coeffs   gpu.Coeffs
 	log      *slog.Logger
 	register bool
+	// Key gives pictures with alpha (browser.HasAlpha) frames with an alpha
+	// plane, keyed over the scene; without it they are composited over
+	// black. Set it before the first Convert.
+	Key bool
 
 	stream  *gpu.Stream
 	conv    *gpu.PictureConverter
@@ -61,7 +69,14 @@ type Importer struct {
 	staging *gpu.DeviceMemory // memfd pictures are copied here for the kernel
 
 	mu    sync.Mutex
-	pools map[[2]int]*gpu.FramePool
+	pools map[poolKey]*gpu.FramePool
+}
+
+// poolKey is what a picture's frames are pooled by: its size and whether
+// they have an alpha plane.
+type poolKey struct {
+	w, h  int
+	alpha bool
 }
 
 // hostImport is a mapped memfd, page-locked when reg is set.
@@ -82,7 +97,7 @@ func NewImporter(c *gpu.Context, f frame.Format, log *slog.Logger, register bool
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	im := &Importer{ctx: c, format: f, coeffs: gpu.Coeffs(browser.CoeffsFor(f)), log: log, register: register, pools: map[[2]int]*gpu.FramePool{}}
+	im := &Importer{ctx: c, format: f, coeffs: gpu.Coeffs(browser.CoeffsFor(f)), log: log, register: register, pools: map[poolKey]*gpu.FramePool{}}
 	var err error
 	if im.stream, err = c.NewStream(); err == nil {
 		if im.conv, err = gpu.NewPictureConverter(im.stream); err == nil {
@@ -125,7 +140,7 @@ func (im *Importer) Import(b *ipc.Buffer) (browser.Mapping, error) {
 // stream and returns once the buffer is no longer read.
 func (im *Importer) Convert(m browser.Mapping, b *ipc.Buffer) (Frame, error) {
 	p := b.Picture
-	pool, err := im.pool(p.Width, p.Height)
+	pool, err := im.pool(poolKey{p.Width, p.Height, im.Key && browser.HasAlpha(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -183,20 +198,24 @@ func DevicePicture(p ipc.Picture, k gpu.Coeffs) gpu.Picture {
 	r, g, b := browser.Channels(p.Format)
 	return gpu.Picture{
 		Width: p.Width, Height: p.Height, Pitch: p.Pitch, NV12: p.Format == ipc.NV12, Offset1: p.Offset1,
-		R: r, G: g, B: b, Straight: p.Alpha == ipc.AlphaStraight, Coeffs: k,
+		R: r, G: g, B: b, Straight: p.Alpha == ipc.AlphaStraight, Alpha: browser.HasAlpha(p), Coeffs: k,
 	}
 }
 
-func (im *Importer) pool(w, h int) (*gpu.FramePool, error) {
+func (im *Importer) pool(k poolKey) (*gpu.FramePool, error) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	p := im.pools[[2]int{w, h}]
+	p := im.pools[k]
 	if p == nil {
+		newPool := gpu.NewFramePool
+		if k.alpha {
+			newPool = gpu.NewAlphaFramePool
+		}
 		var err error
-		if p, err = gpu.NewFramePool(im.ctx, im.format, w, h, 0); err != nil {
+		if p, err = newPool(im.ctx, im.format, k.w, k.h, 0); err != nil {
 			return nil, err
 		}
-		im.pools[[2]int{w, h}] = p
+		im.pools[k] = p
 	}
 	return p, nil
 }

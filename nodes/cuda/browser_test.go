@@ -15,6 +15,7 @@ import (
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/browser"
+	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
@@ -109,8 +110,10 @@ func must(t testing.TB, err error) {
 // TestGPUImportIsTheCPUConverter imports producers' buffers (memfds,
 // page-locked or not, and exported CUDA memory) into the CUDA importer and
 // checks every converted frame is, byte for byte, what the CPU converter
-// makes of the same picture; every import is released and no descriptor
-// is left open.
+// makes of the same picture, alpha plane included where the picture has
+// alpha; that the device compositor keys it over a scene (1:1 and scaled,
+// opaque and fading) byte for byte as package cpu's does; every import is
+// released and no descriptor is left open.
 func TestGPUImportIsTheCPUConverter(t *testing.T) {
 	needGPU(t)
 	c, err := gpu.NewContext(gpu.SchedBlockingSync)
@@ -145,7 +148,12 @@ func TestGPUImportIsTheCPUConverter(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%v-%v/%v", m.name, pc.f, pc.a, out), func(t *testing.T) {
 					im, err := nodecuda.NewImporter(c, out, nil, m.register)
 					must(t, err)
+					im.Key = true
 					defer im.Close()
+					newFrame := frame.New
+					if browser.HasAlpha(pic) {
+						newFrame = frame.NewAlpha
+					}
 					for seq := uint64(1); seq <= 3; seq++ {
 						src := make([]byte, pic.Size)
 						rnd := rand.New(rand.NewPCG(seq, uint64(pc.f)))
@@ -161,17 +169,27 @@ func TestGPUImportIsTheCPUConverter(t *testing.T) {
 						got, err := im.Convert(mp, f.Buffer)
 						f.Release()
 						must(t, err)
-						host, _ := frame.New(out, pic.Width, pic.Height)
-						must(t, got.(*gpu.Frame).Download(s, host))
-						got.Release()
-						must(t, im.Release(mp))
-						want, _ := frame.New(out, pic.Width, pic.Height)
+						dev := got.(*gpu.Frame)
+						if (dev.Alpha != 0) != browser.HasAlpha(pic) {
+							t.Fatalf("a %v %v picture converted into a frame with alpha plane %#x", pc.f, pc.a, dev.Alpha)
+						}
+						host, _ := newFrame(out, pic.Width, pic.Height)
+						must(t, dev.Download(s, host))
+						want, _ := newFrame(out, pic.Width, pic.Height)
 						must(t, browser.ToCanvas(want, src, pic))
 						for p := 0; p < 2; p++ {
 							if !bytes.Equal(host.Data[p], want.Data[p]) {
 								t.Fatalf("frame %d, plane %d: the GPU's conversion differs from the CPU converter's", seq, p)
 							}
 						}
+						if !bytes.Equal(host.Alpha, want.Alpha) {
+							t.Fatalf("frame %d: the GPU's alpha plane differs from the CPU converter's", seq)
+						}
+						if seq == 1 {
+							keyBoth(t, c, s, dev, want)
+						}
+						got.Release()
+						must(t, im.Release(mp))
 					}
 				})
 			}
@@ -180,6 +198,68 @@ func TestGPUImportIsTheCPUConverter(t *testing.T) {
 	}
 	if n := fdCount(t); n != fds {
 		t.Errorf("%d descriptors open after every import was released, %d before", n, fds)
+	}
+}
+
+// keyBoth draws the converted picture (on the device, and as the CPU
+// converted it) over a scene of noise with the device compositor and with
+// package cpu's, 1:1 and scaled, opaque and fading, and checks the two
+// canvases are the same bytes.
+func keyBoth(t *testing.T, c *gpu.Context, s *gpu.Stream, dev *gpu.Frame, host *frame.Frame) {
+	t.Helper()
+	const W, H = 640, 360
+	bg, _ := frame.New(host.Format, W, H)
+	rnd := rand.New(rand.NewPCG(9, 9))
+	for p := range bg.Data {
+		for i := range bg.Data[p] {
+			bg.Data[p][i] = byte(rnd.Uint32())
+		}
+	}
+	if host.Format == frame.P010 { // stored samples keep their low six bits clear, as decoders write them
+		for p := range bg.Data {
+			for i, v := range bg.Plane16(p) {
+				bg.Plane16(p)[i] = v &^ 63
+			}
+		}
+	}
+	dbg, err := gpu.NewFrame(c, host.Format, W, H)
+	must(t, err)
+	defer dbg.Release()
+	must(t, dbg.Upload(s, bg))
+	comp, err := gpu.NewCompositor(s)
+	must(t, err)
+	defer comp.Close()
+	for _, l := range []struct {
+		name    string
+		rect    frame.Rect
+		opacity float64
+	}{
+		{"1:1", frame.Rect{W: host.Width, H: host.Height}, 1},
+		{"1:1-fading", frame.Rect{X: -2, Y: 4, W: host.Width, H: host.Height}, 0.45},
+		{"scaled", frame.Rect{X: 20, Y: 10, W: 500, H: 280}, 1},
+		{"scaled-fading", frame.Rect{X: 100, Y: 200, W: 1280, H: 720}, 0.7},
+	} {
+		want, _ := frame.New(host.Format, W, H)
+		must(t, cpu.NewCompositor().Render(want, []cpu.Layer{
+			{Frame: bg, Rect: frame.Rect{W: W, H: H}, Opacity: 1},
+			{Frame: host, Rect: l.rect, Opacity: l.opacity},
+		}))
+		p := frame.Place(dev.Width, dev.Height, frame.Rect{}, l.rect, frame.Stretch)
+		full := gpu.Rect{W: W, H: H}
+		dst, err := gpu.NewFrame(c, host.Format, W, H)
+		must(t, err)
+		must(t, comp.Draw(dst, []gpu.Layer{
+			{Frame: dbg, Crop: full, Dst: full, Opacity: 1},
+			{Frame: dev, Crop: gpu.Rect(p.Crop), Dst: gpu.Rect(p.Dst), Pad: gpu.Rect(p.Pad), Opacity: l.opacity},
+		}))
+		got, _ := frame.New(host.Format, W, H)
+		must(t, dst.Download(s, got))
+		dst.Release()
+		for pl := 0; pl < 2; pl++ {
+			if !bytes.Equal(got.Data[pl], want.Data[pl]) {
+				t.Errorf("%s: plane %d of the device compositor's canvas differs from package cpu's", l.name, pl)
+			}
+		}
 	}
 }
 

@@ -37,8 +37,8 @@ import (
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
 
-// LowerThird is the built-in page: a red lower third and a blue ticker on
-// a transparent page.
+// LowerThird is the built-in page: a red lower third, a blue ticker and a
+// half-transparent yellow corner bug on a transparent page.
 //
 //go:embed lowerthird.html
 var LowerThird []byte
@@ -102,7 +102,12 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	pic := ipc.NewPicture(ipc.RGBA, ipc.AlphaStraight, cfg.Width, cfg.Height)
+	// Headless Chromium's screencast PNGs carry premultiplied colour,
+	// whatever PNG says: a page's rgba(255, 255, 0, 0.5) arrives as
+	// 128, 128, 0 at alpha 128 (measured with Chromium 156, the keying
+	// test's half-transparent bug), so the pictures are announced as
+	// premultiplied. Opaque and transparent pixels read the same either way.
+	pic := ipc.NewPicture(ipc.RGBA, ipc.AlphaPremultiplied, cfg.Width, cfg.Height)
 	if err := pic.Check(); err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
@@ -207,7 +212,7 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 			st.Dropped.Add(1)
 			continue
 		}
-		// The page's pixels, straight alpha, at the picture's size.
+		// The page's pixels, as the PNG holds them (premultiplied: see pic), at the picture's size.
 		draw.Draw(canvas, canvas.Bounds(), image.Transparent, image.Point{}, draw.Src)
 		draw.Draw(canvas, canvas.Bounds(), img, img.Bounds().Min, draw.Src)
 		px := b.Pixels()
