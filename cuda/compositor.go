@@ -151,14 +151,21 @@ func (c *Compositor) Draw(dst *Frame, layers []Layer) error {
 			nw++
 		}
 	}
-	fn := c.mod.draw48
+	keyed := false
+	for i := 0; i < n; i++ {
+		keyed = keyed || c.plan.args.layer[i].key != 0
+	}
+	fn := [2]C.onair_h{c.mod.draw48, c.mod.drawk48}
 	switch {
 	case n <= 4:
-		fn = c.mod.draw4
+		fn = [2]C.onair_h{c.mod.draw4, c.mod.drawk4}
 	case n <= 16:
-		fn = c.mod.draw16
+		fn = [2]C.onair_h{c.mod.draw16, c.mod.drawk16}
 	}
-	return c.launch(fn, dst, nw, unsafe.Pointer(c.plan.args))
+	if keyed {
+		return c.launch(fn[1], dst, nw, unsafe.Pointer(c.plan.args))
+	}
+	return c.launch(fn[0], dst, nw, unsafe.Pointer(c.plan.args))
 }
 
 // launch waits for nw events, runs fn over dst (a thread per 2x2 block)

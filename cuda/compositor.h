@@ -281,8 +281,10 @@ ONAIR_FN void onair_key_quad(const onair_canvas *cv, int o, const int v[4], int 
 // onair_draw_quad renders the 2x2 luma block at (2px, 2py) and the chroma
 // pair (px, py) of the canvas. bps and shift are the canvas's; the kernels
 // pass them as constants, so each format gets code without format tests.
+// keyed, a constant too, is 0 for a table without keyed layers: the key's
+// code is left out of that kernel (it cost the scaled draws registers).
 ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers, int px, int py, const int bps,
-                              const int shift) {
+                              const int shift, const int keyed) {
 	const int X = 2 * px, Y = 2 * py;
 	if (X >= cv->width || Y >= cv->height) return;
 	const int maxv = shift ? 1023 : 255;
@@ -294,7 +296,7 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 		if (X < L->pad_x0 || X >= L->pad_x1 || Y < L->pad_y0 || Y >= L->pad_y1) continue;
 		const int a = L->alpha;
 		if (X < L->dst_x0 || X >= L->dst_x1 || Y < L->dst_y0 || Y >= L->dst_y1) {
-			if (L->key) continue;  // a keyed picture's padding is transparent
+			if (keyed && L->key) continue;  // a keyed picture's padding is transparent
 			// Black padding around a contained picture.
 			const int vy = cv->black_y >> shift, vc = cv->black_c >> shift;
 			y0 = onair_blend(vy, y0, a, shift);
@@ -311,7 +313,7 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 		if (L->copy) {
 			const unsigned char *s = onair_addr(L->y) + (long long)(L->crop_y + j) * pitch + (L->crop_x + i) * bps;
 			const unsigned char *t = onair_addr(L->c) + (long long)((L->crop_y >> 1) + jc) * pitch + ((L->crop_x >> 1) + ic) * 2 * bps;
-			if (L->key) {
+			if (keyed && L->key) {
 				// 1:1 and keyed: the samples' values and the pixels' alphas
 				// as they are (what the identity filter gives).
 				const unsigned char *q = onair_addr(L->c) + L->key + (long long)(L->crop_y + j) * pitch + L->crop_x + i;
@@ -386,7 +388,7 @@ ONAIR_FN void onair_draw_quad(const onair_canvas *cv, const onair_layer *layers,
 			vb = onair_final(ab, maxv);
 			vr = onair_final(ar, maxv);
 		}
-		if (L->key) {
+		if (keyed && L->key) {
 			// Keyed: the alpha plane scaled as luma is.
 			int k[4];
 			onair_luma4(f, onair_addr(L->c) + L->key + (long long)L->crop_y * pitch + L->crop_x, pitch, L->wide, i, j, 1, 0, k);

@@ -7,8 +7,11 @@ package cuda
 
 // The kernels' per-pixel code, run on the CPU over the whole canvas.
 static void onair_host_draw(const onair_draw48_args *a) {
+	int keyed = 0; // as the GPU picks its kernel (Compositor.Draw)
+	for (int l = 0; l < a->canvas.layers; l++) keyed |= a->layer[l].key != 0;
 	for (int py = 0; py < a->canvas.height / 2; py++)
-		for (int px = 0; px < a->canvas.width / 2; px++) onair_draw_quad(&a->canvas, a->layer, px, py, a->canvas.bps, a->canvas.shift);
+		for (int px = 0; px < a->canvas.width / 2; px++)
+			onair_draw_quad(&a->canvas, a->layer, px, py, a->canvas.bps, a->canvas.shift, keyed);
 }
 static void onair_host_transition(const onair_transition_args *a) {
 	for (int py = 0; py < a->height / 2; py++)

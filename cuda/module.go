@@ -49,12 +49,13 @@ func init() {
 // module is the compositor's kernels, JIT-compiled by the driver for the
 // context's GPU on first use.
 type module struct {
-	ctx                   *Context
-	h                     C.onair_h
-	draw4, draw16, draw48 C.onair_h
-	transition, busy      C.onair_h
-	picture               C.onair_h
-	ptxVersion, ptxTarget string
+	ctx                      *Context
+	h                        C.onair_h
+	draw4, draw16, draw48    C.onair_h // tables without keyed layers
+	drawk4, drawk16, drawk48 C.onair_h // with
+	transition, busy         C.onair_h
+	picture                  C.onair_h
+	ptxVersion, ptxTarget    string
 }
 
 var ptxHeader = regexp.MustCompile(`(?m)^\.version\s+(\S+)\s*$|^\.target\s+(\S+)`)
@@ -98,6 +99,7 @@ func loadModule(c *Context, ptx string) (*module, error) {
 		name string
 		fn   *C.onair_h
 	}{{"onair_draw4", &m.draw4}, {"onair_draw16", &m.draw16}, {"onair_draw48", &m.draw48},
+		{"onair_drawk4", &m.drawk4}, {"onair_drawk16", &m.drawk16}, {"onair_drawk48", &m.drawk48},
 		{"onair_transition", &m.transition}, {"onair_busy", &m.busy}, {"onair_picture", &m.picture}} {
 		cs := C.CString(k.name)
 		var fn C.onair_h

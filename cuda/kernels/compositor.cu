@@ -14,20 +14,24 @@
 
 // One draw: a thread per 2x2 luma block, the code specialised per format.
 // Three sizes of layer table, so a small draw does not pass a 4 KB
-// argument.
-#define ONAIR_DRAW_KERNEL(N)                                                   \
+// argument; each in two kinds, onair_drawN for tables without keyed
+// layers and onair_drawkN with the key's code.
+#define ONAIR_DRAW_KERNEL(NAME, N, KEYED)                                      \
 	extern "C" __global__ void __launch_bounds__(256, ONAIR_MIN_BLOCKS)        \
-	    onair_draw##N(const onair_draw##N##_args a) {                          \
+	    NAME(const onair_draw##N##_args a) {                                   \
 		const int px = blockIdx.x * blockDim.x + threadIdx.x;                  \
 		const int py = blockIdx.y * blockDim.y + threadIdx.y;                  \
 		if (a.canvas.bps == 2)                                                 \
-			onair_draw_quad(&a.canvas, a.layer, px, py, 2, 6);                 \
+			onair_draw_quad(&a.canvas, a.layer, px, py, 2, 6, KEYED);          \
 		else                                                                   \
-			onair_draw_quad(&a.canvas, a.layer, px, py, 1, 0);                 \
+			onair_draw_quad(&a.canvas, a.layer, px, py, 1, 0, KEYED);          \
 	}
-ONAIR_DRAW_KERNEL(4)
-ONAIR_DRAW_KERNEL(16)
-ONAIR_DRAW_KERNEL(48)
+ONAIR_DRAW_KERNEL(onair_draw4, 4, 0)
+ONAIR_DRAW_KERNEL(onair_draw16, 16, 0)
+ONAIR_DRAW_KERNEL(onair_draw48, 48, 0)
+ONAIR_DRAW_KERNEL(onair_drawk4, 4, 1)
+ONAIR_DRAW_KERNEL(onair_drawk16, 16, 1)
+ONAIR_DRAW_KERNEL(onair_drawk48, 48, 1)
 
 extern "C" __global__ void onair_transition(const onair_transition_args a) {
 	const int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
