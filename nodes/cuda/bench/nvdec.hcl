@@ -8,6 +8,7 @@ variable "placement" { default = "decode_loops" }
 variable "routing" { default = "input" }
 variable "loops" { default = 0 }
 variable "clips" { default = 2 }
+variable "pacing" { default = 4 } # pacing loops (the language's default)
 
 show {
   name       = "nvdec-${var.n}-${var.placement}-${var.routing}"
@@ -19,6 +20,7 @@ canvas {
   input_routing     = var.routing
   decoder_placement = var.placement
   decode_loops      = var.loops
+  pacing_loops      = var.pacing
 }
 source "hevc_file" "cam" {
   count = var.n
