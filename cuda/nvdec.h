@@ -103,7 +103,7 @@ typedef struct {
 _Static_assert(sizeof(nvd_packet) == 32, "CUVIDSOURCEDATAPACKET");
 
 typedef int (*nvd_seq_fn)(void *, nvd_format *);
-typedef int (*nvd_decode_fn)(void *, void *); // CUVIDPICPARAMS is opaque here
+typedef int (*nvd_decode_fn)(void *, void *); // a CUVIDPICPARAMS (nvd_picparams, below)
 typedef int (*nvd_display_fn)(void *, nvd_dispinfo *);
 
 typedef struct {
@@ -203,6 +203,287 @@ typedef struct {
 } nvd_decode_status; // CUVIDGETDECODESTATUS
 
 _Static_assert(sizeof(nvd_decode_status) == 192, "CUVIDGETDECODESTATUS");
+
+// The picture parameters cuvidDecodePicture takes: the common part, then
+// the codec's own in a union of 4 KiB. Only HEVC's are declared (onair's
+// own HEVC parser fills them, cuda/hevc); H.264's stay NVIDIA's parser's
+// business. The field names are NVIDIA's (the specification's), so that a
+// check against NVIDIA's header can go name by name (nvdec_layout_test.go).
+
+typedef struct {
+	int pic_width_in_luma_samples;
+	int pic_height_in_luma_samples;
+	unsigned char log2_min_luma_coding_block_size_minus3;
+	unsigned char log2_diff_max_min_luma_coding_block_size;
+	unsigned char log2_min_transform_block_size_minus2;
+	unsigned char log2_diff_max_min_transform_block_size;
+	unsigned char pcm_enabled_flag;
+	unsigned char log2_min_pcm_luma_coding_block_size_minus3;
+	unsigned char log2_diff_max_min_pcm_luma_coding_block_size;
+	unsigned char pcm_sample_bit_depth_luma_minus1;
+	unsigned char pcm_sample_bit_depth_chroma_minus1;
+	unsigned char pcm_loop_filter_disabled_flag;
+	unsigned char strong_intra_smoothing_enabled_flag;
+	unsigned char max_transform_hierarchy_depth_intra;
+	unsigned char max_transform_hierarchy_depth_inter;
+	unsigned char amp_enabled_flag;
+	unsigned char separate_colour_plane_flag;
+	unsigned char log2_max_pic_order_cnt_lsb_minus4;
+	unsigned char num_short_term_ref_pic_sets;
+	unsigned char long_term_ref_pics_present_flag;
+	unsigned char num_long_term_ref_pics_sps;
+	unsigned char sps_temporal_mvp_enabled_flag;
+	unsigned char sample_adaptive_offset_enabled_flag;
+	unsigned char scaling_list_enable_flag;
+	unsigned char IrapPicFlag;
+	unsigned char IdrPicFlag;
+	unsigned char bit_depth_luma_minus8;
+	unsigned char bit_depth_chroma_minus8;
+	unsigned char log2_max_transform_skip_block_size_minus2;
+	unsigned char log2_sao_offset_scale_luma;
+	unsigned char log2_sao_offset_scale_chroma;
+	unsigned char high_precision_offsets_enabled_flag;
+	unsigned char reserved1[10];
+	unsigned char dependent_slice_segments_enabled_flag;
+	unsigned char slice_segment_header_extension_present_flag;
+	unsigned char sign_data_hiding_enabled_flag;
+	unsigned char cu_qp_delta_enabled_flag;
+	unsigned char diff_cu_qp_delta_depth;
+	signed char init_qp_minus26;
+	signed char pps_cb_qp_offset;
+	signed char pps_cr_qp_offset;
+	unsigned char constrained_intra_pred_flag;
+	unsigned char weighted_pred_flag;
+	unsigned char weighted_bipred_flag;
+	unsigned char transform_skip_enabled_flag;
+	unsigned char transquant_bypass_enabled_flag;
+	unsigned char entropy_coding_sync_enabled_flag;
+	unsigned char log2_parallel_merge_level_minus2;
+	unsigned char num_extra_slice_header_bits;
+	unsigned char loop_filter_across_tiles_enabled_flag;
+	unsigned char loop_filter_across_slices_enabled_flag;
+	unsigned char output_flag_present_flag;
+	unsigned char num_ref_idx_l0_default_active_minus1;
+	unsigned char num_ref_idx_l1_default_active_minus1;
+	unsigned char lists_modification_present_flag;
+	unsigned char cabac_init_present_flag;
+	unsigned char pps_slice_chroma_qp_offsets_present_flag;
+	unsigned char deblocking_filter_override_enabled_flag;
+	unsigned char pps_deblocking_filter_disabled_flag;
+	signed char pps_beta_offset_div2;
+	signed char pps_tc_offset_div2;
+	unsigned char tiles_enabled_flag;
+	unsigned char uniform_spacing_flag;
+	unsigned char num_tile_columns_minus1;
+	unsigned char num_tile_rows_minus1;
+	unsigned short column_width_minus1[21];
+	unsigned short row_height_minus1[21];
+	unsigned char sps_range_extension_flag;
+	unsigned char transform_skip_rotation_enabled_flag;
+	unsigned char transform_skip_context_enabled_flag;
+	unsigned char implicit_rdpcm_enabled_flag;
+	unsigned char explicit_rdpcm_enabled_flag;
+	unsigned char extended_precision_processing_flag;
+	unsigned char intra_smoothing_disabled_flag;
+	unsigned char persistent_rice_adaptation_enabled_flag;
+	unsigned char cabac_bypass_alignment_enabled_flag;
+	unsigned char pps_range_extension_flag;
+	unsigned char cross_component_prediction_enabled_flag;
+	unsigned char chroma_qp_offset_list_enabled_flag;
+	unsigned char diff_cu_chroma_qp_offset_depth;
+	unsigned char chroma_qp_offset_list_len_minus1;
+	signed char cb_qp_offset_list[6];
+	signed char cr_qp_offset_list[6];
+	unsigned char reserved2[2];
+	unsigned int reserved3[8];
+	int NumBitsForShortTermRPSInSlice;
+	int NumDeltaPocsOfRefRpsIdx;
+	int NumPocTotalCurr;
+	int NumPocStCurrBefore;
+	int NumPocStCurrAfter;
+	int NumPocLtCurr;
+	int CurrPicOrderCntVal;
+	int RefPicIdx[16];
+	int PicOrderCntVal[16];
+	unsigned char IsLongTerm[16];
+	unsigned char RefPicSetStCurrBefore[8];
+	unsigned char RefPicSetStCurrAfter[8];
+	unsigned char RefPicSetLtCurr[8];
+	unsigned char RefPicSetInterLayer0[8];
+	unsigned char RefPicSetInterLayer1[8];
+	unsigned int reserved4[12];
+	unsigned char ScalingList4x4[6][16];
+	unsigned char ScalingList8x8[6][64];
+	unsigned char ScalingList16x16[6][64];
+	unsigned char ScalingList32x32[2][64];
+	unsigned char ScalingListDCCoeff16x16[6];
+	unsigned char ScalingListDCCoeff32x32[2];
+} nvd_hevc_picparams; // CUVIDHEVCPICPARAMS
+
+typedef struct {
+	int PicWidthInMbs, FrameHeightInMbs; // the coded size in 16x16 blocks
+	int CurrPicIdx;                      // the surface decoded into
+	int field_pic_flag, bottom_field_flag, second_field;
+	unsigned int nBitstreamDataLen;
+	const unsigned char *pBitstreamData; // the picture's slice NAL units
+	unsigned int nNumSlices;
+	const unsigned int *pSliceDataOffsets; // where each slice starts in pBitstreamData
+	int ref_pic_flag, intra_pic_flag;
+	unsigned int Reserved[30];
+	union {
+		nvd_hevc_picparams hevc;
+		unsigned int CodecReserved[1024];
+	} CodecSpecific;
+} nvd_picparams; // CUVIDPICPARAMS
+
+_Static_assert(offsetof(nvd_hevc_picparams, reserved1) == 38, "CUVIDHEVCPICPARAMS");
+_Static_assert(offsetof(nvd_hevc_picparams, column_width_minus1) == 80, "CUVIDHEVCPICPARAMS");
+_Static_assert(offsetof(nvd_hevc_picparams, NumBitsForShortTermRPSInSlice) == 224, "CUVIDHEVCPICPARAMS");
+_Static_assert(offsetof(nvd_hevc_picparams, ScalingList4x4) == 484, "CUVIDHEVCPICPARAMS");
+_Static_assert(sizeof(nvd_hevc_picparams) == 1484, "CUVIDHEVCPICPARAMS");
+_Static_assert(offsetof(nvd_picparams, pBitstreamData) == 32, "CUVIDPICPARAMS");
+_Static_assert(offsetof(nvd_picparams, pSliceDataOffsets) == 48, "CUVIDPICPARAMS");
+_Static_assert(offsetof(nvd_picparams, CodecSpecific) == 184, "CUVIDPICPARAMS");
+_Static_assert(sizeof(nvd_picparams) == 4280, "CUVIDPICPARAMS");
+
+// The fields of both, by name, offset and size: what the layout test
+// compares with NVIDIA's header.
+#define NVD_PIC_FIELDS(X) \
+	X(PicWidthInMbs) X(FrameHeightInMbs) X(CurrPicIdx) X(field_pic_flag) X(bottom_field_flag) X(second_field) \
+	X(nBitstreamDataLen) X(pBitstreamData) X(nNumSlices) X(pSliceDataOffsets) X(ref_pic_flag) X(intra_pic_flag) \
+	X(Reserved) X(CodecSpecific)
+#define NVD_HEVC_FIELDS(X) \
+	X(pic_width_in_luma_samples) \
+	X(pic_height_in_luma_samples) \
+	X(log2_min_luma_coding_block_size_minus3) \
+	X(log2_diff_max_min_luma_coding_block_size) \
+	X(log2_min_transform_block_size_minus2) \
+	X(log2_diff_max_min_transform_block_size) \
+	X(pcm_enabled_flag) \
+	X(log2_min_pcm_luma_coding_block_size_minus3) \
+	X(log2_diff_max_min_pcm_luma_coding_block_size) \
+	X(pcm_sample_bit_depth_luma_minus1) \
+	X(pcm_sample_bit_depth_chroma_minus1) \
+	X(pcm_loop_filter_disabled_flag) \
+	X(strong_intra_smoothing_enabled_flag) \
+	X(max_transform_hierarchy_depth_intra) \
+	X(max_transform_hierarchy_depth_inter) \
+	X(amp_enabled_flag) \
+	X(separate_colour_plane_flag) \
+	X(log2_max_pic_order_cnt_lsb_minus4) \
+	X(num_short_term_ref_pic_sets) \
+	X(long_term_ref_pics_present_flag) \
+	X(num_long_term_ref_pics_sps) \
+	X(sps_temporal_mvp_enabled_flag) \
+	X(sample_adaptive_offset_enabled_flag) \
+	X(scaling_list_enable_flag) \
+	X(IrapPicFlag) \
+	X(IdrPicFlag) \
+	X(bit_depth_luma_minus8) \
+	X(bit_depth_chroma_minus8) \
+	X(log2_max_transform_skip_block_size_minus2) \
+	X(log2_sao_offset_scale_luma) \
+	X(log2_sao_offset_scale_chroma) \
+	X(high_precision_offsets_enabled_flag) \
+	X(reserved1) \
+	X(dependent_slice_segments_enabled_flag) \
+	X(slice_segment_header_extension_present_flag) \
+	X(sign_data_hiding_enabled_flag) \
+	X(cu_qp_delta_enabled_flag) \
+	X(diff_cu_qp_delta_depth) \
+	X(init_qp_minus26) \
+	X(pps_cb_qp_offset) \
+	X(pps_cr_qp_offset) \
+	X(constrained_intra_pred_flag) \
+	X(weighted_pred_flag) \
+	X(weighted_bipred_flag) \
+	X(transform_skip_enabled_flag) \
+	X(transquant_bypass_enabled_flag) \
+	X(entropy_coding_sync_enabled_flag) \
+	X(log2_parallel_merge_level_minus2) \
+	X(num_extra_slice_header_bits) \
+	X(loop_filter_across_tiles_enabled_flag) \
+	X(loop_filter_across_slices_enabled_flag) \
+	X(output_flag_present_flag) \
+	X(num_ref_idx_l0_default_active_minus1) \
+	X(num_ref_idx_l1_default_active_minus1) \
+	X(lists_modification_present_flag) \
+	X(cabac_init_present_flag) \
+	X(pps_slice_chroma_qp_offsets_present_flag) \
+	X(deblocking_filter_override_enabled_flag) \
+	X(pps_deblocking_filter_disabled_flag) \
+	X(pps_beta_offset_div2) \
+	X(pps_tc_offset_div2) \
+	X(tiles_enabled_flag) \
+	X(uniform_spacing_flag) \
+	X(num_tile_columns_minus1) \
+	X(num_tile_rows_minus1) \
+	X(column_width_minus1) \
+	X(row_height_minus1) \
+	X(sps_range_extension_flag) \
+	X(transform_skip_rotation_enabled_flag) \
+	X(transform_skip_context_enabled_flag) \
+	X(implicit_rdpcm_enabled_flag) \
+	X(explicit_rdpcm_enabled_flag) \
+	X(extended_precision_processing_flag) \
+	X(intra_smoothing_disabled_flag) \
+	X(persistent_rice_adaptation_enabled_flag) \
+	X(cabac_bypass_alignment_enabled_flag) \
+	X(pps_range_extension_flag) \
+	X(cross_component_prediction_enabled_flag) \
+	X(chroma_qp_offset_list_enabled_flag) \
+	X(diff_cu_chroma_qp_offset_depth) \
+	X(chroma_qp_offset_list_len_minus1) \
+	X(cb_qp_offset_list) \
+	X(cr_qp_offset_list) \
+	X(reserved2) \
+	X(reserved3) \
+	X(NumBitsForShortTermRPSInSlice) \
+	X(NumDeltaPocsOfRefRpsIdx) \
+	X(NumPocTotalCurr) \
+	X(NumPocStCurrBefore) \
+	X(NumPocStCurrAfter) \
+	X(NumPocLtCurr) \
+	X(CurrPicOrderCntVal) \
+	X(RefPicIdx) \
+	X(PicOrderCntVal) \
+	X(IsLongTerm) \
+	X(RefPicSetStCurrBefore) \
+	X(RefPicSetStCurrAfter) \
+	X(RefPicSetLtCurr) \
+	X(RefPicSetInterLayer0) \
+	X(RefPicSetInterLayer1) \
+	X(reserved4) \
+	X(ScalingList4x4) \
+	X(ScalingList8x8) \
+	X(ScalingList16x16) \
+	X(ScalingList32x32) \
+	X(ScalingListDCCoeff16x16) \
+	X(ScalingListDCCoeff32x32)
+
+typedef struct {
+	const char *name;
+	size_t offset, size;
+} nvd_field;
+
+#define NVD_FIELD_OF(T, f) {#f, offsetof(T, f), sizeof(((T *)0)->f)},
+#define NVD_PIC_FIELD(f) NVD_FIELD_OF(nvd_picparams, f)
+#define NVD_HEVC_FIELD(f) NVD_FIELD_OF(nvd_hevc_picparams, f)
+static const nvd_field nvd_pic_layout[] = {NVD_PIC_FIELDS(NVD_PIC_FIELD)};
+static const nvd_field nvd_hevc_layout[] = {NVD_HEVC_FIELDS(NVD_HEVC_FIELD)};
+
+// nvd_layout is one of the tables (hevc: CUVIDHEVCPICPARAMS's) and its length.
+static const nvd_field *nvd_layout(int hevc, int *n) {
+	if (hevc) {
+		*n = sizeof nvd_hevc_layout / sizeof nvd_hevc_layout[0];
+		return nvd_hevc_layout;
+	}
+	*n = sizeof nvd_pic_layout / sizeof nvd_pic_layout[0];
+	return nvd_pic_layout;
+}
+#undef NVD_PIC_FIELD
+#undef NVD_HEVC_FIELD
+#undef NVD_FIELD_OF
 
 // ---- the function table -------------------------------------------------
 
@@ -369,6 +650,18 @@ static inline long long nvd_tcpu(const nvd_clocks *c) {
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+// nvd_event is what a decoder in capture mode saw NVIDIA's parser do, in
+// order: a picture handed to the decode callback (pp, a copy of its
+// parameters, its bitstream and slice offsets copied too) or one handed to
+// the display callback (di).
+typedef struct {
+	int display;
+	nvd_picparams *pp;
+	unsigned char *data;
+	unsigned int *offsets;
+	nvd_dispinfo di;
+} nvd_event;
+
 typedef struct {
 	nvd_lib *lib;
 	void *parser, *decoder, *lock;
@@ -391,6 +684,21 @@ typedef struct {
 	char err[320];
 
 	nvd_clocks *clk;      // the loop's CPU clocks, or NULL (off)
+
+	// Capture mode (a check of onair's HEVC parser against NVIDIA's): the
+	// parser's callbacks log what they saw for the Go side to read.
+	int capture;
+	nvd_event *events;
+	int nevents, cap_events;
+
+	// onair's parser (no NVIDIA parser): the picture parameters filled
+	// from Go, and the C memory the bitstream and slice offsets are copied
+	// into, grown as needed.
+	nvd_picparams *own;
+	unsigned char *bits;
+	size_t bits_cap;
+	unsigned int *offsets;
+	size_t offsets_cap;
 } nvd_dec;
 
 static int nvd_fail(nvd_dec *d, nvd_result code, const char *msg) {
@@ -401,8 +709,13 @@ static int nvd_fail(nvd_dec *d, nvd_result code, const char *msg) {
 	return 0;
 }
 
-static int nvd_on_sequence(void *user, nvd_format *f) {
-	nvd_dec *d = user;
+// nvd_sequence checks a sequence against the decoder's capabilities and
+// what the source declared and creates the decoder the first time (a
+// sequence again must keep the format). It returns the decode surfaces, 0
+// on failure (d->err says why). NVIDIA's parser reaches it through its
+// sequence callback; onair's HEVC parser from Go, with the format made from
+// its SPS.
+static int nvd_sequence(nvd_dec *d, nvd_format *f) {
 	char msg[320];
 	int w = f->right - f->left, h = f->bottom - f->top;
 	int depth = 8 + f->depth_luma_minus8;
@@ -482,9 +795,49 @@ static int nvd_on_sequence(void *user, nvd_format *f) {
 	return surfaces;
 }
 
+static int nvd_on_sequence(void *user, nvd_format *f) { return nvd_sequence(user, f); }
+
+// nvd_capture_add logs an event (capture mode); 0 when out of memory.
+static nvd_event *nvd_capture_add(nvd_dec *d) {
+	if (d->nevents == d->cap_events) {
+		int n = d->cap_events ? 2 * d->cap_events : 16;
+		nvd_event *e = realloc(d->events, n * sizeof *e);
+		if (!e) return NULL;
+		d->events = e;
+		d->cap_events = n;
+	}
+	nvd_event *e = &d->events[d->nevents++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+// nvd_capture_clear frees the events logged, once Go has read them.
+static void nvd_capture_clear(nvd_dec *d) {
+	for (int i = 0; i < d->nevents; i++) {
+		free(d->events[i].pp);
+		free(d->events[i].data);
+		free(d->events[i].offsets);
+	}
+	d->nevents = 0;
+}
+
+static int nvd_capture_picture(nvd_dec *d, const nvd_picparams *pp) {
+	nvd_event *e = nvd_capture_add(d);
+	if (!e) return 0;
+	e->pp = malloc(sizeof *pp);
+	e->data = malloc(pp->nBitstreamDataLen + 1);
+	e->offsets = malloc(pp->nNumSlices * sizeof(unsigned int) + 1);
+	if (!e->pp || !e->data || !e->offsets) return 0;
+	*e->pp = *pp;
+	if (pp->nBitstreamDataLen) memcpy(e->data, pp->pBitstreamData, pp->nBitstreamDataLen);
+	if (pp->nNumSlices) memcpy(e->offsets, pp->pSliceDataOffsets, pp->nNumSlices * sizeof(unsigned int));
+	return 1;
+}
+
 static int nvd_on_decode(void *user, void *pic) {
 	nvd_dec *d = user;
 	if (!d->decoder) return nvd_fail(d, 0, "a picture came before any sequence header");
+	if (d->capture && !nvd_capture_picture(d, pic)) return nvd_fail(d, 0, "out of memory capturing a picture's parameters");
 	long long t = nvd_tcpu(d->clk);
 	nvd_result r = d->lib->cuvidDecodePicture(d->decoder, pic);
 	if (d->clk) d->clk->decode += nvd_tcpu(d->clk) - t;
@@ -498,6 +851,12 @@ static int nvd_on_display(void *user, nvd_dispinfo *di) {
 	if (!di) {
 		d->eos = 1;
 		return 1;
+	}
+	if (d->capture) {
+		nvd_event *e = nvd_capture_add(d);
+		if (!e) return nvd_fail(d, 0, "out of memory capturing a display");
+		e->display = 1;
+		e->di = *di;
 	}
 	if (d->qlen == NVD_QUEUE) return nvd_fail(d, 0, "more pictures waiting for display than the queue holds");
 	d->queue[(d->qhead + d->qlen) % NVD_QUEUE] = *di;
@@ -545,7 +904,54 @@ static void nvd_dec_free(nvd_dec *d) {
 	if (d->parser) d->lib->cuvidDestroyVideoParser(d->parser);
 	if (d->decoder) d->lib->cuvidDestroyDecoder(d->decoder);
 	if (d->lock) d->lib->cuvidCtxLockDestroy(d->lock);
+	nvd_capture_clear(d);
+	free(d->events);
+	free(d->own);
+	free(d->bits);
+	free(d->offsets);
 	free(d);
+}
+
+// ---- onair's HEVC parser feeding the decoder ----------------------------
+
+// nvd_own_reserve makes room for a picture of len bytes and slices slice
+// offsets in the decoder's C buffers and points the picture parameters at
+// them; 0 when out of memory. Go then fills d->own, d->bits and d->offsets.
+static int nvd_own_reserve(nvd_dec *d, size_t len, size_t slices) {
+	if (!d->own && !(d->own = calloc(1, sizeof *d->own))) return 0;
+	if (len > d->bits_cap) {
+		size_t n = len + len / 2 + 4096;
+		unsigned char *b = realloc(d->bits, n);
+		if (!b) return 0;
+		d->bits = b;
+		d->bits_cap = n;
+	}
+	if (slices > d->offsets_cap) {
+		size_t n = slices + 64;
+		unsigned int *o = realloc(d->offsets, n * sizeof *o);
+		if (!o) return 0;
+		d->offsets = o;
+		d->offsets_cap = n;
+	}
+	d->own->pBitstreamData = d->bits;
+	d->own->nBitstreamDataLen = (unsigned int)len;
+	d->own->pSliceDataOffsets = d->offsets;
+	d->own->nNumSlices = (unsigned int)slices;
+	return 1;
+}
+
+// nvd_own_decode hands the picture in d->own to the engine.
+static int nvd_own_decode(nvd_dec *d) { return nvd_on_decode(d, d->own); }
+
+// nvd_own_display queues a decoded picture for display, as NVIDIA's parser
+// does through the display callback.
+static int nvd_own_display(nvd_dec *d, int surface, long long ts) {
+	nvd_dispinfo di;
+	memset(&di, 0, sizeof di);
+	di.picture_index = surface;
+	di.progressive_frame = 1;
+	di.timestamp = ts;
+	return nvd_on_display(d, &di);
 }
 
 // nvd_parse hands the parser one access unit (or, with len 0 and eos set,
