@@ -46,6 +46,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/onairhq/onair/cuda/hevc"
 	"github.com/onairhq/onair/frame"
 )
 
@@ -395,6 +396,28 @@ type NVDECConfig struct {
 	// err is nil after the last frame of a stream that ended, or why it
 	// failed.
 	OnEnd func(err error)
+
+	// OwnParser (HEVC only; H.264 keeps NVIDIA's parser) feeds the engine
+	// from onair's HEVC parser (package hevc) instead of NVIDIA's
+	// cuvidParseVideoData: the decoder is created from its SPS as NVIDIA's
+	// sequence callback creates it, each picture's parameters are written
+	// into a CUVIDPICPARAMS for cuvidDecodePicture, and the pictures are
+	// queued for display in the order the parser outputs them.
+	// DisplayDelay is not applied (the parser outputs a picture as soon as
+	// the decoded picture buffer's rules let it). Experimental until it is
+	// byte-exact on the H200 (TestNVDECOwnParserIsByteExact).
+	OwnParser bool
+	// CaptureParams, when set, receives a copy of each picture's
+	// parameters handed to cuvidDecodePicture (NVIDIA's parser's, or with
+	// OwnParser onair's), read back into a hevc.Picture with its bitstream
+	// and slice offsets copied, in decoding order, on the loop's thread:
+	// the check of onair's parser against NVIDIA's (HEVC only). Output and
+	// ChromaFormatIDC come from the decoder, Index counts the pictures.
+	CaptureParams func(p *hevc.Picture)
+	// CaptureDisplay, with CaptureParams, receives each picture handed on
+	// for display: the picture order count of the picture last decoded
+	// into its surface, and its timestamp.
+	CaptureDisplay func(poc int32, ts int64)
 }
 
 // NVDECDisplayDelay is the display delay that decoded the most 1080p HEVC
@@ -416,6 +439,18 @@ type NVDECDecoder struct {
 	err     error
 	frames  int64
 	status  [3]int64 // ok, concealed, error
+
+	// OwnParser: onair's HEVC parser and the sequence the decoder was
+	// created for.
+	parser  *hevc.Parser
+	seq     hevc.Sequence
+	haveSeq bool
+
+	// Capture mode: pictures captured, the POC decoded into each surface,
+	// and (the tests) the common part of NVIDIA's parameters.
+	captured int64
+	surfPOC  [64]int32
+	onCommon func(nvdecCommon)
 }
 
 // NewDecoder makes a decoder of cfg's stream; it is added to a loop to run.
@@ -438,6 +473,9 @@ func (n *NVDEC) NewDecoder(cfg NVDECConfig) (*NVDECDecoder, error) {
 	if cfg.PoolFrames <= 0 {
 		cfg.PoolFrames = 4
 	}
+	if (cfg.OwnParser || cfg.CaptureParams != nil) && cfg.Codec != NVDECHEVC {
+		return nil, fmt.Errorf("NVDEC decoder %s: onair's own parser and the capture of picture parameters are for HEVC only", cfg.ID)
+	}
 	var pool *NVDECFramePool
 	var err error
 	if cfg.Frames != nil {
@@ -451,13 +489,24 @@ func (n *NVDEC) NewDecoder(cfg NVDECConfig) (*NVDECDecoder, error) {
 	var what *C.char
 	var rc C.nvd_result
 	out := min(cfg.PoolFrames, 8)
+	delay, own := cfg.DisplayDelay, C.int(0)
+	if cfg.OwnParser {
+		delay, own = 0, 1
+	}
 	c := C.nvd_dec_new(n.lib, C.int(cfg.Codec), C.int(cfg.Format.BitDepth()), C.int(cfg.Width), C.int(cfg.Height),
-		C.int(cfg.DisplayDelay), C.int(cfg.ExtraSurfaces), C.int(out), &what, &rc)
+		C.int(delay), C.int(cfg.ExtraSurfaces), C.int(out), own, &what, &rc)
 	if c == nil {
 		pool.close()
 		return nil, fmt.Errorf("NVDEC decoder %s: %w", cfg.ID, n.err(C.GoString(what), rc))
 	}
-	return &NVDECDecoder{n: n, cfg: cfg, c: c, pool: pool}, nil
+	if cfg.CaptureParams != nil {
+		c.capture = 1
+	}
+	d := &NVDECDecoder{n: n, cfg: cfg, c: c, pool: pool}
+	if cfg.OwnParser {
+		d.parser = hevc.NewParser()
+	}
+	return d, nil
 }
 
 // Frames is how many frames the decoder has handed on.
@@ -493,10 +542,32 @@ func (d *NVDECDecoder) callbackErr(call string, r C.nvd_result) error {
 	return fmt.Errorf("NVDEC decoder %s: %s", d.cfg.ID, msg)
 }
 
+// Surfaces is what the decoder was created with (0s before the stream's
+// first sequence): the decode surfaces the stream needs at least (NVIDIA's
+// parser's min_num_decode_surfaces, or onair's parser's
+// MaxDecPicBuffering+1) and the decode surfaces created.
+func (d *NVDECDecoder) Surfaces() (min, created int) {
+	return int(d.c.fmt.min_surfaces), int(d.c.surfaces)
+}
+
 // feed parses one access unit (or the end of the stream). It reports
 // false when the source had nothing yet (an empty access unit).
 func (d *NVDECDecoder) feed() (bool, error) {
+	fed, err := d.feedAU()
+	if d.c.nevents > 0 {
+		d.drainCapture()
+	}
+	return fed, err
+}
+
+func (d *NVDECDecoder) feedAU() (bool, error) {
 	au, ts, err := d.cfg.Source()
+	if d.parser != nil && (err == nil || err == io.EOF) && (len(au) > 0 || err == io.EOF) {
+		if err == io.EOF {
+			d.sentEOS = true
+		}
+		return true, d.feedOwn(au, ts, err == io.EOF)
+	}
 	if err == io.EOF {
 		d.sentEOS = true
 		if r := C.nvd_parse(d.c, nil, 0, 0, 0, 1); r != 0 || d.c.err[0] != 0 {
@@ -516,6 +587,120 @@ func (d *NVDECDecoder) feed() (bool, error) {
 		return true, d.callbackErr("cuvidParseVideoData", r)
 	}
 	return true, nil
+}
+
+// feedOwn hands one access unit (or, at eos, the end of the stream) to
+// onair's HEVC parser and what comes out to the engine and the display
+// queue: the decoder is created at the first sequence, each picture is
+// written into the decoder's CUVIDPICPARAMS (its slices copied into the
+// decoder's C buffer) for cuvidDecodePicture, and each picture to show is
+// queued as NVIDIA's display callback queues it.
+func (d *NVDECDecoder) feedOwn(au []byte, ts int64, eos bool) error {
+	if clk := d.c.clk; clk != nil {
+		t := C.nvd_tcpu(clk)
+		defer func() { clk.parse += C.nvd_tcpu(clk) - t }()
+	}
+	var pics []*hevc.Picture
+	var out []hevc.Display
+	if eos {
+		out = d.parser.Flush()
+	} else {
+		var err error
+		if pics, out, err = d.parser.Next(au, ts); err != nil {
+			return fmt.Errorf("NVDEC decoder %s: parsing the stream: %w", d.cfg.ID, err)
+		}
+		if seq, ok := d.parser.Sequence(); ok && (!d.haveSeq || seq != d.seq) {
+			if err := d.ownSequence(seq); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range pics {
+		if !d.haveSeq {
+			return fmt.Errorf("NVDEC decoder %s: a picture came before any sequence header", d.cfg.ID)
+		}
+		if p.CurrPicIdx < 0 || p.CurrPicIdx >= int(d.c.surfaces) {
+			return fmt.Errorf("NVDEC decoder %s: the parser put picture %d (POC %d) in surface %d of %d", d.cfg.ID, p.Index, p.POC, p.CurrPicIdx, int(d.c.surfaces))
+		}
+		if C.nvd_own_reserve(d.c, C.size_t(len(p.Data)), C.size_t(len(p.SliceOffsets))) == 0 {
+			return fmt.Errorf("NVDEC decoder %s: out of memory for a picture of %d bytes", d.cfg.ID, len(p.Data))
+		}
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(d.c.bits)), len(p.Data)), p.Data)
+		copy(unsafe.Slice((*uint32)(unsafe.Pointer(d.c.offsets)), len(p.SliceOffsets)), p.SliceOffsets)
+		fillPicParams(d.c.own, p)
+		if C.nvd_own_decode(d.c) == 0 {
+			return d.callbackErr("cuvidDecodePicture", 0)
+		}
+	}
+	for _, o := range out {
+		for _, p := range pics {
+			if p.CurrPicIdx == o.Surface && p.POC != o.POC {
+				return fmt.Errorf("NVDEC decoder %s: the parser decoded POC %d into surface %d before POC %d there was shown", d.cfg.ID, p.POC, o.Surface, o.POC)
+			}
+		}
+		if C.nvd_own_display(d.c, C.int(o.Surface), C.longlong(o.Timestamp)) == 0 {
+			return d.callbackErr("display", 0)
+		}
+	}
+	if eos {
+		d.c.eos = 1
+	}
+	return nil
+}
+
+// ownSequence creates the decoder for onair's parser's sequence as
+// NVIDIA's sequence callback does (nvd_sequence: the same checks, the same
+// refusals), or checks a sequence again against it.
+func (d *NVDECDecoder) ownSequence(seq hevc.Sequence) error {
+	var f C.nvd_format
+	f.codec = C.NVD_CODEC_HEVC
+	f.progressive = 1
+	f.depth_luma_minus8 = C.uchar(seq.BitDepthLuma - 8)
+	f.depth_chroma_minus8 = C.uchar(seq.BitDepthChroma - 8)
+	f.min_surfaces = C.uchar(min(seq.MaxDecPicBuffering+1, 32))
+	f.coded_width, f.coded_height = C.uint(seq.CodedWidth), C.uint(seq.CodedHeight)
+	f.left, f.top, f.right, f.bottom = C.int(seq.Left), C.int(seq.Top), C.int(seq.Right), C.int(seq.Bottom)
+	f.chroma_format = C.int(seq.ChromaFormatIDC) // cudaVideoChromaFormat counts as chroma_format_idc does
+	n := C.nvd_sequence(d.c, &f)
+	if n == 0 {
+		return d.callbackErr("cuvidCreateDecoder", 0)
+	}
+	if !d.haveSeq {
+		d.parser.SetSurfaces(int(n))
+	}
+	d.seq, d.haveSeq = seq, true
+	return nil
+}
+
+// drainCapture hands on what capture mode logged during a feed.
+func (d *NVDECDecoder) drainCapture() {
+	defer C.nvd_capture_clear(d.c)
+	for _, e := range unsafe.Slice(d.c.events, int(d.c.nevents)) {
+		if e.display != 0 {
+			if fn := d.cfg.CaptureDisplay; fn != nil {
+				poc := int32(0)
+				if i := int(e.di.picture_index); i >= 0 && i < len(d.surfPOC) {
+					poc = d.surfPOC[i]
+				}
+				fn(poc, int64(e.di.timestamp))
+			}
+			continue
+		}
+		p, common := readPicParams(e.pp)
+		p.Index = d.captured
+		d.captured++
+		p.ChromaFormatIDC = uint8(d.c.fmt.chroma_format)
+		p.Output = true
+		if p.CurrPicIdx >= 0 && p.CurrPicIdx < len(d.surfPOC) {
+			d.surfPOC[p.CurrPicIdx] = p.POC
+		}
+		if d.onCommon != nil {
+			d.onCommon(common)
+		}
+		if d.cfg.CaptureParams != nil {
+			d.cfg.CaptureParams(p)
+		}
+	}
 }
 
 func (d *NVDECDecoder) finish(err error) {

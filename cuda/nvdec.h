@@ -831,6 +831,8 @@ static int nvd_capture_picture(nvd_dec *d, const nvd_picparams *pp) {
 	*e->pp = *pp;
 	if (pp->nBitstreamDataLen) memcpy(e->data, pp->pBitstreamData, pp->nBitstreamDataLen);
 	if (pp->nNumSlices) memcpy(e->offsets, pp->pSliceDataOffsets, pp->nNumSlices * sizeof(unsigned int));
+	e->pp->pBitstreamData = e->data;
+	e->pp->pSliceDataOffsets = e->offsets;
 	return 1;
 }
 
@@ -864,8 +866,11 @@ static int nvd_on_display(void *user, nvd_dispinfo *di) {
 	return 1;
 }
 
+// nvd_dec_new makes a decoder: with NVIDIA's parser, or (own set) without,
+// for onair's HEVC parser to feed through nvd_sequence, nvd_own_decode and
+// nvd_own_display.
 static nvd_dec *nvd_dec_new(nvd_lib *l, int codec, int depth, int width, int height, int display_delay, int extra_surfaces,
-			    int output_surfaces, const char **what, nvd_result *rc) {
+			    int output_surfaces, int own, const char **what, nvd_result *rc) {
 	nvd_dec *d = calloc(1, sizeof *d);
 	if (!d) { *what = "calloc"; *rc = -1; return NULL; }
 	d->lib = l;
@@ -879,6 +884,7 @@ static nvd_dec *nvd_dec_new(nvd_lib *l, int codec, int depth, int width, int hei
 	nvd_result r;
 	if ((r = nvd_current(l))) { *what = "cuCtxSetCurrent"; *rc = r; free(d); return NULL; }
 	if ((r = l->cuvidCtxLockCreate(&d->lock, l->ctx))) { *what = "cuvidCtxLockCreate"; *rc = r; free(d); return NULL; }
+	if (own) return d;
 	nvd_parser_params p;
 	memset(&p, 0, sizeof p);
 	p.codec = codec;

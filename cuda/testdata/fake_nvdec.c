@@ -12,6 +12,13 @@
 // delay are waiting, as NVIDIA's parser does. A decoded picture's luma
 // sample at (x, y) of the coded surface is (n + x + 2y) mod 256 (times 64
 // at 10 bits), its chroma (n + 7 + x + y) mod 256.
+//
+// cuvidDecodePicture takes the common part of the picture parameters
+// (CUVIDPICPARAMS): a toy picture's bitstream is its 'P' n; any other (an
+// HEVC picture from onair's own parser, decoded without the parser here)
+// is numbered by the pictures decoded before it, so a test can tell which
+// picture a surface shows. It refuses a surface out of range and slices
+// that do not start with a start code.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,13 +104,26 @@ typedef struct {
 
 typedef struct { int status; unsigned int reserved[31]; void *p[8]; } decode_status;
 
-// The fake picture parameters the parser hands the decode callback.
+// The picture parameters' common part (CUVIDPICPARAMS), padded to its
+// size.
+typedef struct {
+	int w_mbs, h_mbs, index, field_pic, bottom_field, second_field;
+	unsigned int len;
+	const unsigned char *data;
+	unsigned int slices;
+	const unsigned int *offsets;
+	int ref_pic, intra_pic;
+	unsigned int reserved[30];
+	unsigned int codec[1024];
+} picparams;
+
 typedef struct { int index; int n; } pic;
 
 typedef struct {
 	unsigned char *mem;
 	size_t pitch;
 	int w, h, bps, surfaces, mapped;
+	int count; // pictures decoded
 } decoder;
 
 typedef struct {
@@ -173,11 +193,18 @@ res cuvidDestroyDecoder(void *p) {
 }
 res cuvidDecodePicture(void *p, void *pp) {
 	decoder *d = p;
-	pic *q = pp;
+	picparams *q = pp;
+	if (q->index < 0 || q->index >= d->surfaces || !q->data || q->slices < 1) return 1;
+	for (unsigned int i = 0; i < q->slices; i++) {
+		unsigned int o = q->offsets[i];
+		if (o + 4 > q->len || q->data[o] || q->data[o + 1] || (q->data[o + 2] != 1 && (q->data[o + 2] || q->data[o + 3] != 1))) return 1;
+	}
+	int n = d->count++;
+	if (q->len == 5 && q->data[3] == 'P') n = q->data[4];
 	unsigned char *s = d->mem + (size_t)q->index * d->pitch * d->h * 3 / 2;
 	for (int y = 0; y < d->h * 3 / 2; y++)
 		for (int x = 0; x < d->w; x++) {
-			int v = y < d->h ? (q->n + x + 2 * y) & 255 : (q->n + 7 + x + (y - d->h)) & 255;
+			int v = y < d->h ? (n + x + 2 * y) & 255 : (n + 7 + x + (y - d->h)) & 255;
 			if (d->bps == 1) s[y * d->pitch + x] = v;
 			else ((uint16_t *)(s + y * d->pitch))[x] = v << 6;
 		}
@@ -245,7 +272,15 @@ res cuvidParseVideoData(void *pv, packet *pkt) {
 			if (p->nheld == 64) return 998;
 			pic q = {p->next_surface, b[i + 4]};
 			p->next_surface = (p->next_surface + 1) % p->surfaces;
-			if (!p->p.on_decode(p->p.user, &q)) return 997;
+			static const unsigned int zero = 0;
+			picparams pp;
+			memset(&pp, 0, sizeof pp);
+			pp.index = q.index;
+			pp.data = b + i;
+			pp.len = 5;
+			pp.slices = 1;
+			pp.offsets = &zero;
+			if (!p->p.on_decode(p->p.user, &pp)) return 997;
 			p->held[p->nheld] = q;
 			p->ts[p->nheld++] = pkt->timestamp;
 			if (!display(p, p->p.max_display_delay)) return 996;
