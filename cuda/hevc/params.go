@@ -1,0 +1,607 @@
+package hevc
+
+import "fmt"
+
+// The parameter sets, as far as a hardware decoder and the reference
+// picture bookkeeping need them (ITU-T H.265, 7.3.2).
+
+// rps is one short-term reference picture set (7.4.8): the negative and
+// positive deltas, in the order the derivation gives them.
+type rps struct {
+	numNegative, numPositive int
+	deltaS0, deltaS1         [16]int32
+	usedS0, usedS1           [16]bool
+	// numDeltaPocsOfRef is NumDeltaPocs[RefRpsIdx] of a predicted set, 0
+	// for one coded explicitly.
+	numDeltaPocsOfRef int
+}
+
+func (s *rps) numDelta() int { return s.numNegative + s.numPositive }
+
+// scalingLists are the four sizes' lists in coded (diagonal) order.
+type scalingLists struct {
+	l4         [6][16]uint8
+	l8         [6][64]uint8
+	l16        [6][64]uint8
+	l32        [6][64]uint8 // matrixId 0 and 3 are coded; 1, 2, 4, 5 unused in 4:2:0
+	dc16, dc32 [6]uint8
+}
+
+type sps struct {
+	id                             int
+	maxSubLayersMinus1             int
+	chromaFormatIDC                int
+	separateColourPlane            bool
+	width, height                  int
+	confLeft, confRight            int
+	confTop, confBottom            int
+	bitDepthLuma, bitDepthChroma   int
+	log2MaxPocLsb                  int
+	maxDecPicBufferingMinus1       int // of the highest sub-layer
+	maxNumReorder                  int
+	maxLatencyIncreasePlus1        int
+	log2MinCb, log2DiffMaxMinCb    int
+	log2MinTb, log2DiffMaxMinTb    int
+	maxTHDepthInter                int
+	maxTHDepthIntra                int
+	scalingListEnabled             bool
+	scaling                        scalingLists
+	amp, sao, pcm                  bool
+	pcmBitDepthLuma                int // minus 1
+	pcmBitDepthChroma              int // minus 1
+	log2MinPcmMinus3               int
+	log2DiffMaxMinPcm              int
+	pcmLoopFilterDisabled          bool
+	numShortTermRPS                int
+	stRPS                          [65]rps
+	longTermPresent                bool
+	numLongTermSPS                 int
+	ltPocLsbSPS                    [33]int
+	ltUsedSPS                      [33]bool
+	temporalMVP                    bool
+	strongIntraSmoothing           bool
+	rangeExt                       bool
+	transformSkipRotation          bool
+	transformSkipContext           bool
+	implicitRDPCM, explicitRDPCM   bool
+	extendedPrecision              bool
+	intraSmoothingDisabled         bool
+	highPrecisionOffsets           bool
+	persistentRice                 bool
+	cabacBypassAlignment           bool
+	ctbLog2, picWidthInCtbs        int
+	picHeightInCtbs, picSizeInCtbs int
+}
+
+type pps struct {
+	id, spsID                              int
+	dependentSliceSegments                 bool
+	outputFlagPresent                      bool
+	numExtraSliceHeaderBits                int
+	signDataHiding, cabacInitPresent       bool
+	numRefIdxL0Minus1, numRefIdxL1Minus1   int
+	initQPMinus26                          int
+	constrainedIntraPred, transformSkip    bool
+	cuQPDelta                              bool
+	diffCuQPDeltaDepth                     int
+	cbQPOffset, crQPOffset                 int
+	sliceChromaQPOffsets                   bool
+	weightedPred, weightedBipred           bool
+	transquantBypass                       bool
+	tiles, entropySync                     bool
+	numTileColsMinus1, numTileRowsMinus1   int
+	uniformSpacing                         bool
+	colWidthMinus1, rowHeightMinus1        [21]int
+	loopFilterAcrossTiles                  bool
+	loopFilterAcrossSlices                 bool
+	deblockingOverride, deblockingDisabled bool
+	betaOffsetDiv2, tcOffsetDiv2           int
+	scalingListPresent                     bool
+	scaling                                scalingLists
+	listsModification                      bool
+	log2ParallelMergeLevelMinus2           int
+	sliceHeaderExtension                   bool
+	rangeExt                               bool
+	log2MaxTransformSkipMinus2             int
+	crossComponentPrediction               bool
+	chromaQPOffsetList                     bool
+	diffCuChromaQPOffsetDepth              int
+	chromaQPOffsetListLenMinus1            int
+	cbQPOffsetList, crQPOffsetList         [6]int
+	log2SAOOffsetScaleLuma                 int
+	log2SAOOffsetScaleChroma               int
+}
+
+// profileTierLevel skips profile_tier_level(1, maxSubLayersMinus1).
+func profileTierLevel(r *reader, maxSubLayersMinus1 int) {
+	r.skip(88) // general profile: space, tier, idc, 32 compatibility flags, 4 flags, 43 + 1 bits
+	r.skip(8)  // general_level_idc
+	var prof, lvl [8]bool
+	for i := 0; i < maxSubLayersMinus1; i++ {
+		prof[i], lvl[i] = r.flag(), r.flag()
+	}
+	if maxSubLayersMinus1 > 0 {
+		for i := maxSubLayersMinus1; i < 8; i++ {
+			r.skip(2)
+		}
+	}
+	for i := 0; i < maxSubLayersMinus1; i++ {
+		if prof[i] {
+			r.skip(88)
+		}
+		if lvl[i] {
+			r.skip(8)
+		}
+	}
+}
+
+var defaultIntra8 = [64]uint8{
+	16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 17, 16, 17, 16, 17, 18, 17, 18, 18, 17, 18, 21, 19, 20, 21, 20, 19, 21, 24, 22, 22, 24,
+	24, 22, 22, 24, 25, 25, 27, 30, 27, 25, 25, 29, 31, 35, 35, 31, 29, 36, 41, 44, 41, 36, 47, 54, 54, 47, 65, 70, 65, 88, 88, 115}
+var defaultInter8 = [64]uint8{
+	16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 20, 20, 20, 20, 20, 20, 20, 24, 24, 24, 24,
+	24, 24, 24, 24, 25, 25, 25, 25, 25, 25, 25, 28, 28, 28, 28, 28, 28, 33, 33, 33, 33, 33, 41, 41, 41, 41, 54, 54, 54, 71, 71, 91}
+
+// defaultScaling is the specification's default lists (Tables 7-5, 7-6).
+func defaultScaling() scalingLists {
+	var s scalingLists
+	for m := 0; m < 6; m++ {
+		for i := range s.l4[m] {
+			s.l4[m][i] = 16
+		}
+		d := defaultIntra8
+		if m >= 3 {
+			d = defaultInter8
+		}
+		s.l8[m], s.l16[m], s.l32[m] = d, d, d
+		s.dc16[m], s.dc32[m] = 16, 16
+	}
+	return s
+}
+
+// list returns sizeId's list of matrixId (the 4x4 ones widened) and its DC.
+func (s *scalingLists) list(sizeID, m int) ([]uint8, *uint8) {
+	switch sizeID {
+	case 0:
+		return s.l4[m][:], nil
+	case 1:
+		return s.l8[m][:], nil
+	case 2:
+		return s.l16[m][:], &s.dc16[m]
+	}
+	return s.l32[m][:], &s.dc32[m]
+}
+
+// scalingListData reads scaling_list_data() (7.3.4) over the defaults.
+func scalingListData(r *reader) scalingLists {
+	s := defaultScaling()
+	for sizeID := 0; sizeID < 4; sizeID++ {
+		step := 1
+		if sizeID == 3 {
+			step = 3
+		}
+		for m := 0; m < 6; m += step {
+			list, dc := s.list(sizeID, m)
+			if !r.flag() { // scaling_list_pred_mode_flag
+				delta := r.ue() * step
+				if delta != 0 && delta <= m {
+					ref, refDC := s.list(sizeID, m-delta)
+					copy(list, ref)
+					if dc != nil {
+						*dc = *refDC
+					}
+				} else { // the default list
+					def := defaultScaling()
+					ref, refDC := def.list(sizeID, m)
+					copy(list, ref)
+					if dc != nil {
+						*dc = *refDC
+					}
+				}
+				continue
+			}
+			next := 8
+			n := min(64, 1<<(4+(sizeID<<1)))
+			if sizeID > 1 {
+				next = r.se() + 8
+				*dc = uint8(next)
+			}
+			for i := 0; i < n; i++ {
+				next = (next + r.se() + 256) % 256
+				list[i] = uint8(next)
+			}
+		}
+	}
+	// 32x32 chroma lists (4:4:4 only) copy from the 16x16 ones; unused here.
+	return s
+}
+
+// stRefPicSet reads st_ref_pic_set(idx) (7.3.7) into sets[idx]; num is
+// num_short_term_ref_pic_sets (idx == num: the set coded in a slice
+// header).
+func stRefPicSet(r *reader, sets *[65]rps, idx, num int) error {
+	s := &sets[idx]
+	*s = rps{}
+	inter := false
+	if idx != 0 {
+		inter = r.flag()
+	}
+	if inter {
+		deltaIdx := 1
+		if idx == num {
+			deltaIdx = r.ue() + 1
+		}
+		if deltaIdx > idx {
+			return fmt.Errorf("a reference picture set predicted from set %d of %d", idx-deltaIdx, idx)
+		}
+		sign := r.u(1)
+		deltaRps := int32((1 - 2*sign) * (r.ue() + 1))
+		ref := &sets[idx-deltaIdx]
+		n := ref.numDelta()
+		var used, useDelta [33]bool
+		for j := 0; j <= n; j++ {
+			used[j] = r.flag()
+			useDelta[j] = true
+			if !used[j] {
+				useDelta[j] = r.flag()
+			}
+		}
+		s.numDeltaPocsOfRef = n
+		i := 0
+		for j := ref.numPositive - 1; j >= 0; j-- {
+			d := ref.deltaS1[j] + deltaRps
+			if d < 0 && useDelta[ref.numNegative+j] && i < 16 {
+				s.deltaS0[i], s.usedS0[i] = d, used[ref.numNegative+j]
+				i++
+			}
+		}
+		if deltaRps < 0 && useDelta[n] && i < 16 {
+			s.deltaS0[i], s.usedS0[i] = deltaRps, used[n]
+			i++
+		}
+		for j := 0; j < ref.numNegative; j++ {
+			d := ref.deltaS0[j] + deltaRps
+			if d < 0 && useDelta[j] && i < 16 {
+				s.deltaS0[i], s.usedS0[i] = d, used[j]
+				i++
+			}
+		}
+		s.numNegative = i
+		i = 0
+		for j := ref.numNegative - 1; j >= 0; j-- {
+			d := ref.deltaS0[j] + deltaRps
+			if d > 0 && useDelta[j] && i < 16 {
+				s.deltaS1[i], s.usedS1[i] = d, used[j]
+				i++
+			}
+		}
+		if deltaRps > 0 && useDelta[n] && i < 16 {
+			s.deltaS1[i], s.usedS1[i] = deltaRps, used[n]
+			i++
+		}
+		for j := 0; j < ref.numPositive; j++ {
+			d := ref.deltaS1[j] + deltaRps
+			if d > 0 && useDelta[ref.numNegative+j] && i < 16 {
+				s.deltaS1[i], s.usedS1[i] = d, used[ref.numNegative+j]
+				i++
+			}
+		}
+		s.numPositive = i
+		return r.err
+	}
+	s.numNegative, s.numPositive = r.ue(), r.ue()
+	if s.numNegative > 16 || s.numPositive > 16 || s.numNegative+s.numPositive > 16 {
+		return fmt.Errorf("a reference picture set of %d+%d pictures (16 at most)", s.numNegative, s.numPositive)
+	}
+	var poc int32
+	for i := 0; i < s.numNegative; i++ {
+		poc -= int32(r.ue() + 1)
+		s.deltaS0[i], s.usedS0[i] = poc, r.flag()
+	}
+	poc = 0
+	for i := 0; i < s.numPositive; i++ {
+		poc += int32(r.ue() + 1)
+		s.deltaS1[i], s.usedS1[i] = poc, r.flag()
+	}
+	return r.err
+}
+
+// hrdParameters skips hrd_parameters() (E.2.2).
+func hrdParameters(r *reader, common bool, maxSubLayersMinus1 int) {
+	nal, vcl, subPic := false, false, false
+	if common {
+		nal, vcl = r.flag(), r.flag()
+		if nal || vcl {
+			subPic = r.flag()
+			if subPic {
+				r.skip(8 + 5 + 1 + 5)
+			}
+			r.skip(4 + 4)
+			if subPic {
+				r.skip(4)
+			}
+			r.skip(5 + 5 + 5)
+		}
+	}
+	for i := 0; i <= maxSubLayersMinus1; i++ {
+		fixedGeneral := r.flag()
+		fixedCVS := true
+		if !fixedGeneral {
+			fixedCVS = r.flag()
+		}
+		lowDelay := false
+		if fixedCVS {
+			r.ue()
+		} else {
+			lowDelay = r.flag()
+		}
+		cpbCnt := 1
+		if !lowDelay {
+			cpbCnt = r.ue() + 1
+		}
+		for k := 0; k < 2; k++ {
+			if (k == 0 && nal) || (k == 1 && vcl) {
+				for j := 0; j < cpbCnt && r.err == nil; j++ {
+					r.ue()
+					r.ue()
+					if subPic {
+						r.ue()
+						r.ue()
+					}
+					r.skip(1)
+				}
+			}
+		}
+	}
+}
+
+// vui skips vui_parameters() (E.2.1).
+func vui(r *reader, maxSubLayersMinus1 int) {
+	if r.flag() { // aspect_ratio_info_present_flag
+		if r.u(8) == 255 {
+			r.skip(32)
+		}
+	}
+	if r.flag() { // overscan_info_present_flag
+		r.skip(1)
+	}
+	if r.flag() { // video_signal_type_present_flag
+		r.skip(4)
+		if r.flag() {
+			r.skip(24)
+		}
+	}
+	if r.flag() { // chroma_loc_info_present_flag
+		r.ue()
+		r.ue()
+	}
+	r.skip(3)     // neutral_chroma_indication, field_seq, frame_field_info_present
+	if r.flag() { // default_display_window_flag
+		r.ue()
+		r.ue()
+		r.ue()
+		r.ue()
+	}
+	if r.flag() { // vui_timing_info_present_flag
+		r.skip(64)
+		if r.flag() {
+			r.ue()
+		}
+		if r.flag() { // vui_hrd_parameters_present_flag
+			hrdParameters(r, true, maxSubLayersMinus1)
+		}
+	}
+	if r.flag() { // bitstream_restriction_flag
+		r.skip(3)
+		r.ue()
+		r.ue()
+		r.ue()
+		r.ue()
+		r.ue()
+	}
+}
+
+func parseSPS(r *reader) (*sps, error) {
+	s := &sps{}
+	r.skip(4) // sps_video_parameter_set_id
+	s.maxSubLayersMinus1 = r.u(3)
+	r.skip(1)
+	profileTierLevel(r, s.maxSubLayersMinus1)
+	s.id = r.ue()
+	if s.id > 15 {
+		return nil, fmt.Errorf("SPS id %d (0 to 15)", s.id)
+	}
+	s.chromaFormatIDC = r.ue()
+	if s.chromaFormatIDC == 3 {
+		s.separateColourPlane = r.flag()
+	}
+	s.width, s.height = r.ue(), r.ue()
+	if r.flag() {
+		s.confLeft, s.confRight, s.confTop, s.confBottom = r.ue(), r.ue(), r.ue(), r.ue()
+	}
+	s.bitDepthLuma, s.bitDepthChroma = r.ue()+8, r.ue()+8
+	s.log2MaxPocLsb = r.ue() + 4
+	if s.log2MaxPocLsb > 16 {
+		return nil, fmt.Errorf("log2_max_pic_order_cnt_lsb %d (16 at most)", s.log2MaxPocLsb)
+	}
+	allLayers := r.flag()
+	first := s.maxSubLayersMinus1
+	if allLayers {
+		first = 0
+	}
+	for i := first; i <= s.maxSubLayersMinus1; i++ {
+		s.maxDecPicBufferingMinus1, s.maxNumReorder, s.maxLatencyIncreasePlus1 = r.ue(), r.ue(), r.ue()
+	}
+	s.log2MinCb = r.ue() + 3
+	s.log2DiffMaxMinCb = r.ue()
+	s.log2MinTb = r.ue() + 2
+	s.log2DiffMaxMinTb = r.ue()
+	s.maxTHDepthInter, s.maxTHDepthIntra = r.ue(), r.ue()
+	s.scalingListEnabled = r.flag()
+	if s.scalingListEnabled {
+		s.scaling = defaultScaling()
+		if r.flag() {
+			s.scaling = scalingListData(r)
+		}
+	}
+	s.amp, s.sao, s.pcm = r.flag(), r.flag(), r.flag()
+	if s.pcm {
+		s.pcmBitDepthLuma, s.pcmBitDepthChroma = r.u(4), r.u(4)
+		s.log2MinPcmMinus3, s.log2DiffMaxMinPcm = r.ue(), r.ue()
+		s.pcmLoopFilterDisabled = r.flag()
+	}
+	s.numShortTermRPS = r.ue()
+	if s.numShortTermRPS > 64 {
+		return nil, fmt.Errorf("%d short-term reference picture sets (64 at most)", s.numShortTermRPS)
+	}
+	for i := 0; i < s.numShortTermRPS; i++ {
+		if err := stRefPicSet(r, &s.stRPS, i, s.numShortTermRPS); err != nil {
+			return nil, err
+		}
+	}
+	s.longTermPresent = r.flag()
+	if s.longTermPresent {
+		s.numLongTermSPS = r.ue()
+		if s.numLongTermSPS > 32 {
+			return nil, fmt.Errorf("%d long-term pictures in the SPS (32 at most)", s.numLongTermSPS)
+		}
+		for i := 0; i < s.numLongTermSPS; i++ {
+			s.ltPocLsbSPS[i], s.ltUsedSPS[i] = r.u(s.log2MaxPocLsb), r.flag()
+		}
+	}
+	s.temporalMVP, s.strongIntraSmoothing = r.flag(), r.flag()
+	if r.flag() {
+		vui(r, s.maxSubLayersMinus1)
+	}
+	if r.flag() { // sps_extension_present_flag
+		s.rangeExt = r.flag()
+		r.skip(3 + 4) // multilayer, 3d, scc, 4 bits
+		if s.rangeExt {
+			s.transformSkipRotation, s.transformSkipContext = r.flag(), r.flag()
+			s.implicitRDPCM, s.explicitRDPCM = r.flag(), r.flag()
+			s.extendedPrecision, s.intraSmoothingDisabled = r.flag(), r.flag()
+			s.highPrecisionOffsets, s.persistentRice, s.cabacBypassAlignment = r.flag(), r.flag(), r.flag()
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	minCb := 1 << s.log2MinCb
+	if s.width <= 0 || s.height <= 0 || s.width%minCb != 0 || s.height%minCb != 0 || s.width > 16888 || s.height > 16888 {
+		return nil, fmt.Errorf("picture size %dx%d is not whole %d-pixel coding blocks", s.width, s.height, minCb)
+	}
+	s.ctbLog2 = s.log2MinCb + s.log2DiffMaxMinCb
+	ctb := 1 << s.ctbLog2
+	s.picWidthInCtbs = (s.width + ctb - 1) / ctb
+	s.picHeightInCtbs = (s.height + ctb - 1) / ctb
+	s.picSizeInCtbs = s.picWidthInCtbs * s.picHeightInCtbs
+	return s, nil
+}
+
+func parsePPS(r *reader) (*pps, error) {
+	p := &pps{}
+	p.id, p.spsID = r.ue(), r.ue()
+	if p.id > 63 || p.spsID > 15 {
+		return nil, fmt.Errorf("PPS id %d, SPS id %d (0 to 63, 0 to 15)", p.id, p.spsID)
+	}
+	p.dependentSliceSegments, p.outputFlagPresent = r.flag(), r.flag()
+	p.numExtraSliceHeaderBits = r.u(3)
+	p.signDataHiding, p.cabacInitPresent = r.flag(), r.flag()
+	p.numRefIdxL0Minus1, p.numRefIdxL1Minus1 = r.ue(), r.ue()
+	p.initQPMinus26 = r.se()
+	p.constrainedIntraPred, p.transformSkip, p.cuQPDelta = r.flag(), r.flag(), r.flag()
+	if p.cuQPDelta {
+		p.diffCuQPDeltaDepth = r.ue()
+	}
+	p.cbQPOffset, p.crQPOffset = r.se(), r.se()
+	p.sliceChromaQPOffsets = r.flag()
+	p.weightedPred, p.weightedBipred = r.flag(), r.flag()
+	p.transquantBypass = r.flag()
+	p.tiles, p.entropySync = r.flag(), r.flag()
+	if p.tiles {
+		p.numTileColsMinus1, p.numTileRowsMinus1 = r.ue(), r.ue()
+		if p.numTileColsMinus1 > 19 || p.numTileRowsMinus1 > 21 {
+			return nil, fmt.Errorf("%dx%d tiles (20x22 at most)", p.numTileColsMinus1+1, p.numTileRowsMinus1+1)
+		}
+		p.uniformSpacing = r.flag()
+		if !p.uniformSpacing {
+			for i := 0; i < p.numTileColsMinus1; i++ {
+				p.colWidthMinus1[i] = r.ue()
+			}
+			for i := 0; i < p.numTileRowsMinus1; i++ {
+				p.rowHeightMinus1[i] = r.ue()
+			}
+		}
+		p.loopFilterAcrossTiles = r.flag()
+	}
+	p.loopFilterAcrossSlices = r.flag()
+	if r.flag() { // deblocking_filter_control_present_flag
+		p.deblockingOverride, p.deblockingDisabled = r.flag(), r.flag()
+		if !p.deblockingDisabled {
+			p.betaOffsetDiv2, p.tcOffsetDiv2 = r.se(), r.se()
+		}
+	}
+	p.scalingListPresent = r.flag()
+	if p.scalingListPresent {
+		p.scaling = scalingListData(r)
+	}
+	p.listsModification = r.flag()
+	p.log2ParallelMergeLevelMinus2 = r.ue()
+	p.sliceHeaderExtension = r.flag()
+	if r.flag() { // pps_extension_present_flag
+		p.rangeExt = r.flag()
+		r.skip(3 + 4)
+		if p.rangeExt {
+			if p.transformSkip {
+				p.log2MaxTransformSkipMinus2 = r.ue()
+			}
+			p.crossComponentPrediction, p.chromaQPOffsetList = r.flag(), r.flag()
+			if p.chromaQPOffsetList {
+				p.diffCuChromaQPOffsetDepth, p.chromaQPOffsetListLenMinus1 = r.ue(), r.ue()
+				if p.chromaQPOffsetListLenMinus1 > 5 {
+					return nil, fmt.Errorf("a chroma QP offset list of %d (6 at most)", p.chromaQPOffsetListLenMinus1+1)
+				}
+				for i := 0; i <= p.chromaQPOffsetListLenMinus1; i++ {
+					p.cbQPOffsetList[i], p.crQPOffsetList[i] = r.se(), r.se()
+				}
+			}
+			p.log2SAOOffsetScaleLuma, p.log2SAOOffsetScaleChroma = r.ue(), r.ue()
+		}
+	}
+	return p, r.err
+}
+
+// tileSizes fills the columns' and rows' sizes in CTBs (minus 1) for
+// uniform spacing (6.5.1).
+func (p *pps) tileSizes(s *sps) (cols, rows [21]int) {
+	cols, rows = p.colWidthMinus1, p.rowHeightMinus1
+	if !p.tiles {
+		return
+	}
+	nc, nr := p.numTileColsMinus1+1, p.numTileRowsMinus1+1
+	if p.uniformSpacing {
+		for i := 0; i < nc && i < 21; i++ {
+			cols[i] = ((i+1)*s.picWidthInCtbs)/nc - (i*s.picWidthInCtbs)/nc - 1
+		}
+		for i := 0; i < nr && i < 21; i++ {
+			rows[i] = ((i+1)*s.picHeightInCtbs)/nr - (i*s.picHeightInCtbs)/nr - 1
+		}
+		return
+	}
+	// The last column and row take what is left.
+	used := 0
+	for i := 0; i < nc-1; i++ {
+		used += cols[i] + 1
+	}
+	if nc-1 < 21 {
+		cols[nc-1] = s.picWidthInCtbs - used - 1
+	}
+	used = 0
+	for i := 0; i < nr-1; i++ {
+		used += rows[i] + 1
+	}
+	if nr-1 < 21 {
+		rows[nr-1] = s.picHeightInCtbs - used - 1
+	}
+	return
+}

@@ -1,0 +1,705 @@
+package hevc
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// NAL unit types (Table 7-1).
+const (
+	nalTrailN    = 0
+	nalRASLR     = 9
+	nalRADLN     = 6
+	nalRASLN     = 8
+	nalBLAWLP    = 16
+	nalBLANLP    = 18
+	nalIDRWRADL  = 19
+	nalIDRNLP    = 20
+	nalCRA       = 21
+	nalRsvIRAP23 = 23
+	nalVPS       = 32
+	nalSPS       = 33
+	nalPPS       = 34
+	nalEOS       = 36
+	nalEOB       = 37
+)
+
+// headerBytes bounds how much of a NAL unit is unescaped for its header:
+// parameter sets with every extension fit, and a slice segment header's
+// reference picture sets too.
+const headerBytes = 4096
+
+// maxDPB bounds the decoded picture buffer: 16 pictures and the one
+// being decoded.
+const maxDPB = 17
+
+// dpbPic is a picture in the decoded picture buffer.
+type dpbPic struct {
+	surface  int
+	poc      int32
+	ref      bool // marked "used for reference" (short or long term)
+	longTerm bool
+	output   bool // "needed for output"
+	latency  int
+	ts       int64
+}
+
+// Parser turns an HEVC stream's access units into the pictures to decode
+// and the pictures to show. It is not safe for concurrent use.
+type Parser struct {
+	sps      [16]*sps
+	pps      [64]*pps
+	active   *sps
+	surfaces int
+
+	dpb      []dpbPic
+	first    bool // the next picture starts the stream (NoRaslOutputFlag)
+	skipRASL bool // RASL pictures of the CRA that started are skipped
+
+	prevTid0Lsb, prevTid0Msb int32
+	index                    int64
+
+	pic     Picture
+	out     []Display
+	pics    []*Picture
+	scratch []byte
+	data    []byte
+	offsets []uint32
+}
+
+// NewParser returns a parser at the start of a stream.
+func NewParser() *Parser { return &Parser{first: true, surfaces: 20} }
+
+// SetSurfaces says how many decode surfaces the decoder has; each picture
+// decodes into one no picture in the buffer holds.
+func (p *Parser) SetSurfaces(n int) { p.surfaces = n }
+
+// Sequence is the active SPS's shape, once a picture has used one.
+func (p *Parser) Sequence() (Sequence, bool) {
+	s := p.active
+	if s == nil {
+		return Sequence{}, false
+	}
+	subW, subH := 1, 1
+	if s.chromaFormatIDC == 1 {
+		subW, subH = 2, 2
+	} else if s.chromaFormatIDC == 2 {
+		subW = 2
+	}
+	return Sequence{
+		CodedWidth: s.width, CodedHeight: s.height,
+		Left: subW * s.confLeft, Right: s.width - subW*s.confRight,
+		Top: subH * s.confTop, Bottom: s.height - subH*s.confBottom,
+		BitDepthLuma: s.bitDepthLuma, BitDepthChroma: s.bitDepthChroma, ChromaFormatIDC: s.chromaFormatIDC,
+		MaxDecPicBuffering: s.maxDecPicBufferingMinus1 + 1, MaxNumReorderPics: s.maxNumReorder,
+	}, true
+}
+
+// nalUnits calls fn for each NAL unit of an Annex B buffer: its bytes
+// (header included, start code not) and where its start code began.
+func nalUnits(au []byte, fn func(nal []byte, at int) error) error {
+	i := bytes.Index(au, []byte{0, 0, 1})
+	for i >= 0 {
+		start := i + 3
+		at := i
+		if at > 0 && au[at-1] == 0 {
+			at--
+		}
+		next := bytes.Index(au[start:], []byte{0, 0, 1})
+		end := len(au)
+		if next >= 0 {
+			end = start + next
+			next = end
+		}
+		nal := au[start:end]
+		for len(nal) > 0 && nal[len(nal)-1] == 0 { // trailing_zero_8bits and the next zero_byte
+			nal = nal[:len(nal)-1]
+		}
+		if len(nal) >= 2 {
+			if err := fn(nal, at); err != nil {
+				return err
+			}
+		}
+		i = next
+	}
+	return nil
+}
+
+// Next reads one access unit (Annex B: parameter sets, SEI and the slice
+// segments of one picture) that came with timestamp ts. It returns the
+// pictures to decode, in decoding order (one, or none for an access unit
+// without a picture or a RASL picture skipped), and the pictures to show
+// after them, in output order. What it returns is valid until the next
+// call.
+func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
+	p.out = p.out[:0]
+	p.pics = p.pics[:0]
+	p.data = p.data[:0]
+	p.offsets = p.offsets[:0]
+	var cur *Picture
+	var curType int
+	err := nalUnits(au, func(nal []byte, at int) error {
+		typ := int(nal[0]>>1) & 63
+		layer := (int(nal[0])&1)<<5 | int(nal[1]>>3)
+		tid := int(nal[1]&7) - 1
+		if layer != 0 {
+			return nil // only the base layer
+		}
+		switch {
+		case typ == nalSPS:
+			r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
+			p.scratch = r.b
+			s, err := parseSPS(&r)
+			if err != nil {
+				return fmt.Errorf("SPS: %w", err)
+			}
+			p.sps[s.id] = s
+		case typ == nalPPS:
+			r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
+			p.scratch = r.b
+			q, err := parsePPS(&r)
+			if err != nil {
+				return fmt.Errorf("PPS: %w", err)
+			}
+			p.pps[q.id] = q
+		case typ == nalEOS || typ == nalEOB:
+			p.first = true
+		case typ <= nalRsvIRAP23 && (typ <= 9 || typ >= nalBLAWLP): // a slice segment (VCL, not reserved)
+			if cur == nil {
+				pic, err := p.begin(nal, typ, tid, ts)
+				if err != nil || pic == nil {
+					return err
+				}
+				cur, curType = pic, typ
+			} else if err := p.sliceType(cur, nal); err != nil {
+				return err
+			}
+			_ = curType
+			p.offsets = append(p.offsets, uint32(len(p.data)))
+			p.data = append(p.data, 0, 0, 1)
+			p.data = append(p.data, nal...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if cur != nil {
+		cur.Data, cur.SliceOffsets = p.data, p.offsets
+		p.pics = append(p.pics, cur)
+		p.finish(cur)
+	}
+	return p.pics, p.out, nil
+}
+
+// Flush shows every picture still waiting, at the end of a stream, and
+// forgets the buffer: the next access unit starts a stream.
+func (p *Parser) Flush() []Display {
+	p.out = p.out[:0]
+	for p.bump() {
+	}
+	p.dpb = p.dpb[:0]
+	p.first = true
+	return p.out
+}
+
+// begin reads a picture's first slice segment header and sets up the
+// picture: parameters, POC, reference picture set, the buffer's marking
+// and what it shows before this picture. nil without error: a RASL
+// picture skipped.
+func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
+	r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
+	p.scratch = r.b
+	if !r.flag() {
+		return nil, fmt.Errorf("a picture starts with a slice segment that is not its first (the access unit lost its first slice)")
+	}
+	irap := typ >= nalBLAWLP && typ <= nalRsvIRAP23
+	if irap {
+		r.skip(1) // no_output_of_prior_pics_flag: onair shows every picture
+	}
+	ppsID := r.ue()
+	if ppsID > 63 || p.pps[ppsID] == nil {
+		return nil, fmt.Errorf("a slice refers to PPS %d, which the stream has not sent", ppsID)
+	}
+	q := p.pps[ppsID]
+	s := p.sps[q.spsID]
+	if s == nil {
+		return nil, fmt.Errorf("PPS %d refers to SPS %d, which the stream has not sent", ppsID, q.spsID)
+	}
+	r.skip(q.numExtraSliceHeaderBits)
+	sliceType := r.ue()
+	output := true
+	if q.outputFlagPresent {
+		output = r.flag()
+	}
+	if s.separateColourPlane {
+		r.skip(2)
+	}
+	idr := typ == nalIDRWRADL || typ == nalIDRNLP
+	noRaslOutput := idr || (typ >= nalBLAWLP && typ <= nalBLANLP) || (irap && p.first)
+	if irap {
+		p.skipRASL = noRaslOutput
+	}
+	if (typ == nalRASLN || typ == nalRASLR) && p.skipRASL {
+		return nil, nil // not decodable: its references precede the CRA that started the stream
+	}
+	var lsb int
+	var st *rps
+	var slice [65]rps
+	stBits, numDeltaRef := 0, 0
+	var ltPOC [33]int32
+	var ltCycle [33]int32
+	var ltUsed, ltMSB [33]bool
+	numLT := 0
+	if !idr {
+		lsb = r.u(s.log2MaxPocLsb)
+		if !r.flag() { // short_term_ref_pic_set_sps_flag
+			slice = s.stRPS
+			before := r.pos
+			if err := stRefPicSet(&r, &slice, s.numShortTermRPS, s.numShortTermRPS); err != nil {
+				return nil, err
+			}
+			stBits = r.pos - before
+			st = &slice[s.numShortTermRPS]
+		} else {
+			idx := 0
+			if s.numShortTermRPS > 1 {
+				idx = r.u(ceilLog2(s.numShortTermRPS))
+			}
+			if idx >= s.numShortTermRPS {
+				return nil, fmt.Errorf("a slice uses reference picture set %d of %d", idx, s.numShortTermRPS)
+			}
+			st = &s.stRPS[idx]
+		}
+		numDeltaRef = st.numDeltaPocsOfRef
+		if s.longTermPresent {
+			numSPS := 0
+			if s.numLongTermSPS > 0 {
+				numSPS = r.ue()
+			}
+			numLT = numSPS + r.ue()
+			if numLT > 32 {
+				return nil, fmt.Errorf("%d long-term pictures in a slice (32 at most)", numLT)
+			}
+			var cycle int32
+			for i := 0; i < numLT; i++ {
+				if i < numSPS {
+					idx := 0
+					if s.numLongTermSPS > 1 {
+						idx = r.u(ceilLog2(s.numLongTermSPS))
+					}
+					ltPOC[i], ltUsed[i] = int32(s.ltPocLsbSPS[idx]), s.ltUsedSPS[idx]
+				} else {
+					ltPOC[i], ltUsed[i] = int32(r.u(s.log2MaxPocLsb)), r.flag()
+				}
+				ltMSB[i] = r.flag()
+				d := int32(0)
+				if ltMSB[i] {
+					d = int32(r.ue())
+				}
+				if i == 0 || i == numSPS {
+					cycle = d
+				} else {
+					cycle += d
+				}
+				ltCycle[i] = cycle
+			}
+		}
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("slice header: %w", r.err)
+	}
+
+	// 8.3.1: the picture order count.
+	maxLsb := int32(1) << s.log2MaxPocLsb
+	var msb int32
+	if !(irap && noRaslOutput) {
+		prevLsb, prevMsb := p.prevTid0Lsb, p.prevTid0Msb
+		l := int32(lsb)
+		switch {
+		case l < prevLsb && prevLsb-l >= maxLsb/2:
+			msb = prevMsb + maxLsb
+		case l > prevLsb && l-prevLsb > maxLsb/2:
+			msb = prevMsb - maxLsb
+		default:
+			msb = prevMsb
+		}
+	}
+	poc := msb + int32(lsb)
+	subLayerNonRef := typ <= 14 && typ%2 == 0
+	if tid == 0 && !(typ >= nalRADLN && typ <= nalRASLR) && !subLayerNonRef {
+		p.prevTid0Lsb, p.prevTid0Msb = int32(lsb), msb
+	}
+
+	// A new sequence: its SPS becomes the active one.
+	if irap && noRaslOutput && (p.active == nil || p.active != s) {
+		p.active = s
+	}
+	if p.active == nil {
+		p.active = s
+	}
+
+	// 8.3.2: the reference picture set, and the buffer's marking.
+	pic := &p.pic
+	*pic = Picture{}
+	if irap && noRaslOutput {
+		// Every picture before goes: shown first (C.5.2.2, with
+		// no_output_of_prior_pics_flag taken as 0).
+		for p.bump() {
+		}
+		p.dpb = p.dpb[:0]
+	}
+	if len(p.dpb) >= maxDPB {
+		return nil, fmt.Errorf("the decoded picture buffer holds %d pictures (16 at most)", len(p.dpb))
+	}
+	nb, na, nl := 0, 0, 0
+	var keep [maxDPB]bool
+	find := func(poc int32, lsbOnly bool, long bool) int {
+		for i, d := range p.dpb {
+			if !d.ref {
+				continue
+			}
+			v := d.poc
+			if lsbOnly {
+				v &= maxLsb - 1
+			}
+			if v == poc && (long || !d.longTerm) {
+				return i
+			}
+		}
+		return -1
+	}
+	var before, after, ltCurr [16]int
+	if st != nil {
+		for i := 0; i < st.numNegative; i++ {
+			if j := find(poc+st.deltaS0[i], false, false); j >= 0 {
+				keep[j] = true
+				if st.usedS0[i] {
+					before[nb] = j
+					nb++
+				}
+			}
+		}
+		for i := 0; i < st.numPositive; i++ {
+			if j := find(poc+st.deltaS1[i], false, false); j >= 0 {
+				keep[j] = true
+				if st.usedS1[i] {
+					after[na] = j
+					na++
+				}
+			}
+		}
+	}
+	for i := 0; i < numLT; i++ {
+		var j int
+		if ltMSB[i] {
+			j = find(poc-int32(lsb)+ltPOC[i]-ltCycle[i]*maxLsb, false, true)
+		} else {
+			j = find(ltPOC[i], true, true)
+		}
+		if j >= 0 {
+			keep[j] = true
+			p.dpb[j].longTerm = true
+			if ltUsed[i] && nl < 16 {
+				ltCurr[nl] = j
+				nl++
+			}
+		}
+	}
+	for i := range p.dpb {
+		if !keep[i] {
+			p.dpb[i].ref = false
+		}
+	}
+
+	// C.5.2.2: pictures neither shown nor referenced leave; then bumping
+	// while the buffer holds too many to show or is full.
+	p.evict()
+	for p.countOutput() > s.maxNumReorder || p.latencyExceeded(s) || len(p.dpb) >= s.maxDecPicBufferingMinus1+1 {
+		if !p.bump() {
+			break
+		}
+	}
+
+	// The picture's surface: one no picture in the buffer holds.
+	surface := -1
+	for c := 0; c < p.surfaces && surface < 0; c++ {
+		used := false
+		for _, d := range p.dpb {
+			used = used || d.surface == c
+		}
+		if !used {
+			surface = c
+		}
+	}
+	if surface < 0 {
+		return nil, fmt.Errorf("no free decode surface of %d: the stream holds more pictures than its SPS says", p.surfaces)
+	}
+
+	p.fill(pic, s, q)
+	pic.CurrPicIdx = surface
+	pic.POC, pic.CurrPicOrderCntVal = poc, poc
+	pic.Index = p.index
+	p.index++
+	pic.Output = output
+	pic.IntraPicFlag = sliceType == 2
+	pic.RefPicFlag = !subLayerNonRef
+	if irap {
+		pic.IrapPicFlag = 1
+	}
+	if idr {
+		pic.IdrPicFlag = 1
+	}
+	pic.NumBitsForShortTermRPSInSlice = int32(stBits)
+	pic.NumDeltaPocsOfRefRpsIdx = int32(numDeltaRef)
+	// The references: every picture still marked, in buffer order.
+	for i := range pic.RefPicIdx {
+		pic.RefPicIdx[i] = -1
+	}
+	var slot [maxDPB]int
+	n := 0
+	for i, d := range p.dpb {
+		slot[i] = -1
+		if d.ref && n < 16 {
+			pic.RefPicIdx[n] = int32(d.surface)
+			pic.PicOrderCntVal[n] = d.poc
+			if d.longTerm {
+				pic.IsLongTerm[n] = 1
+			}
+			slot[i] = n
+			n++
+		}
+	}
+	for i := 0; i < nb && i < 8; i++ {
+		pic.RefPicSetStCurrBefore[i] = uint8(slot[before[i]])
+	}
+	for i := 0; i < na && i < 8; i++ {
+		pic.RefPicSetStCurrAfter[i] = uint8(slot[after[i]])
+	}
+	for i := 0; i < nl && i < 8; i++ {
+		pic.RefPicSetLtCurr[i] = uint8(slot[ltCurr[i]])
+	}
+	pic.NumPocStCurrBefore, pic.NumPocStCurrAfter, pic.NumPocLtCurr = int32(nb), int32(na), int32(nl)
+	pic.NumPocTotalCurr = int32(nb + na + nl)
+	p.first = false
+	// The picture joins the buffer as the decoder will hold it.
+	p.dpb = append(p.dpb, dpbPic{surface: surface, poc: poc, ref: true, output: output, ts: ts})
+	return pic, nil
+}
+
+// sliceType folds a later slice segment's type into IntraPicFlag.
+func (p *Parser) sliceType(pic *Picture, nal []byte) error {
+	if !pic.IntraPicFlag {
+		return nil
+	}
+	r := reader{b: unescape(p.scratch, nal[2:], 64)}
+	p.scratch = r.b
+	typ := int(nal[0]>>1) & 63
+	if r.flag() {
+		return nil // another picture's first slice in one access unit: ignored
+	}
+	if typ >= nalBLAWLP && typ <= nalRsvIRAP23 {
+		r.skip(1)
+	}
+	q := p.pps[r.ue()&63]
+	if q == nil {
+		return nil
+	}
+	s := p.sps[q.spsID]
+	if s == nil {
+		return nil
+	}
+	if q.dependentSliceSegments && r.flag() {
+		return nil // dependent: the type is its segment's
+	}
+	r.skip(ceilLog2(s.picSizeInCtbs))
+	r.skip(q.numExtraSliceHeaderBits)
+	if r.ue() != 2 {
+		pic.IntraPicFlag = false
+	}
+	return nil
+}
+
+// finish runs C.5.2.3 after the current picture: bumping while more
+// pictures wait to be shown than the stream reorders.
+func (p *Parser) finish(pic *Picture) {
+	s := p.active
+	for i := range p.dpb {
+		if p.dpb[i].output && p.dpb[i].surface != pic.CurrPicIdx {
+			p.dpb[i].latency++
+		}
+	}
+	if !pic.RefPicFlag {
+		// A sub-layer non-reference picture is not kept for reference.
+		p.dpb[len(p.dpb)-1].ref = false
+	}
+	for p.countOutput() > s.maxNumReorder || p.latencyExceeded(s) {
+		if !p.bump() {
+			break
+		}
+	}
+	p.evict()
+}
+
+func (p *Parser) countOutput() int {
+	n := 0
+	for _, d := range p.dpb {
+		if d.output {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *Parser) latencyExceeded(s *sps) bool {
+	if s.maxLatencyIncreasePlus1 == 0 {
+		return false
+	}
+	limit := s.maxNumReorder + s.maxLatencyIncreasePlus1 - 1
+	for _, d := range p.dpb {
+		if d.output && d.latency >= limit {
+			return true
+		}
+	}
+	return false
+}
+
+// bump shows the waiting picture with the smallest POC; false when none
+// waits.
+func (p *Parser) bump() bool {
+	best := -1
+	for i, d := range p.dpb {
+		if d.output && (best < 0 || d.poc < p.dpb[best].poc) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	d := &p.dpb[best]
+	d.output = false
+	p.out = append(p.out, Display{Surface: d.surface, POC: d.poc, Timestamp: d.ts})
+	p.evict()
+	return true
+}
+
+// evict empties the buffers of pictures neither shown nor referenced.
+func (p *Parser) evict() {
+	keep := p.dpb[:0]
+	for _, d := range p.dpb {
+		if d.output || d.ref {
+			keep = append(keep, d)
+		}
+	}
+	p.dpb = keep
+}
+
+// fill copies the parameter sets' fields into pic.
+func (p *Parser) fill(pic *Picture, s *sps, q *pps) {
+	pic.PicWidthInLumaSamples, pic.PicHeightInLumaSamples = int32(s.width), int32(s.height)
+	pic.Log2MinLumaCodingBlockSizeMinus3 = uint8(s.log2MinCb - 3)
+	pic.Log2DiffMaxMinLumaCodingBlockSize = uint8(s.log2DiffMaxMinCb)
+	pic.Log2MinTransformBlockSizeMinus2 = uint8(s.log2MinTb - 2)
+	pic.Log2DiffMaxMinTransformBlockSize = uint8(s.log2DiffMaxMinTb)
+	pic.PCMEnabledFlag = b8(s.pcm)
+	if s.pcm {
+		pic.Log2MinPCMLumaCodingBlockSizeMinus3 = uint8(s.log2MinPcmMinus3)
+		pic.Log2DiffMaxMinPCMLumaCodingBlockSize = uint8(s.log2DiffMaxMinPcm)
+		pic.PCMSampleBitDepthLumaMinus1 = uint8(s.pcmBitDepthLuma)
+		pic.PCMSampleBitDepthChromaMinus1 = uint8(s.pcmBitDepthChroma)
+		pic.PCMLoopFilterDisabledFlag = b8(s.pcmLoopFilterDisabled)
+	}
+	pic.StrongIntraSmoothingEnabledFlag = b8(s.strongIntraSmoothing)
+	pic.MaxTransformHierarchyDepthIntra = uint8(s.maxTHDepthIntra)
+	pic.MaxTransformHierarchyDepthInter = uint8(s.maxTHDepthInter)
+	pic.AMPEnabledFlag = b8(s.amp)
+	pic.SeparateColourPlaneFlag = b8(s.separateColourPlane)
+	pic.Log2MaxPicOrderCntLsbMinus4 = uint8(s.log2MaxPocLsb - 4)
+	pic.NumShortTermRefPicSets = uint8(s.numShortTermRPS)
+	pic.LongTermRefPicsPresentFlag = b8(s.longTermPresent)
+	pic.NumLongTermRefPicsSPS = uint8(s.numLongTermSPS)
+	pic.SPSTemporalMVPEnabledFlag = b8(s.temporalMVP)
+	pic.SampleAdaptiveOffsetEnabledFlag = b8(s.sao)
+	pic.ScalingListEnableFlag = b8(s.scalingListEnabled)
+	pic.BitDepthLumaMinus8 = uint8(s.bitDepthLuma - 8)
+	pic.BitDepthChromaMinus8 = uint8(s.bitDepthChroma - 8)
+	pic.ChromaFormatIDC = uint8(s.chromaFormatIDC)
+
+	pic.Log2MaxTransformSkipBlockSizeMinus2 = uint8(q.log2MaxTransformSkipMinus2)
+	pic.Log2SAOOffsetScaleLuma = uint8(q.log2SAOOffsetScaleLuma)
+	pic.Log2SAOOffsetScaleChroma = uint8(q.log2SAOOffsetScaleChroma)
+	pic.HighPrecisionOffsetsEnabledFlag = b8(s.highPrecisionOffsets)
+	pic.SPSRangeExtensionFlag = b8(s.rangeExt)
+	pic.TransformSkipRotationEnabledFlag = b8(s.transformSkipRotation)
+	pic.TransformSkipContextEnabledFlag = b8(s.transformSkipContext)
+	pic.ImplicitRDPCMEnabledFlag = b8(s.implicitRDPCM)
+	pic.ExplicitRDPCMEnabledFlag = b8(s.explicitRDPCM)
+	pic.ExtendedPrecisionProcessingFlag = b8(s.extendedPrecision)
+	pic.IntraSmoothingDisabledFlag = b8(s.intraSmoothingDisabled)
+	pic.PersistentRiceAdaptationEnabledFlag = b8(s.persistentRice)
+	pic.CabacBypassAlignmentEnabledFlag = b8(s.cabacBypassAlignment)
+	pic.PPSRangeExtensionFlag = b8(q.rangeExt)
+	pic.CrossComponentPredictionEnabledFlag = b8(q.crossComponentPrediction)
+	pic.ChromaQPOffsetListEnabledFlag = b8(q.chromaQPOffsetList)
+	pic.DiffCuChromaQPOffsetDepth = uint8(q.diffCuChromaQPOffsetDepth)
+	pic.ChromaQPOffsetListLenMinus1 = uint8(q.chromaQPOffsetListLenMinus1)
+	for i := range 6 {
+		pic.CbQPOffsetList[i], pic.CrQPOffsetList[i] = int8(q.cbQPOffsetList[i]), int8(q.crQPOffsetList[i])
+	}
+
+	pic.DependentSliceSegmentsEnabledFlag = b8(q.dependentSliceSegments)
+	pic.SliceSegmentHeaderExtensionPresentFlag = b8(q.sliceHeaderExtension)
+	pic.SignDataHidingEnabledFlag = b8(q.signDataHiding)
+	pic.CuQPDeltaEnabledFlag = b8(q.cuQPDelta)
+	pic.DiffCuQPDeltaDepth = uint8(q.diffCuQPDeltaDepth)
+	pic.InitQPMinus26 = int8(q.initQPMinus26)
+	pic.PPSCbQPOffset, pic.PPSCrQPOffset = int8(q.cbQPOffset), int8(q.crQPOffset)
+	pic.ConstrainedIntraPredFlag = b8(q.constrainedIntraPred)
+	pic.WeightedPredFlag, pic.WeightedBipredFlag = b8(q.weightedPred), b8(q.weightedBipred)
+	pic.TransformSkipEnabledFlag = b8(q.transformSkip)
+	pic.TransquantBypassEnabledFlag = b8(q.transquantBypass)
+	pic.EntropyCodingSyncEnabledFlag = b8(q.entropySync)
+	pic.Log2ParallelMergeLevelMinus2 = uint8(q.log2ParallelMergeLevelMinus2)
+	pic.NumExtraSliceHeaderBits = uint8(q.numExtraSliceHeaderBits)
+	pic.LoopFilterAcrossTilesEnabledFlag = b8(q.loopFilterAcrossTiles)
+	pic.LoopFilterAcrossSlicesEnabledFlag = b8(q.loopFilterAcrossSlices)
+	pic.OutputFlagPresentFlag = b8(q.outputFlagPresent)
+	pic.NumRefIdxL0DefaultActiveMinus1 = uint8(q.numRefIdxL0Minus1)
+	pic.NumRefIdxL1DefaultActiveMinus1 = uint8(q.numRefIdxL1Minus1)
+	pic.ListsModificationPresentFlag = b8(q.listsModification)
+	pic.CabacInitPresentFlag = b8(q.cabacInitPresent)
+	pic.PPSSliceChromaQPOffsetsPresentFlag = b8(q.sliceChromaQPOffsets)
+	pic.DeblockingFilterOverrideEnabledFlag = b8(q.deblockingOverride)
+	pic.PPSDeblockingFilterDisabledFlag = b8(q.deblockingDisabled)
+	pic.PPSBetaOffsetDiv2, pic.PPSTcOffsetDiv2 = int8(q.betaOffsetDiv2), int8(q.tcOffsetDiv2)
+	pic.TilesEnabledFlag = b8(q.tiles)
+	pic.UniformSpacingFlag = b8(q.uniformSpacing)
+	if q.tiles {
+		pic.NumTileColumnsMinus1, pic.NumTileRowsMinus1 = uint8(q.numTileColsMinus1), uint8(q.numTileRowsMinus1)
+		cols, rows := q.tileSizes(s)
+		for i := range 21 {
+			pic.ColumnWidthMinus1[i], pic.RowHeightMinus1[i] = uint16(cols[i]), uint16(rows[i])
+		}
+	}
+
+	// The lists in force: the PPS's, else the SPS's; none when off.
+	if s.scalingListEnabled {
+		sl := &s.scaling
+		if q.scalingListPresent {
+			sl = &q.scaling
+		}
+		pic.ScalingList4x4 = sl.l4
+		pic.ScalingList8x8 = sl.l8
+		pic.ScalingList16x16 = sl.l16
+		pic.ScalingList32x32 = [2][64]uint8{sl.l32[0], sl.l32[3]}
+		pic.ScalingListDCCoeff16x16 = sl.dc16
+		pic.ScalingListDCCoeff32x32 = [2]uint8{sl.dc32[0], sl.dc32[3]}
+	}
+}
+
+func b8(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
