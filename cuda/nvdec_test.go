@@ -119,6 +119,13 @@ func TestNVDECCaps(t *testing.T) {
 // MD5s the CPU backend's decoder is checked against), in order, P016
 // surfaces as P010.
 func TestNVDECIsByteExact(t *testing.T) {
+	nvdecByteExact(t, false)
+}
+
+// nvdecByteExact decodes the clips twice over on one loop and checks every
+// frame against reference.md5; own: the HEVC clips only, through onair's
+// parser.
+func nvdecByteExact(t *testing.T, own bool) {
 	n := openNVDEC(t)
 	defer n.Close()
 	ref := nvdecReference(t)
@@ -131,9 +138,18 @@ func TestNVDECIsByteExact(t *testing.T) {
 		end  error
 		done bool
 	}
-	results := make([]*result, len(nvdecClips))
+	clips := nvdecClips
+	if own {
+		clips = nil
+		for _, c := range nvdecClips {
+			if c.codec == NVDECHEVC {
+				clips = append(clips, c)
+			}
+		}
+	}
+	results := make([]*result, len(clips))
 	var mu sync.Mutex
-	for i, c := range nvdecClips {
+	for i, c := range clips {
 		r, err := es.Open(filepath.Join(nvdecMedia(), c.name), 0)
 		if err != nil {
 			t.Fatal(err)
@@ -145,6 +161,7 @@ func TestNVDECIsByteExact(t *testing.T) {
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: c.name, Codec: c.codec, Format: c.format, Width: 640, Height: 360, Source: esSource(r, 2),
 			DisplayDelay: i % 3, // none, one, two: the same frames either way
+			OwnParser:    own,
 			OnFrame: func(f *NVDECFrame) {
 				defer f.Release()
 				if err := f.Download(host); err != nil {
@@ -170,7 +187,7 @@ func TestNVDECIsByteExact(t *testing.T) {
 	if err := loop.Run(); err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range nvdecClips {
+	for i, c := range clips {
 		res, want := results[i], ref[c.name]
 		if len(want) != 30 {
 			t.Fatalf("reference.md5 lists %d frames of %s", len(want), c.name)

@@ -421,12 +421,17 @@ func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
 		}
 	}
 
-	// The picture's surface: one no picture in the buffer holds.
+	// The picture's surface: one no picture in the buffer holds, nor one
+	// bumped out of it by this access unit (shown only after this picture
+	// is decoded).
 	surface := -1
 	for c := 0; c < p.surfaces && surface < 0; c++ {
 		used := false
 		for _, d := range p.dpb {
 			used = used || d.surface == c
+		}
+		for _, o := range p.out {
+			used = used || o.Surface == c
 		}
 		if !used {
 			surface = c
