@@ -420,6 +420,12 @@ type NVDECConfig struct {
 	CaptureDisplay func(poc int32, ts int64)
 }
 
+// NVDECParserEnv set to "onair" has nvdec_file sources of HEVC decode
+// through onair's own HEVC parser (NVDECConfig.OwnParser) instead of
+// NVIDIA's: experimental until it is byte-exact on the H200
+// (TestNVDECOwnParserIsByteExact, TestNVDECOwnParserMatchesNVIDIAs).
+const NVDECParserEnv = "ONAIR_NVDEC_PARSER"
+
 // NVDECDisplayDelay is the display delay that decoded the most 1080p HEVC
 // frames a second on the H200 for the least CPU (BENCHMARKS.md): 2 against
 // 0, 4,743 against 4,196 frames/s for seven streams on one thread.

@@ -8,6 +8,9 @@ package cuda
 //   - nvdec_file (input_routing = "input"): the loop reads the file's access
 //     units itself (package es) and hands them straight to the parser: no
 //     reader thread, no packet queue.
+//     With cuda.NVDECParserEnv=onair (ONAIR_NVDEC_PARSER) an HEVC file
+//     is parsed by onair's own parser (package cuda/hevc) instead of
+//     NVIDIA's: experimental until it is byte-exact on the H200.
 //   - dec_video in mode nvdec: the access units come over its input edge
 //     from input_rec (or its demuxer, input_routing = "demux"). On a shared
 //     decode loop it looks at its edge each round (at least every
@@ -28,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -511,9 +515,13 @@ func (s *nvdecSource) startDecoder() error {
 	if s.r.codec == es.H264 {
 		codec = gpu.NVDECH264
 	}
+	// nvdec_file of HEVC with gpu.NVDECParserEnv=onair: onair's own HEVC
+	// parser feeds the engine, not NVIDIA's (experimental until it is
+	// byte-exact on the H200).
+	own := codec == gpu.NVDECHEVC && !s.fromEdge && os.Getenv(gpu.NVDECParserEnv) == "onair"
 	ended := make(chan struct{})
 	dec, err := s.b.nvdec.NewDecoder(gpu.NVDECConfig{
-		ID: s.id, Codec: codec, Format: s.r.format, Width: s.r.w, Height: s.r.h,
+		ID: s.id, Codec: codec, Format: s.r.format, Width: s.r.w, Height: s.r.h, OwnParser: own,
 		DisplayDelay: gpu.NVDECDisplayDelay, ExtraSurfaces: s.surfaces, Frames: s.pool,
 		Source: s.source, Ready: s.flush, OnFrame: s.onFrame,
 		OnEnd: func(err error) { s.onEnd(err); close(ended) },
