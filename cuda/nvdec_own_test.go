@@ -335,3 +335,49 @@ func TestNVDECOwnParserMatchesNVIDIAs(t *testing.T) {
 func TestNVDECOwnParserIsByteExact(t *testing.T) {
 	nvdecByteExact(t, true)
 }
+
+// Feeding a picture through onair's parser allocates nothing once the
+// parser's and the decoder's buffers have grown.
+func TestNVDECOwnParserAllocatesNothing(t *testing.T) {
+	n := useFakeNVDEC(t)
+	r, err := es.Open(filepath.Join(nvdecMedia(), "hevc8.hevc"), es.HEVC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var aus [][]byte
+	for {
+		au, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		aus = append(aus, bytes.Clone(au.Data))
+	}
+	i := 0
+	d, err := n.NewDecoder(NVDECConfig{ID: "allocs", Codec: NVDECHEVC, Format: frame.NV12, Width: 640, Height: 360, OwnParser: true,
+		Source: func() ([]byte, int64, error) {
+			au := aus[i%len(aus)]
+			i++
+			return au, int64(i), nil
+		},
+		OnFrame: func(f *NVDECFrame) { f.Release() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	feed := func() {
+		if _, err := d.feed(); err != nil {
+			t.Fatal(err)
+		}
+		d.c.qhead, d.c.qlen = 0, 0 // shown
+	}
+	for range 3 * len(aus) { // a few passes: every buffer at its size
+		feed()
+	}
+	if a := testing.AllocsPerRun(2*len(aus), feed); a != 0 {
+		t.Errorf("%.2f allocations a picture", a)
+	}
+}
