@@ -208,7 +208,19 @@ func (p *Parser) Flush() []Display {
 // and what it shows before this picture. nil without error: a RASL
 // picture skipped.
 func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
-	r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
+	pic, err := p.beginWithin(nal, typ, tid, ts, sliceHeaderBytes)
+	if err == errShort && len(nal) > sliceHeaderBytes {
+		pic, err = p.beginWithin(nal, typ, tid, ts, headerBytes) // a long header: its reference sets
+	}
+	return pic, err
+}
+
+// sliceHeaderBytes is what a slice header's reading unescapes first: the
+// part a decoder needs is a few dozen bytes.
+const sliceHeaderBytes = 256
+
+func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Picture, error) {
+	r := reader{b: unescape(p.scratch, nal[2:], limit)}
 	p.scratch = r.b
 	if !r.flag() {
 		return nil, fmt.Errorf("a picture starts with a slice segment that is not its first (the access unit lost its first slice)")
@@ -306,8 +318,8 @@ func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
 			}
 		}
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("slice header: %w", r.err)
+	if r.err == errShort {
+		return nil, errShort // read again with more (begin), before any state changes
 	}
 
 	// 8.3.1: the picture order count.

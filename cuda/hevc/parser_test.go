@@ -259,3 +259,30 @@ func TestParserLoops(t *testing.T) {
 		t.Errorf("%d access units a pass: %d decoded, %d shown in three passes", len(aus), decoded, shown)
 	}
 }
+
+// BenchmarkParser reads a 1080p30 HEVC clip at 8 Mbit/s (ONAIR_BENCH_CLIP,
+// e.g. .device/media/clip0.hevc from make seeds-bench; the committed
+// 640x360 clip without it): CPU per access unit, against NVIDIA's parser's
+// 103 µs (nodes/cuda/BENCHMARKS.md).
+func BenchmarkParser(b *testing.B) {
+	path := os.Getenv("ONAIR_BENCH_CLIP")
+	if path == "" {
+		path = filepath.Join("..", "..", "nodes", "media", "es", "testdata", "hevc8.hevc")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	aus := accessUnits(t, data)
+	p := NewParser()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		au := aus[i%len(aus)]
+		if _, _, err := p.Next(au, int64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "µs/au")
+}
