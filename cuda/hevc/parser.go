@@ -59,6 +59,8 @@ type Parser struct {
 	prevTid0Lsb, prevTid0Msb int32
 	index                    int64
 
+	delay   int       // SetDisplayDelay
+	held    []Display // shown, not yet handed out (the display delay)
 	pic     Picture
 	out     []Display
 	pics    []*Picture
@@ -73,6 +75,11 @@ func NewParser() *Parser { return &Parser{first: true, surfaces: 20} }
 // SetSurfaces says how many decode surfaces the decoder has; each picture
 // decodes into one no picture in the buffer holds.
 func (p *Parser) SetSurfaces(n int) { p.surfaces = n }
+
+// SetDisplayDelay holds each picture to show back until n more have come
+// after it (as NVIDIA's parser's display delay does): a picture handed out
+// has then long been decoded when it is mapped. Its surface stays taken.
+func (p *Parser) SetDisplayDelay(n int) { p.delay = n }
 
 // Sequence is the active SPS's shape, once a picture has used one.
 func (p *Parser) Sequence() (Sequence, bool) {
@@ -189,7 +196,7 @@ func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
 		p.pics = append(p.pics, cur)
 		p.finish(cur)
 	}
-	return p.pics, p.out, nil
+	return p.pics, p.release(false), nil
 }
 
 // Flush shows every picture still waiting, at the end of a stream, and
@@ -200,6 +207,23 @@ func (p *Parser) Flush() []Display {
 	}
 	p.dpb = p.dpb[:0]
 	p.first = true
+	return p.release(true)
+}
+
+// release moves what bumping showed behind the held pictures and hands out
+// those beyond the display delay (all of them at a flush), reusing out.
+func (p *Parser) release(all bool) []Display {
+	p.held = append(p.held, p.out...)
+	n := len(p.held) - p.delay
+	if all {
+		n = len(p.held)
+	}
+	p.out = p.out[:0]
+	if n <= 0 {
+		return p.out
+	}
+	p.out = append(p.out, p.held[:n]...)
+	p.held = append(p.held[:0], p.held[n:]...)
 	return p.out
 }
 
@@ -440,6 +464,12 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 		for _, d := range p.dpb {
 			used = used || d.surface == c
 		}
+		for _, d := range p.held {
+			used = used || d.Surface == c
+		}
+		for _, d := range p.out {
+			used = used || d.Surface == c // shown just now, by this access unit's bumping
+		}
 		if !used {
 			surface = c
 		}
@@ -540,10 +570,6 @@ func (p *Parser) finish(pic *Picture) {
 		if p.dpb[i].output && p.dpb[i].surface != pic.CurrPicIdx {
 			p.dpb[i].latency++
 		}
-	}
-	if !pic.RefPicFlag {
-		// A sub-layer non-reference picture is not kept for reference.
-		p.dpb[len(p.dpb)-1].ref = false
 	}
 	for p.countOutput() > s.maxNumReorder || p.latencyExceeded(s) {
 		if !p.bump() {
