@@ -402,10 +402,9 @@ type NVDECConfig struct {
 	// cuvidParseVideoData: the decoder is created from its SPS as NVIDIA's
 	// sequence callback creates it, each picture's parameters are written
 	// into a CUVIDPICPARAMS for cuvidDecodePicture, and the pictures are
-	// queued for display in the order the parser outputs them.
-	// DisplayDelay is not applied (the parser outputs a picture as soon as
-	// the decoded picture buffer's rules let it). Experimental until it is
-	// byte-exact on the H200 (TestNVDECOwnParserIsByteExact).
+	// queued for display in the order the parser outputs them, held back
+	// by DisplayDelay as NVIDIA's parser holds them. Experimental until it
+	// is byte-exact on the H200 (TestNVDECOwnParserIsByteExact).
 	OwnParser bool
 	// CaptureParams, when set, receives a copy of each picture's
 	// parameters handed to cuvidDecodePicture (NVIDIA's parser's, or with
@@ -495,12 +494,12 @@ func (n *NVDEC) NewDecoder(cfg NVDECConfig) (*NVDECDecoder, error) {
 	var what *C.char
 	var rc C.nvd_result
 	out := min(cfg.PoolFrames, 8)
-	delay, own := cfg.DisplayDelay, C.int(0)
+	own := C.int(0)
 	if cfg.OwnParser {
-		delay, own = 0, 1
+		own = 1
 	}
 	c := C.nvd_dec_new(n.lib, C.int(cfg.Codec), C.int(cfg.Format.BitDepth()), C.int(cfg.Width), C.int(cfg.Height),
-		C.int(delay), C.int(cfg.ExtraSurfaces), C.int(out), own, &what, &rc)
+		C.int(cfg.DisplayDelay), C.int(cfg.ExtraSurfaces), C.int(out), own, &what, &rc)
 	if c == nil {
 		pool.close()
 		return nil, fmt.Errorf("NVDEC decoder %s: %w", cfg.ID, n.err(C.GoString(what), rc))
@@ -511,6 +510,7 @@ func (n *NVDEC) NewDecoder(cfg NVDECConfig) (*NVDECDecoder, error) {
 	d := &NVDECDecoder{n: n, cfg: cfg, c: c, pool: pool}
 	if cfg.OwnParser {
 		d.parser = hevc.NewParser()
+		d.parser.SetDisplayDelay(cfg.DisplayDelay)
 	}
 	return d, nil
 }

@@ -83,7 +83,7 @@ func TestNVDECOwnParserWithAStandIn(t *testing.T) {
 		host, _ := frame.New(c.format, c.w, c.h)
 		latest := map[int32]int64{} // POC -> decoding index of the last picture decoded with it
 		d, err := n.NewDecoder(NVDECConfig{
-			ID: c.name, Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h, OwnParser: true,
+			ID: c.name, Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h, OwnParser: true, DisplayDelay: 2 * i,
 			Source: esSource(r, 2),
 			CaptureParams: func(p *hevc.Picture) {
 				latest[p.POC] = p.Index

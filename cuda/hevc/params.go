@@ -486,6 +486,14 @@ func parseSPS(r *reader) (*sps, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	switch {
+	case s.log2MinCb > 6 || s.log2MinCb+s.log2DiffMaxMinCb > 6 || s.log2DiffMaxMinCb > 3:
+		return nil, fmt.Errorf("coding blocks of 2^%d to 2^%d (8 to 64 pixels)", s.log2MinCb, s.log2MinCb+s.log2DiffMaxMinCb)
+	case s.chromaFormatIDC > 3 || s.bitDepthLuma > 16 || s.bitDepthChroma > 16:
+		return nil, fmt.Errorf("chroma format %d, %d/%d-bit", s.chromaFormatIDC, s.bitDepthLuma, s.bitDepthChroma)
+	case s.maxDecPicBufferingMinus1 > 15 || s.maxNumReorder > s.maxDecPicBufferingMinus1:
+		return nil, fmt.Errorf("a decoded picture buffer of %d, reordering %d (16 at most)", s.maxDecPicBufferingMinus1+1, s.maxNumReorder)
+	}
 	minCb := 1 << s.log2MinCb
 	if s.width <= 0 || s.height <= 0 || s.width%minCb != 0 || s.height%minCb != 0 || s.width > 16888 || s.height > 16888 {
 		return nil, fmt.Errorf("picture size %dx%d is not whole %d-pixel coding blocks", s.width, s.height, minCb)

@@ -59,6 +59,8 @@ type Parser struct {
 	prevTid0Lsb, prevTid0Msb int32
 	index                    int64
 
+	delay   int       // SetDisplayDelay
+	held    []Display // shown, not yet handed out (the display delay)
 	pic     Picture
 	out     []Display
 	pics    []*Picture
@@ -73,6 +75,11 @@ func NewParser() *Parser { return &Parser{first: true, surfaces: 20} }
 // SetSurfaces says how many decode surfaces the decoder has; each picture
 // decodes into one no picture in the buffer holds.
 func (p *Parser) SetSurfaces(n int) { p.surfaces = n }
+
+// SetDisplayDelay holds each picture to show back until n more have come
+// after it (as NVIDIA's parser's display delay does): a picture handed out
+// has then long been decoded when it is mapped. Its surface stays taken.
+func (p *Parser) SetDisplayDelay(n int) { p.delay = n }
 
 // Sequence is the active SPS's shape, once a picture has used one.
 func (p *Parser) Sequence() (Sequence, bool) {
@@ -189,7 +196,7 @@ func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
 		p.pics = append(p.pics, cur)
 		p.finish(cur)
 	}
-	return p.pics, p.out, nil
+	return p.pics, p.release(false), nil
 }
 
 // Flush shows every picture still waiting, at the end of a stream, and
@@ -200,6 +207,23 @@ func (p *Parser) Flush() []Display {
 	}
 	p.dpb = p.dpb[:0]
 	p.first = true
+	return p.release(true)
+}
+
+// release moves what bumping showed behind the held pictures and hands out
+// those beyond the display delay (all of them at a flush), reusing out.
+func (p *Parser) release(all bool) []Display {
+	p.held = append(p.held, p.out...)
+	n := len(p.held) - p.delay
+	if all {
+		n = len(p.held)
+	}
+	p.out = p.out[:0]
+	if n <= 0 {
+		return p.out
+	}
+	p.out = append(p.out, p.held[:n]...)
+	p.held = append(p.held[:0], p.held[n:]...)
 	return p.out
 }
 
@@ -208,7 +232,19 @@ func (p *Parser) Flush() []Display {
 // and what it shows before this picture. nil without error: a RASL
 // picture skipped.
 func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
-	r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
+	pic, err := p.beginWithin(nal, typ, tid, ts, sliceHeaderBytes)
+	if err == errShort && len(nal) > sliceHeaderBytes {
+		pic, err = p.beginWithin(nal, typ, tid, ts, headerBytes) // a long header: its reference sets
+	}
+	return pic, err
+}
+
+// sliceHeaderBytes is what a slice header's reading unescapes first: the
+// part a decoder needs is a few dozen bytes.
+const sliceHeaderBytes = 256
+
+func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Picture, error) {
+	r := reader{b: unescape(p.scratch, nal[2:], limit)}
 	p.scratch = r.b
 	if !r.flag() {
 		return nil, fmt.Errorf("a picture starts with a slice segment that is not its first (the access unit lost its first slice)")
@@ -306,8 +342,8 @@ func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
 			}
 		}
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("slice header: %w", r.err)
+	if r.err == errShort {
+		return nil, errShort // read again with more (begin), before any state changes
 	}
 
 	// 8.3.1: the picture order count.
@@ -421,17 +457,18 @@ func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
 		}
 	}
 
-	// The picture's surface: one no picture in the buffer holds, nor one
-	// bumped out of it by this access unit (shown only after this picture
-	// is decoded).
+	// The picture's surface: one no picture in the buffer holds.
 	surface := -1
 	for c := 0; c < p.surfaces && surface < 0; c++ {
 		used := false
 		for _, d := range p.dpb {
 			used = used || d.surface == c
 		}
-		for _, o := range p.out {
-			used = used || o.Surface == c
+		for _, d := range p.held {
+			used = used || d.Surface == c
+		}
+		for _, d := range p.out {
+			used = used || d.Surface == c // shown just now, by this access unit's bumping
 		}
 		if !used {
 			surface = c
@@ -533,10 +570,6 @@ func (p *Parser) finish(pic *Picture) {
 		if p.dpb[i].output && p.dpb[i].surface != pic.CurrPicIdx {
 			p.dpb[i].latency++
 		}
-	}
-	if !pic.RefPicFlag {
-		// A sub-layer non-reference picture is not kept for reference.
-		p.dpb[len(p.dpb)-1].ref = false
 	}
 	for p.countOutput() > s.maxNumReorder || p.latencyExceeded(s) {
 		if !p.bump() {

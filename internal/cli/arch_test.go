@@ -26,6 +26,7 @@ var forbidden = map[string][]string{
 	"nodes/media/ipc":        {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control", "frame"},
 	"nodes/browser":          {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/browser/chromium": {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control", "frame"},
+	"cuda/hevc":              {"runtime", "lang", "compiler", "nodes", "control", "playout", "frame", "internal"},
 	"nodes/media/es":         {"runtime", "lang", "compiler", "nodes", "cuda", "control", "playout", "frame", "internal"},
 	"nodes/show":             {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/cpu":              {"lang", "compiler", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
