@@ -414,9 +414,9 @@ type NVDECConfig struct {
 	// ChromaFormatIDC come from the decoder, Index counts the pictures.
 	CaptureParams func(p *hevc.Picture)
 	// CaptureDisplay, with CaptureParams, receives each picture handed on
-	// for display: the picture order count of the picture last decoded
-	// into its surface, and its timestamp.
-	CaptureDisplay func(poc int32, ts int64)
+	// for display: its surface, the picture order count of the picture
+	// last decoded into that surface, and its timestamp.
+	CaptureDisplay func(surface int, poc int32, ts int64)
 }
 
 // NVDECParserEnv set to "onair" has nvdec_file sources of HEVC decode
@@ -688,7 +688,7 @@ func (d *NVDECDecoder) drainCapture() {
 				if i := int(e.di.picture_index); i >= 0 && i < len(d.surfPOC) {
 					poc = d.surfPOC[i]
 				}
-				fn(poc, int64(e.di.timestamp))
+				fn(int(e.di.picture_index), poc, int64(e.di.timestamp))
 			}
 			continue
 		}

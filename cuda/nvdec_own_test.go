@@ -81,16 +81,16 @@ func TestNVDECOwnParserWithAStandIn(t *testing.T) {
 		res := &result{shown: map[int64]int{}}
 		results[i] = res
 		host, _ := frame.New(c.format, c.w, c.h)
-		latest := map[int32]int64{} // POC -> decoding index of the last picture decoded with it
+		latest := map[int]int64{} // surface -> decoding index of the last picture decoded into it
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: c.name, Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h, OwnParser: true, DisplayDelay: 2 * i,
 			Source: esSource(r, 2),
 			CaptureParams: func(p *hevc.Picture) {
-				latest[p.POC] = p.Index
+				latest[p.CurrPicIdx] = p.Index
 				res.decoded++
 			},
-			CaptureDisplay: func(poc int32, ts int64) {
-				idx := latest[poc]
+			CaptureDisplay: func(surface int, poc int32, ts int64) {
+				idx := latest[surface]
 				res.want = append(res.want, idx)
 				res.shown[idx]++
 			},
@@ -274,7 +274,7 @@ func TestNVDECOwnParserMatchesNVIDIAs(t *testing.T) {
 			d, err := n.NewDecoder(NVDECConfig{
 				ID: c.name, Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h, Source: esSource(r, 1),
 				CaptureParams:  func(p *hevc.Picture) { nv[len(nv)-1].p = p },
-				CaptureDisplay: func(poc int32, ts int64) { nvShown = append(nvShown, poc) },
+				CaptureDisplay: func(_ int, poc int32, ts int64) { nvShown = append(nvShown, poc) },
 				OnFrame:        func(f *NVDECFrame) { f.Release() },
 				OnEnd:          func(err error) { mu.Lock(); end = err; mu.Unlock() },
 			})
@@ -287,11 +287,11 @@ func TestNVDECOwnParserMatchesNVIDIAs(t *testing.T) {
 			// The loop frees its decoders as it ends: read the surfaces on
 			// the way, at the first display.
 			prev := d.cfg.CaptureDisplay
-			d.cfg.CaptureDisplay = func(poc int32, ts int64) {
+			d.cfg.CaptureDisplay = func(surface int, poc int32, ts int64) {
 				if created == 0 {
 					minSurf, created = d.Surfaces()
 				}
-				prev(poc, ts)
+				prev(surface, poc, ts)
 			}
 			if err := loop.Run(); err != nil {
 				t.Fatal(err)
