@@ -419,6 +419,12 @@ type NVDECConfig struct {
 	CaptureDisplay func(surface int, poc int32, ts int64)
 }
 
+// ownSurfacesOverDPB is how many decode surfaces the own parser's decoder
+// gets beyond the stream's MaxDecPicBuffering: NVIDIA's parser asks for 3
+// more (min_num_decode_surfaces 8 for a buffer of 5, 10 for 7, measured on
+// the H200), and so does onair's.
+const ownSurfacesOverDPB = 3
+
 // NVDECParserEnv set to "onair" has nvdec_file sources of HEVC decode
 // through onair's own HEVC parser (NVDECConfig.OwnParser) instead of
 // NVIDIA's: experimental until it is byte-exact on the H200
@@ -551,7 +557,7 @@ func (d *NVDECDecoder) callbackErr(call string, r C.nvd_result) error {
 // Surfaces is what the decoder was created with (0s before the stream's
 // first sequence): the decode surfaces the stream needs at least (NVIDIA's
 // parser's min_num_decode_surfaces, or onair's parser's
-// MaxDecPicBuffering+1) and the decode surfaces created.
+// MaxDecPicBuffering+ownSurfacesOverDPB) and the decode surfaces created.
 func (d *NVDECDecoder) Surfaces() (min, created int) {
 	return int(d.c.fmt.min_surfaces), int(d.c.surfaces)
 }
@@ -663,7 +669,7 @@ func (d *NVDECDecoder) ownSequence(seq hevc.Sequence) error {
 	f.progressive = 1
 	f.depth_luma_minus8 = C.uchar(seq.BitDepthLuma - 8)
 	f.depth_chroma_minus8 = C.uchar(seq.BitDepthChroma - 8)
-	f.min_surfaces = C.uchar(min(seq.MaxDecPicBuffering+1, 32))
+	f.min_surfaces = C.uchar(min(seq.MaxDecPicBuffering+ownSurfacesOverDPB, 32))
 	f.coded_width, f.coded_height = C.uint(seq.CodedWidth), C.uint(seq.CodedHeight)
 	f.left, f.top, f.right, f.bottom = C.int(seq.Left), C.int(seq.Top), C.int(seq.Right), C.int(seq.Bottom)
 	f.chroma_format = C.int(seq.ChromaFormatIDC) // cudaVideoChromaFormat counts as chroma_format_idc does

@@ -142,6 +142,23 @@ var defaultInter8 = [64]uint8{
 	16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 20, 20, 20, 20, 20, 20, 20, 24, 24, 24, 24,
 	24, 24, 24, 24, 25, 25, 25, 25, 25, 25, 25, 28, 28, 28, 28, 28, 28, 33, 33, 33, 33, 33, 41, 41, 41, 41, 54, 54, 54, 71, 71, 91}
 
+// flatScaling is Flat_4x4_16 and its larger kin: every entry 16, what
+// "scaling lists off" means, and what NVIDIA's parser hands the decoder
+// then.
+func flatScaling() scalingLists {
+	var s scalingLists
+	for m := 0; m < 6; m++ {
+		for i := range s.l4[m] {
+			s.l4[m][i] = 16
+		}
+		for i := range 64 {
+			s.l8[m][i], s.l16[m][i], s.l32[m][i] = 16, 16, 16
+		}
+		s.dc16[m], s.dc32[m] = 16, 16
+	}
+	return s
+}
+
 // defaultScaling is the specification's default lists (Tables 7-5, 7-6).
 func defaultScaling() scalingLists {
 	var s scalingLists
@@ -507,7 +524,10 @@ func parseSPS(r *reader) (*sps, error) {
 }
 
 func parsePPS(r *reader) (*pps, error) {
-	p := &pps{}
+	// Without tiles, uniform_spacing_flag and
+	// loop_filter_across_tiles_enabled_flag are inferred 1 (7.4.3.3.1), as
+	// NVIDIA's parser fills them.
+	p := &pps{uniformSpacing: true, loopFilterAcrossTiles: true}
 	p.id, p.spsID = r.ue(), r.ue()
 	if p.id > 63 || p.spsID > 15 {
 		return nil, fmt.Errorf("PPS id %d, SPS id %d (0 to 63, 0 to 15)", p.id, p.spsID)

@@ -29,6 +29,9 @@ const (
 // reference picture sets too.
 const headerBytes = 4096
 
+// maxSurfaces bounds SetSurfaces: NVDEC's decoders have 32 at most.
+const maxSurfaces = 64
+
 // maxDPB bounds the decoded picture buffer: 16 pictures and the one
 // being decoded.
 const maxDPB = 17
@@ -74,7 +77,7 @@ func NewParser() *Parser { return &Parser{first: true, surfaces: 20} }
 
 // SetSurfaces says how many decode surfaces the decoder has; each picture
 // decodes into one no picture in the buffer holds.
-func (p *Parser) SetSurfaces(n int) { p.surfaces = n }
+func (p *Parser) SetSurfaces(n int) { p.surfaces = min(max(n, 1), maxSurfaces) }
 
 // SetDisplayDelay holds each picture to show back until n more have come
 // after it (as NVIDIA's parser's display delay does): a picture handed out
@@ -405,13 +408,14 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 		}
 		return -1
 	}
+	// The current lists by surface: bumping below compacts the buffer.
 	var before, after, ltCurr [16]int
 	if st != nil {
 		for i := 0; i < st.numNegative; i++ {
 			if j := find(poc+st.deltaS0[i], false, false); j >= 0 {
 				keep[j] = true
 				if st.usedS0[i] {
-					before[nb] = j
+					before[nb] = p.dpb[j].surface
 					nb++
 				}
 			}
@@ -420,7 +424,7 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 			if j := find(poc+st.deltaS1[i], false, false); j >= 0 {
 				keep[j] = true
 				if st.usedS1[i] {
-					after[na] = j
+					after[na] = p.dpb[j].surface
 					na++
 				}
 			}
@@ -437,7 +441,7 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 			keep[j] = true
 			p.dpb[j].longTerm = true
 			if ltUsed[i] && nl < 16 {
-				ltCurr[nl] = j
+				ltCurr[nl] = p.dpb[j].surface
 				nl++
 			}
 		}
@@ -498,17 +502,16 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 	for i := range pic.RefPicIdx {
 		pic.RefPicIdx[i] = -1
 	}
-	var slot [maxDPB]int
+	var slot [maxSurfaces]int // by surface: its place in the list
 	n := 0
-	for i, d := range p.dpb {
-		slot[i] = -1
+	for _, d := range p.dpb {
 		if d.ref && n < 16 {
 			pic.RefPicIdx[n] = int32(d.surface)
 			pic.PicOrderCntVal[n] = d.poc
 			if d.longTerm {
 				pic.IsLongTerm[n] = 1
 			}
-			slot[i] = n
+			slot[d.surface] = n
 			n++
 		}
 	}
@@ -720,11 +723,14 @@ func (p *Parser) fill(pic *Picture, s *sps, q *pps) {
 		}
 	}
 
-	// The lists in force: the PPS's, else the SPS's; none when off.
-	if s.scalingListEnabled {
-		sl := &s.scaling
-		if q.scalingListPresent {
-			sl = &q.scaling
+	// The lists in force: the PPS's, else the SPS's; flat when off.
+	{
+		sl := &flat
+		if s.scalingListEnabled {
+			sl = &s.scaling
+			if q.scalingListPresent {
+				sl = &q.scaling
+			}
 		}
 		pic.ScalingList4x4 = sl.l4
 		pic.ScalingList8x8 = sl.l8
@@ -734,6 +740,8 @@ func (p *Parser) fill(pic *Picture, s *sps, q *pps) {
 		pic.ScalingListDCCoeff32x32 = [2]uint8{sl.dc32[0], sl.dc32[3]}
 	}
 }
+
+var flat = flatScaling()
 
 func b8(b bool) uint8 {
 	if b {
