@@ -194,16 +194,16 @@ func TestParserAgreesWithFFmpeg(t *testing.T) {
 							}
 						}
 						for k := int32(0); k < pic.NumPocStCurrBefore; k++ {
-						if ref := pic.PicOrderCntVal[pic.RefPicSetStCurrBefore[k]]; ref >= pic.POC {
-							t.Errorf("picture %d (POC %d): reference before it has POC %d", n, pic.POC, ref)
+							if ref := pic.PicOrderCntVal[pic.RefPicSetStCurrBefore[k]]; ref >= pic.POC {
+								t.Errorf("picture %d (POC %d): reference before it has POC %d", n, pic.POC, ref)
+							}
 						}
-					}
-					for k := int32(0); k < pic.NumPocStCurrAfter; k++ {
-						if ref := pic.PicOrderCntVal[pic.RefPicSetStCurrAfter[k]]; ref <= pic.POC {
-							t.Errorf("picture %d (POC %d): reference after it has POC %d", n, pic.POC, ref)
+						for k := int32(0); k < pic.NumPocStCurrAfter; k++ {
+							if ref := pic.PicOrderCntVal[pic.RefPicSetStCurrAfter[k]]; ref <= pic.POC {
+								t.Errorf("picture %d (POC %d): reference after it has POC %d", n, pic.POC, ref)
+							}
 						}
-					}
-					if len(pic.SliceOffsets) == 0 || !bytes.HasPrefix(pic.Data[pic.SliceOffsets[0]:], []byte{0, 0, 1}) {
+						if len(pic.SliceOffsets) == 0 || !bytes.HasPrefix(pic.Data[pic.SliceOffsets[0]:], []byte{0, 0, 1}) {
 							t.Errorf("picture %d: slices %v do not start with a start code", n, pic.SliceOffsets)
 						}
 						if unshown[pic.CurrPicIdx] {
