@@ -300,25 +300,33 @@ func TestNVDECOwnParserMatchesNVIDIAs(t *testing.T) {
 				t.Fatal(end)
 			}
 			own, ownShown, seq := ownParse(t, c.path, created)
-			t.Logf("NVIDIA's parser: min_num_decode_surfaces %d (%d created); onair's SPS: MaxDecPicBuffering %d, MaxNumReorderPics %d (onair creates MaxDecPicBuffering+1 = %d)",
-				minSurf, created, seq.MaxDecPicBuffering, seq.MaxNumReorderPics, seq.MaxDecPicBuffering+1)
+			t.Logf("NVIDIA's parser: min_num_decode_surfaces %d (%d created); onair's SPS: MaxDecPicBuffering %d, MaxNumReorderPics %d (onair asks for MaxDecPicBuffering+%d = %d)",
+				minSurf, created, seq.MaxDecPicBuffering, seq.MaxNumReorderPics, ownSurfacesOverDPB, seq.MaxDecPicBuffering+ownSurfacesOverDPB)
 			if len(nv) > 0 && len(nv[0].p.SliceOffsets) > 0 {
 				o := nv[0].p.SliceOffsets[0]
 				t.Logf("NVIDIA's bitstream of picture 0: %d bytes, %d slices at %v, starting % x",
 					len(nv[0].p.Data), len(nv[0].p.SliceOffsets), nv[0].p.SliceOffsets, nv[0].p.Data[o:min(int(o)+8, len(nv[0].p.Data))])
 			}
+			// Every differing field is shown, its first three pictures and
+			// how many: one field that differs everywhere hides no other.
 			bad := 0
+			perField := map[string]int{}
 			for i := 0; i < max(len(nv), len(own)); i++ {
 				if i >= len(nv) || i >= len(own) {
 					t.Errorf("NVIDIA's parser decoded %d pictures, onair's %d", len(nv), len(own))
 					break
 				}
 				for _, diff := range comparePictures(nv[i], own[i]) {
-					if bad < 20 {
+					field, _, _ := strings.Cut(diff, ":")
+					if perField[field] < 3 {
 						t.Logf("picture %d (POC %d): %s (NVIDIA's vs onair's)", i, nv[i].p.CurrPicOrderCntVal, diff)
 					}
+					perField[field]++
 					bad++
 				}
+			}
+			for f, n := range perField {
+				t.Logf("%s differs on %d of %d pictures", f, n, len(nv))
 			}
 			if bad > 0 {
 				t.Errorf("%d differences in the picture parameters", bad)

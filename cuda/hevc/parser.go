@@ -489,7 +489,11 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 	p.index++
 	pic.Output = output
 	pic.IntraPicFlag = sliceType == 2
-	pic.RefPicFlag = !subLayerNonRef
+	// NVIDIA's parser said ref_pic_flag 1 for TRAIL_N pictures too (the
+	// H200 capture, cuda/results-2026-11-30/own-parser-run1.txt), and
+	// NVDEC decoded TRAIL_N pictures byte-exact with 0 there: the
+	// decoder goes by the reference picture set. 1, as NVIDIA's.
+	pic.RefPicFlag = true
 	if irap {
 		pic.IrapPicFlag = 1
 	}
