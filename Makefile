@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench own-parser-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -65,6 +65,24 @@ SEEDS_CLIPS := $(foreach i,0 1 2 3,.device/seeds-bench/media/clip$(i).hevc)
 seeds-bench: build $(SEEDS_CLIPS)
 	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/seeds-bench/onair .
 	du -sh .device/seeds-bench
+
+# own-parser-bench: NVDEC fed by cuda/hevc instead of NVIDIA's parser
+# (nodes/cuda/BENCHMARKS.md): .device/own holds the cuda test binary, a
+# stripped onair, two 1080p clips and four generated 640x360 streams (open
+# GOPs, slices, scaling lists, P-only, 10-bit); carry it and run
+# nodes/cuda/bench/ownparser.sh there.
+OWN_CLIPS := opengop:keyint=12:min-keyint=12:scenecut=0:open-gop=1:bframes=4:b-pyramid=1:ref=4:slices=3 \
+	scaling:keyint=10:bframes=2:scaling-list=default:ref=3 ponly:keyint=30:bframes=0:ref=6 \
+	tenbit:keyint=9:min-keyint=9:scenecut=0:open-gop=1:bframes=3
+own-parser-bench: build
+	mkdir -p .device/own/clips .device/own/media
+	CGO_ENABLED=1 $(GO) test -c -ldflags "-s -w" -o .device/own/cuda.test ./cuda/
+	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/own/onair .
+	for i in 0 1; do [ -s .device/own/media/clip$$i.hevc ] || ./bin/onair media -size 1920x1080 -frames 150 -gop 30 -bitrate 8M -noise 30 -id $$(( 10 + i )) -o .device/own/media/clip$$i.hevc; done
+	for spec in $(OWN_CLIPS); do n=$${spec%%:*}; x=$${spec#*:}; pix=yuv420p; [ $$n = tenbit ] && pix=yuv420p10le; \
+	  [ -s .device/own/clips/$$n.hevc ] || ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc2=size=640x360:rate=30 -frames:v 40 \
+	    -pix_fmt $$pix -c:v libx265 -x265-params "$$x:log-level=error" .device/own/clips/$$n.hevc; done
+	du -sh .device/own
 
 .device/seeds-bench/media/clip%.hevc: | build
 	mkdir -p $(@D)

@@ -69,6 +69,9 @@ type BenchResult struct {
 	GoMaxProcs   int     `json:"go_max_procs,omitempty"`
 	GCCycles     uint64  `json:"gc_cycles"`
 	GCCPUPercent float64 `json:"gc_cpu_percent"`
+	// AllocBytesPerS is what Go's heap allocated a second over the window
+	// (a show that allocates per frame shows up here before its GC does).
+	AllocBytesPerS float64 `json:"alloc_bytes_per_s"`
 	// Over every bus in the window; PerBus has them bus by bus.
 	BusFrames      uint64     `json:"bus_frames"`
 	MissedDeadline uint64     `json:"missed_deadlines"`
@@ -527,6 +530,7 @@ func (b snapshot) since(a snapshot) BenchResult {
 	r.GroupThreads = b.threads
 	r.GoMaxProcs, r.GCCycles = b.gc.maxProcs, b.gc.cycles-a.gc.cycles
 	r.GCCPUPercent = 100 * (b.gc.cpuSeconds - a.gc.cpuSeconds) / d.Seconds()
+	r.AllocBytesPerS = float64(b.gc.allocBytes-a.gc.allocBytes) / d.Seconds()
 	busA := map[string]show.BusSummary{}
 	for _, x := range a.sum.Buses {
 		busA[x.Address] = x
@@ -593,7 +597,7 @@ func (r BenchResult) write(w io.Writer) {
 	for _, g := range sortedGroups(r.GroupCPU) {
 		fmt.Fprintf(w, "    %-15s %6.1f %%  (%d threads)\n", g, r.GroupCPU[g], r.GroupThreads[g])
 	}
-	fmt.Fprintf(w, "  Go runtime        GOMAXPROCS %d, %d collections, GC about %.1f %% of one core (Go's estimate)\n", r.GoMaxProcs, r.GCCycles, r.GCCPUPercent)
+	fmt.Fprintf(w, "  Go runtime        GOMAXPROCS %d, %d collections, GC about %.1f %% of one core (Go's estimate), heap allocations %.2f MB a second\n", r.GoMaxProcs, r.GCCycles, r.GCCPUPercent, r.AllocBytesPerS/1e6)
 	fmt.Fprintf(w, "  bus frames        %6d, %d missed deadlines, %d repeats, %d skipped, %d output drops, %d switches\n", r.BusFrames, r.MissedDeadline, r.Repeats, r.Skipped, r.OutputDrops, r.Switches)
 	var aux BusBench
 	auxN := 0
@@ -686,6 +690,7 @@ func compareBench(beforePath, afterPath string, stdout, stderr io.Writer) int {
 	row("threads", "%.0f", float64(a.Threads), float64(b.Threads))
 	row("run queue, % of one core", "%.1f", a.RunQueuePercent, b.RunQueuePercent)
 	row("GC, % of one core (Go's estimate)", "%.1f", a.GCCPUPercent, b.GCCPUPercent)
+	row("heap allocations, MB a second", "%.2f", a.AllocBytesPerS/1e6, b.AllocBytesPerS/1e6)
 	groups := map[string]float64{}
 	for g := range a.GroupCPU {
 		groups[g] = 0
@@ -724,10 +729,12 @@ type goStats struct {
 	maxProcs   int
 	cycles     uint64
 	cpuSeconds float64 // GC's CPU, Go's estimate
+	allocBytes uint64  // allocated on the heap since the start
 }
 
 func readGoStats() goStats {
-	m := []metrics.Sample{{Name: "/sched/gomaxprocs:threads"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	m := []metrics.Sample{{Name: "/sched/gomaxprocs:threads"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(m)
 	var g goStats
 	if m[0].Value.Kind() == metrics.KindUint64 {
@@ -738,6 +745,9 @@ func readGoStats() goStats {
 	}
 	if m[2].Value.Kind() == metrics.KindFloat64 {
 		g.cpuSeconds = m[2].Value.Float64()
+	}
+	if m[3].Value.Kind() == metrics.KindUint64 {
+		g.allocBytes = m[3].Value.Uint64()
 	}
 	return g
 }

@@ -1,0 +1,22 @@
+#!/bin/bash
+# HEVC on NVDEC without NVIDIA's parser (cuda/hevc), on the GPU machine:
+# NVIDIA's picture parameters against cuda/hevc's, picture by picture, the
+# own path's byte-exact test against ffmpeg's hashes, and, when that
+# passes, the 105-source show with and without ONAIR_NVDEC_PARSER=onair
+# side by side. `make own-parser-bench` on a Go machine fills .device/own
+# (the test binary, onair, 1080p clips, generated clips); carry it and run
+# this from the repository root there. Results under $OUT/r.
+set -u
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+D=$PWD/.device/own; O=${OUT:-out}/r; mkdir -p "$O"
+CL="$D/media/clip0.hevc $(ls "$D"/clips/*.hevc | tr '\n' ' ')"
+(cd cuda && ONAIR_TEST_CLIPS="$CL" timeout 100 "$D/cuda.test" -test.run 'TestNVDECOwnParserMatchesNVIDIAs|TestNVDECOwnParserIsByteExact|TestNVDECIsByteExact|TestNVDECPicParams' -test.v -test.count=1) > "$O/tests.txt" 2>&1
+echo "rc=$?" >> "$O/tests.txt"
+if grep -q -- "--- PASS: TestNVDECOwnParserIsByteExact" "$O/tests.txt"; then
+  cd nodes/cuda/bench && ln -sfn "$D/media" media
+  for mode in onair nvidia; do
+    p=""; [ $mode = onair ] && p=onair
+    ONAIR_NVDEC_PARSER=$p timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$mode.json" -var pacing=2 nvdec.hcl > "$O/bench-$mode.txt" 2>&1
+    echo "rc=$?" >> "$O/bench-$mode.txt"
+  done
+fi
