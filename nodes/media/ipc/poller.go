@@ -66,24 +66,26 @@ func (p *Poller) Serve(r *Receiver, deliver func(*Frame)) error {
 // receiver it served is closed, having shut them down.
 func (p *Poller) Run() error {
 	defer close(p.done)
+	// Reused every round: a frame's wake-up allocates nothing here.
 	var pfds []unix.PollFd
 	var sets []pollSet
+	var entries []pollEntry
+	var conns []*conn
 	for {
 		p.mu.Lock()
-		entries := append([]pollEntry(nil), p.entries...)
+		entries = append(entries[:0], p.entries...)
 		closing := p.closing
 		p.mu.Unlock()
 		pfds = append(pfds[:0], unix.PollFd{Fd: int32(p.wakeFd), Events: unix.POLLIN})
-		sets = sets[:0]
+		sets, conns = sets[:0], conns[:0]
 		for _, e := range entries {
-			start := len(pfds)
-			var conns []*conn
+			start, cstart := len(pfds), len(conns)
 			var gone bool
-			if pfds, conns, gone = e.r.pollSet(pfds); gone || closing {
+			if pfds, conns, gone = e.r.pollSet(pfds, conns); gone || closing {
 				p.finish(e.r)
 				continue
 			}
-			sets = append(sets, pollSet{e: e, from: start, to: len(pfds), conns: conns})
+			sets = append(sets, pollSet{e: e, from: start, to: len(pfds), cfrom: cstart, cto: len(conns)})
 		}
 		if closing {
 			return nil
@@ -104,15 +106,15 @@ func (p *Poller) Run() error {
 			drainWake(p.wakeFd)
 		}
 		for _, s := range sets {
-			s.e.r.dispatch(pfds[s.from:s.to], s.conns, s.e.sb, s.e.deliver)
+			s.e.r.dispatch(pfds[s.from:s.to], conns[s.cfrom:s.cto], s.e.sb, s.e.deliver)
 		}
 	}
 }
 
 type pollSet struct {
-	e        pollEntry
-	from, to int
-	conns    []*conn
+	e          pollEntry
+	from, to   int // its descriptors in pfds
+	cfrom, cto int // its connections in conns
 }
 
 // finish shuts a closed receiver down and drops it, on the poller's thread.

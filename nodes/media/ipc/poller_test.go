@@ -93,3 +93,61 @@ func TestPollerServesSeveralReceivers(t *testing.T) {
 		t.Errorf("%d descriptors open before, %d after", before, after)
 	}
 }
+
+// BenchmarkPollerFrame: one frame through a poller that serves 40
+// receivers (the seeds' browser sources), from Send to deliver and back:
+// what the shared thread costs a frame, and what it allocates (a poll
+// round must not copy every receiver's state onto the heap).
+func BenchmarkPollerFrame(b *testing.B) {
+	p, err := NewPoller()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go p.Run()
+	defer p.Close()
+	frames := make(chan *Frame, 64)
+	var first *Receiver
+	paths := make([]string, 40)
+	for i := range paths {
+		paths[i] = socketPath(b)
+		r, err := Listen(ReceiverConfig{Path: paths[i], ReturnQueue: 0, RetireWait: wait})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if first == nil {
+			first = r
+		}
+		if err := p.Serve(r, func(f *Frame) { frames <- f }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Every receiver has its producer connected, as on air; one sends.
+	var prod *Producer
+	for i, path := range paths {
+		q, err := Dial(ProducerConfig{Socket: path, Picture: NewPicture(BGRA, AlphaPremultiplied, 16, 8)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer q.Abort()
+		if i == 0 {
+			prod = q
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf, err := prod.Acquire(wait)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := prod.Send(buf, uint64(i+1), int64(i)); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case f := <-frames:
+			f.Release()
+		case <-time.After(wait):
+			b.Fatalf("frame %d did not arrive", i)
+		}
+	}
+}

@@ -264,10 +264,10 @@ func (r *Receiver) Serve(deliver func(*Frame)) error {
 	defer r.shutdown()
 	var sb serveBuffers
 	var pfds []unix.PollFd
+	var conns []*conn
 	for {
-		var conns []*conn
 		var closing bool
-		if pfds, conns, closing = r.pollSet(pfds[:0]); closing {
+		if pfds, conns, closing = r.pollSet(pfds[:0], conns[:0]); closing {
 			return nil
 		}
 		if _, err := unix.Poll(pfds, -1); err != nil && err != unix.EINTR {
@@ -284,21 +284,23 @@ type serveBuffers struct {
 }
 
 // pollSet appends the descriptors to poll for r (its wake-up, its socket,
-// its connections) to pfds, and the connections in that order; closing
+// its connections) to pfds, and the connections in that order to conns
+// (both reused by the caller: a poll round allocates nothing); closing
 // says Close was called (nothing was appended).
-func (r *Receiver) pollSet(pfds []unix.PollFd) ([]unix.PollFd, []*conn, bool) {
+func (r *Receiver) pollSet(pfds []unix.PollFd, conns []*conn) ([]unix.PollFd, []*conn, bool) {
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
-		return pfds, nil, true
+		return pfds, conns, true
 	}
-	conns := append([]*conn(nil), r.pending...)
+	from := len(conns)
+	conns = append(conns, r.pending...)
 	if r.active != nil {
 		conns = append(conns, r.active)
 	}
 	r.mu.Unlock()
 	pfds = append(pfds, unix.PollFd{Fd: int32(r.wakeFd), Events: unix.POLLIN}, unix.PollFd{Fd: int32(r.lfd), Events: unix.POLLIN})
-	for _, c := range conns {
+	for _, c := range conns[from:] {
 		ev := int16(unix.POLLIN)
 		if c.wantsOut() {
 			ev |= unix.POLLOUT

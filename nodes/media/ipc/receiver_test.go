@@ -29,7 +29,7 @@ type rig struct {
 	once     sync.Once
 }
 
-func socketPath(t *testing.T) string {
+func socketPath(t testing.TB) string {
 	dir, err := os.MkdirTemp("", "oair")
 	if err != nil {
 		t.Fatal(err)
