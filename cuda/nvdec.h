@@ -1031,6 +1031,14 @@ static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst,
 	c.dst_pitch = dst_pitch;
 	c.width_bytes = (size_t)w * d->bps;
 	c.height = h;
+	if (top == 0 && left == 0 && (int)d->fmt.coded_height == h) {
+		// The chroma rows follow the luma rows in the surface as in the
+		// frame (row h of each): one copy of both planes, one driver call.
+		c.height = h + h / 2;
+		if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (both planes)"; return r; }
+		if (d->clk) d->clk->copy += nvd_tcpu(d->clk) - t;
+		return 0;
+	}
 	if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (luma)"; return r; }
 	// The chroma plane follows the luma plane of the surface's full
 	// (coded) height; its rows are half the luma's, its samples interleaved
