@@ -1,6 +1,10 @@
 package hevc
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/onairhq/onair/internal/bitstream"
+)
 
 // The parameter sets, as far as a hardware decoder and the reference
 // picture bookkeeping need them (ITU-T H.265, 7.3.2).
@@ -113,24 +117,24 @@ type pps struct {
 }
 
 // profileTierLevel skips profile_tier_level(1, maxSubLayersMinus1).
-func profileTierLevel(r *reader, maxSubLayersMinus1 int) {
-	r.skip(88) // general profile: space, tier, idc, 32 compatibility flags, 4 flags, 43 + 1 bits
-	r.skip(8)  // general_level_idc
+func profileTierLevel(r *bitstream.Reader, maxSubLayersMinus1 int) {
+	r.Skip(88) // general profile: space, tier, idc, 32 compatibility flags, 4 flags, 43 + 1 bits
+	r.Skip(8)  // general_level_idc
 	var prof, lvl [8]bool
 	for i := 0; i < maxSubLayersMinus1; i++ {
-		prof[i], lvl[i] = r.flag(), r.flag()
+		prof[i], lvl[i] = r.Flag(), r.Flag()
 	}
 	if maxSubLayersMinus1 > 0 {
 		for i := maxSubLayersMinus1; i < 8; i++ {
-			r.skip(2)
+			r.Skip(2)
 		}
 	}
 	for i := 0; i < maxSubLayersMinus1; i++ {
 		if prof[i] {
-			r.skip(88)
+			r.Skip(88)
 		}
 		if lvl[i] {
-			r.skip(8)
+			r.Skip(8)
 		}
 	}
 }
@@ -190,7 +194,7 @@ func (s *scalingLists) list(sizeID, m int) ([]uint8, *uint8) {
 }
 
 // scalingListData reads scaling_list_data() (7.3.4) over the defaults.
-func scalingListData(r *reader) scalingLists {
+func scalingListData(r *bitstream.Reader) scalingLists {
 	s := defaultScaling()
 	for sizeID := 0; sizeID < 4; sizeID++ {
 		step := 1
@@ -199,8 +203,8 @@ func scalingListData(r *reader) scalingLists {
 		}
 		for m := 0; m < 6; m += step {
 			list, dc := s.list(sizeID, m)
-			if !r.flag() { // scaling_list_pred_mode_flag
-				delta := r.ue() * step
+			if !r.Flag() { // scaling_list_pred_mode_flag
+				delta := r.UE() * step
 				if delta != 0 && delta <= m {
 					ref, refDC := s.list(sizeID, m-delta)
 					copy(list, ref)
@@ -220,11 +224,11 @@ func scalingListData(r *reader) scalingLists {
 			next := 8
 			n := min(64, 1<<(4+(sizeID<<1)))
 			if sizeID > 1 {
-				next = r.se() + 8
+				next = r.SE() + 8
 				*dc = uint8(next)
 			}
 			for i := 0; i < n; i++ {
-				next = (next + r.se() + 256) % 256
+				next = (next + r.SE() + 256) % 256
 				list[i] = uint8(next)
 			}
 		}
@@ -236,31 +240,31 @@ func scalingListData(r *reader) scalingLists {
 // stRefPicSet reads st_ref_pic_set(idx) (7.3.7) into sets[idx]; num is
 // num_short_term_ref_pic_sets (idx == num: the set coded in a slice
 // header).
-func stRefPicSet(r *reader, sets *[65]rps, idx, num int) error {
+func stRefPicSet(r *bitstream.Reader, sets *[65]rps, idx, num int) error {
 	s := &sets[idx]
 	*s = rps{}
 	inter := false
 	if idx != 0 {
-		inter = r.flag()
+		inter = r.Flag()
 	}
 	if inter {
 		deltaIdx := 1
 		if idx == num {
-			deltaIdx = r.ue() + 1
+			deltaIdx = r.UE() + 1
 		}
 		if deltaIdx > idx {
 			return fmt.Errorf("a reference picture set predicted from set %d of %d", idx-deltaIdx, idx)
 		}
-		sign := r.u(1)
-		deltaRps := int32((1 - 2*sign) * (r.ue() + 1))
+		sign := r.U(1)
+		deltaRps := int32((1 - 2*sign) * (r.UE() + 1))
 		ref := &sets[idx-deltaIdx]
 		n := ref.numDelta()
 		var used, useDelta [33]bool
 		for j := 0; j <= n; j++ {
-			used[j] = r.flag()
+			used[j] = r.Flag()
 			useDelta[j] = true
 			if !used[j] {
-				useDelta[j] = r.flag()
+				useDelta[j] = r.Flag()
 			}
 		}
 		s.numDeltaPocsOfRef = n
@@ -304,68 +308,68 @@ func stRefPicSet(r *reader, sets *[65]rps, idx, num int) error {
 			}
 		}
 		s.numPositive = i
-		return r.err
+		return r.Err
 	}
-	s.numNegative, s.numPositive = r.ue(), r.ue()
+	s.numNegative, s.numPositive = r.UE(), r.UE()
 	if s.numNegative > 16 || s.numPositive > 16 || s.numNegative+s.numPositive > 16 {
 		return fmt.Errorf("a reference picture set of %d+%d pictures (16 at most)", s.numNegative, s.numPositive)
 	}
 	var poc int32
 	for i := 0; i < s.numNegative; i++ {
-		poc -= int32(r.ue() + 1)
-		s.deltaS0[i], s.usedS0[i] = poc, r.flag()
+		poc -= int32(r.UE() + 1)
+		s.deltaS0[i], s.usedS0[i] = poc, r.Flag()
 	}
 	poc = 0
 	for i := 0; i < s.numPositive; i++ {
-		poc += int32(r.ue() + 1)
-		s.deltaS1[i], s.usedS1[i] = poc, r.flag()
+		poc += int32(r.UE() + 1)
+		s.deltaS1[i], s.usedS1[i] = poc, r.Flag()
 	}
-	return r.err
+	return r.Err
 }
 
 // hrdParameters skips hrd_parameters() (E.2.2).
-func hrdParameters(r *reader, common bool, maxSubLayersMinus1 int) {
+func hrdParameters(r *bitstream.Reader, common bool, maxSubLayersMinus1 int) {
 	nal, vcl, subPic := false, false, false
 	if common {
-		nal, vcl = r.flag(), r.flag()
+		nal, vcl = r.Flag(), r.Flag()
 		if nal || vcl {
-			subPic = r.flag()
+			subPic = r.Flag()
 			if subPic {
-				r.skip(8 + 5 + 1 + 5)
+				r.Skip(8 + 5 + 1 + 5)
 			}
-			r.skip(4 + 4)
+			r.Skip(4 + 4)
 			if subPic {
-				r.skip(4)
+				r.Skip(4)
 			}
-			r.skip(5 + 5 + 5)
+			r.Skip(5 + 5 + 5)
 		}
 	}
 	for i := 0; i <= maxSubLayersMinus1; i++ {
-		fixedGeneral := r.flag()
+		fixedGeneral := r.Flag()
 		fixedCVS := true
 		if !fixedGeneral {
-			fixedCVS = r.flag()
+			fixedCVS = r.Flag()
 		}
 		lowDelay := false
 		if fixedCVS {
-			r.ue()
+			r.UE()
 		} else {
-			lowDelay = r.flag()
+			lowDelay = r.Flag()
 		}
 		cpbCnt := 1
 		if !lowDelay {
-			cpbCnt = r.ue() + 1
+			cpbCnt = r.UE() + 1
 		}
 		for k := 0; k < 2; k++ {
 			if (k == 0 && nal) || (k == 1 && vcl) {
-				for j := 0; j < cpbCnt && r.err == nil; j++ {
-					r.ue()
-					r.ue()
+				for j := 0; j < cpbCnt && r.Err == nil; j++ {
+					r.UE()
+					r.UE()
 					if subPic {
-						r.ue()
-						r.ue()
+						r.UE()
+						r.UE()
 					}
-					r.skip(1)
+					r.Skip(1)
 				}
 			}
 		}
@@ -373,101 +377,101 @@ func hrdParameters(r *reader, common bool, maxSubLayersMinus1 int) {
 }
 
 // vui skips vui_parameters() (E.2.1).
-func vui(r *reader, maxSubLayersMinus1 int) {
-	if r.flag() { // aspect_ratio_info_present_flag
-		if r.u(8) == 255 {
-			r.skip(32)
+func vui(r *bitstream.Reader, maxSubLayersMinus1 int) {
+	if r.Flag() { // aspect_ratio_info_present_flag
+		if r.U(8) == 255 {
+			r.Skip(32)
 		}
 	}
-	if r.flag() { // overscan_info_present_flag
-		r.skip(1)
+	if r.Flag() { // overscan_info_present_flag
+		r.Skip(1)
 	}
-	if r.flag() { // video_signal_type_present_flag
-		r.skip(4)
-		if r.flag() {
-			r.skip(24)
+	if r.Flag() { // video_signal_type_present_flag
+		r.Skip(4)
+		if r.Flag() {
+			r.Skip(24)
 		}
 	}
-	if r.flag() { // chroma_loc_info_present_flag
-		r.ue()
-		r.ue()
+	if r.Flag() { // chroma_loc_info_present_flag
+		r.UE()
+		r.UE()
 	}
-	r.skip(3)     // neutral_chroma_indication, field_seq, frame_field_info_present
-	if r.flag() { // default_display_window_flag
-		r.ue()
-		r.ue()
-		r.ue()
-		r.ue()
+	r.Skip(3)     // neutral_chroma_indication, field_seq, frame_field_info_present
+	if r.Flag() { // default_display_window_flag
+		r.UE()
+		r.UE()
+		r.UE()
+		r.UE()
 	}
-	if r.flag() { // vui_timing_info_present_flag
-		r.skip(64)
-		if r.flag() {
-			r.ue()
+	if r.Flag() { // vui_timing_info_present_flag
+		r.Skip(64)
+		if r.Flag() {
+			r.UE()
 		}
-		if r.flag() { // vui_hrd_parameters_present_flag
+		if r.Flag() { // vui_hrd_parameters_present_flag
 			hrdParameters(r, true, maxSubLayersMinus1)
 		}
 	}
-	if r.flag() { // bitstream_restriction_flag
-		r.skip(3)
-		r.ue()
-		r.ue()
-		r.ue()
-		r.ue()
-		r.ue()
+	if r.Flag() { // bitstream_restriction_flag
+		r.Skip(3)
+		r.UE()
+		r.UE()
+		r.UE()
+		r.UE()
+		r.UE()
 	}
 }
 
-func parseSPS(r *reader) (*sps, error) {
+func parseSPS(r *bitstream.Reader) (*sps, error) {
 	s := &sps{}
-	r.skip(4) // sps_video_parameter_set_id
-	s.maxSubLayersMinus1 = r.u(3)
-	r.skip(1)
+	r.Skip(4) // sps_video_parameter_set_id
+	s.maxSubLayersMinus1 = r.U(3)
+	r.Skip(1)
 	profileTierLevel(r, s.maxSubLayersMinus1)
-	s.id = r.ue()
+	s.id = r.UE()
 	if s.id > 15 {
 		return nil, fmt.Errorf("SPS id %d (0 to 15)", s.id)
 	}
-	s.chromaFormatIDC = r.ue()
+	s.chromaFormatIDC = r.UE()
 	if s.chromaFormatIDC == 3 {
-		s.separateColourPlane = r.flag()
+		s.separateColourPlane = r.Flag()
 	}
-	s.width, s.height = r.ue(), r.ue()
-	if r.flag() {
-		s.confLeft, s.confRight, s.confTop, s.confBottom = r.ue(), r.ue(), r.ue(), r.ue()
+	s.width, s.height = r.UE(), r.UE()
+	if r.Flag() {
+		s.confLeft, s.confRight, s.confTop, s.confBottom = r.UE(), r.UE(), r.UE(), r.UE()
 	}
-	s.bitDepthLuma, s.bitDepthChroma = r.ue()+8, r.ue()+8
-	s.log2MaxPocLsb = r.ue() + 4
+	s.bitDepthLuma, s.bitDepthChroma = r.UE()+8, r.UE()+8
+	s.log2MaxPocLsb = r.UE() + 4
 	if s.log2MaxPocLsb > 16 {
 		return nil, fmt.Errorf("log2_max_pic_order_cnt_lsb %d (16 at most)", s.log2MaxPocLsb)
 	}
-	allLayers := r.flag()
+	allLayers := r.Flag()
 	first := s.maxSubLayersMinus1
 	if allLayers {
 		first = 0
 	}
 	for i := first; i <= s.maxSubLayersMinus1; i++ {
-		s.maxDecPicBufferingMinus1, s.maxNumReorder, s.maxLatencyIncreasePlus1 = r.ue(), r.ue(), r.ue()
+		s.maxDecPicBufferingMinus1, s.maxNumReorder, s.maxLatencyIncreasePlus1 = r.UE(), r.UE(), r.UE()
 	}
-	s.log2MinCb = r.ue() + 3
-	s.log2DiffMaxMinCb = r.ue()
-	s.log2MinTb = r.ue() + 2
-	s.log2DiffMaxMinTb = r.ue()
-	s.maxTHDepthInter, s.maxTHDepthIntra = r.ue(), r.ue()
-	s.scalingListEnabled = r.flag()
+	s.log2MinCb = r.UE() + 3
+	s.log2DiffMaxMinCb = r.UE()
+	s.log2MinTb = r.UE() + 2
+	s.log2DiffMaxMinTb = r.UE()
+	s.maxTHDepthInter, s.maxTHDepthIntra = r.UE(), r.UE()
+	s.scalingListEnabled = r.Flag()
 	if s.scalingListEnabled {
 		s.scaling = defaultScaling()
-		if r.flag() {
+		if r.Flag() {
 			s.scaling = scalingListData(r)
 		}
 	}
-	s.amp, s.sao, s.pcm = r.flag(), r.flag(), r.flag()
+	s.amp, s.sao, s.pcm = r.Flag(), r.Flag(), r.Flag()
 	if s.pcm {
-		s.pcmBitDepthLuma, s.pcmBitDepthChroma = r.u(4), r.u(4)
-		s.log2MinPcmMinus3, s.log2DiffMaxMinPcm = r.ue(), r.ue()
-		s.pcmLoopFilterDisabled = r.flag()
+		s.pcmBitDepthLuma, s.pcmBitDepthChroma = r.U(4), r.U(4)
+		s.log2MinPcmMinus3, s.log2DiffMaxMinPcm = r.UE(), r.UE()
+		s.pcmLoopFilterDisabled = r.Flag()
 	}
-	s.numShortTermRPS = r.ue()
+	s.numShortTermRPS = r.UE()
 	if s.numShortTermRPS > 64 {
 		return nil, fmt.Errorf("%d short-term reference picture sets (64 at most)", s.numShortTermRPS)
 	}
@@ -476,32 +480,32 @@ func parseSPS(r *reader) (*sps, error) {
 			return nil, err
 		}
 	}
-	s.longTermPresent = r.flag()
+	s.longTermPresent = r.Flag()
 	if s.longTermPresent {
-		s.numLongTermSPS = r.ue()
+		s.numLongTermSPS = r.UE()
 		if s.numLongTermSPS > 32 {
 			return nil, fmt.Errorf("%d long-term pictures in the SPS (32 at most)", s.numLongTermSPS)
 		}
 		for i := 0; i < s.numLongTermSPS; i++ {
-			s.ltPocLsbSPS[i], s.ltUsedSPS[i] = r.u(s.log2MaxPocLsb), r.flag()
+			s.ltPocLsbSPS[i], s.ltUsedSPS[i] = r.U(s.log2MaxPocLsb), r.Flag()
 		}
 	}
-	s.temporalMVP, s.strongIntraSmoothing = r.flag(), r.flag()
-	if r.flag() {
+	s.temporalMVP, s.strongIntraSmoothing = r.Flag(), r.Flag()
+	if r.Flag() {
 		vui(r, s.maxSubLayersMinus1)
 	}
-	if r.flag() { // sps_extension_present_flag
-		s.rangeExt = r.flag()
-		r.skip(3 + 4) // multilayer, 3d, scc, 4 bits
+	if r.Flag() { // sps_extension_present_flag
+		s.rangeExt = r.Flag()
+		r.Skip(3 + 4) // multilayer, 3d, scc, 4 bits
 		if s.rangeExt {
-			s.transformSkipRotation, s.transformSkipContext = r.flag(), r.flag()
-			s.implicitRDPCM, s.explicitRDPCM = r.flag(), r.flag()
-			s.extendedPrecision, s.intraSmoothingDisabled = r.flag(), r.flag()
-			s.highPrecisionOffsets, s.persistentRice, s.cabacBypassAlignment = r.flag(), r.flag(), r.flag()
+			s.transformSkipRotation, s.transformSkipContext = r.Flag(), r.Flag()
+			s.implicitRDPCM, s.explicitRDPCM = r.Flag(), r.Flag()
+			s.extendedPrecision, s.intraSmoothingDisabled = r.Flag(), r.Flag()
+			s.highPrecisionOffsets, s.persistentRice, s.cabacBypassAlignment = r.Flag(), r.Flag(), r.Flag()
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
 	switch {
 	case s.log2MinCb > 6 || s.log2MinCb+s.log2DiffMaxMinCb > 6 || s.log2DiffMaxMinCb > 3:
@@ -523,80 +527,80 @@ func parseSPS(r *reader) (*sps, error) {
 	return s, nil
 }
 
-func parsePPS(r *reader) (*pps, error) {
+func parsePPS(r *bitstream.Reader) (*pps, error) {
 	// Without tiles, uniform_spacing_flag and
 	// loop_filter_across_tiles_enabled_flag are inferred 1 (7.4.3.3.1), as
 	// NVIDIA's parser fills them.
 	p := &pps{uniformSpacing: true, loopFilterAcrossTiles: true}
-	p.id, p.spsID = r.ue(), r.ue()
+	p.id, p.spsID = r.UE(), r.UE()
 	if p.id > 63 || p.spsID > 15 {
 		return nil, fmt.Errorf("PPS id %d, SPS id %d (0 to 63, 0 to 15)", p.id, p.spsID)
 	}
-	p.dependentSliceSegments, p.outputFlagPresent = r.flag(), r.flag()
-	p.numExtraSliceHeaderBits = r.u(3)
-	p.signDataHiding, p.cabacInitPresent = r.flag(), r.flag()
-	p.numRefIdxL0Minus1, p.numRefIdxL1Minus1 = r.ue(), r.ue()
-	p.initQPMinus26 = r.se()
-	p.constrainedIntraPred, p.transformSkip, p.cuQPDelta = r.flag(), r.flag(), r.flag()
+	p.dependentSliceSegments, p.outputFlagPresent = r.Flag(), r.Flag()
+	p.numExtraSliceHeaderBits = r.U(3)
+	p.signDataHiding, p.cabacInitPresent = r.Flag(), r.Flag()
+	p.numRefIdxL0Minus1, p.numRefIdxL1Minus1 = r.UE(), r.UE()
+	p.initQPMinus26 = r.SE()
+	p.constrainedIntraPred, p.transformSkip, p.cuQPDelta = r.Flag(), r.Flag(), r.Flag()
 	if p.cuQPDelta {
-		p.diffCuQPDeltaDepth = r.ue()
+		p.diffCuQPDeltaDepth = r.UE()
 	}
-	p.cbQPOffset, p.crQPOffset = r.se(), r.se()
-	p.sliceChromaQPOffsets = r.flag()
-	p.weightedPred, p.weightedBipred = r.flag(), r.flag()
-	p.transquantBypass = r.flag()
-	p.tiles, p.entropySync = r.flag(), r.flag()
+	p.cbQPOffset, p.crQPOffset = r.SE(), r.SE()
+	p.sliceChromaQPOffsets = r.Flag()
+	p.weightedPred, p.weightedBipred = r.Flag(), r.Flag()
+	p.transquantBypass = r.Flag()
+	p.tiles, p.entropySync = r.Flag(), r.Flag()
 	if p.tiles {
-		p.numTileColsMinus1, p.numTileRowsMinus1 = r.ue(), r.ue()
+		p.numTileColsMinus1, p.numTileRowsMinus1 = r.UE(), r.UE()
 		if p.numTileColsMinus1 > 19 || p.numTileRowsMinus1 > 21 {
 			return nil, fmt.Errorf("%dx%d tiles (20x22 at most)", p.numTileColsMinus1+1, p.numTileRowsMinus1+1)
 		}
-		p.uniformSpacing = r.flag()
+		p.uniformSpacing = r.Flag()
 		if !p.uniformSpacing {
 			for i := 0; i < p.numTileColsMinus1; i++ {
-				p.colWidthMinus1[i] = r.ue()
+				p.colWidthMinus1[i] = r.UE()
 			}
 			for i := 0; i < p.numTileRowsMinus1; i++ {
-				p.rowHeightMinus1[i] = r.ue()
+				p.rowHeightMinus1[i] = r.UE()
 			}
 		}
-		p.loopFilterAcrossTiles = r.flag()
+		p.loopFilterAcrossTiles = r.Flag()
 	}
-	p.loopFilterAcrossSlices = r.flag()
-	if r.flag() { // deblocking_filter_control_present_flag
-		p.deblockingOverride, p.deblockingDisabled = r.flag(), r.flag()
+	p.loopFilterAcrossSlices = r.Flag()
+	if r.Flag() { // deblocking_filter_control_present_flag
+		p.deblockingOverride, p.deblockingDisabled = r.Flag(), r.Flag()
 		if !p.deblockingDisabled {
-			p.betaOffsetDiv2, p.tcOffsetDiv2 = r.se(), r.se()
+			p.betaOffsetDiv2, p.tcOffsetDiv2 = r.SE(), r.SE()
 		}
 	}
-	p.scalingListPresent = r.flag()
+	p.scalingListPresent = r.Flag()
 	if p.scalingListPresent {
 		p.scaling = scalingListData(r)
 	}
-	p.listsModification = r.flag()
-	p.log2ParallelMergeLevelMinus2 = r.ue()
-	p.sliceHeaderExtension = r.flag()
-	if r.flag() { // pps_extension_present_flag
-		p.rangeExt = r.flag()
-		r.skip(3 + 4)
+	p.listsModification = r.Flag()
+	p.log2ParallelMergeLevelMinus2 = r.UE()
+	p.sliceHeaderExtension = r.Flag()
+	if r.Flag() { // pps_extension_present_flag
+		p.rangeExt = r.Flag()
+		r.Skip(3 + 4)
 		if p.rangeExt {
 			if p.transformSkip {
-				p.log2MaxTransformSkipMinus2 = r.ue()
+				p.log2MaxTransformSkipMinus2 = r.UE()
 			}
-			p.crossComponentPrediction, p.chromaQPOffsetList = r.flag(), r.flag()
+			p.crossComponentPrediction, p.chromaQPOffsetList = r.Flag(), r.Flag()
 			if p.chromaQPOffsetList {
-				p.diffCuChromaQPOffsetDepth, p.chromaQPOffsetListLenMinus1 = r.ue(), r.ue()
+				p.diffCuChromaQPOffsetDepth, p.chromaQPOffsetListLenMinus1 = r.UE(), r.UE()
 				if p.chromaQPOffsetListLenMinus1 > 5 {
 					return nil, fmt.Errorf("a chroma QP offset list of %d (6 at most)", p.chromaQPOffsetListLenMinus1+1)
 				}
 				for i := 0; i <= p.chromaQPOffsetListLenMinus1; i++ {
-					p.cbQPOffsetList[i], p.crQPOffsetList[i] = r.se(), r.se()
+					p.cbQPOffsetList[i], p.crQPOffsetList[i] = r.SE(), r.SE()
 				}
 			}
-			p.log2SAOOffsetScaleLuma, p.log2SAOOffsetScaleChroma = r.ue(), r.ue()
+			p.log2SAOOffsetScaleLuma, p.log2SAOOffsetScaleChroma = r.UE(), r.UE()
 		}
 	}
-	return p, r.err
+	return p, r.Err
 }
 
 // tileSizes fills the columns' and rows' sizes in CTBs (minus 1) for

@@ -3,6 +3,8 @@ package hevc
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/onairhq/onair/internal/bitstream"
 )
 
 // NAL unit types (Table 7-1).
@@ -157,16 +159,16 @@ func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
 		}
 		switch {
 		case typ == nalSPS:
-			r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
-			p.scratch = r.b
+			r := bitstream.Reader{B: bitstream.Unescape(p.scratch, nal[2:], headerBytes)}
+			p.scratch = r.B
 			s, err := parseSPS(&r)
 			if err != nil {
 				return fmt.Errorf("SPS: %w", err)
 			}
 			p.sps[s.id] = s
 		case typ == nalPPS:
-			r := reader{b: unescape(p.scratch, nal[2:], headerBytes)}
-			p.scratch = r.b
+			r := bitstream.Reader{B: bitstream.Unescape(p.scratch, nal[2:], headerBytes)}
+			p.scratch = r.B
 			q, err := parsePPS(&r)
 			if err != nil {
 				return fmt.Errorf("PPS: %w", err)
@@ -236,7 +238,7 @@ func (p *Parser) release(all bool) []Display {
 // picture skipped.
 func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
 	pic, err := p.beginWithin(nal, typ, tid, ts, sliceHeaderBytes)
-	if err == errShort && len(nal) > sliceHeaderBytes {
+	if err == bitstream.ErrShort && len(nal) > sliceHeaderBytes {
 		pic, err = p.beginWithin(nal, typ, tid, ts, headerBytes) // a long header: its reference sets
 	}
 	return pic, err
@@ -247,16 +249,16 @@ func (p *Parser) begin(nal []byte, typ, tid int, ts int64) (*Picture, error) {
 const sliceHeaderBytes = 256
 
 func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Picture, error) {
-	r := reader{b: unescape(p.scratch, nal[2:], limit)}
-	p.scratch = r.b
-	if !r.flag() {
+	r := bitstream.Reader{B: bitstream.Unescape(p.scratch, nal[2:], limit)}
+	p.scratch = r.B
+	if !r.Flag() {
 		return nil, fmt.Errorf("a picture starts with a slice segment that is not its first (the access unit lost its first slice)")
 	}
 	irap := typ >= nalBLAWLP && typ <= nalRsvIRAP23
 	if irap {
-		r.skip(1) // no_output_of_prior_pics_flag: onair shows every picture
+		r.Skip(1) // no_output_of_prior_pics_flag: onair shows every picture
 	}
-	ppsID := r.ue()
+	ppsID := r.UE()
 	if ppsID > 63 || p.pps[ppsID] == nil {
 		return nil, fmt.Errorf("a slice refers to PPS %d, which the stream has not sent", ppsID)
 	}
@@ -265,14 +267,14 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 	if s == nil {
 		return nil, fmt.Errorf("PPS %d refers to SPS %d, which the stream has not sent", ppsID, q.spsID)
 	}
-	r.skip(q.numExtraSliceHeaderBits)
-	sliceType := r.ue()
+	r.Skip(q.numExtraSliceHeaderBits)
+	sliceType := r.UE()
 	output := true
 	if q.outputFlagPresent {
-		output = r.flag()
+		output = r.Flag()
 	}
 	if s.separateColourPlane {
-		r.skip(2)
+		r.Skip(2)
 	}
 	idr := typ == nalIDRWRADL || typ == nalIDRNLP
 	noRaslOutput := idr || (typ >= nalBLAWLP && typ <= nalBLANLP) || (irap && p.first)
@@ -291,19 +293,19 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 	var ltUsed, ltMSB [33]bool
 	numLT := 0
 	if !idr {
-		lsb = r.u(s.log2MaxPocLsb)
-		if !r.flag() { // short_term_ref_pic_set_sps_flag
+		lsb = r.U(s.log2MaxPocLsb)
+		if !r.Flag() { // short_term_ref_pic_set_sps_flag
 			slice = s.stRPS
-			before := r.pos
+			before := r.Pos
 			if err := stRefPicSet(&r, &slice, s.numShortTermRPS, s.numShortTermRPS); err != nil {
 				return nil, err
 			}
-			stBits = r.pos - before
+			stBits = r.Pos - before
 			st = &slice[s.numShortTermRPS]
 		} else {
 			idx := 0
 			if s.numShortTermRPS > 1 {
-				idx = r.u(ceilLog2(s.numShortTermRPS))
+				idx = r.U(ceilLog2(s.numShortTermRPS))
 			}
 			if idx >= s.numShortTermRPS {
 				return nil, fmt.Errorf("a slice uses reference picture set %d of %d", idx, s.numShortTermRPS)
@@ -314,9 +316,9 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 		if s.longTermPresent {
 			numSPS := 0
 			if s.numLongTermSPS > 0 {
-				numSPS = r.ue()
+				numSPS = r.UE()
 			}
-			numLT = numSPS + r.ue()
+			numLT = numSPS + r.UE()
 			if numLT > 32 {
 				return nil, fmt.Errorf("%d long-term pictures in a slice (32 at most)", numLT)
 			}
@@ -325,16 +327,16 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 				if i < numSPS {
 					idx := 0
 					if s.numLongTermSPS > 1 {
-						idx = r.u(ceilLog2(s.numLongTermSPS))
+						idx = r.U(ceilLog2(s.numLongTermSPS))
 					}
 					ltPOC[i], ltUsed[i] = int32(s.ltPocLsbSPS[idx]), s.ltUsedSPS[idx]
 				} else {
-					ltPOC[i], ltUsed[i] = int32(r.u(s.log2MaxPocLsb)), r.flag()
+					ltPOC[i], ltUsed[i] = int32(r.U(s.log2MaxPocLsb)), r.Flag()
 				}
-				ltMSB[i] = r.flag()
+				ltMSB[i] = r.Flag()
 				d := int32(0)
 				if ltMSB[i] {
-					d = int32(r.ue())
+					d = int32(r.UE())
 				}
 				if i == 0 || i == numSPS {
 					cycle = d
@@ -345,8 +347,8 @@ func (p *Parser) beginWithin(nal []byte, typ, tid int, ts int64, limit int) (*Pi
 			}
 		}
 	}
-	if r.err == errShort {
-		return nil, errShort // read again with more (begin), before any state changes
+	if r.Err == bitstream.ErrShort {
+		return nil, bitstream.ErrShort // read again with more (begin), before any state changes
 	}
 
 	// 8.3.1: the picture order count.
@@ -541,16 +543,16 @@ func (p *Parser) sliceType(pic *Picture, nal []byte) error {
 	if !pic.IntraPicFlag {
 		return nil
 	}
-	r := reader{b: unescape(p.scratch, nal[2:], 64)}
-	p.scratch = r.b
+	r := bitstream.Reader{B: bitstream.Unescape(p.scratch, nal[2:], 64)}
+	p.scratch = r.B
 	typ := int(nal[0]>>1) & 63
-	if r.flag() {
+	if r.Flag() {
 		return nil // another picture's first slice in one access unit: ignored
 	}
 	if typ >= nalBLAWLP && typ <= nalRsvIRAP23 {
-		r.skip(1)
+		r.Skip(1)
 	}
-	q := p.pps[r.ue()&63]
+	q := p.pps[r.UE()&63]
 	if q == nil {
 		return nil
 	}
@@ -558,12 +560,12 @@ func (p *Parser) sliceType(pic *Picture, nal []byte) error {
 	if s == nil {
 		return nil
 	}
-	if q.dependentSliceSegments && r.flag() {
+	if q.dependentSliceSegments && r.Flag() {
 		return nil // dependent: the type is its segment's
 	}
-	r.skip(ceilLog2(s.picSizeInCtbs))
-	r.skip(q.numExtraSliceHeaderBits)
-	if r.ue() != 2 {
+	r.Skip(ceilLog2(s.picSizeInCtbs))
+	r.Skip(q.numExtraSliceHeaderBits)
+	if r.UE() != 2 {
 		pic.IntraPicFlag = false
 	}
 	return nil

@@ -9,8 +9,9 @@
 // slice segment's header up to its data. The slice data is never copied:
 // a Picture points into the access unit it came from.
 //
-// hevc must never import anything of onair's: cuda uses it, and it is
-// checked against ffmpeg's trace_headers here, without a GPU.
+// hevc must never import anything of onair's but internal/bitstream: cuda
+// uses it, and it is checked against ffmpeg's trace_headers here, without
+// a GPU.
 package hevc
 
 // Picture is one coded picture's parameters, in decoding order, in the

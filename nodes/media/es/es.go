@@ -19,7 +19,8 @@
 // that a file does not fit its source before anything is decoded, and a
 // change of size or format inside a stream is seen where it happens.
 //
-// es imports the standard library and go-astits only, nothing of onair's:
+// es imports the standard library, go-astits and internal/bitstream (the
+// NAL syntax reader it shares with cuda/hevc), nothing else of onair's:
 // the CPU backend's decoder, NVDEC's feeders and the tools all use it.
 package es
 

@@ -3,85 +3,11 @@ package es
 import (
 	"errors"
 	"fmt"
+
+	"github.com/onairhq/onair/internal/bitstream"
 )
 
-// unescape copies a NAL unit's payload into dst without its emulation
-// prevention bytes (the 0x03 of every 0x000003 sequence), giving the raw
-// byte sequence payload the syntax is written in.
-func unescape(dst, nal []byte) []byte {
-	dst = dst[:0]
-	zeros := 0
-	for _, b := range nal {
-		if zeros >= 2 && b == 3 {
-			zeros = 0
-			continue
-		}
-		if b == 0 {
-			zeros++
-		} else {
-			zeros = 0
-		}
-		dst = append(dst, b)
-	}
-	return dst
-}
-
 var errShort = errors.New("parameter set ends early")
-
-// bits reads a raw byte sequence payload most significant bit first.
-type bits struct {
-	b   []byte
-	pos int // in bits
-	err error
-}
-
-func (r *bits) u(n int) int {
-	v := 0
-	for i := 0; i < n; i++ {
-		if r.pos >= len(r.b)*8 {
-			r.err = errShort
-			return 0
-		}
-		v = v<<1 | int(r.b[r.pos>>3]>>(7-r.pos&7)&1)
-		r.pos++
-	}
-	return v
-}
-
-func (r *bits) flag() bool { return r.u(1) == 1 }
-
-func (r *bits) skip(n int) {
-	r.pos += n
-	if r.pos > len(r.b)*8 {
-		r.err = errShort
-	}
-}
-
-// ue reads an unsigned Exp-Golomb code (ue(v)); codes longer than 31 bits
-// are refused as corrupt.
-func (r *bits) ue() int {
-	zeros := 0
-	for r.u(1) == 0 {
-		if r.err != nil {
-			return 0
-		}
-		zeros++
-		if zeros > 31 {
-			r.err = errors.New("Exp-Golomb code longer than 32 bits")
-			return 0
-		}
-	}
-	return (1<<zeros - 1) + r.u(zeros)
-}
-
-// se reads a signed Exp-Golomb code (se(v)).
-func (r *bits) se() int {
-	k := r.ue()
-	if k&1 == 1 {
-		return (k + 1) / 2
-	}
-	return -k / 2
-}
 
 // subsampling returns SubWidthC and SubHeightC for a chroma format.
 func subsampling(chroma int, separate bool) (int, int) {
@@ -105,8 +31,8 @@ func parseSPS(c Codec, nal []byte, scratch *[]byte) (Info, error) {
 	if len(nal) <= hdr {
 		return Info{}, errShort
 	}
-	*scratch = unescape(*scratch, nal[hdr:])
-	r := &bits{b: *scratch}
+	*scratch = bitstream.Unescape(*scratch, nal[hdr:], 0)
+	r := &bitstream.Reader{B: *scratch}
 	var info Info
 	var err error
 	if c == HEVC {
@@ -115,7 +41,7 @@ func parseSPS(c Codec, nal []byte, scratch *[]byte) (Info, error) {
 		info, err = parseH264SPS(r)
 	}
 	if err == nil {
-		err = r.err
+		err = r.Err
 	}
 	if err != nil {
 		return Info{}, fmt.Errorf("%s sequence parameter set: %w", c, err)
@@ -125,36 +51,36 @@ func parseSPS(c Codec, nal []byte, scratch *[]byte) (Info, error) {
 
 // parseH264SPS reads seq_parameter_set_data() (ITU-T H.264 7.3.2.1.1) as
 // far as the frame cropping.
-func parseH264SPS(r *bits) (Info, error) {
+func parseH264SPS(r *bitstream.Reader) (Info, error) {
 	info := Info{Codec: H264, ChromaFormat: 1, BitDepth: 8, BitDepthChroma: 8}
-	info.Profile = r.u(8)
-	r.skip(16) // constraint_set flags, reserved_zero_2bits, level_idc
-	if id := r.ue(); id > 31 {
+	info.Profile = r.U(8)
+	r.Skip(16) // constraint_set flags, reserved_zero_2bits, level_idc
+	if id := r.UE(); id > 31 {
 		return info, fmt.Errorf("seq_parameter_set_id %d out of range", id)
 	}
 	separate := false
 	switch info.Profile {
 	case 100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135:
-		info.ChromaFormat = r.ue()
+		info.ChromaFormat = r.UE()
 		if info.ChromaFormat > 3 {
 			return info, fmt.Errorf("chroma_format_idc %d out of range", info.ChromaFormat)
 		}
 		if info.ChromaFormat == 3 {
-			separate = r.flag()
+			separate = r.Flag()
 		}
-		info.BitDepth = 8 + r.ue()
-		info.BitDepthChroma = 8 + r.ue()
+		info.BitDepth = 8 + r.UE()
+		info.BitDepthChroma = 8 + r.UE()
 		if info.BitDepth > 14 || info.BitDepthChroma > 14 {
 			return info, fmt.Errorf("bit depth %d/%d out of range", info.BitDepth, info.BitDepthChroma)
 		}
-		r.skip(1)     // qpprime_y_zero_transform_bypass_flag
-		if r.flag() { // seq_scaling_matrix_present_flag
+		r.Skip(1)     // qpprime_y_zero_transform_bypass_flag
+		if r.Flag() { // seq_scaling_matrix_present_flag
 			lists := 8
 			if info.ChromaFormat == 3 {
 				lists = 12
 			}
-			for i := 0; i < lists && r.err == nil; i++ {
-				if r.flag() {
+			for i := 0; i < lists && r.Err == nil; i++ {
+				if r.Flag() {
 					size := 16
 					if i >= 6 {
 						size = 64
@@ -164,44 +90,44 @@ func parseH264SPS(r *bits) (Info, error) {
 			}
 		}
 	}
-	if v := r.ue(); v > 12 { // log2_max_frame_num_minus4
+	if v := r.UE(); v > 12 { // log2_max_frame_num_minus4
 		return info, fmt.Errorf("log2_max_frame_num_minus4 %d out of range", v)
 	}
-	switch poc := r.ue(); poc {
+	switch poc := r.UE(); poc {
 	case 0:
-		r.ue() // log2_max_pic_order_cnt_lsb_minus4
+		r.UE() // log2_max_pic_order_cnt_lsb_minus4
 	case 1:
-		r.skip(1) // delta_pic_order_always_zero_flag
-		r.se()    // offset_for_non_ref_pic
-		r.se()    // offset_for_top_to_bottom_field
-		n := r.ue()
+		r.Skip(1) // delta_pic_order_always_zero_flag
+		r.SE()    // offset_for_non_ref_pic
+		r.SE()    // offset_for_top_to_bottom_field
+		n := r.UE()
 		if n > 255 {
 			return info, fmt.Errorf("num_ref_frames_in_pic_order_cnt_cycle %d out of range", n)
 		}
-		for i := 0; i < n && r.err == nil; i++ {
-			r.se()
+		for i := 0; i < n && r.Err == nil; i++ {
+			r.SE()
 		}
 	case 2:
 	default:
 		return info, fmt.Errorf("pic_order_cnt_type %d out of range", poc)
 	}
-	r.ue()    // max_num_ref_frames
-	r.skip(1) // gaps_in_frame_num_value_allowed_flag
-	wmbs := r.ue() + 1
-	hmaps := r.ue() + 1
-	frameMbsOnly := r.flag()
+	r.UE()    // max_num_ref_frames
+	r.Skip(1) // gaps_in_frame_num_value_allowed_flag
+	wmbs := r.UE() + 1
+	hmaps := r.UE() + 1
+	frameMbsOnly := r.Flag()
 	if !frameMbsOnly {
-		r.skip(1) // mb_adaptive_frame_field_flag
+		r.Skip(1) // mb_adaptive_frame_field_flag
 	}
-	r.skip(1) // direct_8x8_inference_flag
+	r.Skip(1) // direct_8x8_inference_flag
 	var crop [4]int
-	if r.flag() {
+	if r.Flag() {
 		for i := range crop {
-			crop[i] = r.ue()
+			crop[i] = r.UE()
 		}
 	}
-	if r.err != nil {
-		return info, r.err
+	if r.Err != nil {
+		return info, r.Err
 	}
 	fieldFactor := 1
 	if !frameMbsOnly {
@@ -218,11 +144,11 @@ func parseH264SPS(r *bits) (Info, error) {
 	return finish(info)
 }
 
-func skipScalingList(r *bits, size int) {
+func skipScalingList(r *bitstream.Reader, size int) {
 	last, next := 8, 8
-	for j := 0; j < size && r.err == nil; j++ {
+	for j := 0; j < size && r.Err == nil; j++ {
 		if next != 0 {
-			next = (last + r.se() + 256) % 256
+			next = (last + r.SE() + 256) % 256
 		}
 		if next != 0 {
 			last = next
@@ -232,53 +158,53 @@ func skipScalingList(r *bits, size int) {
 
 // parseHEVCSPS reads seq_parameter_set_rbsp() (ITU-T H.265 7.3.2.2) as far
 // as the bit depths.
-func parseHEVCSPS(r *bits) (Info, error) {
+func parseHEVCSPS(r *bitstream.Reader) (Info, error) {
 	info := Info{Codec: HEVC, Progressive: true}
-	r.skip(4) // sps_video_parameter_set_id
-	maxSub := r.u(3)
-	r.skip(1) // sps_temporal_id_nesting_flag
+	r.Skip(4) // sps_video_parameter_set_id
+	maxSub := r.U(3)
+	r.Skip(1) // sps_temporal_id_nesting_flag
 	// profile_tier_level(1, maxSub)
-	r.skip(3) // general_profile_space, general_tier_flag
-	info.Profile = r.u(5)
-	r.skip(32 + 4 + 43 + 1) // compatibility flags, source flags, constraint flags, inbld
-	r.skip(8)               // general_level_idc
+	r.Skip(3) // general_profile_space, general_tier_flag
+	info.Profile = r.U(5)
+	r.Skip(32 + 4 + 43 + 1) // compatibility flags, source flags, constraint flags, inbld
+	r.Skip(8)               // general_level_idc
 	var profile, level [8]bool
 	for i := 0; i < maxSub; i++ {
-		profile[i], level[i] = r.flag(), r.flag()
+		profile[i], level[i] = r.Flag(), r.Flag()
 	}
 	if maxSub > 0 {
-		r.skip(2 * (8 - maxSub))
+		r.Skip(2 * (8 - maxSub))
 	}
 	for i := 0; i < maxSub; i++ {
 		if profile[i] {
-			r.skip(88)
+			r.Skip(88)
 		}
 		if level[i] {
-			r.skip(8)
+			r.Skip(8)
 		}
 	}
-	if id := r.ue(); id > 15 {
+	if id := r.UE(); id > 15 {
 		return info, fmt.Errorf("sps_seq_parameter_set_id %d out of range", id)
 	}
-	info.ChromaFormat = r.ue()
+	info.ChromaFormat = r.UE()
 	if info.ChromaFormat > 3 {
 		return info, fmt.Errorf("chroma_format_idc %d out of range", info.ChromaFormat)
 	}
 	separate := false
 	if info.ChromaFormat == 3 {
-		separate = r.flag()
+		separate = r.Flag()
 	}
-	info.CodedWidth, info.CodedHeight = r.ue(), r.ue()
+	info.CodedWidth, info.CodedHeight = r.UE(), r.UE()
 	var crop [4]int
-	if r.flag() {
+	if r.Flag() {
 		for i := range crop {
-			crop[i] = r.ue()
+			crop[i] = r.UE()
 		}
 	}
-	info.BitDepth = 8 + r.ue()
-	info.BitDepthChroma = 8 + r.ue()
-	if r.err != nil {
-		return info, r.err
+	info.BitDepth = 8 + r.UE()
+	info.BitDepthChroma = 8 + r.UE()
+	if r.Err != nil {
+		return info, r.Err
 	}
 	if info.BitDepth > 16 || info.BitDepthChroma > 16 {
 		return info, fmt.Errorf("bit depth %d/%d out of range", info.BitDepth, info.BitDepthChroma)
