@@ -99,6 +99,11 @@ type BenchResult struct {
 	// Estimate is what the plan's estimates say this mix of sources can
 	// grow to on the capacity profile.
 	Estimate *PlanLimit `json:"plan_estimate,omitempty"`
+	// DecodePictures is what the backend's decode loops decoded over the
+	// window; DecodeCPUUs, with ONAIR_NVDEC_CLOCKS set, their CPU µs a
+	// picture by call (parse, decode within it, map, copy, status, unmap).
+	DecodePictures int64              `json:"decode_pictures,omitempty"`
+	DecodeCPUUs    map[string]float64 `json:"decode_cpu_us_per_picture,omitempty"`
 	// Browser is the browser sources' counts over the window (nil for a
 	// show without any).
 	Browser *BenchBrowser `json:"browser,omitempty"`
@@ -453,7 +458,12 @@ type snapshot struct {
 	gc                     goStats
 	queue                  int64 // run-queue ns, all threads
 	cudaLocked, procLocked int64
+	decode                 map[string]int64 // the decode loops' counters (decodeCounter)
 }
+
+// decodeCounter is a device report that counts its decode loops' pictures
+// and CPU (the CUDA backend's GPUStatus).
+type decodeCounter interface{ DecodeCounters() map[string]int64 }
 
 // pageLocker is a device report that knows the host memory the backend
 // page-locked (the CUDA backend's GPUStatus).
@@ -490,6 +500,9 @@ func takeSnapshot(r show.Running) snapshot {
 	}
 	if pl, ok := s.status.Device.(pageLocker); ok {
 		s.cudaLocked = pl.PageLocked()
+	}
+	if dc, ok := s.status.Device.(decodeCounter); ok {
+		s.decode = dc.DecodeCounters()
 	}
 	s.procLocked = procLockedBytes()
 	return s
@@ -531,6 +544,17 @@ func (b snapshot) since(a snapshot) BenchResult {
 	r.GoMaxProcs, r.GCCycles = b.gc.maxProcs, b.gc.cycles-a.gc.cycles
 	r.GCCPUPercent = 100 * (b.gc.cpuSeconds - a.gc.cpuSeconds) / d.Seconds()
 	r.AllocBytesPerS = float64(b.gc.allocBytes-a.gc.allocBytes) / d.Seconds()
+	if n := b.decode["pictures"] - a.decode["pictures"]; n > 0 {
+		r.DecodePictures = n
+		for _, k := range []string{"parse", "decode", "map", "copy", "status", "unmap"} {
+			if ns := b.decode[k+"_ns"] - a.decode[k+"_ns"]; ns > 0 {
+				if r.DecodeCPUUs == nil {
+					r.DecodeCPUUs = map[string]float64{}
+				}
+				r.DecodeCPUUs[k] = float64(ns) / float64(n) / 1e3
+			}
+		}
+	}
 	busA := map[string]show.BusSummary{}
 	for _, x := range a.sum.Buses {
 		busA[x.Address] = x
@@ -616,6 +640,14 @@ func (r BenchResult) write(w io.Writer) {
 			fmt.Sprintf("%d AUX buses", auxN), aux.Frames, aux.Missed, aux.Repeats, aux.Skipped, aux.OutputDrops, aux.MaxDrawMs)
 	}
 	fmt.Fprintf(w, "  sources           %6d drops, %d underruns\n", r.SourceDrops, r.Underruns)
+	if r.DecodePictures > 0 {
+		fmt.Fprintf(w, "  decode loops      %6d pictures (%.0f a second)", r.DecodePictures, float64(r.DecodePictures)/r.WindowS)
+		if c := r.DecodeCPUUs; c != nil {
+			fmt.Fprintf(w, "; CPU µs a picture: parse %.1f (cuvidDecodePicture %.1f of it), map %.1f, copy %.1f, status %.1f, unmap %.1f",
+				c["parse"], c["decode"], c["map"], c["copy"], c["status"], c["unmap"])
+		}
+		fmt.Fprintln(w)
+	}
 	if b := r.Browser; b != nil {
 		fmt.Fprintf(w, "  browser sources   %6d: %d frames, %d converted, %d dropped; %d imports (%.2f a second), %d released, %d live\n",
 			b.Sources, b.Frames, b.Converted, b.Dropped, b.Imports, b.ImportsPerS, b.ImportReleases, b.ImportsLive)

@@ -59,7 +59,11 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 	}
 	b.gpu = newGPUMonitor()
 	sb := b.show()
-	sb.Device = func() any { return b.gpu.Read() }
+	sb.Device = func() any {
+		st := b.gpu.Read()
+		st.DecodeLoops = b.decodeLoopStatus()
+		return st
+	}
 	sb.DeviceMetrics = b.gpu.Collect
 	s, err := show.Start(ctx, sb, p, planJSON, opts, log)
 	if err != nil {

@@ -31,7 +31,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +93,28 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 	}()
 	b.loops[name] = l
 	return l, nil
+}
+
+// decodeLoopStatus reads every decode loop's counters, in name order.
+func (b *backend) decodeLoopStatus() []DecodeLoopStatus {
+	b.mu.Lock()
+	names := make([]string, 0, len(b.loops))
+	for name := range b.loops {
+		names = append(names, name)
+	}
+	loops := maps.Clone(b.loops)
+	b.mu.Unlock()
+	sort.Strings(names)
+	var out []DecodeLoopStatus
+	for _, name := range names {
+		st := loops[name].loop.Stats()
+		ls := DecodeLoopStatus{Loop: name, Pictures: st.Frames, Rounds: st.Rounds, FeedNs: st.FeedNs, MapNs: st.MapNs, WaitNs: st.WaitNs, UnmapNs: st.UnmapNs}
+		if st.Clocks {
+			ls.CPU = &DecodeCPU{Parse: st.ParseCPUNs, Decode: st.DecodeCPUNs, Map: st.MapCPUNs, Copy: st.CopyCPUNs, Status: st.StatusCPUNs, Unmap: st.UnmapCPUNs}
+		}
+		out = append(out, ls)
+	}
+	return out
 }
 
 // stop ends a decode loop and waits for its thread.

@@ -32,6 +32,58 @@ type GPUStatus struct {
 	// Error says why a reading failed (no NVML on this machine); the other
 	// NVML fields are then zero.
 	Error string `json:"error,omitempty"`
+	// DecodeLoops are the decode loops' counters since they started (not
+	// decoders on threads of their own).
+	DecodeLoops []DecodeLoopStatus `json:"decode_loops,omitempty"`
+}
+
+// DecodeLoopStatus is one decode loop's counters since it started: the
+// pictures it decoded, the wall time of its phases (feeding the parser,
+// mapping and queueing copies, waiting for them, unmapping), and with
+// ONAIR_NVDEC_CLOCKS set the thread's CPU by NVIDIA call (cuda.NVDECLoopStats).
+type DecodeLoopStatus struct {
+	Loop     string     `json:"loop"`
+	Pictures int64      `json:"pictures"`
+	Rounds   int64      `json:"rounds"`
+	FeedNs   int64      `json:"feed_ns"`
+	MapNs    int64      `json:"map_ns"`
+	WaitNs   int64      `json:"wait_ns"`
+	UnmapNs  int64      `json:"unmap_ns"`
+	CPU      *DecodeCPU `json:"cpu_ns,omitempty"`
+}
+
+// DecodeCPU is a decode loop's thread CPU in ns by call: the parse
+// (NVIDIA's cuvidParseVideoData, or onair's parser), the decode calls made
+// in it, the maps, the plane copies queued, the status reads and unmaps.
+type DecodeCPU struct {
+	Parse  int64 `json:"parse"`
+	Decode int64 `json:"decode"`
+	Map    int64 `json:"map"`
+	Copy   int64 `json:"copy"`
+	Status int64 `json:"status"`
+	Unmap  int64 `json:"unmap"`
+}
+
+// DecodeCounters sums the decode loops' counters by name ("pictures",
+// "parse_ns", ...; the CPU ones only with ONAIR_NVDEC_CLOCKS): how `onair
+// bench` reads them from a show's device report.
+func (s GPUStatus) DecodeCounters() map[string]int64 {
+	if len(s.DecodeLoops) == 0 {
+		return nil
+	}
+	m := map[string]int64{}
+	for _, l := range s.DecodeLoops {
+		m["pictures"] += l.Pictures
+		if c := l.CPU; c != nil {
+			m["parse_ns"] += c.Parse
+			m["decode_ns"] += c.Decode
+			m["map_ns"] += c.Map
+			m["copy_ns"] += c.Copy
+			m["status_ns"] += c.Status
+			m["unmap_ns"] += c.Unmap
+		}
+	}
+	return m
 }
 
 // PageLocked is the host memory onair holds page-locked through CUDA: how
