@@ -53,10 +53,10 @@ var sceneYCbCr = [3]float64{150, 90, 170}
 // The graphic: transparent everywhere but two blocks of one colour, one
 // opaque and one at partial alpha, each on even pixels (whole chroma quads).
 var (
-	keyColour          = [3]byte{255, 128, 0} // R'G'B'
-	opaqueBlock        = frame.Rect{X: 32, Y: 32, W: 64, H: 64}
-	partialBlock       = frame.Rect{X: 160, Y: 32, W: 64, H: 64}
-	partialAlpha  byte = 96
+	keyColour         = [3]byte{255, 128, 0} // R'G'B'
+	opaqueBlock       = frame.Rect{X: 32, Y: 32, W: 64, H: 64}
+	partialBlock      = frame.Rect{X: 160, Y: 32, W: 64, H: 64}
+	partialAlpha byte = 96
 )
 
 // bt709 is R'G'B' (0..255, full range) to 8-bit limited-range Y'CbCr in
@@ -225,4 +225,3 @@ func near(got, want [3]float64, tol float64) bool {
 	}
 	return true
 }
-
