@@ -3,7 +3,7 @@
 # NVIDIA's picture parameters against cuda/hevc's, picture by picture, the
 # own path's byte-exact test against ffmpeg's hashes, and, when that
 # passes, the 105-source show with and without ONAIR_NVDEC_PARSER=onair
-# side by side. `make own-parser-bench` on a Go machine fills .device/own
+# side by side (CPU by NVIDIA call in both: ONAIR_NVDEC_CLOCKS). `make own-parser-bench` on a Go machine fills .device/own
 # (the test binary, onair, 1080p clips, generated clips); carry it and run
 # this from the repository root there. Results under $OUT/r.
 set -u
@@ -16,7 +16,7 @@ if grep -q -- "--- PASS: TestNVDECOwnParserIsByteExact" "$O/tests.txt"; then
   cd nodes/cuda/bench && ln -sfn "$D/media" media
   for mode in onair nvidia; do
     p=""; [ $mode = onair ] && p=onair
-    ONAIR_NVDEC_PARSER=$p timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$mode.json" -var pacing=2 nvdec.hcl > "$O/bench-$mode.txt" 2>&1
+    ONAIR_NVDEC_CLOCKS=1 ONAIR_NVDEC_PARSER=$p timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$mode.json" -var pacing=2 nvdec.hcl > "$O/bench-$mode.txt" 2>&1
     echo "rc=$?" >> "$O/bench-$mode.txt"
   done
 fi
