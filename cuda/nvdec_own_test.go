@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -387,5 +389,78 @@ func TestNVDECOwnParserAllocatesNothing(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(2*len(aus), feed); a != 0 {
 		t.Errorf("%.2f allocations a picture", a)
+	}
+}
+
+// TestNVDECOwnParserDecodesAsNVIDIAs: every clip (the committed ones and
+// ONAIR_TEST_CLIPS: a 1080p clip, open GOPs, slices, scaling lists, ...)
+// decoded twice on one loop, through NVIDIA's parser and through onair's,
+// over two passes with display delay 2: the same pictures, byte for byte,
+// in the same order. NVIDIA's path is byte-exact against ffmpeg
+// (TestNVDECIsByteExact), so this holds onair's to ffmpeg's too, for
+// streams without a committed reference.
+func TestNVDECOwnParserDecodesAsNVIDIAs(t *testing.T) {
+	n := openNVDEC(t)
+	defer n.Close()
+	for _, c := range ownClips(t) {
+		t.Run(c.name, func(t *testing.T) {
+			loop, err := n.NewLoop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			sums := [2][]string{}
+			ends := [2]error{}
+			for k, own := range []bool{false, true} {
+				r, err := es.Open(c.path, es.HEVC)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				host, _ := frame.New(c.format, c.w, c.h)
+				d, err := n.NewDecoder(NVDECConfig{
+					ID: fmt.Sprintf("%s/own=%v", c.name, own), Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h,
+					Source: esSource(r, 2), DisplayDelay: 2, OwnParser: own,
+					OnFrame: func(f *NVDECFrame) {
+						defer f.Release()
+						if err := f.Download(host); err != nil {
+							t.Error(err)
+							return
+						}
+						s := md5.Sum(host.Bytes())
+						mu.Lock()
+						sums[k] = append(sums[k], hex.EncodeToString(s[:]))
+						mu.Unlock()
+					},
+					OnEnd: func(err error) { mu.Lock(); ends[k] = err; mu.Unlock() },
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				loop.Add(d)
+			}
+			if err := loop.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for k, e := range ends {
+				if e != nil {
+					t.Errorf("parser %d ended: %v", k, e)
+				}
+			}
+			nv, own := sums[0], sums[1]
+			if len(nv) == 0 || len(own) != len(nv) {
+				t.Fatalf("NVIDIA's parser gave %d pictures, onair's %d", len(nv), len(own))
+			}
+			bad := 0
+			for i := range nv {
+				if nv[i] != own[i] {
+					if bad < 5 {
+						t.Errorf("picture %d of %d (display order): onair's %s, NVIDIA's %s", i, len(nv), own[i], nv[i])
+					}
+					bad++
+				}
+			}
+			t.Logf("%d pictures, %d differ", len(nv), bad)
+		})
 	}
 }
