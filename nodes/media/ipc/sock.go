@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,7 +82,7 @@ func recv(fd int, buf, oob []byte, nonblock bool) (n int, fds []int, err error) 
 	}
 	for {
 		var oobn, rflags int
-		n, oobn, rflags, _, err = unix.Recvmsg(fd, buf, oob, flags)
+		n, oobn, rflags, err = recvmsg(fd, buf, oob, flags)
 		if err == unix.EINTR {
 			continue
 		}
@@ -101,6 +102,28 @@ func recv(fd int, buf, oob []byte, nonblock bool) (n int, fds []int, err error) 
 		}
 		return n, fds, nil
 	}
+}
+
+// recvmsg is recvmsg(2) without the sender's address (unix.Recvmsg
+// allocates one for every message; a Unix socket's peer is known).
+func recvmsg(fd int, buf, oob []byte, flags int) (n, oobn, rflags int, err error) {
+	var msg unix.Msghdr
+	var iov unix.Iovec
+	if len(buf) > 0 {
+		iov.Base = &buf[0]
+		iov.SetLen(len(buf))
+	}
+	msg.Iov = &iov
+	msg.SetIovlen(1)
+	if len(oob) > 0 {
+		msg.Control = &oob[0]
+		msg.SetControllen(len(oob))
+	}
+	r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	if e != 0 {
+		return 0, 0, 0, e
+	}
+	return int(r), int(msg.Controllen), int(msg.Flags), nil
 }
 
 func parseRights(oob []byte) []int {
