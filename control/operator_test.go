@@ -292,18 +292,14 @@ func TestEventClientLimit(t *testing.T) {
 		}
 	}
 	held[0].c.Close()
-	deadline := time.Now().Add(generous)
-	for {
-		c, code := openEvents(t, s.Addr(), "")
-		if code == 200 {
-			c.next(t)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no event stream %v after a held one closed", generous)
-		}
-		<-time.After(10 * time.Millisecond) // the server notices the close on its own time
-	}
+	// The server notices the close on its own time.
+	var c *sse
+	testwait.Until(t, generous, "an event stream after a held one closed", func() bool {
+		var code int
+		c, code = openEvents(t, s.Addr(), "")
+		return code == 200
+	})
+	c.next(t)
 }
 
 // TestSlowEventClientIsCutOff: a client that stops reading is cut off once
@@ -336,12 +332,7 @@ func TestSlowEventClientIsCutOff(t *testing.T) {
 	// trickling what it had queued to the client, from no descriptor of
 	// ours): only the fast client's is held.
 	ll := s.ln.(*limitListener)
-	for len(ll.slots) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server holds %d connections, want 1 (the client that reads)", len(ll.slots))
-		}
-		<-time.After(time.Millisecond)
-	}
+	testwait.Until(t, generous, "the server to hold one connection (the client that reads)", func() bool { return len(ll.slots) == 1 })
 	show.hub.Publish("switch", "after")
 	for {
 		if _, typ, _ := fast.next(t); typ == "switch" {

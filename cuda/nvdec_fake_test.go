@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/onairhq/onair/frame"
 )
@@ -265,6 +264,7 @@ func TestNVDECLoopEvery(t *testing.T) {
 	var selfCalls, slowCalls int
 	var inSlow, started bool
 	startedCh := make(chan struct{})
+	cancelling := make(chan struct{}) // closed as cancel is called
 	loop.Every(func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -275,12 +275,15 @@ func TestNVDECLoopEvery(t *testing.T) {
 		mu.Lock()
 		slowCalls++
 		inSlow = true
-		if !started {
+		first := !started
+		if first {
 			started = true
 			close(startedCh)
 		}
 		mu.Unlock()
-		time.Sleep(5 * time.Millisecond) // a call in progress when cancel comes
+		if first {
+			<-cancelling // the first call is in progress when cancel comes
+		}
 		mu.Lock()
 		inSlow = false
 		mu.Unlock()
@@ -289,6 +292,7 @@ func TestNVDECLoopEvery(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- loop.Run() }()
 	<-startedCh
+	close(cancelling)
 	cancel()
 	mu.Lock()
 	if inSlow {

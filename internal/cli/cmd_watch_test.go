@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/internal/testwait"
 )
 
 // eventShow is a show that only has events.
@@ -65,14 +67,14 @@ func TestStatusWatch(t *testing.T) {
 	var out, errs syncBuffer
 	done := make(chan int)
 	go func() { done <- run([]string{"status", "-watch", "-addr", srv.Addr()}, &out, &errs) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("-watch printed:\n%s\nstderr: %s", out.String(), errs.String())
+		}
+	})
 	waitOutput := func(want string) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), want); {
-			if time.Now().After(deadline) {
-				t.Fatalf("-watch printed no %q in 20 s:\n%s\nstderr: %s", want, out.String(), errs.String())
-			}
-			<-time.After(10 * time.Millisecond)
-		}
+		testwait.Until(t, testwait.Bound, fmt.Sprintf("-watch to print %q", want), func() bool { return strings.Contains(out.String(), want) })
 	}
 	waitOutput("watching watched on the cpu backend")
 	waitOutput("bus.pgm          on air: scene.a, preview: scene.b")

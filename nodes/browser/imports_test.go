@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -221,16 +222,14 @@ func TestImportsAreReusedAndReleasedOnTime(t *testing.T) {
 	// The receiver notices the producer is gone on its own goroutine:
 	// sweep until it has (a busy machine may take a while), with a bound
 	// that only keeps a broken build from hanging.
-	for deadline := time.Now().Add(time.Minute); ; <-time.After(time.Millisecond) {
+	testwait.Until(t, testwait.Bound, "the dead buffer's import to be released", func() bool {
 		g.loop.sweep(g.now)
 		dead := g.releasedBy(ReasonDead)
-		if len(dead) == 1 && g.loop.imports.Len() == 0 {
-			break
-		}
-		if len(dead) > 1 || time.Now().After(deadline) {
+		if len(dead) > 1 {
 			t.Fatalf("dead %v, %d kept", dead, g.loop.imports.Len())
 		}
-	}
+		return len(dead) == 1 && g.loop.imports.Len() == 0
+	})
 }
 
 func TestWithoutPurgeIdleStartUpBuffersWaitForTheTTL(t *testing.T) {

@@ -205,11 +205,8 @@ func TestThePageInABrowser(t *testing.T) {
 	loads := func() int {
 		return value(t, ctx, "the Program tile's snapshots", chromedp.Evaluate[int](`+document.querySelector('[data-tile="bus.pgm"]').dataset.loads`))
 	}
-	for n, deadline := loads(), time.Now().Add(generous); loads() < n+2; <-time.After(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the Program tile took no new snapshot after the take")
-		}
-	}
+	n := loads()
+	testwait.Until(t, generous, "the Program tile to take two new snapshots after the take", func() bool { return loads() >= n+2 })
 	after := value(t, ctx, "a screenshot after the take", chromedp.CaptureScreenshot())
 	if c := borderColour(t, ctx, after, "source.two"); !isRed(c) {
 		t.Errorf("after the take, source.two (on Program) has a %v border, want red", c)
@@ -304,18 +301,13 @@ func TestThePageInABrowser(t *testing.T) {
 		chromedp.WaitVisible(`#login`),
 		chromedp.SendKeys(`#token`, "wrong"),
 		chromedp.Click(`#login button`))
-	for deadline := time.Now().Add(generous); ; {
-		msg := value(t, ctx, "the login's answer", chromedp.Evaluate[string](`document.querySelector('#login-error').textContent`))
-		if msg != "" {
-			if !strings.Contains(msg, "wrong token") {
-				t.Errorf("a wrong token: the page says %q", msg)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the page said nothing of the wrong token")
-		}
-		<-time.After(20 * time.Millisecond)
+	var msg string
+	testwait.Until(t, generous, "the page to answer the wrong token", func() bool {
+		msg = value(t, ctx, "the login's answer", chromedp.Evaluate[string](`document.querySelector('#login-error').textContent`))
+		return msg != ""
+	})
+	if !strings.Contains(msg, "wrong token") {
+		t.Errorf("a wrong token: the page says %q", msg)
 	}
 	do(t, ctx, "logging in",
 		chromedp.Navigate("http://"+tsrv.Addr()+"/"),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -199,24 +200,21 @@ func TestPreviewTakeTallyAndEvents(t *testing.T) {
 // waitSnapshot asks for a tile until it has one.
 func waitSnapshot(t *testing.T, base, name string) []byte {
 	t.Helper()
-	deadline := time.Now().Add(generous)
-	for {
+	var b []byte
+	// 503 until the tile's next frame, a tick away.
+	testwait.Until(t, generous, "a snapshot of "+name, func() bool {
 		resp, err := http.Get(base + "/snapshot/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
+		b, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		switch {
-		case resp.StatusCode == 200:
-			return b
-		case resp.StatusCode != 503:
+		if resp.StatusCode != 200 && resp.StatusCode != 503 {
 			t.Fatalf("GET /snapshot/%s: %s %s", name, resp.Status, b)
-		case time.Now().After(deadline):
-			t.Fatalf("no snapshot of %s after %v", name, generous)
 		}
-		<-time.After(50 * time.Millisecond) // the tile's next frame is a tick away
-	}
+		return resp.StatusCode == 200
+	})
+	return b
 }
 
 // TestOperatorBadInput: unknown buses and scenes, an AUX bus's preview, a
@@ -248,11 +246,8 @@ func TestOperatorBadInput(t *testing.T) {
 		return
 	}
 	waitTicks := func(n uint64) (uint64, uint64) {
-		for deadline := time.Now().Add(generous); ; <-time.After(20 * time.Millisecond) {
-			if ticks, m := missed(); ticks >= n || time.Now().After(deadline) {
-				return ticks, m
-			}
-		}
+		testwait.Until(t, generous, fmt.Sprintf("%d ticks", n), func() bool { ticks, _ := missed(); return ticks >= n })
+		return missed()
 	}
 	t1, m1 := waitTicks(20)
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"log/slog"
 	"maps"
+	"os"
 	"sync"
 
 	"github.com/onairhq/onair/compiler/plan"
