@@ -2,8 +2,6 @@ package cuda
 
 import (
 	"bytes"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -421,17 +419,7 @@ func TestNVDECOwnParserDecodesAsNVIDIAs(t *testing.T) {
 				d, err := n.NewDecoder(NVDECConfig{
 					ID: fmt.Sprintf("%s/own=%v", c.name, own), Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h,
 					Source: esSource(r, 2), DisplayDelay: 2, OwnParser: own,
-					OnFrame: func(f *NVDECFrame) {
-						defer f.Release()
-						if err := f.Download(host); err != nil {
-							t.Error(err)
-							return
-						}
-						s := md5.Sum(host.Bytes())
-						mu.Lock()
-						sums[k] = append(sums[k], hex.EncodeToString(s[:]))
-						mu.Unlock()
-					},
+					OnFrame: frameSums(t, host, &mu, &sums[k]),
 					OnEnd: func(err error) { mu.Lock(); ends[k] = err; mu.Unlock() },
 				})
 				if err != nil {

@@ -125,6 +125,22 @@ func TestNVDECIsByteExact(t *testing.T) {
 // nvdecByteExact decodes the clips twice over on one loop and checks every
 // frame against reference.md5; own: the HEVC clips only, through onair's
 // parser.
+// frameSums is an OnFrame that downloads each frame into host and appends
+// its MD5 to *sums, under mu.
+func frameSums(t *testing.T, host *frame.Frame, mu *sync.Mutex, sums *[]string) func(*NVDECFrame) {
+	return func(f *NVDECFrame) {
+		defer f.Release()
+		if err := f.Download(host); err != nil {
+			t.Error(err)
+			return
+		}
+		s := md5.Sum(host.Bytes())
+		mu.Lock()
+		*sums = append(*sums, hex.EncodeToString(s[:]))
+		mu.Unlock()
+	}
+}
+
 func nvdecByteExact(t *testing.T, own bool) {
 	n := openNVDEC(t)
 	defer n.Close()
@@ -162,17 +178,7 @@ func nvdecByteExact(t *testing.T, own bool) {
 			ID: c.name, Codec: c.codec, Format: c.format, Width: 640, Height: 360, Source: esSource(r, 2),
 			DisplayDelay: i % 3, // none, one, two: the same frames either way
 			OwnParser:    own,
-			OnFrame: func(f *NVDECFrame) {
-				defer f.Release()
-				if err := f.Download(host); err != nil {
-					t.Error(err)
-					return
-				}
-				s := md5.Sum(host.Bytes())
-				mu.Lock()
-				res.sums = append(res.sums, hex.EncodeToString(s[:]))
-				mu.Unlock()
-			},
+			OnFrame: frameSums(t, host, &mu, &res.sums),
 			OnEnd: func(err error) {
 				mu.Lock()
 				res.end, res.done = err, true

@@ -138,7 +138,7 @@ pair() {
 	# Variants of best, each with its environment: BEST_VARIANTS="procs4:GOMAXPROCS=4".
 	local v
 	for v in ${BEST_VARIANTS:-}; do
-		env "${v#*:}" bash -c "$(declare -f bench secs); $(declare -p ONAIR BACKEND SWITCH_EVERY OUT MEDIA RAW SOCK WIDTH HEIGHT AUX EXTRA_VARS SHOW); bench best-${v%%:*} $WARMUP $WINDOW -var settings=best -var fps=30 $(mix "$PAIR_COUNT")"
+		(export "${v#*:}"; bench "best-${v%%:*}" "$WARMUP" "$WINDOW" -var settings=best -var fps=30 $(mix "$PAIR_COUNT"))
 		log "  best-${v%%:*} (${v#*:}): $(grep -E '^  CPU |^  threads ' "$OUT/best-${v%%:*}.txt" | tr -s ' ' | tr '\n' ';')"
 	done
 	stop_producers

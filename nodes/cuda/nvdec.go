@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -98,22 +97,22 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 // decodeLoopStatus reads every decode loop's counters, in name order.
 func (b *backend) decodeLoopStatus() []DecodeLoopStatus {
 	b.mu.Lock()
-	names := make([]string, 0, len(b.loops))
-	for name := range b.loops {
-		names = append(names, name)
+	out := make([]DecodeLoopStatus, 0, len(b.loops))
+	loops := make([]*gpu.NVDECLoop, 0, len(b.loops))
+	for name, l := range b.loops {
+		out = append(out, DecodeLoopStatus{Loop: name})
+		loops = append(loops, l.loop)
 	}
-	loops := maps.Clone(b.loops)
 	b.mu.Unlock()
-	sort.Strings(names)
-	var out []DecodeLoopStatus
-	for _, name := range names {
-		st := loops[name].loop.Stats()
-		ls := DecodeLoopStatus{Loop: name, Pictures: st.Frames, Rounds: st.Rounds, FeedNs: st.FeedNs, MapNs: st.MapNs, WaitNs: st.WaitNs, UnmapNs: st.UnmapNs}
+	for i, l := range loops {
+		st := l.Stats()
+		ls := &out[i]
+		ls.Pictures, ls.Rounds, ls.FeedNs, ls.MapNs, ls.WaitNs, ls.UnmapNs = st.Frames, st.Rounds, st.FeedNs, st.MapNs, st.WaitNs, st.UnmapNs
 		if st.Clocks {
 			ls.CPU = &DecodeCPU{Parse: st.ParseCPUNs, Decode: st.DecodeCPUNs, Map: st.MapCPUNs, Copy: st.CopyCPUNs, Status: st.StatusCPUNs, Unmap: st.UnmapCPUNs}
 		}
-		out = append(out, ls)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Loop < out[j].Loop })
 	return out
 }
 
