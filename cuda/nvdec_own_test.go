@@ -420,7 +420,7 @@ func TestNVDECOwnParserDecodesAsNVIDIAs(t *testing.T) {
 					ID: fmt.Sprintf("%s/own=%v", c.name, own), Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h,
 					Source: esSource(r, 2), DisplayDelay: 2, OwnParser: own,
 					OnFrame: frameSums(t, host, &mu, &sums[k]),
-					OnEnd: func(err error) { mu.Lock(); ends[k] = err; mu.Unlock() },
+					OnEnd:   func(err error) { mu.Lock(); ends[k] = err; mu.Unlock() },
 				})
 				if err != nil {
 					t.Fatal(err)

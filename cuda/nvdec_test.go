@@ -178,7 +178,7 @@ func nvdecByteExact(t *testing.T, own bool) {
 			ID: c.name, Codec: c.codec, Format: c.format, Width: 640, Height: 360, Source: esSource(r, 2),
 			DisplayDelay: i % 3, // none, one, two: the same frames either way
 			OwnParser:    own,
-			OnFrame: frameSums(t, host, &mu, &res.sums),
+			OnFrame:      frameSums(t, host, &mu, &res.sums),
 			OnEnd: func(err error) {
 				mu.Lock()
 				res.end, res.done = err, true
