@@ -305,8 +305,28 @@ func BenchmarkNVDEC(b *testing.B) {
 	defer n.Close()
 	for _, c := range []struct{ streams, threads int }{{1, 1}, {7, 1}, {7, 2}, {14, 2}, {105, 2}, {105, 4}} {
 		b.Run(fmt.Sprintf("streams=%d/threads=%d", c.streams, c.threads), func(b *testing.B) {
-			benchDecode(b, n, data, c.streams, c.threads)
+			benchDecode(b, n, data, c.streams, c.threads, false)
 		})
+	}
+}
+
+// BenchmarkNVDECParsers decodes the same streams through NVIDIA's parser
+// and through onair's (OwnParser), side by side in one process: the CPU a
+// frame each parser costs, everything else alike.
+func BenchmarkNVDECParsers(b *testing.B) {
+	data := benchClip(b)
+	n := openNVDEC(b)
+	defer n.Close()
+	for _, c := range []struct{ streams, threads int }{{7, 1}, {105, 2}} {
+		for _, own := range []bool{false, true} {
+			parser := "nvidia"
+			if own {
+				parser = "onair"
+			}
+			b.Run(fmt.Sprintf("streams=%d/threads=%d/parser=%s", c.streams, c.threads, parser), func(b *testing.B) {
+				benchDecode(b, n, data, c.streams, c.threads, own)
+			})
+		}
 	}
 }
 
@@ -320,7 +340,7 @@ func benchDelay() int {
 	return d
 }
 
-func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int) {
+func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int, own bool) {
 	loops := make([]*NVDECLoop, threads)
 	for i := range loops {
 		l, err := n.NewLoop()
@@ -340,7 +360,8 @@ func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int) {
 		var first sync.Once
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: fmt.Sprintf("bench%d", i), Codec: NVDECHEVC, Format: frame.NV12, Width: 1920, Height: 1080, DisplayDelay: benchDelay(),
-			Source: esSource(es.NewAnnexB(bytes.NewReader(data), es.HEVC), 0),
+			OwnParser: own,
+			Source:    esSource(es.NewAnnexB(bytes.NewReader(data), es.HEVC), 0),
 			OnFrame: func(f *NVDECFrame) {
 				f.Release()
 				first.Do(warm.Done)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func init() {
 	register(&command{
 		name:    "bench",
 		summary: "Run a show for a fixed time and measure it the way the seed articles did: CPU, threads, run-queue time, CPU by group, deadlines and drops per bus, GPU; a table and JSON. -compare puts two results side by side.",
-		usage:   "[-backend auto|BACKEND] [-warmup D] [-window D] [-switch-every D] [-json FILE] [-beyond-capacity] [-fail-on-miss] [-var NAME=VALUE]... PATH...\n       onair bench -compare BEFORE.json AFTER.json",
+		usage:   "[-backend auto|BACKEND] [-warmup D] [-window D] [-switch-every D] [-json FILE] [-cpuprofile FILE] [-beyond-capacity] [-fail-on-miss] [-var NAME=VALUE]... PATH...\n       onair bench -compare BEFORE.json AFTER.json",
 		run:     runBench,
 	})
 }
@@ -193,6 +194,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("json", "", "also write the result as JSON to `FILE`")
 	beyond := fs.Bool("beyond-capacity", false, "run a show that exceeds its capacity profile's budgets (warnings instead of errors): for measuring the real limit")
 	failOnMiss := fs.Bool("fail-on-miss", false, fmt.Sprintf("exit %d when the window had a missed deadline, a repeated picture (a source late) or a dropped frame", exitMissed))
+	cpuProfile := fs.String("cpuprofile", "", "also write Go's CPU profile of the window to `FILE` (go tool pprof reads it; time in C and the GPU driver shows as external code)")
 	compare := fs.Bool("compare", false, "print two results side by side (BEFORE.json AFTER.json) with BEFORE/AFTER ratios, and run nothing")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -246,10 +248,27 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	case <-running.Failed():
 		return fail()
 	}
+	var profile *os.File
+	if *cpuProfile != "" {
+		if profile, err = os.Create(*cpuProfile); err == nil {
+			err = pprof.StartCPUProfile(profile)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onair bench: -cpuprofile: %v\n", err)
+			running.Stop()
+			return 1
+		}
+	}
 	a := takeSnapshot(running)
 	errsBefore := switchErrs.Load()
 	devices := sampleDevice(running, *window)
 	b := takeSnapshot(running)
+	if profile != nil {
+		pprof.StopCPUProfile()
+		if err := profile.Close(); err != nil {
+			fmt.Fprintf(stderr, "onair bench: -cpuprofile: %v\n", err)
+		}
+	}
 	select {
 	case <-running.Failed():
 		return fail()

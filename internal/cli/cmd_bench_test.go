@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +24,8 @@ func TestBenchMeasuresAWindow(t *testing.T) {
 		t.Skip("-short: runs a show for two seconds")
 	}
 	out := filepath.Join(t.TempDir(), "bench.json")
-	rc, stdout, stderr := runCLI(t, "bench", "-backend", "cpu", "-warmup", "500ms", "-window", "1500ms", "-switch-every", "500ms", "-json", out, "examples/cpu-demo.hcl")
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	rc, stdout, stderr := runCLI(t, "bench", "-backend", "cpu", "-warmup", "500ms", "-window", "1500ms", "-switch-every", "500ms", "-json", out, "-cpuprofile", prof, "examples/cpu-demo.hcl")
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s\n%s", rc, stdout, stderr)
 	}
@@ -36,6 +40,24 @@ func TestBenchMeasuresAWindow(t *testing.T) {
 	}
 	if r.GroupCPU["compositors"] <= 0 {
 		t.Errorf("no CPU counted for the compositors: %v", r.GroupCPU)
+	}
+	// The profile is gzipped protobuf whose string table names onair's
+	// functions: the window's CPU was sampled.
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("-cpuprofile wrote no gzipped profile: %v", err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("github.com/onairhq/onair/")) {
+		t.Errorf("the CPU profile (%d bytes) has no sample in onair's code", len(data))
 	}
 }
 

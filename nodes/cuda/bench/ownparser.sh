@@ -14,9 +14,11 @@ CL="$D/media/clip0.hevc $(ls "$D"/clips/*.hevc | tr '\n' ' ')"
 echo "rc=$?" >> "$O/tests.txt"
 if grep -q -- "--- PASS: TestNVDECOwnParserIsByteExact" "$O/tests.txt"; then
   cd nodes/cuda/bench && ln -sfn "$D/media" media
-  for mode in onair nvidia; do
-    p=""; [ $mode = onair ] && p=onair
-    ONAIR_NVDEC_CLOCKS=1 ONAIR_NVDEC_PARSER=$p timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$mode.json" -var pacing=2 nvdec.hcl > "$O/bench-$mode.txt" 2>&1
-    echo "rc=$?" >> "$O/bench-$mode.txt"
+  # name:parser:pacing loops:GOMAXPROCS (empty: Go's default)
+  for v in onair:onair:2: nvidia::2: onair-p1-g2:onair:1:2 onair-p1-g3:onair:1:3; do
+    IFS=: read -r name p pacing procs <<<"$v"
+    (export ONAIR_NVDEC_CLOCKS=1 ONAIR_NVDEC_PARSER=$p; [ -n "$procs" ] && export GOMAXPROCS=$procs
+     timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$name.json" -var pacing=$pacing nvdec.hcl > "$O/bench-$name.txt" 2>&1
+     echo "rc=$?" >> "$O/bench-$name.txt")
   done
 fi
