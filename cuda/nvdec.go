@@ -355,7 +355,20 @@ func (p *NVDECFramePool) close() {
 // timestamp to carry into display order, and io.EOF after the last. A
 // looping source simply goes on from the start of the stream: an IDR
 // picture starts the next pass without a gap.
-type NVDECSource func() (au []byte, timestamp int64, err error)
+type NVDECSource func() (NVDECUnit, error)
+
+// NVDECUnit is one access unit for a decoder.
+type NVDECUnit struct {
+	// Data is the access unit (Annex B, start codes included), valid until
+	// the source is called again.
+	Data []byte
+	// NALs, when set, is where each NAL unit's header starts in Data
+	// (es.AccessUnit.NALs): onair's parser then does not search Data for
+	// start codes again.
+	NALs []int32
+	// Timestamp is carried into display order.
+	Timestamp int64
+}
 
 // NVDECConfig describes one stream.
 type NVDECConfig struct {
@@ -573,12 +586,13 @@ func (d *NVDECDecoder) feed() (bool, error) {
 }
 
 func (d *NVDECDecoder) feedAU() (bool, error) {
-	au, ts, err := d.cfg.Source()
+	u, err := d.cfg.Source()
+	au, ts := u.Data, u.Timestamp
 	if d.parser != nil && (err == nil || err == io.EOF) && (len(au) > 0 || err == io.EOF) {
 		if err == io.EOF {
 			d.sentEOS = true
 		}
-		return true, d.feedOwn(au, ts, err == io.EOF)
+		return true, d.feedOwn(u, err == io.EOF)
 	}
 	if err == io.EOF {
 		d.sentEOS = true
@@ -604,10 +618,11 @@ func (d *NVDECDecoder) feedAU() (bool, error) {
 // feedOwn hands one access unit (or, at eos, the end of the stream) to
 // onair's HEVC parser and what comes out to the engine and the display
 // queue: the decoder is created at the first sequence, each picture is
-// written into the decoder's CUVIDPICPARAMS (its slices copied into the
-// decoder's C buffer) for cuvidDecodePicture, and each picture to show is
-// queued as NVIDIA's display callback queues it.
-func (d *NVDECDecoder) feedOwn(au []byte, ts int64, eos bool) error {
+// written into the decoder's CUVIDPICPARAMS and handed to
+// cuvidDecodePicture with its slices where they lie (in the access unit
+// when they lie back to back there, as they usually do: no copy), and each
+// picture to show is queued as NVIDIA's display callback queues it.
+func (d *NVDECDecoder) feedOwn(u NVDECUnit, eos bool) error {
 	if clk := d.c.clk; clk != nil {
 		t := C.nvd_tcpu(clk)
 		defer func() { clk.parse += C.nvd_tcpu(clk) - t }()
@@ -618,7 +633,7 @@ func (d *NVDECDecoder) feedOwn(au []byte, ts int64, eos bool) error {
 		out = d.parser.Flush()
 	} else {
 		var err error
-		if pics, out, err = d.parser.Next(au, ts); err != nil {
+		if pics, out, err = d.parser.NextNALs(u.Data, u.NALs, u.Timestamp); err != nil {
 			return fmt.Errorf("NVDEC decoder %s: parsing the stream: %w", d.cfg.ID, err)
 		}
 		if seq, ok := d.parser.Sequence(); ok && (!d.haveSeq || seq != d.seq) {
@@ -634,13 +649,22 @@ func (d *NVDECDecoder) feedOwn(au []byte, ts int64, eos bool) error {
 		if p.CurrPicIdx < 0 || p.CurrPicIdx >= int(d.c.surfaces) {
 			return fmt.Errorf("NVDEC decoder %s: the parser put picture %d (POC %d) in surface %d of %d", d.cfg.ID, p.Index, p.POC, p.CurrPicIdx, int(d.c.surfaces))
 		}
-		if C.nvd_own_reserve(d.c, C.size_t(len(p.Data)), C.size_t(len(p.SliceOffsets))) == 0 {
-			return fmt.Errorf("NVDEC decoder %s: out of memory for a picture of %d bytes", d.cfg.ID, len(p.Data))
+		if len(p.Data) == 0 || len(p.SliceOffsets) == 0 {
+			return fmt.Errorf("NVDEC decoder %s: picture %d (POC %d) has no slice data", d.cfg.ID, p.Index, p.POC)
 		}
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(d.c.bits)), len(p.Data)), p.Data)
-		copy(unsafe.Slice((*uint32)(unsafe.Pointer(d.c.offsets)), len(p.SliceOffsets)), p.SliceOffsets)
-		fillPicParams(d.c.own, p)
-		if C.nvd_own_decode(d.c) == 0 {
+		pp := C.nvd_own_params(d.c)
+		if pp == nil {
+			return fmt.Errorf("NVDEC decoder %s: out of memory for a picture's parameters", d.cfg.ID)
+		}
+		fillPicParams(pp, p)
+		// The slice data goes to the engine from where it lies (the access
+		// unit, or the parser's buffer): cuvidDecodePicture takes it in
+		// during the call.
+		ok := C.nvd_own_decode(d.c, (*C.uchar)(unsafe.Pointer(&p.Data[0])), C.size_t(len(p.Data)),
+			(*C.uint)(unsafe.Pointer(&p.SliceOffsets[0])), C.size_t(len(p.SliceOffsets)))
+		goruntime.KeepAlive(p.Data)
+		goruntime.KeepAlive(p.SliceOffsets)
+		if ok == 0 {
 			return d.callbackErr("cuvidDecodePicture", 0)
 		}
 	}

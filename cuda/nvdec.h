@@ -692,13 +692,8 @@ typedef struct {
 	int nevents, cap_events;
 
 	// onair's parser (no NVIDIA parser): the picture parameters filled
-	// from Go, and the C memory the bitstream and slice offsets are copied
-	// into, grown as needed.
+	// from Go (nvd_own_params, nvd_own_decode).
 	nvd_picparams *own;
-	unsigned char *bits;
-	size_t bits_cap;
-	unsigned int *offsets;
-	size_t offsets_cap;
 } nvd_dec;
 
 static int nvd_fail(nvd_dec *d, nvd_result code, const char *msg) {
@@ -913,41 +908,32 @@ static void nvd_dec_free(nvd_dec *d) {
 	nvd_capture_clear(d);
 	free(d->events);
 	free(d->own);
-	free(d->bits);
-	free(d->offsets);
 	free(d);
 }
 
 // ---- onair's HEVC parser feeding the decoder ----------------------------
 
-// nvd_own_reserve makes room for a picture of len bytes and slices slice
-// offsets in the decoder's C buffers and points the picture parameters at
-// them; 0 when out of memory. Go then fills d->own, d->bits and d->offsets.
-static int nvd_own_reserve(nvd_dec *d, size_t len, size_t slices) {
-	if (!d->own && !(d->own = calloc(1, sizeof *d->own))) return 0;
-	if (len > d->bits_cap) {
-		size_t n = len + len / 2 + 4096;
-		unsigned char *b = realloc(d->bits, n);
-		if (!b) return 0;
-		d->bits = b;
-		d->bits_cap = n;
-	}
-	if (slices > d->offsets_cap) {
-		size_t n = slices + 64;
-		unsigned int *o = realloc(d->offsets, n * sizeof *o);
-		if (!o) return 0;
-		d->offsets = o;
-		d->offsets_cap = n;
-	}
-	d->own->pBitstreamData = d->bits;
-	d->own->nBitstreamDataLen = (unsigned int)len;
-	d->own->pSliceDataOffsets = d->offsets;
-	d->own->nNumSlices = (unsigned int)slices;
-	return 1;
+// nvd_own_params is the decoder's picture parameters for onair's parser
+// to fill (made the first time); NULL when out of memory.
+static nvd_picparams *nvd_own_params(nvd_dec *d) {
+	if (!d->own) d->own = calloc(1, sizeof *d->own);
+	return d->own;
 }
 
-// nvd_own_decode hands the picture in d->own to the engine.
-static int nvd_own_decode(nvd_dec *d) { return nvd_on_decode(d, d->own); }
+// nvd_own_decode hands the picture in d->own to the engine with its slice
+// data (len bytes, slices of them starting at offsets), which the engine
+// takes in during the call: the data is the caller's and d->own keeps no
+// pointer to it afterwards.
+static int nvd_own_decode(nvd_dec *d, const unsigned char *data, size_t len, const unsigned int *offsets, size_t slices) {
+	d->own->pBitstreamData = data;
+	d->own->nBitstreamDataLen = (unsigned int)len;
+	d->own->pSliceDataOffsets = offsets;
+	d->own->nNumSlices = (unsigned int)slices;
+	int ok = nvd_on_decode(d, d->own);
+	d->own->pBitstreamData = NULL;
+	d->own->pSliceDataOffsets = NULL;
+	return ok;
+}
 
 // nvd_own_display queues a decoded picture for display, as NVIDIA's parser
 // does through the display callback.

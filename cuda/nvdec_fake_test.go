@@ -60,13 +60,13 @@ func toyStream(w, h, depth, pictures, change int) [][]byte {
 
 func toySource(aus [][]byte, passes int) NVDECSource {
 	i := 0
-	return func() ([]byte, int64, error) {
+	return func() (NVDECUnit, error) {
 		if i >= passes*len(aus) {
-			return nil, 0, io.EOF
+			return NVDECUnit{}, io.EOF
 		}
 		au := aus[i%len(aus)]
 		i++
-		return au, int64(i - 1), nil
+		return NVDECUnit{Data: au, Timestamp: int64(i - 1)}, nil
 	}
 }
 

@@ -353,7 +353,7 @@ func TestNVDECOwnParserAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var aus [][]byte
+	var aus []es.AccessUnit
 	for {
 		au, err := r.Next()
 		if err == io.EOF {
@@ -362,14 +362,14 @@ func TestNVDECOwnParserAllocatesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		aus = append(aus, bytes.Clone(au.Data))
+		aus = append(aus, es.AccessUnit{Data: bytes.Clone(au.Data), NALs: slices.Clone(au.NALs)})
 	}
 	i := 0
 	d, err := n.NewDecoder(NVDECConfig{ID: "allocs", Codec: NVDECHEVC, Format: frame.NV12, Width: 640, Height: 360, OwnParser: true,
-		Source: func() ([]byte, int64, error) {
+		Source: func() (NVDECUnit, error) {
 			au := aus[i%len(aus)]
 			i++
-			return au, int64(i), nil
+			return NVDECUnit{Data: au.Data, NALs: au.NALs, Timestamp: int64(i)}, nil
 		},
 		OnFrame: func(f *NVDECFrame) { f.Release() }})
 	if err != nil {

@@ -32,8 +32,7 @@ func boolInt(b bool) C.int {
 }
 
 // fillPicParams writes p into pp, all but the bitstream and slice offsets
-// (nvd_own_reserve points pp at the decoder's copies). Nothing is
-// allocated.
+// (nvd_own_decode points pp at them for the call). Nothing is allocated.
 func fillPicParams(pp *C.nvd_picparams, p *hevc.Picture) {
 	pp.PicWidthInMbs = C.int((p.PicWidthInLumaSamples + 15) / 16)
 	pp.FrameHeightInMbs = C.int((p.PicHeightInLumaSamples + 15) / 16)

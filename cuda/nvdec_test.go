@@ -61,23 +61,23 @@ func nvdecReference(t testing.TB) map[string][]string {
 // for ever.
 func esSource(r *es.Reader, passes int) NVDECSource {
 	pass := 0
-	return func() ([]byte, int64, error) {
+	return func() (NVDECUnit, error) {
 		for {
 			au, err := r.Next()
 			if err == io.EOF {
 				pass++
 				if passes > 0 && pass >= passes {
-					return nil, 0, io.EOF
+					return NVDECUnit{}, io.EOF
 				}
 				if err := r.Rewind(); err != nil {
-					return nil, 0, err
+					return NVDECUnit{}, err
 				}
 				continue
 			}
 			if err != nil {
-				return nil, 0, err
+				return NVDECUnit{}, err
 			}
-			return au.Data, au.Index, nil
+			return NVDECUnit{Data: au.Data, NALs: au.NALs, Timestamp: au.Index}, nil
 		}
 	}
 }

@@ -72,6 +72,7 @@ type Parser struct {
 	scratch []byte
 	data    []byte
 	offsets []uint32
+	spans   [][2]int // the current picture's slice segments in the access unit: header, end
 }
 
 // NewParser returns a parser at the start of a stream.
@@ -108,49 +109,82 @@ func (p *Parser) Sequence() (Sequence, bool) {
 }
 
 // nalUnits calls fn for each NAL unit of an Annex B buffer: its bytes
-// (header included, start code not) and where its start code began.
-func nalUnits(au []byte, fn func(nal []byte, at int) error) error {
-	i := bytes.Index(au, []byte{0, 0, 1})
-	for i >= 0 {
+// (header included, start code and trailing zero bytes not), where its
+// start code began (its zero_byte included) and where its header is. nals, when not nil, says where each NAL unit's header
+// starts (es.AccessUnit.NALs: the reader found them already) and the
+// buffer is not searched again.
+func nalUnits(au []byte, nals []int32, fn func(nal []byte, at, header int) error) error {
+	next := func(from int) int { // the index of the next 00 00 01 at or after from, or -1
+		i := bytes.Index(au[from:], startCode)
+		if i < 0 {
+			return -1
+		}
+		return from + i
+	}
+	i := -1
+	if nals == nil {
+		i = next(0)
+	} else if len(nals) > 0 {
+		i = int(nals[0]) - 3
+	}
+	for k := 1; i >= 0; k++ {
 		start := i + 3
 		at := i
 		if at > 0 && au[at-1] == 0 {
 			at--
 		}
-		next := bytes.Index(au[start:], []byte{0, 0, 1})
-		end := len(au)
-		if next >= 0 {
-			end = start + next
-			next = end
+		end := -1
+		if nals == nil {
+			end = next(start)
+		} else if k < len(nals) {
+			end = int(nals[k]) - 3
 		}
-		nal := au[start:end]
+		nalEnd := end
+		if end < 0 {
+			nalEnd = len(au)
+		}
+		nal := au[start:nalEnd]
 		for len(nal) > 0 && nal[len(nal)-1] == 0 { // trailing_zero_8bits and the next zero_byte
 			nal = nal[:len(nal)-1]
 		}
 		if len(nal) >= 2 {
-			if err := fn(nal, at); err != nil {
+			if err := fn(nal, at, start); err != nil {
 				return err
 			}
 		}
-		i = next
+		i = end
 	}
 	return nil
 }
+
+var startCode = []byte{0, 0, 1}
 
 // Next reads one access unit (Annex B: parameter sets, SEI and the slice
 // segments of one picture) that came with timestamp ts. It returns the
 // pictures to decode, in decoding order (one, or none for an access unit
 // without a picture or a RASL picture skipped), and the pictures to show
 // after them, in output order. What it returns is valid until the next
-// call.
+// call, and so long as au is: a picture's Data may be a slice of au.
 func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
+	return p.NextNALs(au, nil, ts)
+}
+
+// NextNALs is Next for an access unit whose NAL units' headers are known
+// to start at nals (es.AccessUnit.NALs), which spares searching it for
+// start codes; nil nals searches.
+func (p *Parser) NextNALs(au []byte, nals []int32, ts int64) ([]*Picture, []Display, error) {
 	p.out = p.out[:0]
 	p.pics = p.pics[:0]
 	p.data = p.data[:0]
 	p.offsets = p.offsets[:0]
+	p.spans = p.spans[:0]
 	var cur *Picture
-	var curType int
-	err := nalUnits(au, func(nal []byte, at int) error {
+	// The slice segments lie back to back in au, each after a three-byte
+	// start code (the usual case): the picture's Data is then a slice of
+	// au and nothing is copied. first is where the first one's start
+	// code is, end where the last one ends; -1 once they do not.
+	first, end := -1, -1
+	err := nalUnits(au, nals, func(nal []byte, _, header int) error {
 		typ := int(nal[0]>>1) & 63
 		layer := (int(nal[0])&1)<<5 | int(nal[1]>>3)
 		tid := int(nal[1]&7) - 1
@@ -182,14 +216,19 @@ func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
 				if err != nil || pic == nil {
 					return err
 				}
-				cur, curType = pic, typ
+				cur = pic
 			} else if err := p.sliceType(cur, nal); err != nil {
 				return err
 			}
-			_ = curType
-			p.offsets = append(p.offsets, uint32(len(p.data)))
-			p.data = append(p.data, 0, 0, 1)
-			p.data = append(p.data, nal...)
+			code := header - 3
+			switch {
+			case len(p.spans) == 0:
+				first = code
+			case code != end:
+				first = -1
+			}
+			end = header + len(nal)
+			p.spans = append(p.spans, [2]int{header, end})
 		}
 		return nil
 	})
@@ -197,7 +236,19 @@ func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
 		return nil, nil, err
 	}
 	if cur != nil {
+		for _, sp := range p.spans {
+			if first >= 0 {
+				p.offsets = append(p.offsets, uint32(sp[0]-3-first))
+				continue
+			}
+			p.offsets = append(p.offsets, uint32(len(p.data)))
+			p.data = append(p.data, 0, 0, 1)
+			p.data = append(p.data, au[sp[0]:sp[1]]...)
+		}
 		cur.Data, cur.SliceOffsets = p.data, p.offsets
+		if first >= 0 {
+			cur.Data = au[first:end:end]
+		}
 		p.pics = append(p.pics, cur)
 		p.finish(cur)
 	}

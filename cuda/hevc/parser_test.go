@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // accessUnits splits an Annex B stream into access units (7.4.2.4.4): a
@@ -20,7 +22,7 @@ func accessUnits(t *testing.T, data []byte) [][]byte {
 	t.Helper()
 	var aus [][]byte
 	start, vcl := -1, false
-	nalUnits(data, func(nal []byte, at int) error {
+	nalUnits(data, nil, func(nal []byte, at, _ int) error {
 		typ := int(nal[0]>>1) & 63
 		isVCL := typ < 32
 		first := isVCL && len(nal) > 2 && nal[2]&0x80 != 0
@@ -309,4 +311,65 @@ func BenchmarkParser(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "µs/au")
+}
+
+// A picture's Data is its slice segments, each after a three-byte start
+// code, and SliceOffsets where each starts, whether the parser searched the
+// access unit or was told where its NAL units are, and whether the slices
+// lay back to back in it (Data is then a slice of the access unit) or not
+// (a four-byte start code between two of them: copied).
+func TestPictureDataIsItsSlices(t *testing.T) {
+	for name, path := range clips(t) {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			searched, told, spread := NewParser(), NewParser(), NewParser()
+			for _, p := range []*Parser{searched, told, spread} {
+				p.SetSurfaces(20)
+			}
+			aliased := 0
+			for i, au := range accessUnits(t, data) {
+				var want []byte
+				var wantOffsets []uint32
+				var nals []int32
+				var wide []byte // au with every start code four bytes long
+				nalUnits(au, nil, func(nal []byte, _, header int) error {
+					nals = append(nals, int32(header))
+					wide = append(append(wide, 0, 0, 0, 1), nal...)
+					if typ := nal[0] >> 1 & 63; typ <= 9 || typ >= 16 && typ <= 21 {
+						wantOffsets = append(wantOffsets, uint32(len(want)))
+						want = append(append(want, 0, 0, 1), nal...)
+					}
+					return nil
+				})
+				for _, c := range []struct {
+					p    *Parser
+					au   []byte
+					nals []int32
+				}{{searched, au, nil}, {told, au, nals}, {spread, wide, nil}} {
+					pics, _, err := c.p.NextNALs(c.au, c.nals, int64(i))
+					if err != nil {
+						t.Fatalf("access unit %d: %v", i, err)
+					}
+					for _, pic := range pics {
+						if !bytes.Equal(pic.Data, want) || !slices.Equal(pic.SliceOffsets, wantOffsets) {
+							t.Fatalf("access unit %d: Data %d bytes, slices at %v; want %d bytes, %v", i, len(pic.Data), pic.SliceOffsets, len(want), wantOffsets)
+						}
+						inside := len(pic.Data) > 0 && &pic.Data[0] != &c.au[0] && uintptr(unsafe.Pointer(&pic.Data[0]))-uintptr(unsafe.Pointer(&c.au[0])) < uintptr(len(c.au))
+						if inside && c.p == spread && len(wantOffsets) > 1 {
+							t.Errorf("access unit %d: slices apart in the access unit, yet Data is a slice of it", i)
+						}
+						if inside && c.p == told {
+							aliased++
+						}
+					}
+				}
+			}
+			if aliased == 0 {
+				t.Errorf("no picture's Data was a slice of its access unit: every one was copied")
+			}
+		})
+	}
 }

@@ -561,7 +561,7 @@ func (s *nvdecSource) startDecoder() error {
 }
 
 // source feeds the decoder its next access unit.
-func (s *nvdecSource) source() ([]byte, int64, error) {
+func (s *nvdecSource) source() (gpu.NVDECUnit, error) {
 	if s.pk != nil {
 		s.pk.Release()
 		s.pk = nil
@@ -571,7 +571,7 @@ func (s *nvdecSource) source() ([]byte, int64, error) {
 		if err == nil && s.keys.Has(frame.InputRecTime) {
 			s.readAt[au.Index%int64(len(s.readAt))] = time.Now().UnixNano()
 		}
-		return au.Data, au.Index, err
+		return gpu.NVDECUnit{Data: au.Data, NALs: au.NALs, Timestamp: au.Index}, err
 	}
 	var pk Frame
 	var ok bool
@@ -581,18 +581,18 @@ func (s *nvdecSource) source() ([]byte, int64, error) {
 		pk, ok = s.ctx.Get(0)
 	}
 	if !ok {
-		return nil, 0, nil // nothing yet: the loop looks again
+		return gpu.NVDECUnit{}, nil // nothing yet: the loop looks again
 	}
 	p, isPacket := pk.(*packet)
 	if !isPacket {
 		pk.Release()
-		return nil, 0, fmt.Errorf("its input carried a %T, not an access unit", pk)
+		return gpu.NVDECUnit{}, fmt.Errorf("its input carried a %T, not an access unit", pk)
 	}
 	s.pk = p
 	if at, ok := p.meta.Stamps.Get(frame.InputRecTime); ok && s.keys.Has(frame.InputRecTime) {
 		s.readAt[p.meta.PTS%int64(len(s.readAt))] = at
 	}
-	return p.data, p.meta.PTS, nil
+	return gpu.NVDECUnit{Data: p.data, Timestamp: p.meta.PTS}, nil
 }
 
 // onFrame stamps a decoded picture and hands it on.

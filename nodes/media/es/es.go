@@ -124,6 +124,11 @@ type AccessUnit struct {
 	// Info is set when the access unit carries a sequence parameter set:
 	// what it says. It is nil otherwise.
 	Info *Info
+	// NALs is where each NAL unit of Data starts: the index of its header's
+	// first byte, just after its start code, in stream order. A NAL unit
+	// ends where the next one's start code begins (its zero bytes
+	// included), the last at the end of Data. It shares Data's lifetime.
+	NALs []int32
 }
 
 // ErrNoStream is returned (wrapped) when a file holds no video this

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,8 +43,28 @@ func readAll(t *testing.T, r *Reader) []AccessUnit {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkNALs(t, au)
 		au.Data = append([]byte(nil), au.Data...)
+		au.NALs = append([]int32(nil), au.NALs...)
 		out = append(out, au)
+	}
+}
+
+// checkNALs: an access unit's NALs are where its start codes end, every
+// one of them, in order.
+func checkNALs(t testing.TB, au AccessUnit) {
+	t.Helper()
+	var want []int32
+	for from := 0; ; {
+		i := bytes.Index(au.Data[from:], startCode)
+		if i < 0 {
+			break
+		}
+		from += i + 3
+		want = append(want, int32(from))
+	}
+	if !slices.Equal(au.NALs, want) {
+		t.Fatalf("access unit %d: NALs at %v, its start codes end at %v", au.Index, au.NALs, want)
 	}
 }
 

@@ -42,6 +42,7 @@ func FuzzAnnexB(f *testing.F) {
 			if k := bytes.Index(au.Data, startCode); k < 0 || len(bytes.TrimLeft(au.Data[:k], "\x00")) > 0 {
 				t.Fatalf("access unit %d does not start with a start code: % x", i, au.Data[:min(8, len(au.Data))])
 			}
+			checkNALs(t, au)
 			next = au.Offset + int64(len(au.Data))
 			if i > len(data) {
 				t.Fatal("more access units than bytes")

@@ -61,12 +61,14 @@ type Reader struct {
 	code     int  // index of its 00 00 01
 	spsAt    int  // index of an SPS NAL's header whose end is not found yet; -1
 
-	marks   []ptsMark
-	index   int64
-	skipped int64 // bytes before the first start code
-	scratch []byte
-	first   *Info // the first parameter set of the stream
-	done    bool  // the last access unit was returned
+	marks     []ptsMark
+	nals      []int64 // stream offsets of the NAL headers of the access unit being gathered
+	auNALsOut []int32 // the last access unit's NALs, relative to its start
+	index     int64
+	skipped   int64 // bytes before the first start code
+	scratch   []byte
+	first     *Info // the first parameter set of the stream
+	done      bool  // the last access unit was returned
 }
 
 func newReader(c Codec) *Reader {
@@ -224,7 +226,7 @@ func (r *Reader) Rewind() error {
 	}
 	first := r.first
 	*r = Reader{codec: r.codec, path: r.path, rd: r.rd, seek: r.seek, ps: r.ps, closer: r.closer,
-		buf: r.buf, scratch: r.scratch, marks: r.marks[:0], auStart: -1, spsAt: -1, first: first}
+		buf: r.buf, scratch: r.scratch, marks: r.marks[:0], nals: r.nals[:0], auNALsOut: r.auNALsOut[:0], auStart: -1, spsAt: -1, first: first}
 	return nil
 }
 
@@ -257,6 +259,7 @@ func (r *Reader) Next() (AccessUnit, error) {
 				r.auStart, r.auCode = r.boundary, r.code
 			}
 			r.auNALs++
+			r.nals = append(r.nals, r.base+int64(r.nal))
 			r.seenVCL = r.seenVCL || vcl
 			r.key = r.key || key
 			if sps {
@@ -357,6 +360,12 @@ func (r *Reader) parseSPS(nal []byte) {
 func (r *Reader) cut(end int) AccessUnit {
 	au := AccessUnit{Data: r.buf[r.auStart:end:end], Index: r.index, Offset: r.base + int64(r.auStart),
 		Key: r.key, Pictures: r.seenVCL, Info: r.info}
+	r.auNALsOut = r.auNALsOut[:0]
+	for _, off := range r.nals {
+		r.auNALsOut = append(r.auNALsOut, int32(off-au.Offset))
+	}
+	r.nals = r.nals[:0]
+	au.NALs = r.auNALsOut[:len(r.auNALsOut):len(r.auNALsOut)]
 	code := r.base + int64(r.auCode)
 	k := 0
 	for k < len(r.marks) && r.marks[k].off <= code {
