@@ -12,6 +12,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/playout"
 )
@@ -90,6 +91,10 @@ type backend struct {
 
 	nvdec *gpu.NVDEC             // opened by the first decoder
 	loops map[string]*decodeLoop // the plan's decode loops, started by their first decoder
+
+	// recordings hold the access units of the HEVC and H.264 files the
+	// show loops, read from disk once for all the sources of a file.
+	recordings es.Recordings
 
 	mu        sync.Mutex
 	downloads map[downloadKey][]*download

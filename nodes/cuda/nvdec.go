@@ -169,22 +169,24 @@ func (pp *packetPool) put(p *packet) {
 }
 
 // streamReader plays an HEVC or H.264 file's access units, pass after pass
-// when looping, checked against what the source declares.
+// when looping, checked against what the source declares: the first pass
+// from the file, the later ones from its recording (es.Recordings).
 type streamReader struct {
-	path   string
-	codec  es.Codec
-	format frame.Format
-	w, h   int
-	loop   bool
+	recordings *es.Recordings
+	path       string
+	codec      es.Codec
+	format     frame.Format
+	w, h       int
+	loop       bool
 
-	rd       *es.Reader
+	rd       *es.Stream
 	info     es.Info
 	pictures int // pictures in the current pass
 	warn     func(string)
 }
 
 func (r *streamReader) open() error {
-	rd, err := es.Open(r.path, r.codec)
+	rd, err := r.recordings.Open(r.path, r.codec)
 	if err != nil {
 		return err
 	}
@@ -253,7 +255,7 @@ func (b *backend) newInputRec(st *show.State, n plan.Node, ctx *runtime.NodeCont
 	if prm.Codec == "" { // a raw file
 		return show.HostRawFile[Frame](st, n, ctx)
 	}
-	r, err := streamOf(st, &n)
+	r, err := b.streamOf(st, &n)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +284,7 @@ func stampKeys(n *plan.Node) (frame.StampSet, error) {
 
 // streamOf reads a node's codec, format and size, and the file and loop
 // of a node that reads one (not dec_video: its access units arrive).
-func streamOf(st *show.State, n *plan.Node) (streamReader, error) {
+func (b *backend) streamOf(st *show.State, n *plan.Node) (streamReader, error) {
 	c, err := show.Params[struct {
 		Codec string `param:"codec"`
 	}](n)
@@ -307,7 +309,7 @@ func streamOf(st *show.State, n *plan.Node) (streamReader, error) {
 	if err != nil {
 		return streamReader{}, err
 	}
-	return streamReader{path: st.Resolve(in.Path), codec: codec, format: f, w: w, h: h, loop: in.Loop}, nil
+	return streamReader{recordings: &b.recordings, path: st.Resolve(in.Path), codec: codec, format: f, w: w, h: h, loop: in.Loop}, nil
 }
 
 func (p *packetReader) Start(ctx *runtime.NodeContext[Frame]) error {
@@ -404,7 +406,7 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 	if err != nil {
 		return nil, err
 	}
-	r, err := streamOf(st, &n)
+	r, err := b.streamOf(st, &n)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,233 @@
+package es
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pass reads one pass of s, each access unit copied.
+func pass(t *testing.T, s *Stream) []AccessUnit {
+	t.Helper()
+	var out []AccessUnit
+	for {
+		au, err := s.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNALs(t, au)
+		au.Data = bytes.Clone(au.Data)
+		au.NALs = slices.Clone(au.NALs)
+		out = append(out, au)
+	}
+}
+
+func samePass(t *testing.T, what string, got, want []AccessUnit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d access units, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !bytes.Equal(g.Data, w.Data) || !slices.Equal(g.NALs, w.NALs) || g.Index != w.Index || g.Offset != w.Offset ||
+			g.Key != w.Key || g.Pictures != w.Pictures || g.PTS != w.PTS || g.HasPTS != w.HasPTS || (g.Info == nil) != (w.Info == nil) ||
+			(g.Info != nil && *g.Info != *w.Info) {
+			t.Fatalf("%s: access unit %d differs from the file's", what, i)
+		}
+	}
+}
+
+// A looping file is read from disk once: its second pass, and a second
+// source of it, play the same access units from memory.
+func TestRecordingsPlayWhatTheFileHolds(t *testing.T) {
+	for _, c := range clips {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), c.name)
+			data, err := os.ReadFile(filepath.Join("testdata", c.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readAll(t, r)
+			r.Close()
+
+			var rs Recordings
+			a, err := rs.Open(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Recorded() {
+				t.Fatal("the first pass of a file nobody read yet came from memory")
+			}
+			samePass(t, "first pass", pass(t, a), want)
+			if err := a.Rewind(); err != nil {
+				t.Fatal(err)
+			}
+			if !a.Recorded() {
+				t.Fatal("the second pass is read from the file again")
+			}
+			samePass(t, "second pass", pass(t, a), want)
+
+			b, err := rs.Open(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !b.Recorded() || b.Codec() != c.codec {
+				t.Fatalf("a second source of the file: recorded %v codec %v", b.Recorded(), b.Codec())
+			}
+			if info, ok := b.Info(); !ok || info.Width != 640 || info.BitDepth != c.depth {
+				t.Errorf("a recording's Info %+v %v", info, ok)
+			}
+			samePass(t, "a second source", pass(t, b), want)
+
+			a.Close()
+			b.Close()
+			if len(rs.m) != 0 {
+				t.Errorf("%d recordings kept after every stream closed", len(rs.m))
+			}
+		})
+	}
+}
+
+// A file changed on disk is read afresh at the next pass; a file removed
+// plays on from memory; a pass cut short records nothing.
+func TestRecordingsFollowTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "clip.hevc")
+	first, _ := os.ReadFile("testdata/hevc8.hevc")
+	second, _ := os.ReadFile("testdata/hevc10.hevc")
+	if err := os.WriteFile(path, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rs Recordings
+	s, err := rs.Open(path, HEVC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 3 { // cut short: nothing recorded
+		if _, err := s.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Recorded() || len(rs.m) != 1 {
+		t.Fatalf("a pass cut short: recorded %v, %d recordings (want the file read again, recording anew)", s.Recorded(), len(rs.m))
+	}
+	whole := pass(t, s)
+	if err := s.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Recorded() {
+		t.Fatal("a whole pass was not recorded")
+	}
+
+	// Another file in its place (a later modification time, as an
+	// editor's save would leave): the next pass reads it.
+	if err := os.WriteFile(path, second, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	pass(t, s)
+	if err := s.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Recorded() {
+		t.Fatal("the file changed on disk, yet the next pass came from memory")
+	}
+	if info, _ := s.Info(); info.BitDepth != 10 {
+		t.Fatalf("after the change the stream says %+v, want the new file's 10-bit", info)
+	}
+	changed := pass(t, s)
+	if bytes.Equal(changed[0].Data, whole[0].Data) {
+		t.Fatal("the pass after the change played the old file")
+	}
+	if err := s.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	pass(t, s)
+	if err := s.Rewind(); err != nil {
+		t.Fatalf("the file removed: %v", err)
+	}
+	samePass(t, "after the file was removed", pass(t, s), changed)
+}
+
+// Streams of one file on several goroutines (a show's decode loops) record
+// it once and play it alike.
+func TestRecordingsAreShared(t *testing.T) {
+	path := filepath.Join("testdata", "hevc8.ts")
+	r, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, r)
+	r.Close()
+	var rs Recordings
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := rs.Open(path, HEVC)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			for p := range 3 {
+				for i := 0; ; i++ {
+					au, err := s.Next()
+					if err == io.EOF {
+						if i != len(want) {
+							t.Errorf("pass %d: %d access units, want %d", p, i, len(want))
+						}
+						break
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					if !bytes.Equal(au.Data, want[i].Data) || au.PTS != want[i].PTS {
+						t.Errorf("pass %d access unit %d differs", p, i)
+						return
+					}
+				}
+				if err := s.Rewind(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(rs.m) != 0 {
+		t.Errorf("%d recordings kept after every stream closed", len(rs.m))
+	}
+}
