@@ -13,9 +13,9 @@ D=$PWD/.device/own; O=${OUT:-out}/r; mkdir -p "$O"
 echo "rc=$?" >> "$O/parsers.txt"
 cd nodes/cuda/bench && ln -sfn "$D/media" media
 # name:parser:pacing loops:GOMAXPROCS (empty: Go's default)
-for v in nvidia::2: nvidia-p1-g3::1:3 onair-p1-g3:onair:1:3; do
+for v in nvidia:nvidia:2: nvidia-p1-g3:nvidia:1:3 onair-p1-g3:onair:1:3; do
   IFS=: read -r name p pacing procs <<<"$v"
-  (export ONAIR_NVDEC_PARSER=$p; [ -n "$procs" ] && export GOMAXPROCS=$procs
-   timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$name.json" -cpuprofile "$O/cpu-$name.pprof" -var pacing=$pacing nvdec.hcl > "$O/bench-$name.txt" 2>&1
+  ([ -n "$procs" ] && export GOMAXPROCS=$procs
+   timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$name.json" -cpuprofile "$O/cpu-$name.pprof" -var pacing=$pacing -var parser=$p nvdec.hcl > "$O/bench-$name.txt" 2>&1
    echo "rc=$?" >> "$O/bench-$name.txt")
 done
