@@ -129,6 +129,8 @@ func TestBadCanvasSettingsAreRefusedWhereTheyAre(t *testing.T) {
 		col        int
 	}{
 		{`nvdec_parser = "ffmpeg"`, "one of nvidia, onair", 16},
+		{`go_procs = 2000`, "between 0 and 1024", 12},
+		{`go_procs = -1`, "between 0 and 1024", 12},
 	}
 	for _, c := range cases {
 		t.Run(c.line, func(t *testing.T) {
@@ -145,5 +147,30 @@ func TestBadCanvasSettingsAreRefusedWhereTheyAre(t *testing.T) {
 				t.Errorf("detail %q does not say %q", d.Detail, c.want)
 			}
 		})
+	}
+}
+
+// canvas go_procs is in the plan's canvas (what the runtime applies) and
+// in the plan's Threads part; the thread estimate does not change.
+func TestGoProcsInThePlan(t *testing.T) {
+	before := compile(t, load(t, settingsShow(t, ``), nil), Options{})
+	res := compile(t, load(t, settingsShow(t, `go_procs = 3`), nil), Options{})
+	if got := res.Plan.Canvas.Int("go_procs"); got != 3 {
+		t.Errorf("the plan's canvas go_procs is %d, want 3", got)
+	}
+	if res.Plan.Estimates.Threads != before.Plan.Estimates.Threads {
+		t.Errorf("go_procs changed the thread estimate: %d, without it %d", res.Plan.Estimates.Threads, before.Plan.Estimates.Threads)
+	}
+	text := planText(t, res)
+	at := strings.Index(text, "\nThreads: ")
+	if at < 0 {
+		t.Fatalf("no Threads part:\n%s", text)
+	}
+	threads, _, _ := strings.Cut(text[at+1:], "\n\n")
+	if want := "go_procs = 3: Go's scheduler runs the show's goroutines and loops on 3 processors"; !strings.Contains(threads, want) {
+		t.Errorf("the Threads part does not say %q:\n%s", want, threads)
+	}
+	if strings.Contains(planText(t, before), "go_procs") {
+		t.Error("a plan without go_procs mentions it")
 	}
 }

@@ -201,6 +201,7 @@ var Schema = []*Block{
 			{Name: "browser_frame_queue", Type: TypeInt, Default: 9, Range: rng(1, 9), Doc: "Buffers per browser source; three of nine are the return queue, so 3 or less leaves none."},
 			{Name: "browser_ring_size", Type: TypeInt, Range: rng(1, 1<<20), DefaultDoc: "none", Doc: "The earlier spelling of browser_frame_queue, still read: above 9 means 9. Write browser_frame_queue instead (lint browser-ring-size)."},
 			{Name: "import_ttl_ms", Type: TypeInt, Default: 10000, Range: rng(0, 3600000), Doc: "How long an imported browser buffer stays mapped, in ms; under 10000 is legal but lint warns (re-imports still page)."},
+			{Name: "go_procs", Type: TypeInt, Default: 0, Range: rng(0, 1024), Doc: "How many processors Go's scheduler runs the show's goroutines and loops on (GOMAXPROCS), set when the show starts; 0 is Go's default (the machine's cores, or fewer where the process's CPU is limited). Go keeps about one OS thread for each processor it has used, so fewer means fewer threads; too few and loops wait for each other. The environment variable GOMAXPROCS, when set, wins."},
 			{Name: "frame_metadata", Type: TypeEnumList, Enum: FrameMetadataKeys, Default: []string{}, Doc: "Timestamp keys stamped on decoded frames; keys nobody reads are pruned."},
 		},
 	},

@@ -11,6 +11,7 @@ variable "loops" { default = 0 }
 variable "clips" { default = 2 }
 variable "pacing" { default = 4 } # pacing loops (the language's default)
 variable "parser" { default = "nvidia" } # HEVC's parser: nvidia or onair (cuda/hevc)
+variable "procs" { default = 0 }        # go_procs: Go's processors (0: Go's default)
 
 show {
   name       = "nvdec-${var.n}-${var.placement}-${var.routing}"
@@ -24,6 +25,7 @@ canvas {
   decode_loops      = var.loops
   pacing_loops      = var.pacing
   nvdec_parser      = var.parser
+  go_procs          = var.procs
 }
 source "hevc_file" "cam" {
   count = var.n

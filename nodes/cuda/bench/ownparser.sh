@@ -16,11 +16,10 @@ CL="$D/media/clip0.hevc $(ls "$D"/clips/*.hevc | tr '\n' ' ')"
 echo "rc=$?" >> "$O/tests.txt"
 if grep -q -- "--- PASS: TestNVDECOwnParserIsByteExact" "$O/tests.txt"; then
   cd nodes/cuda/bench && ln -sfn "$D/media" media
-  # name:parser:pacing loops:GOMAXPROCS (empty: Go's default)
+  # name:parser:pacing loops:go_procs (empty: Go's default)
   for v in onair:onair:2: nvidia:nvidia:2: onair-p1-g2:onair:1:2 onair-p1-g3:onair:1:3; do
     IFS=: read -r name p pacing procs <<<"$v"
-    (export ONAIR_NVDEC_CLOCKS=1; [ -n "$procs" ] && export GOMAXPROCS=$procs
-     timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$name.json" -var pacing=$pacing -var parser=$p nvdec.hcl > "$O/bench-$name.txt" 2>&1
-     echo "rc=$?" >> "$O/bench-$name.txt")
+    ONAIR_NVDEC_CLOCKS=1 timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$name.json" -var pacing=$pacing -var parser=$p -var procs=${procs:-0} nvdec.hcl > "$O/bench-$name.txt" 2>&1
+    echo "rc=$?" >> "$O/bench-$name.txt"
   done
 fi
