@@ -11,7 +11,11 @@ package compiler
 // and no packet queue. With input_routing = "demux" the decoder stays a
 // dec_video fed by its demuxer's queue, on a decode loop. With
 // decoder_placement = "thread" every decoder keeps a thread of its own, and
-// the fusion log says so.
+// the fusion log says so. An HEVC nvdec_file carries canvas nvdec_parser
+// as its param parser when it is not NVIDIA's (plans say only what differs
+// from a kind's default), and the fusion log says which parser reads it;
+// a dec_video always has NVIDIA's parser, and with nvdec_parser = "onair"
+// its fusion log says that too.
 //
 // Needs: the graph after input routing fusion. Leaves: decoders placed on
 // decode loops (st.decodeLoops), nvdec_file nodes, the fusion log.
@@ -42,9 +46,16 @@ func fuseDecodeLoops(st *state) {
 	if len(decs) == 0 {
 		return
 	}
+	parser := st.Show.Canvas.String("nvdec_parser")
+	// edgeNote is what a dec_video's log adds when the show asked for
+	// onair's parser: it has NVIDIA's all the same.
+	edgeNote := ""
+	if parser == "onair" {
+		edgeNote = "; NVIDIA's parser reads them (nvdec_parser = \"onair\" applies to nvdec_file, input_routing = \"input\" on decode loops)"
+	}
 	if st.Show.Canvas.String("decoder_placement") == "thread" {
 		st.fused(plan.Fusion{Pass: "fuse decode loops",
-			Reason: fmt.Sprintf("decoder_placement = \"thread\": %s keep a thread each, as the seeds' mixer ran them", countOf(len(decs), "NVDEC decoder"))})
+			Reason: fmt.Sprintf("decoder_placement = \"thread\": %s keep a thread each, as the seeds' mixer ran them%s", countOf(len(decs), "NVDEC decoder"), edgeNote)})
 		return
 	}
 	loops := st.Show.Canvas.Int("decode_loops")
@@ -58,7 +69,7 @@ func fuseDecodeLoops(st *state) {
 	for i, d := range decs {
 		loop := DecodeLoop(i, loops)
 		var removed, added []string
-		reason := fmt.Sprintf("%s decodes on %s (one of %s, %s): one thread feeds the engines for several streams", d.Address, loop, countOf(loops, "decode loop"), why)
+		reason := fmt.Sprintf("%s decodes on %s (one of %s, %s): one thread feeds the engines for several streams%s", d.Address, loop, countOf(loops, "decode loop"), why, edgeNote)
 		if in := g.In(d.ID); len(in) == 1 && g.Node(in[0].From) != nil && g.Node(in[0].From).Kind == "input_rec" {
 			rd := g.Node(in[0].From)
 			old := d.ID
@@ -72,16 +83,26 @@ func fuseDecodeLoops(st *state) {
 			if s, ok := d.Params["surfaces"]; ok {
 				params["surfaces"] = s
 			}
+			parsed := ""
+			if d.Params["codec"] == "hevc" {
+				if parser != paramDefault("nvdec_file", "parser") {
+					params["parser"] = parser
+				}
+				parsed = fmt.Sprintf(" (HEVC parsed by %s)", parserName[parser])
+			}
 			g.Rename(d, d.Address+"/nvdec_file", "nvdec_file", decl)
 			d.Params = params
 			added = []string{d.ID}
-			reason = fmt.Sprintf("input_rec and dec_video of %s become nvdec_file on %s (one of %s, %s): the decode loop reads the file's access units and hands them straight to NVDEC, no reader thread, no packet queue, no decoder thread", d.Address, loop, countOf(loops, "decode loop"), why)
+			reason = fmt.Sprintf("input_rec and dec_video of %s become nvdec_file on %s (one of %s, %s): the decode loop reads the file's access units and hands them straight to NVDEC%s, no reader thread, no packet queue, no decoder thread", d.Address, loop, countOf(loops, "decode loop"), why, parsed)
 		}
 		d.Placement = plan.Placement{Loop: loop}
 		st.decodeLoops = max(st.decodeLoops, loops)
 		st.fused(plan.Fusion{Pass: "fuse decode loops", Group: d.Group, Removed: removed, Added: added, Reason: reason})
 	}
 }
+
+// parserName is how the fusion log names canvas nvdec_parser's values.
+var parserName = map[string]string{"nvidia": "NVIDIA's parser", "onair": "onair's parser"}
 
 // stringsParam reads a []string param ([] when absent).
 func stringsParam(n *Node, name string) []string {

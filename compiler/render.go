@@ -75,6 +75,9 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	} else {
 		pf("\nThreads: %d (%d nodes on threads of their own + %d %s)\n", threads+len(p.Loops), threads, len(p.Loops), loops)
 	}
+	if n := p.Canvas.Int("go_procs"); n > 0 {
+		pf("  go_procs = %d: Go's scheduler runs the show's goroutines and loops on %s (GOMAXPROCS in the environment wins)\n", n, countOf(n, "processor"))
+	}
 
 	pf("\nFused hops:")
 	if len(p.Fusions) == 0 {

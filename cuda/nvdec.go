@@ -416,8 +416,8 @@ type NVDECConfig struct {
 	// sequence callback creates it, each picture's parameters are written
 	// into a CUVIDPICPARAMS for cuvidDecodePicture, and the pictures are
 	// queued for display in the order the parser outputs them, held back
-	// by DisplayDelay as NVIDIA's parser holds them. Experimental until it
-	// is byte-exact on the H200 (TestNVDECOwnParserIsByteExact).
+	// by DisplayDelay as NVIDIA's parser holds them. Byte-exact on the
+	// H200 (TestNVDECOwnParserIsByteExact); canvas nvdec_parser picks it.
 	OwnParser bool
 	// CaptureParams, when set, receives a copy of each picture's
 	// parameters handed to cuvidDecodePicture (NVIDIA's parser's, or with
@@ -437,12 +437,6 @@ type NVDECConfig struct {
 // more (min_num_decode_surfaces 8 for a buffer of 5, 10 for 7, measured on
 // the H200), and so does onair's.
 const ownSurfacesOverDPB = 3
-
-// NVDECParserEnv set to "onair" has nvdec_file sources of HEVC decode
-// through onair's own HEVC parser (NVDECConfig.OwnParser) instead of
-// NVIDIA's: experimental until it is byte-exact on the H200
-// (TestNVDECOwnParserIsByteExact, TestNVDECOwnParserMatchesNVIDIAs).
-const NVDECParserEnv = "ONAIR_NVDEC_PARSER"
 
 // NVDECDisplayDelay is the display delay that decoded the most 1080p HEVC
 // frames a second on the H200 for the least CPU (BENCHMARKS.md): 2 against

@@ -223,6 +223,7 @@ var builtin = []*Kind{
 		Params: []Param{pathParam, loopParam, codecParam, formatParam, sizeParam, colourParam,
 			decodeOnError,
 			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM beyond the stream's own."},
+			{Name: "parser", Type: Enum, Enum: []string{"nvidia", "onair"}, Default: "nvidia", Doc: "Which parser reads an HEVC file's access units: NVIDIA's, or onair's own (cuda/hevc), which fills NVDEC's picture parameters itself; H.264 always takes NVIDIA's. From canvas nvdec_parser."},
 			tsKeys},
 		Traits:    Traits{Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been decoded",

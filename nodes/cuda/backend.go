@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"sync"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -60,13 +59,6 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 		b.log = log
 	}
 	b.gpu = newGPUMonitor()
-	switch v := os.Getenv(gpu.NVDECParserEnv); v {
-	case "", "nvidia":
-	case "onair":
-		b.log.Warn("HEVC files are parsed by onair's own parser (experimental)", "env", gpu.NVDECParserEnv)
-	default:
-		b.log.Warn("unknown value, NVIDIA's parser is used: set onair or nvidia", "env", gpu.NVDECParserEnv, "value", v)
-	}
 	sb := b.show()
 	sb.Device = func() any {
 		st := b.gpu.Read()

@@ -8,9 +8,9 @@ package cuda
 //   - nvdec_file (input_routing = "input"): the loop reads the file's access
 //     units itself (package es) and hands them straight to the parser: no
 //     reader thread, no packet queue.
-//     With cuda.NVDECParserEnv=onair (ONAIR_NVDEC_PARSER) an HEVC file
+//     With its param parser = "onair" (canvas nvdec_parser) an HEVC file
 //     is parsed by onair's own parser (package cuda/hevc) instead of
-//     NVIDIA's: experimental until it is byte-exact on the H200.
+//     NVIDIA's.
 //   - dec_video in mode nvdec: the access units come over its input edge
 //     from input_rec (or its demuxer, input_routing = "demux"). On a shared
 //     decode loop it looks at its edge each round (at least every
@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -366,6 +365,7 @@ type nvdecSource struct {
 	id       string
 	fromEdge bool // dec_video: access units from input 0
 	own      bool // a loop of its own (a thread-placed dec_video)
+	ownParse bool // nvdec_file with parser = "onair": cuda/hevc parses HEVC
 	loopName string
 	r        streamReader
 	rate     frame.Rational
@@ -427,11 +427,25 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 		}
 	} else if s.r.path == "" {
 		return nil, fmt.Errorf("node %s: no path", n.ID)
+	} else if s.ownParse, err = ownParser(&n); err != nil {
+		return nil, err
 	}
 	if s.st == nil { // a dec_video's state is its source's
 		return nil, fmt.Errorf("node %s: no source %s in the show", n.ID, n.Address)
 	}
 	return s, nil
+}
+
+// ownParser reads an nvdec_file's parser (canvas nvdec_parser): true for
+// onair's own, false for NVIDIA's.
+func ownParser(n *plan.Node) (bool, error) {
+	prm, err := show.Params[struct {
+		Parser string `param:"parser"`
+	}](n)
+	if err != nil {
+		return false, err // an unknown value names the node, the param and the values it may take
+	}
+	return prm.Parser == "onair", nil
 }
 
 // newDecoder makes dec_video: rawvideo relays raw pictures; nvdec decodes
@@ -540,10 +554,9 @@ func (s *nvdecSource) startDecoder() error {
 	if s.r.codec == es.H264 {
 		codec = gpu.NVDECH264
 	}
-	// nvdec_file of HEVC with gpu.NVDECParserEnv=onair: onair's own HEVC
-	// parser feeds the engine, not NVIDIA's (experimental until it is
-	// byte-exact on the H200).
-	own := codec == gpu.NVDECHEVC && !s.fromEdge && os.Getenv(gpu.NVDECParserEnv) == "onair"
+	// nvdec_file of HEVC with parser = "onair": onair's own HEVC parser
+	// feeds the engine, not NVIDIA's.
+	own := codec == gpu.NVDECHEVC && !s.fromEdge && s.ownParse
 	ended := make(chan struct{})
 	dec, err := s.b.nvdec.NewDecoder(gpu.NVDECConfig{
 		ID: s.id, Codec: codec, Format: s.r.format, Width: s.r.w, Height: s.r.h, OwnParser: own,

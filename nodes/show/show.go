@@ -80,8 +80,10 @@ func Kinds[F Frame](be *Backend[F]) []string {
 // a show whose recording another show writes does not go on air, and
 // touches no file), makes the show's state, starts every group in order and
 // waits for each to be ready. The locks are held until Stop. planJSON is
-// what GET /plan serves.
+// what GET /plan serves. Before any node starts, Go's scheduler is given
+// the processors canvas go_procs asks for (goProcs).
 func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON []byte, opts Options, log *slog.Logger) (*Show[F], error) {
+	goProcs(p, log)
 	locks, err := LockOutputs(p, opts.BaseDir)
 	if err != nil {
 		return nil, err

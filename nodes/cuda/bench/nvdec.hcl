@@ -2,13 +2,16 @@
 # decoded, paced and scaled on the GPU into 480x270 cells of 16-layer
 # scenes; the Program bus draws, its output is discarded on the GPU.
 # placement picks decode loops or the seeds' thread per decoder, routing
-# input (nvdec_file) or demux (input_rec → demux → dec_video).
+# input (nvdec_file) or demux (input_rec → demux → dec_video), parser
+# NVIDIA's or onair's HEVC parser (nvdec_file only).
 variable "n" { default = 105 }
 variable "placement" { default = "decode_loops" }
 variable "routing" { default = "input" }
 variable "loops" { default = 0 }
 variable "clips" { default = 2 }
 variable "pacing" { default = 4 } # pacing loops (the language's default)
+variable "parser" { default = "nvidia" } # HEVC's parser: nvidia or onair (cuda/hevc)
+variable "procs" { default = 0 }        # go_procs: Go's processors (0: Go's default)
 
 show {
   name       = "nvdec-${var.n}-${var.placement}-${var.routing}"
@@ -21,6 +24,8 @@ canvas {
   decoder_placement = var.placement
   decode_loops      = var.loops
   pacing_loops      = var.pacing
+  nvdec_parser      = var.parser
+  go_procs          = var.procs
 }
 source "hevc_file" "cam" {
   count = var.n
