@@ -314,6 +314,9 @@ output "record" "pgm" {
 // recorded picture is, byte for byte, the frame ffmpeg's software decoder
 // makes at that point of the clip (es/testdata/reference.md5), in order
 // across the loop (a repeated picture is allowed, a skipped one is not).
+// nvdec_parser = "onair" is checked where it applies (nvdec_file: input
+// routing on decode loops); the second and later passes of every clip come
+// from its recording (es.Recordings).
 func TestNVDECShowMatchesFFmpeg(t *testing.T) {
 	needGPU(t)
 	clips := filepath.Join("..", "media", "es", "testdata")
@@ -336,67 +339,69 @@ func TestNVDECShowMatchesFFmpeg(t *testing.T) {
 		{"nv12", map[string]string{"hevc8.hevc": "hevc_file", "h264.264": "h264_file", "hevc8.ts": "hevc_file", "h264.ts": "h264_file"}},
 		{"p010", map[string]string{"hevc10.hevc": "hevc_file", "hevc10.ts": "hevc_file"}},
 	}
-	for _, routing := range []string{"input", "demux"} {
-		for _, placement := range []string{"decode_loops", "thread"} {
-			for _, sh := range shows {
-				t.Run(fmt.Sprintf("%s/%s/%s", routing, placement, sh.format), func(t *testing.T) {
-					dir := t.TempDir()
-					var hcl strings.Builder
-					fmt.Fprintf(&hcl, "show {\n  name = \"nvdec\"\n  size = \"640x360\"\n  frame_rate = \"30\"\n  format = %q\n}\n", sh.format)
-					fmt.Fprintf(&hcl, "canvas {\n  input_routing = %q\n  decoder_placement = %q\n  decode_loops = 2\n}\n", routing, placement)
-					var names []string
-					for clip := range sh.clips {
-						names = append(names, clip)
-					}
-					sort.Strings(names)
-					for i, clip := range names {
-						abs, _ := filepath.Abs(filepath.Join(clips, clip))
-						fmt.Fprintf(&hcl, "source %q \"s%d\" {\n  path = %q\n  format = %q\n  size = \"640x360\"\n  loop = true\n}\n", sh.clips[clip], i, abs, sh.format)
-						fmt.Fprintf(&hcl, "bus \"aux\" \"a%d\" {\n  source = source.s%d\n}\n", i, i)
-						fmt.Fprintf(&hcl, "output \"record\" \"r%d\" {\n  bus = bus.a%d\n  path = \"r%d.y4m\"\n}\n", i, i, i)
-					}
-					fmt.Fprintf(&hcl, "scene \"one\" {\n  layer { source = source.s0 }\n}\nbus \"program\" \"pgm\" { scene = scene.one }\n")
-					path := filepath.Join(dir, "show.hcl")
-					if err := os.WriteFile(path, []byte(hcl.String()), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					const want, settle = 75, 10 // two loops and a half; the pacers settle in the first pictures
-					runShow(t, path, nil, func(sum show.Summary) bool {
-						for i := range names {
-							if recorded(t, sum, fmt.Sprintf("output.r%d", i)) < want {
-								return false
-							}
+	type canvas struct{ routing, placement, parser string }
+	canvases := []canvas{{"input", "decode_loops", "nvidia"}, {"input", "decode_loops", "onair"}, {"input", "thread", "nvidia"},
+		{"demux", "decode_loops", "nvidia"}, {"demux", "thread", "nvidia"}}
+	for _, cv := range canvases {
+		routing, placement := cv.routing, cv.placement
+		for _, sh := range shows {
+			t.Run(fmt.Sprintf("%s/%s/%s/%s", routing, placement, cv.parser, sh.format), func(t *testing.T) {
+				dir := t.TempDir()
+				var hcl strings.Builder
+				fmt.Fprintf(&hcl, "show {\n  name = \"nvdec\"\n  size = \"640x360\"\n  frame_rate = \"30\"\n  format = %q\n}\n", sh.format)
+				fmt.Fprintf(&hcl, "canvas {\n  input_routing = %q\n  decoder_placement = %q\n  nvdec_parser = %q\n  decode_loops = 2\n}\n", routing, placement, cv.parser)
+				var names []string
+				for clip := range sh.clips {
+					names = append(names, clip)
+				}
+				sort.Strings(names)
+				for i, clip := range names {
+					abs, _ := filepath.Abs(filepath.Join(clips, clip))
+					fmt.Fprintf(&hcl, "source %q \"s%d\" {\n  path = %q\n  format = %q\n  size = \"640x360\"\n  loop = true\n}\n", sh.clips[clip], i, abs, sh.format)
+					fmt.Fprintf(&hcl, "bus \"aux\" \"a%d\" {\n  source = source.s%d\n}\n", i, i)
+					fmt.Fprintf(&hcl, "output \"record\" \"r%d\" {\n  bus = bus.a%d\n  path = \"r%d.y4m\"\n}\n", i, i, i)
+				}
+				fmt.Fprintf(&hcl, "scene \"one\" {\n  layer { source = source.s0 }\n}\nbus \"program\" \"pgm\" { scene = scene.one }\n")
+				path := filepath.Join(dir, "show.hcl")
+				if err := os.WriteFile(path, []byte(hcl.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				const want, settle = 75, 10 // two loops and a half; the pacers settle in the first pictures
+				runShow(t, path, nil, func(sum show.Summary) bool {
+					for i := range names {
+						if recorded(t, sum, fmt.Sprintf("output.r%d", i)) < want {
+							return false
 						}
-						return true
-					})
-					for i, clip := range names {
-						got := readY4M(t, filepath.Join(dir, fmt.Sprintf("r%d.y4m", i)))
-						if len(got) < want {
-							t.Fatalf("%s: %d pictures recorded, want %d", clip, len(got), want)
-						}
-						idx := map[string]int{}
-						for k, s := range ref[clip] {
-							idx[s] = k
-						}
-						prev, repeats := -1, 0
-						for j, g := range got {
-							sum := fmt.Sprintf("%x", md5.Sum(g.Bytes()))
-							k, ok := idx[sum]
-							switch {
-							case !ok:
-								t.Fatalf("%s: recorded picture %d is no frame ffmpeg decodes from the clip", clip, j)
-							case j <= settle: // a pacer may skip late pictures as the show starts
-							case k == prev:
-								repeats++
-							case k != (prev+1)%len(ref[clip]):
-								t.Fatalf("%s: recorded picture %d is frame %d, after frame %d", clip, j, k, prev)
-							}
-							prev = k
-						}
-						t.Logf("%s: %d pictures byte-exact, %d repeated", clip, len(got), repeats)
 					}
+					return true
 				})
-			}
+				for i, clip := range names {
+					got := readY4M(t, filepath.Join(dir, fmt.Sprintf("r%d.y4m", i)))
+					if len(got) < want {
+						t.Fatalf("%s: %d pictures recorded, want %d", clip, len(got), want)
+					}
+					idx := map[string]int{}
+					for k, s := range ref[clip] {
+						idx[s] = k
+					}
+					prev, repeats := -1, 0
+					for j, g := range got {
+						sum := fmt.Sprintf("%x", md5.Sum(g.Bytes()))
+						k, ok := idx[sum]
+						switch {
+						case !ok:
+							t.Fatalf("%s: recorded picture %d is no frame ffmpeg decodes from the clip", clip, j)
+						case j <= settle: // a pacer may skip late pictures as the show starts
+						case k == prev:
+							repeats++
+						case k != (prev+1)%len(ref[clip]):
+							t.Fatalf("%s: recorded picture %d is frame %d, after frame %d", clip, j, k, prev)
+						}
+						prev = k
+					}
+					t.Logf("%s: %d pictures byte-exact, %d repeated", clip, len(got), repeats)
+				}
+			})
 		}
 	}
 }
