@@ -67,7 +67,7 @@ seeds-bench: build $(SEEDS_CLIPS)
 	du -sh .device/seeds-bench
 
 # own-parser-bench: NVDEC fed by cuda/hevc instead of NVIDIA's parser
-# (nodes/cuda/BENCHMARKS.md): .device/own holds the cuda test binary, a
+# (nodes/cuda/BENCHMARKS.md): .device/own holds the cuda and nodes/cuda test binaries, a
 # stripped onair, two 1080p clips and four generated 640x360 streams (open
 # GOPs, slices, scaling lists, P-only, 10-bit); carry it and run
 # nodes/cuda/bench/ownparser.sh there.
@@ -77,6 +77,7 @@ OWN_CLIPS := opengop:keyint=12:min-keyint=12:scenecut=0:open-gop=1:bframes=4:b-p
 own-parser-bench: build
 	mkdir -p .device/own/clips .device/own/media
 	CGO_ENABLED=1 $(GO) test -c -ldflags "-s -w" -o .device/own/cuda.test ./cuda/
+	CGO_ENABLED=1 $(GO) test -c -ldflags "-s -w" -o .device/own/nodecuda.test ./nodes/cuda/
 	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/own/onair .
 	for i in 0 1; do [ -s .device/own/media/clip$$i.hevc ] || ./bin/onair media -size 1920x1080 -frames 150 -gop 30 -bitrate 8M -noise 30 -id $$(( 10 + i )) -o .device/own/media/clip$$i.hevc; done
 	for spec in $(OWN_CLIPS); do n=$${spec%%:*}; x=$${spec#*:}; pix=yuv420p; [ $$n = tenbit ] && pix=yuv420p10le; \
