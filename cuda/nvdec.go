@@ -465,14 +465,6 @@ const ownSurfacesOverDPB = 3
 // (TestNVDECOwnParserIsByteExact, TestNVDECOwnParserMatchesNVIDIAs).
 const NVDECParserEnv = "ONAIR_NVDEC_PARSER"
 
-// nvdecCreateEnv "cuda" creates decoders with cudaVideoCreate_PreferCUDA
-// instead of cudaVideoCreate_PreferCUVID: a temporary switch for one
-// measurement on the H200 (nodes/cuda/BENCHMARKS.md, "Batched copies").
-const (
-	nvdecCreateEnv  = "ONAIR_NVDEC_CREATE"
-	nvdecPreferCUDA = 1 // cudaVideoCreate_PreferCUDA
-)
-
 // NVDECDisplayDelay is the display delay that decoded the most 1080p HEVC
 // frames a second on the H200 for the least CPU (BENCHMARKS.md): 2 against
 // 0, 4,743 against 4,196 frames/s for seven streams on one thread.
@@ -554,9 +546,6 @@ func (n *NVDEC) NewDecoder(cfg NVDECConfig) (*NVDECDecoder, error) {
 	}
 	if cfg.CaptureParams != nil {
 		c.capture = 1
-	}
-	if os.Getenv(nvdecCreateEnv) == "cuda" {
-		c.create_flags = nvdecPreferCUDA
 	}
 	d := &NVDECDecoder{n: n, cfg: cfg, c: c, pool: pool}
 	if cfg.OwnParser {

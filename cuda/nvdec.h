@@ -682,7 +682,6 @@ typedef struct {
 	// What the source declares; the stream must agree.
 	int codec, depth, width, height;
 	int display_delay, extra_surfaces, output_surfaces;
-	unsigned long create_flags; // cudaVideoCreateFlags for cuvidCreateDecoder
 
 	// What the stream says (the sequence callback).
 	nvd_format fmt;
@@ -785,7 +784,7 @@ static int nvd_sequence(nvd_dec *d, nvd_format *f) {
 	ci.num_decode_surfaces = surfaces;
 	ci.codec = f->codec;
 	ci.chroma_format = f->chroma_format;
-	ci.creation_flags = d->create_flags;
+	ci.creation_flags = NVD_CREATE_PREFER_CUVID;
 	ci.depth_minus8 = f->depth_luma_minus8;
 	// No cropping or scaling in the decoder: the whole coded picture comes
 	// out as decoded, and the copy takes the display area (a plain copy,
@@ -895,7 +894,6 @@ static nvd_dec *nvd_dec_new(nvd_lib *l, int codec, int depth, int width, int hei
 	d->display_delay = display_delay;
 	d->extra_surfaces = extra_surfaces;
 	d->output_surfaces = output_surfaces;
-	d->create_flags = NVD_CREATE_PREFER_CUVID;
 	nvd_result r;
 	if ((r = nvd_current(l))) { *what = "cuCtxSetCurrent"; *rc = r; free(d); return NULL; }
 	if ((r = l->cuvidCtxLockCreate(&d->lock, l->ctx))) { *what = "cuvidCtxLockCreate"; *rc = r; free(d); return NULL; }
