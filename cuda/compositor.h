@@ -35,6 +35,7 @@
 #define ONAIR_LDU32(p) (*(const unsigned int *)(p))
 #define ONAIR_FUNNEL(lo, hi, sh) ((unsigned int)((((unsigned long long)(hi) << 32) | (lo)) >> ((sh) & 31)))
 #define ONAIR_UNROLL
+#include <string.h>
 #endif
 
 typedef unsigned long long onair_u64;
@@ -539,6 +540,94 @@ ONAIR_FN void onair_picture_quad(const onair_picture_args *a, int px, int py, in
 		*(unsigned short *)k = (unsigned short)(al4[0] | (al4[1] << 8));
 		*(unsigned short *)(k + a->dst_pitch) = (unsigned short)(al4[2] | (al4[3] << 8));
 	}
+}
+
+// ---- the decode loops' plane copies ----------------------------------
+//
+// One launch copies every picture a decode loop mapped in a round out of
+// the decoder's surfaces into its frames: a table of pitched regions, row r
+// of entry e being width bytes from src + r*src_pitch to dst +
+// r*dst_pitch (a picture's luma and chroma rows as one entry where the
+// chroma follows the luma in both, as two otherwise). The grid is (row
+// blocks, entries): block (x, e) copies rows x*ONAIR_COPY_ROWS on of entry
+// e, ONAIR_COPY_BY rows at once, ONAIR_COPY_BX threads along each row, with
+// the widest accesses the entry's addresses, pitches and width allow (16
+// bytes for frames and surfaces, whose pitches are multiples of 256; down
+// to single bytes for anything else). A plain copy: byte for byte.
+typedef struct {
+	onair_u64 src, dst;                 // the first row of each (device addresses)
+	unsigned int src_pitch, dst_pitch;  // bytes from a row to the next
+	unsigned int width, rows;           // bytes a row, rows
+} onair_copy_entry;
+
+#define ONAIR_COPY_BX 32
+#define ONAIR_COPY_BY 8
+#define ONAIR_COPY_ROWS 32
+#define ONAIR_MAX_COPIES 128
+
+// The kernel argument: the table, in two sizes sharing their prefix (the
+// host fills the largest and launches the smallest that holds the entries
+// in use); the largest within the 4352 bytes of kernel parameters.
+typedef struct { int entries, reserved[3]; onair_copy_entry e[8]; } onair_copy8_args;
+typedef struct { int entries, reserved[3]; onair_copy_entry e[ONAIR_MAX_COPIES]; } onair_copy128_args;
+
+#ifdef __CUDACC__
+#define ONAIR_CP(T, d, s) (*(T *)(d) = *(const T *)(s))
+#define ONAIR_CP16(d, s) ONAIR_CP(uint4, d, s)
+#define ONAIR_CP8(d, s) ONAIR_CP(uint2, d, s)
+#define ONAIR_CP4(d, s) ONAIR_CP(unsigned int, d, s)
+#define ONAIR_CP2(d, s) ONAIR_CP(unsigned short, d, s)
+#else
+#define ONAIR_CP16(d, s) memcpy((d), (s), 16)
+#define ONAIR_CP8(d, s) memcpy((d), (s), 8)
+#define ONAIR_CP4(d, s) memcpy((d), (s), 4)
+#define ONAIR_CP2(d, s) memcpy((d), (s), 2)
+#endif
+
+// onair_copy_shift is log2 of the widest access (16 bytes at most) that
+// every row of e allows: the largest power of two dividing both addresses,
+// both pitches and the width.
+ONAIR_FN int onair_copy_shift(const onair_copy_entry *e) {
+	const unsigned int a = (unsigned int)(e->src | e->dst) | e->src_pitch | e->dst_pitch | e->width;
+	return (a & 15) == 0 ? 4 : (a & 7) == 0 ? 3 : (a & 3) == 0 ? 2 : (a & 1) == 0 ? 1 : 0;
+}
+
+// onair_copy_thread is thread (tx, ty)'s share of row block bx of entry e:
+// rows bx*ONAIR_COPY_ROWS + ty + k*ONAIR_COPY_BY, and in each row the
+// accesses tx + j*ONAIR_COPY_BX.
+ONAIR_FN void onair_copy_thread(const onair_copy_entry *e, int bx, int tx, int ty) {
+	const int sh = onair_copy_shift(e);
+	const int n = (int)(e->width >> sh);
+	const int r0 = bx * ONAIR_COPY_ROWS;
+	const int r1 = r0 + ONAIR_COPY_ROWS < (int)e->rows ? r0 + ONAIR_COPY_ROWS : (int)e->rows;
+	for (int r = r0 + ty; r < r1; r += ONAIR_COPY_BY) {
+		const unsigned char *s = onair_addr(e->src + (onair_u64)r * e->src_pitch);
+		unsigned char *d = (unsigned char *)onair_addr(e->dst + (onair_u64)r * e->dst_pitch);
+		switch (sh) {
+		case 4:
+			for (int i = tx; i < n; i += ONAIR_COPY_BX) ONAIR_CP16(d + 16 * i, s + 16 * i);
+			break;
+		case 3:
+			for (int i = tx; i < n; i += ONAIR_COPY_BX) ONAIR_CP8(d + 8 * i, s + 8 * i);
+			break;
+		case 2:
+			for (int i = tx; i < n; i += ONAIR_COPY_BX) ONAIR_CP4(d + 4 * i, s + 4 * i);
+			break;
+		case 1:
+			for (int i = tx; i < n; i += ONAIR_COPY_BX) ONAIR_CP2(d + 2 * i, s + 2 * i);
+			break;
+		default:
+			for (int i = tx; i < n; i += ONAIR_COPY_BX) d[i] = s[i];
+		}
+	}
+}
+
+// onair_copy_blocks is the grid's x dimension for n entries: row blocks
+// enough for the tallest.
+ONAIR_FN unsigned int onair_copy_blocks(const onair_copy_entry *e, int n) {
+	unsigned int rows = 0;
+	for (int i = 0; i < n; i++) rows = e[i].rows > rows ? e[i].rows : rows;
+	return (rows + ONAIR_COPY_ROWS - 1) / ONAIR_COPY_ROWS;
 }
 
 #endif

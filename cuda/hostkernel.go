@@ -150,3 +150,12 @@ func hostPicture(dst *Frame, pic Picture) error {
 	C.onair_host_picture(a)
 	return nil
 }
+
+// hostBytes is n bytes of C memory (the host run's "device memory");
+// freeHostBytes frees it.
+func hostBytes(n int) []byte { return unsafe.Slice((*byte)(C.malloc(C.size_t(n))), n) }
+
+func freeHostBytes(b []byte) { C.free(unsafe.Pointer(&b[0])) }
+
+// hostPtr is the address of b's first byte as a "device pointer".
+func hostPtr(b []byte) DevicePtr { return DevicePtr(uintptr(unsafe.Pointer(&b[0]))) }

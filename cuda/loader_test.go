@@ -77,7 +77,7 @@ func TestPTXMatchesSource(t *testing.T) {
 	if v != "7.0" || target != "sm_75" {
 		t.Errorf("compositor.ptx declares ISA %q for %q; want 7.0 (what CUDA 11.0 drivers load, the loader's minimum) and sm_75 (compute_75, which T4, L4 and H200 all run): build it with `make ptx`", v, target)
 	}
-	for _, k := range []string{"onair_draw4", "onair_draw16", "onair_draw48", "onair_transition", "onair_busy"} {
+	for _, k := range []string{"onair_draw4", "onair_draw16", "onair_draw48", "onair_transition", "onair_busy", "onair_copy8", "onair_copy128"} {
 		if !strings.Contains(string(ptx), ".entry "+k+"(") {
 			t.Errorf("compositor.ptx has no kernel %s", k)
 		}

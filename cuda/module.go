@@ -55,7 +55,11 @@ type module struct {
 	drawk4, drawk16, drawk48 C.onair_h // with
 	transition, busy         C.onair_h
 	picture                  C.onair_h
-	ptxVersion, ptxTarget    string
+	// The decode loops' plane copies (NVDECLoop): nil when the PTX
+	// predates them (an older ONAIR_CUDA_PTX), and the loops then copy
+	// picture by picture.
+	copy8, copy128        C.onair_h
+	ptxVersion, ptxTarget string
 }
 
 var ptxHeader = regexp.MustCompile(`(?m)^\.version\s+(\S+)\s*$|^\.target\s+(\S+)`)
@@ -110,6 +114,20 @@ func loadModule(c *Context, ptx string) (*module, error) {
 			m.unload()
 			return nil, fmt.Errorf("the compositor PTX lacks kernel %s (rebuild it with `make ptx`): %w", k.name, c.d.err("cuModuleGetFunction", rc))
 		}
+	}
+	for _, k := range []struct {
+		name string
+		fn   *C.onair_h
+	}{{"onair_copy8", &m.copy8}, {"onair_copy128", &m.copy128}} {
+		cs := C.CString(k.name)
+		var fn C.onair_h
+		if C.onair_module_function(c.d.t, c.h, &fn, m.h, cs) == 0 {
+			*k.fn = fn
+		}
+		C.free(unsafe.Pointer(cs))
+	}
+	if m.copy8 == nil || m.copy128 == nil {
+		m.copy8, m.copy128 = nil, nil
 	}
 	return m, nil
 }

@@ -10,9 +10,10 @@ package cuda
 // round robin: each round feeds every decoder that can take a picture one
 // access unit (the parser hands each picture to an engine at once, so the
 // engines work on several streams while the thread goes on), then maps the
-// pictures that came out, copies each one's display area into a device
-// frame of its decoder's pool on the loop's stream, waits for the stream
-// once, unmaps them all and hands the frames on. Seven engines are kept
+// pictures that came out, copies their display areas into device frames of
+// their decoders' pools on the loop's stream (one kernel launch for all of
+// them: NVDECCopyEnv), waits for the stream once, unmaps them all and hands
+// the frames on. Seven engines are kept
 // busy by one or two threads; more threads than that only add contention.
 //
 // This file and nvdec.h stand alone: they load libcuda.so.1 and
@@ -84,6 +85,13 @@ func (e *NVDECError) Error() string {
 type NVDEC struct {
 	lib    *C.nvd_lib
 	closed atomic.Bool
+
+	// The copy kernels loaded into the primary context by the library
+	// itself, for loops of their own stream (NewLoop), once.
+	modOnce        sync.Once
+	mod            unsafe.Pointer // CUmodule
+	copy8, copy128 unsafe.Pointer // CUfunction
+	modErr         error
 }
 
 func (n *NVDEC) err(call string, r C.nvd_result) error {
@@ -129,8 +137,34 @@ func OpenNVDEC(device int, blockingSync bool) (*NVDEC, error) {
 // loop must be closed first.
 func (n *NVDEC) Close() {
 	if n.closed.CompareAndSwap(false, true) {
+		if n.mod != nil {
+			C.nvd_module_unload(n.lib, n.mod)
+		}
 		C.nvd_close(n.lib)
 	}
+}
+
+// copyKernels loads the compositor's PTX (ptxImage: the embedded build or
+// ONAIR_CUDA_PTX's) into the primary context through the library's own
+// table, once, and returns its copy kernels: for loops with a stream of
+// their own, which have no Context of the shared loader to take them from.
+func (n *NVDEC) copyKernels() (copy8, copy128 unsafe.Pointer, err error) {
+	n.modOnce.Do(func() {
+		image := C.CString(ptxImage)
+		defer C.free(unsafe.Pointer(image))
+		var log [4096]C.char
+		var what *C.char
+		var mod, c8, c128 unsafe.Pointer
+		if r := C.nvd_module_load(n.lib, image, &mod, &c8, &c128, &log[0], C.size_t(len(log)), &what); r != 0 {
+			n.modErr = n.err(C.GoString(what), r)
+			if s := C.GoString(&log[0]); s != "" {
+				n.modErr = fmt.Errorf("%w; the JIT said: %s", n.modErr, s)
+			}
+			return
+		}
+		n.mod, n.copy8, n.copy128 = mod, c8, c128
+	})
+	return n.copy8, n.copy128, n.modErr
 }
 
 // NVDECCaps is what the engines decode of one codec and bit depth (4:2:0).
@@ -787,6 +821,49 @@ type NVDECLoop struct {
 	batch []mapped
 
 	clk *C.nvd_clocks // CPU clocks by call (NVDECClocksEnv), or nil
+
+	// copies is the round's table for the copy kernel (C memory), nil
+	// when the loop copies picture by picture (NVDECCopyEnv "each", or
+	// copyWhy: the kernels could not be had).
+	copies  *C.nvd_copies
+	batched bool
+	copyWhy error
+}
+
+// NVDECCopyEnv chooses how a decode loop copies the pictures it maps out
+// of the decoder's surfaces: "batch" (the default: anything but "each")
+// copies every picture of a round with one kernel launch on the loop's
+// stream (onair_copy8/onair_copy128 of the compositor's PTX, from the
+// loop's Context for NewLoopOn, loaded by the NVDEC library for NewLoop);
+// "each" queues a cuMemcpy2DAsync per picture (one, or two where the
+// surface's chroma rows do not follow its luma rows as the frame's do),
+// as a loop does anyway when the kernels cannot be had (CopyMode says
+// why). Read when a loop is made.
+const NVDECCopyEnv = "ONAIR_NVDEC_COPY"
+
+// CopyMode says how the loop copies pictures: "batch" (one kernel launch
+// a round) or "each" (a cuMemcpy2DAsync per plane region), and, for "each"
+// where "batch" was asked, why.
+func (l *NVDECLoop) CopyMode() (mode string, why error) {
+	if l.batched {
+		return "batch", nil
+	}
+	return "each", l.copyWhy
+}
+
+// setCopies gives the loop its copy table for the kernels copy8 and
+// copy128, unless err says they cannot be had.
+func (l *NVDECLoop) setCopies(copy8, copy128 unsafe.Pointer, err error) {
+	if err == nil && (copy8 == nil || copy128 == nil) {
+		err = errors.New("the compositor PTX has no copy kernels (onair_copy8, onair_copy128): rebuild it with `make ptx`")
+	}
+	if err != nil {
+		l.copyWhy = err
+		return
+	}
+	l.copies = (*C.nvd_copies)(C.calloc(1, C.sizeof_nvd_copies))
+	l.copies.copy8, l.copies.copy128 = copy8, copy128
+	l.batched = true
 }
 
 // NVDECClocksEnv, set to anything, has every decode loop read its thread's
@@ -808,6 +885,7 @@ type mapped struct {
 	f   *NVDECFrame
 	ptr C.ulonglong
 	pic C.int
+	err error // marking its device frame written failed
 }
 
 // NewLoop makes a loop with its own CUDA stream.
@@ -816,16 +894,39 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 	if r := C.nvd_stream_new(n.lib, &s); r != 0 {
 		return nil, n.err("cuStreamCreate", r)
 	}
-	return &NVDECLoop{n: n, stream: s, wake: make(chan struct{}, 1), clk: newClocks()}, nil
+	l := &NVDECLoop{n: n, stream: s, wake: make(chan struct{}, 1), clk: newClocks()}
+	if os.Getenv(NVDECCopyEnv) != "each" {
+		l.setCopies(n.copyKernels())
+	}
+	return l, nil
 }
 
 // NewLoopOn makes a loop that copies pictures on s, a stream of the
 // shared loader's Context (the device's primary context, as NVDEC's):
 // decoders writing into FramePools (NVDECConfig.Frames) need it, so that
 // a recycled frame is written only after its readers' streams are done.
-// The stream stays the caller's.
+// The stream stays the caller's. The loop copies with the kernels of s's
+// Context (NVDECCopyEnv), loaded by the compositor already.
 func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
-	return &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1), clk: newClocks()}
+	l := &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1), clk: newClocks()}
+	if os.Getenv(NVDECCopyEnv) != "each" {
+		l.setCopies(n.contextKernels(s.ctx))
+	}
+	return l
+}
+
+// contextKernels returns the copy kernels of c's module, once it is sure
+// that c is the context NVDEC works in (both retain the device's primary
+// context: the same CUcontext).
+func (n *NVDEC) contextKernels(c *Context) (copy8, copy128 unsafe.Pointer, err error) {
+	if C.nvd_same_context(n.lib, unsafe.Pointer(c.h)) == 0 {
+		return nil, nil, fmt.Errorf("the loop's stream is of another context (%p) than NVDEC's (%p)", unsafe.Pointer(c.h), n.lib.ctx)
+	}
+	m, err := c.kernels()
+	if err != nil {
+		return nil, nil, err
+	}
+	return unsafe.Pointer(m.copy8), unsafe.Pointer(m.copy128), nil
 }
 
 // NVDECLoopStats is where a loop's thread spent its time (wall clock,
@@ -838,10 +939,14 @@ func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
 // went, NVIDIA call by call (thread CPU ns, summed): ParseCPUNs is all of
 // cuvidParseVideoData, DecodeCPUNs the cuvidDecodePicture calls its
 // callbacks made (part of ParseCPUNs), then cuvidMapVideoFrame64, the
-// plane copies queued, cuvidGetDecodeStatus and cuvidUnmapVideoFrame64.
+// plane copies queued (CopyMode "each": the cuMemcpy2DAsync calls;
+// "batch": the kernel launches, a round's for all its pictures),
+// cuvidGetDecodeStatus and cuvidUnmapVideoFrame64. CopyLaunches counts the
+// copy kernel's launches ("batch").
 type NVDECLoopStats struct {
 	Rounds, Frames                 int64
 	FeedNs, MapNs, WaitNs, UnmapNs int64
+	CopyLaunches                   int64
 
 	Clocks                                       bool
 	ParseCPUNs, DecodeCPUNs, MapCPUNs, CopyCPUNs int64
@@ -851,12 +956,14 @@ type NVDECLoopStats struct {
 type nvdecStats struct {
 	rounds, frames          atomic.Int64
 	feed, mapq, wait, unmap atomic.Int64
+	launches                atomic.Int64
 }
 
 // Stats returns the loop's counters so far.
 func (l *NVDECLoop) Stats() NVDECLoopStats {
 	s := &l.stats
-	st := NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load()}
+	st := NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load(),
+		CopyLaunches: s.launches.Load()}
 	if c := l.clk; c != nil { // read while the loop runs: a measurement's figures, not exact to the call
 		st.Clocks = true
 		st.ParseCPUNs, st.DecodeCPUNs, st.MapCPUNs = int64(c.parse), int64(c.decode), int64(c._map)
@@ -1083,18 +1190,27 @@ func (l *NVDECLoop) idle(poll bool) {
 
 // collect maps the pictures waiting for display (at most the pool's free
 // frames and the decoder's output surfaces per decoder), queues their
-// copies on the loop's stream, waits for the stream, unmaps and hands the
-// frames on. The pictures of one round were handed to the engines
-// together, so waiting for each in turn costs about the longest of them.
+// copies on the loop's stream (one kernel launch for the round, or copies
+// picture by picture: CopyMode), marks device frames written, waits for
+// the stream, unmaps and hands the frames on. The pictures of one round
+// were handed to the engines together, so waiting for each in turn costs
+// about the longest of them.
 func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 	t0 := time.Now()
 	b := l.batch[:0]
+	cp := l.copies
+	var lerr error // the copies could not be queued: the loop fails
 	for _, d := range decs {
-		if d.ended {
+		if d.ended || lerr != nil {
 			continue
 		}
 		taken := 0
 		for d.c.qlen > 0 && taken < int(d.c.output_surfaces) {
+			if cp != nil && cp.a.entries+2 > C.ONAIR_MAX_COPIES {
+				if lerr = l.launchCopies(); lerr != nil {
+					break
+				}
+			}
 			f, err := d.pool.getOn(l.gs)
 			if err != nil {
 				d.finish(fmt.Errorf("NVDEC decoder %s: %w", d.cfg.ID, err))
@@ -1107,7 +1223,7 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 			var ts C.longlong
 			var pic C.int
 			var what *C.char
-			if r := C.nvd_map_head(d.c, l.stream, C.ulonglong(f.Ptr), C.size_t(f.Pitch), &ptr, &ts, &pic, &what); r != 0 {
+			if r := C.nvd_map_head(d.c, l.stream, C.ulonglong(f.Ptr), C.size_t(f.Pitch), cp, &ptr, &ts, &pic, &what); r != 0 {
 				f.Release()
 				if ptr != 0 {
 					C.nvd_unmap(d.c, ptr)
@@ -1116,14 +1232,6 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 				break
 			}
 			f.Timestamp = int64(ts)
-			if f.Device != nil {
-				if err := f.Device.MarkWritten(l.gs); err != nil {
-					f.Release()
-					C.nvd_unmap(d.c, ptr)
-					d.finish(fmt.Errorf("NVDEC decoder %s: %w", d.cfg.ID, err))
-					break
-				}
-			}
 			b = append(b, mapped{d: d, f: f, ptr: ptr, pic: pic})
 			taken++
 		}
@@ -1131,6 +1239,18 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 	l.batch = b
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if cp != nil && lerr == nil {
+		lerr = l.launchCopies()
+	}
+	if lerr == nil {
+		// A device frame is written once its copy is done: its event goes
+		// after the round's copies on the stream.
+		for i := range b {
+			if f := b[i].f; f.Device != nil {
+				b[i].err = f.Device.MarkWritten(l.gs)
+			}
+		}
 	}
 	t1 := time.Now()
 	serr := C.nvd_stream_sync(l.n.lib, l.stream)
@@ -1144,15 +1264,24 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 	l.stats.wait.Add(int64(t2.Sub(t1)))
 	l.stats.unmap.Add(int64(time.Since(t2)))
 	l.stats.frames.Add(int64(len(b)))
-	if serr != 0 {
+	if lerr != nil || serr != 0 {
 		for _, m := range b {
 			m.f.Release()
+		}
+		if lerr != nil {
+			return 0, lerr
 		}
 		return 0, l.n.err("cuStreamSynchronize", serr)
 	}
 	for i := range b {
 		m := &b[i]
 		f, d := m.f, m.d
+		if m.err != nil {
+			f.Release()
+			d.finish(fmt.Errorf("NVDEC decoder %s: %w", d.cfg.ID, m.err))
+			*m = mapped{}
+			continue
+		}
 		switch f.Status {
 		case "concealed":
 			atomic.AddInt64(&d.status[1], 1)
@@ -1165,12 +1294,26 @@ func (l *NVDECLoop) collect(decs []*NVDECDecoder) (int, error) {
 		atomic.AddInt64(&d.frames, 1)
 		if d.ended { // failed while its pictures were in flight
 			f.Release()
+			*m = mapped{}
 			continue
 		}
 		d.cfg.OnFrame(f)
 		*m = mapped{}
 	}
 	return len(b), nil
+}
+
+// launchCopies queues the copies in the round's table: one launch of the
+// copy kernel.
+func (l *NVDECLoop) launchCopies() error {
+	if l.copies.a.entries == 0 {
+		return nil
+	}
+	l.stats.launches.Add(1)
+	if r := C.nvd_copy_launch(l.n.lib, l.copies, l.stream, l.clk); r != 0 {
+		return l.n.err("cuLaunchKernel (the decode loop's copies)", r)
+	}
+	return nil
 }
 
 // decodeStatus names a picture's decode status (asked once it is mapped,
@@ -1198,6 +1341,10 @@ func (l *NVDECLoop) close() {
 		C.nvd_stream_free(l.n.lib, l.stream)
 	}
 	l.stream = nil
+	if l.copies != nil {
+		C.free(unsafe.Pointer(l.copies))
+		l.copies = nil
+	}
 	if l.timer != nil {
 		l.timer.Stop()
 	}

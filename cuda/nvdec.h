@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "compositor.h" // the plane copies' kernel argument (onair_copy128_args)
+
 typedef int nvd_result; // CUresult: 0 is success
 
 // ---- CUDA driver API ----------------------------------------------------
@@ -504,6 +506,11 @@ typedef struct {
 	nvd_result (*cuStreamSynchronize)(void *);
 	nvd_result (*cuStreamDestroy)(void *);
 	nvd_result (*cuGetErrorName)(nvd_result, const char **);
+	nvd_result (*cuModuleLoadDataEx)(void **, const void *, unsigned int, int *, void **);
+	nvd_result (*cuModuleUnload)(void *);
+	nvd_result (*cuModuleGetFunction)(void **, void *, const char *);
+	nvd_result (*cuLaunchKernel)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+				     unsigned int, unsigned int, void *, void **, void **);
 
 	nvd_result (*cuvidGetDecoderCaps)(nvd_caps *);
 	nvd_result (*cuvidCreateDecoder)(void **, nvd_create_info *);
@@ -565,6 +572,10 @@ static nvd_lib *nvd_load(const char *cuda_name, const char *cuvid_name, char *er
 	NVD_SYM(cuda, cuStreamSynchronize, "cuStreamSynchronize");
 	NVD_SYM(cuda, cuStreamDestroy, "cuStreamDestroy_v2");
 	NVD_SYM(cuda, cuGetErrorName, "cuGetErrorName");
+	NVD_SYM(cuda, cuModuleLoadDataEx, "cuModuleLoadDataEx");
+	NVD_SYM(cuda, cuModuleUnload, "cuModuleUnload");
+	NVD_SYM(cuda, cuModuleGetFunction, "cuModuleGetFunction");
+	NVD_SYM(cuda, cuLaunchKernel, "cuLaunchKernel");
 	NVD_SYM(cuvid, cuvidGetDecoderCaps, "cuvidGetDecoderCaps");
 	NVD_SYM(cuvid, cuvidCreateDecoder, "cuvidCreateDecoder");
 	NVD_SYM(cuvid, cuvidDestroyDecoder, "cuvidDestroyDecoder");
@@ -636,7 +647,9 @@ static nvd_result nvd_caps_query(nvd_lib *l, int codec, int depth_minus8, nvd_ca
 // nvd_clocks is where a decode loop's thread spends CPU, call by call, in
 // ns of thread CPU time: the whole of cuvidParseVideoData (the parser and
 // its callbacks), cuvidDecodePicture inside it, cuvidMapVideoFrame64, the
-// two plane copies queued, cuvidGetDecodeStatus and cuvidUnmapVideoFrame64.
+// plane copies queued (a picture's cuMemcpy2DAsync calls, or the round's
+// kernel launch: nvd_copy_launch), cuvidGetDecodeStatus and
+// cuvidUnmapVideoFrame64.
 // Opt-in (a decoder without one reads no clock): each reading is a system
 // call.
 typedef struct {
@@ -975,13 +988,53 @@ static int nvd_status(nvd_dec *d, int pic) {
 	return r ? 0 : st.status;
 }
 
-// nvd_map_head maps the picture at the head of the display queue, queues
-// the copy of its display area (luma, then chroma) into dst (pitched
+// nvd_copies is a decode loop's plane copies of one round, for one launch
+// of the copy kernel (compositor.h): the kernel argument, filled by
+// nvd_map_head, and the kernels (CUfunctions of the loop's context).
+typedef struct {
+	onair_copy128_args a;
+	void *copy8, *copy128;
+} nvd_copies;
+
+// nvd_regions is the display area of the picture mapped at src (pitch
+// bytes a row: the luma rows of the coded height, then the chroma rows)
+// as the regions to copy into dst (pitched device memory: dst_pitch bytes
+// a row, the chroma rows right after the luma rows): one when the
+// surface's chroma rows follow its luma rows as the frame's do, luma and
+// chroma otherwise. It returns how many.
+static int nvd_regions(const nvd_dec *d, unsigned long long src, unsigned int pitch, unsigned long long dst, size_t dst_pitch,
+		       onair_copy_entry e[2]) {
+	int w = d->width, h = d->height, left = d->fmt.left, top = d->fmt.top;
+	memset(e, 0, 2 * sizeof e[0]);
+	e[0].src = src + (unsigned long long)top * pitch + (unsigned long long)left * d->bps;
+	e[0].src_pitch = pitch;
+	e[0].dst = dst;
+	e[0].dst_pitch = (unsigned int)dst_pitch;
+	e[0].width = (unsigned int)(w * d->bps);
+	if (top == 0 && left == 0 && (int)d->fmt.coded_height == h) {
+		e[0].rows = h + h / 2; // row h of each is the first chroma row
+		return 1;
+	}
+	e[0].rows = h;
+	// The chroma plane follows the luma plane of the surface's full
+	// (coded) height; its rows are half the luma's, its samples interleaved
+	// Cb,Cr pairs as wide as the luma's samples.
+	e[1] = e[0];
+	e[1].src = src + (unsigned long long)pitch * d->fmt.coded_height + (unsigned long long)(top / 2) * pitch + (unsigned long long)left * d->bps;
+	e[1].dst = dst + (unsigned long long)dst_pitch * h;
+	e[1].rows = h / 2;
+	return 2;
+}
+
+// nvd_map_head maps the picture at the head of the display queue and pops
+// it; the copy of its display area (luma, then chroma) into dst (pitched
 // device memory: dst_pitch bytes a row, the chroma rows right after the
-// luma rows) on stream, and pops it. *mapped is what nvd_unmap releases
-// once the stream has finished; *ts its timestamp, *pic its surface. The
-// map waits for the picture to be decoded.
-static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst, size_t dst_pitch,
+// luma rows) is queued on stream (cuMemcpy2DAsync) or, with copies, added
+// to the round's table for nvd_copy_launch, which must have room for two
+// more entries. *mapped is what nvd_unmap releases once the stream has
+// finished; *ts its timestamp, *pic its surface. The map waits for the
+// picture to be decoded.
+static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst, size_t dst_pitch, nvd_copies *copies,
 			       unsigned long long *mapped, long long *ts, int *pic, const char **what) {
 	nvd_dispinfo di = d->queue[d->qhead];
 	*pic = di.picture_index;
@@ -1006,36 +1059,75 @@ static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst,
 	d->qlen--;
 	*mapped = src;
 	*ts = di.timestamp;
-	int w = d->width, h = d->height, left = d->fmt.left, top = d->fmt.top;
-	nvd_memcpy2d c;
-	memset(&c, 0, sizeof c);
-	c.src_memory_type = NVD_MEM_DEVICE;
-	c.src_device = src + (unsigned long long)top * pitch + (unsigned long long)left * d->bps;
-	c.src_pitch = pitch;
-	c.dst_memory_type = NVD_MEM_DEVICE;
-	c.dst_device = dst;
-	c.dst_pitch = dst_pitch;
-	c.width_bytes = (size_t)w * d->bps;
-	c.height = h;
-	if (top == 0 && left == 0 && (int)d->fmt.coded_height == h) {
-		// The chroma rows follow the luma rows in the surface as in the
-		// frame (row h of each): one copy of both planes, one driver call.
-		c.height = h + h / 2;
-		if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (both planes)"; return r; }
-		if (d->clk) d->clk->copy += nvd_tcpu(d->clk) - t;
+	onair_copy_entry e[2];
+	int n = nvd_regions(d, src, pitch, dst, dst_pitch, e);
+	if (copies) {
+		if (copies->a.entries + n > ONAIR_MAX_COPIES) { *what = "the round's copy table (full)"; return 1; }
+		memcpy(&copies->a.e[copies->a.entries], e, n * sizeof e[0]);
+		copies->a.entries += n;
 		return 0;
 	}
-	if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (luma)"; return r; }
-	// The chroma plane follows the luma plane of the surface's full
-	// (coded) height; its rows are half the luma's, its samples interleaved
-	// Cb,Cr pairs as wide as the luma's samples.
-	c.src_device = src + (unsigned long long)pitch * d->fmt.coded_height + (unsigned long long)(top / 2) * pitch + (unsigned long long)left * d->bps;
-	c.dst_device = dst + (unsigned long long)dst_pitch * h;
-	c.height = h / 2;
-	if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = "cuMemcpy2DAsync (chroma)"; return r; }
+	static const char *const what_copy[3] = {"cuMemcpy2DAsync (both planes)", "cuMemcpy2DAsync (luma)", "cuMemcpy2DAsync (chroma)"};
+	for (int i = 0; i < n; i++) {
+		nvd_memcpy2d c;
+		memset(&c, 0, sizeof c);
+		c.src_memory_type = NVD_MEM_DEVICE;
+		c.src_device = e[i].src;
+		c.src_pitch = e[i].src_pitch;
+		c.dst_memory_type = NVD_MEM_DEVICE;
+		c.dst_device = e[i].dst;
+		c.dst_pitch = e[i].dst_pitch;
+		c.width_bytes = e[i].width;
+		c.height = e[i].rows;
+		if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = what_copy[n == 1 ? 0 : 1 + i]; return r; }
+	}
 	if (d->clk) d->clk->copy += nvd_tcpu(d->clk) - t;
 	return 0;
 }
+
+// nvd_copy_launch queues the copies in the table on stream, in one launch
+// of onair_copy8 when they fit it (a smaller argument), of onair_copy128
+// otherwise, and empties the table (the driver has copied the argument by
+// then). clk, when set, counts the launch's CPU as the copies'.
+static nvd_result nvd_copy_launch(nvd_lib *l, nvd_copies *c, void *stream, nvd_clocks *clk) {
+	int n = c->a.entries;
+	if (n == 0) return 0;
+	long long t = nvd_tcpu(clk);
+	void *params[1] = {&c->a};
+	unsigned int gx = onair_copy_blocks(c->a.e, n);
+	nvd_result r = l->cuLaunchKernel(n <= 8 ? c->copy8 : c->copy128, gx, (unsigned int)n, 1, ONAIR_COPY_BX, ONAIR_COPY_BY, 1, 0,
+					 stream, params, NULL);
+	c->a.entries = 0;
+	if (clk) clk->copy += nvd_tcpu(clk) - t;
+	return r;
+}
+
+// nvd_module_load loads a PTX image (NUL-terminated) into the library's
+// context and looks up the copy kernels; the JIT's error log lands in
+// errlog. *what names the call that failed.
+static nvd_result nvd_module_load(nvd_lib *l, const char *image, void **module, void **copy8, void **copy128, char *errlog,
+				  size_t errlog_size, const char **what) {
+	nvd_result r = nvd_current(l);
+	if (r) { *what = "cuCtxSetCurrent"; return r; }
+	int opts[2] = {5, 6}; // CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+	void *vals[2] = {errlog, (void *)(uintptr_t)errlog_size};
+	*module = NULL;
+	if ((r = l->cuModuleLoadDataEx(module, image, 2, opts, vals))) { *what = "cuModuleLoadDataEx"; return r; }
+	if ((r = l->cuModuleGetFunction(copy8, *module, "onair_copy8")) || (r = l->cuModuleGetFunction(copy128, *module, "onair_copy128"))) {
+		*what = "cuModuleGetFunction (onair_copy8, onair_copy128)";
+		l->cuModuleUnload(*module);
+		*module = NULL;
+		return r;
+	}
+	return 0;
+}
+
+static void nvd_module_unload(nvd_lib *l, void *module) {
+	nvd_current(l);
+	l->cuModuleUnload(module);
+}
+
+static int nvd_same_context(nvd_lib *l, void *ctx) { return l->ctx == ctx; }
 
 static nvd_result nvd_unmap(nvd_dec *d, unsigned long long mapped) {
 	long long t = nvd_tcpu(d->clk);

@@ -71,28 +71,56 @@ func toySource(aus [][]byte, passes int) NVDECSource {
 }
 
 // checkToyPicture checks a downloaded picture is toy picture n, cropped
-// from the top left of its coded surface.
+// from the top left of its coded surface: every sample of both planes.
 func checkToyPicture(f *frame.Frame, n int) error {
-	for _, p := range [][3]int{{0, 0, 0}, {f.Width - 1, f.Height - 1, 0}, {5, 3, 0}, {f.Width - 2, f.Height/2 - 1, 1}, {8, 2, 1}} {
-		x, y, plane := p[0], p[1], p[2]
-		want := (n + x + 2*y) & 255
-		if plane == 1 {
-			want = (n + 7 + x + y) & 255
-		}
-		var got int
-		if f.Format == frame.P010 {
-			got = int(f.Plane16(plane)[y*f.Pitch[plane]/2+x] >> 6)
-		} else {
-			got = int(f.Data[plane][y*f.Pitch[plane]+x])
-		}
-		if got != want {
-			return fmt.Errorf("plane %d (%d,%d) is %d, toy picture %d has %d there", plane, x, y, got, n, want)
+	for plane, rows := range []int{f.Height, f.Height / 2} {
+		for y := 0; y < rows; y++ {
+			for x := 0; x < f.Width; x++ {
+				want := (n + x + 2*y) & 255
+				if plane == 1 {
+					want = (n + 7 + x + y) & 255
+				}
+				var got int
+				if f.Format == frame.P010 {
+					got = int(f.Plane16(plane)[y*f.Pitch[plane]/2+x] >> 6)
+				} else {
+					got = int(f.Data[plane][y*f.Pitch[plane]+x])
+				}
+				if got != want {
+					return fmt.Errorf("plane %d (%d,%d) is %d, toy picture %d has %d there", plane, x, y, got, n, want)
+				}
+			}
 		}
 	}
 	return nil
 }
 
+// copyModes runs a test once with each way a loop copies pictures
+// (NVDECCopyEnv) and checks the loops made took it.
+func copyModes(t *testing.T, test func(t *testing.T, check func(*NVDECLoop))) {
+	for _, mode := range []string{"batch", "each"} {
+		t.Run("copy="+mode, func(t *testing.T) {
+			t.Setenv(NVDECCopyEnv, mode)
+			test(t, func(l *NVDECLoop) {
+				t.Helper()
+				got, why := l.CopyMode()
+				st := l.Stats()
+				if got != mode {
+					t.Errorf("the loop copies %q (%v), want %q", got, why, mode)
+				}
+				if mode == "batch" && st.CopyLaunches <= 0 || mode == "each" && st.CopyLaunches != 0 {
+					t.Errorf("copies %s: %d launches of the copy kernel in %d rounds", mode, st.CopyLaunches, st.Rounds)
+				}
+			})
+		})
+	}
+}
+
 func TestNVDECLoopWithAStandIn(t *testing.T) {
+	copyModes(t, testNVDECLoopWithAStandIn)
+}
+
+func testNVDECLoopWithAStandIn(t *testing.T, checkCopies func(*NVDECLoop)) {
 	n := useFakeNVDEC(t)
 	loop, err := n.NewLoop()
 	if err != nil {
@@ -188,6 +216,7 @@ func TestNVDECLoopWithAStandIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	held.Wait()
+	checkCopies(loop)
 	for i, s := range streams {
 		res := results[i]
 		if res.ended != 1 {
@@ -358,4 +387,75 @@ func TestNVDECLoopClocks(t *testing.T) {
 			t.Errorf("decode %d ns of CPU, parse (which makes the decode calls) %d", st.DecodeCPUNs, st.ParseCPUNs)
 		}
 	}
+}
+
+// A loop serving many decoders copies a round's pictures with as many
+// launches as its table needs (at most 128 regions a launch): 150
+// streams, each picture byte for byte, in both copy modes. Some streams'
+// rows are not a multiple of 16 bytes (98 pixels) and some are 10-bit.
+func TestNVDECLoopCopiesManyPictures(t *testing.T) {
+	copyModes(t, func(t *testing.T, checkCopies func(*NVDECLoop)) {
+		n := useFakeNVDEC(t)
+		loop, err := n.NewLoop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const streams, pictures = 150, 6
+		var mu sync.Mutex
+		var bad []error
+		frames := make([]int, streams)
+		for i := 0; i < streams; i++ {
+			f, w, h := frame.NV12, 64, 48
+			switch i % 10 {
+			case 3:
+				w, h = 98, 62
+			case 7:
+				f, w, h = frame.P010, 96, 54
+			}
+			host, _ := frame.New(f, w, h)
+			d, err := n.NewDecoder(NVDECConfig{
+				ID: fmt.Sprintf("s%d", i), Codec: NVDECHEVC, Format: f, Width: w, Height: h, PoolFrames: 2,
+				Source: toySource(toyStream(w, h, f.BitDepth(), pictures, 0), 1),
+				OnFrame: func(fr *NVDECFrame) {
+					defer fr.Release()
+					err := fr.Download(host)
+					if err == nil {
+						err = checkToyPicture(host, int(fr.Timestamp))
+					}
+					mu.Lock()
+					frames[i]++
+					if err != nil {
+						bad = append(bad, fmt.Errorf("stream %d (%v %dx%d), frame %d: %w", i, f, w, h, fr.Index, err))
+					}
+					mu.Unlock()
+				},
+				OnEnd: func(err error) {
+					if err != nil {
+						t.Errorf("stream %d: %v", i, err)
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loop.Add(d)
+		}
+		if err := loop.Run(); err != nil {
+			t.Fatal(err)
+		}
+		checkCopies(loop)
+		for _, err := range bad[:min(len(bad), 3)] {
+			t.Error(err)
+		}
+		for i, k := range frames {
+			if k != pictures {
+				t.Errorf("stream %d: %d frames, want %d", i, k, pictures)
+			}
+		}
+		st := loop.Stats()
+		t.Logf("%d pictures in %d rounds, %d launches of the copy kernel", st.Frames, st.Rounds, st.CopyLaunches)
+		if mode, _ := loop.CopyMode(); mode == "batch" && st.CopyLaunches <= st.Rounds {
+			t.Errorf("no round split its copies over two launches (%d launches in %d rounds)", st.CopyLaunches, st.Rounds)
+		}
+	})
 }

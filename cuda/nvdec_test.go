@@ -392,10 +392,12 @@ func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int, own 
 	}
 	warm.Wait()
 	b.ResetTimer()
+	st0 := loopTotals(loops)
 	cpu0, t0 := cpuTime(), time.Now()
 	counting.Store(true)
 	<-done
 	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
+	st := loopTotals(loops)
 	b.StopTimer()
 	for _, l := range loops {
 		l.Stop()
@@ -405,4 +407,31 @@ func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int, own 
 	b.ReportMetric(frames/elapsed.Seconds(), "frames/s")
 	b.ReportMetric(float64(cpu.Microseconds())/frames, "cpu-µs/frame")
 	b.ReportMetric(0, "ns/op")
+	// The loops' own counts over the same window: pictures a launch of the
+	// copy kernel (0: copies picture by picture), and with NVDECClocksEnv
+	// the thread CPU of the maps and of the copies queued, a picture.
+	pics := float64(st.Frames - st0.Frames)
+	if l := st.CopyLaunches - st0.CopyLaunches; l > 0 {
+		b.ReportMetric(pics/float64(l), "pictures/launch")
+	} else {
+		b.ReportMetric(0, "pictures/launch")
+	}
+	if st.Clocks && pics > 0 {
+		b.ReportMetric(float64(st.MapCPUNs-st0.MapCPUNs)/1e3/pics, "map-cpu-µs/frame")
+		b.ReportMetric(float64(st.CopyCPUNs-st0.CopyCPUNs)/1e3/pics, "copy-cpu-µs/frame")
+	}
+}
+
+// loopTotals sums the loops' counters.
+func loopTotals(loops []*NVDECLoop) NVDECLoopStats {
+	var t NVDECLoopStats
+	for _, l := range loops {
+		s := l.Stats()
+		t.Frames += s.Frames
+		t.CopyLaunches += s.CopyLaunches
+		t.MapCPUNs += s.MapCPUNs
+		t.CopyCPUNs += s.CopyCPUNs
+		t.Clocks = s.Clocks
+	}
+	return t
 }

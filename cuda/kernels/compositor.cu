@@ -59,3 +59,15 @@ extern "C" __global__ void onair_busy(unsigned long long ns) {
 		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
 	} while (now - start < ns);
 }
+
+// onair_copyN copies a decode loop's round of pictures out of the decoder's
+// surfaces into their frames (compositor.h, onair_copy_thread): grid (row
+// blocks, entries), blocks of ONAIR_COPY_BX x ONAIR_COPY_BY threads.
+#define ONAIR_COPY_KERNEL(NAME, N)                                                  \
+	extern "C" __global__ void __launch_bounds__(ONAIR_COPY_BX * ONAIR_COPY_BY)     \
+	    NAME(const onair_copy##N##_args a) {                                        \
+		if ((int)blockIdx.y < a.entries)                                            \
+			onair_copy_thread(&a.e[blockIdx.y], blockIdx.x, threadIdx.x, threadIdx.y); \
+	}
+ONAIR_COPY_KERNEL(onair_copy8, 8)
+ONAIR_COPY_KERNEL(onair_copy128, 128)

@@ -19,10 +19,18 @@
 // is numbered by the pictures decoded before it, so a test can tell which
 // picture a surface shows. It refuses a surface out of range and slices
 // that do not start with a start code.
+//
+// Its module has the decode loops' copy kernels (onair_copy8,
+// onair_copy128): a launch runs compositor.h's code for every thread of
+// the grid it is given, on the argument bytes the kernel takes (copy8's
+// 8 entries only, as the driver copies no more), so the loop's table, the
+// grid and the kernel's code are all checked by what the frames hold.
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../compositor.h"
 
 typedef int res;
 
@@ -160,6 +168,34 @@ res cuStreamCreate(void **s, unsigned int f) { *s = malloc(1); return 0; }
 res cuStreamSynchronize(void *s) { return 0; }
 res cuStreamDestroy_v2(void *s) { free(s); return 0; }
 res cuGetErrorName(res r, const char **s) { *s = "FAKE_ERROR"; return 0; }
+
+static int fake_module, fake_copy8, fake_copy128;
+int fake_launches; // copy kernel launches, for the test
+
+res cuModuleLoadDataEx(void **m, const void *image, unsigned int n, int *opts, void **vals) { *m = &fake_module; return 0; }
+res cuModuleUnload(void *m) { return m == &fake_module ? 0 : 400; }
+res cuModuleGetFunction(void **f, void *m, const char *name) {
+	if (m != &fake_module) return 400;
+	if (!strcmp(name, "onair_copy8")) *f = &fake_copy8;
+	else if (!strcmp(name, "onair_copy128")) *f = &fake_copy128;
+	else return 500; // CUDA_ERROR_NOT_FOUND
+	return 0;
+}
+res cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+		   unsigned int shmem, void *stream, void **params, void **extra) {
+	if (f != &fake_copy8 && f != &fake_copy128) return 400; // CUDA_ERROR_INVALID_HANDLE
+	if (gx < 1 || gy < 1 || gz != 1 || bx != ONAIR_COPY_BX || by != ONAIR_COPY_BY || bz != 1 || !params || extra) return 1;
+	static onair_copy128_args a; // what the kernel sees of its argument
+	memset(&a, 0, sizeof a);
+	memcpy(&a, params[0], f == &fake_copy8 ? sizeof(onair_copy8_args) : sizeof(onair_copy128_args));
+	for (unsigned int y = 0; y < gy; y++)
+		for (unsigned int x = 0; x < gx; x++)
+			for (unsigned int ty = 0; ty < by; ty++)
+				for (unsigned int tx = 0; tx < bx; tx++)
+					if ((int)y < a.entries) onair_copy_thread(&a.e[y], x, tx, ty);
+	fake_launches++;
+	return 0;
+}
 
 res cuvidGetDecoderCaps(caps *c) {
 	c->supported = 1;
