@@ -118,7 +118,7 @@ secs() { echo "${1%s}"; }
 bench() {
 	local name=$1 warm=$2 win=$3; shift 3
 	timeout --kill-after=10 $(( $(secs "$warm") + $(secs "$win") + 120 )) \
-		"$ONAIR" bench -backend "$BACKEND" -warmup "$warm" -window "$win" -switch-every "$SWITCH_EVERY" -json "$OUT/$name.json" \
+		"$ONAIR" bench -backend "$BACKEND" -warmup "$warm" -window "$win" -switch-every "$SWITCH_EVERY" -json "$OUT/$name.json" -cpuprofile "$OUT/$name.pprof" \
 		-var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" -var aux="$AUX" $EXTRA_VARS "$@" "$SHOW" > "$OUT/$name.txt" 2>&1
 	local rc=$?
 	echo "rc=$rc" >> "$OUT/$name.txt"

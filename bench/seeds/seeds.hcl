@@ -111,7 +111,9 @@ variable "profile" {
 
 locals {
   # The two canvases the issue compares. `decoders` is where NVDEC decoders
-  # run: a few decode loops, or a thread each as the seeds' FFmpeg did.
+  # run: a few decode loops, or a thread each as the seeds' FFmpeg did;
+  # `parser` whose parser reads HEVC for NVDEC (onair's, or NVIDIA's as
+  # the seeds' FFmpeg used through cuvid).
   settings = {
     best = {
       raw_upload        = "resident"
@@ -121,6 +123,7 @@ locals {
       aux_input_poll_ms = 8
       pacing_loops      = 4
       decoders          = "decode_loops"
+      parser            = "onair"
     }
     before = {
       raw_upload        = "pinned"
@@ -130,6 +133,7 @@ locals {
       aux_input_poll_ms = 0
       pacing_loops      = 1
       decoders          = "thread"
+      parser            = "nvidia"
     }
   }
   c       = merge(local.settings[var.settings], var.canvas)
@@ -160,6 +164,7 @@ canvas {
   aux_input_poll_ms   = local.c.aux_input_poll_ms
   pacing_loops        = local.c.pacing_loops
   decoder_placement   = local.c.decoders
+  nvdec_parser        = local.c.parser
   browser_frame_queue = 9
   import_ttl_ms       = 10000
   frame_metadata      = []
