@@ -32,6 +32,7 @@ WARMUP=${WARMUP:-45s}
 WINDOW=${WINDOW:-20s}
 SWITCH_EVERY=${SWITCH_EVERY:-3s}
 PAIR_COUNT=${PAIR_COUNT:-192} # 105 HEVC, 47 raw, 40 browser
+PAIR_SETTINGS=${PAIR_SETTINGS:-best before} # a reading of best alone: PAIR_SETTINGS=best
 AUX=${AUX:-20}
 # The ramp: source counts per rate, 20 s readings after 20 s (the seeds'
 # L4: 192 at 30, 99 at 60; the pair reads 192 at 30 already). Each rate
@@ -128,10 +129,10 @@ bench() {
 pair() {
 	log "pair: $PAIR_COUNT sources ($(mix "$PAIR_COUNT")) at 30 fps, $WARMUP warm-up, $WINDOW window, switches every $SWITCH_EVERY"
 	start_producers "$(browsers "$PAIR_COUNT")" 30
-	for s in best before; do
+	for s in $PAIR_SETTINGS; do
 		timeout 60 "$ONAIR" plan -backend "$BACKEND" -summary -var settings=$s -var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" -var aux="$AUX" $(mix "$PAIR_COUNT") $EXTRA_VARS "$SHOW" > "$OUT/plan-$s.txt" 2>&1
 	done
-	for s in best before; do
+	for s in $PAIR_SETTINGS; do
 		bench "$s" "$WARMUP" "$WINDOW" -var settings=$s -var fps=30 $(mix "$PAIR_COUNT")
 		log "  $s: rc=$? $(grep -E '^  CPU ' "$OUT/$s.txt" | tr -s ' ')"
 	done

@@ -113,7 +113,8 @@ locals {
   # The two canvases the issue compares. `decoders` is where NVDEC decoders
   # run: a few decode loops, or a thread each as the seeds' FFmpeg did;
   # `parser` whose parser reads HEVC for NVDEC (onair's, or NVIDIA's as
-  # the seeds' FFmpeg used through cuvid).
+  # the seeds' FFmpeg used through cuvid); `procs` the processors Go's
+  # scheduler runs on (0: Go's default, one per core).
   settings = {
     best = {
       raw_upload        = "resident"
@@ -124,6 +125,7 @@ locals {
       pacing_loops      = 4
       decoders          = "decode_loops"
       parser            = "onair"
+      procs             = 4
     }
     before = {
       raw_upload        = "pinned"
@@ -134,6 +136,7 @@ locals {
       pacing_loops      = 1
       decoders          = "thread"
       parser            = "nvidia"
+      procs             = 0
     }
   }
   c       = merge(local.settings[var.settings], var.canvas)
@@ -165,6 +168,7 @@ canvas {
   pacing_loops        = local.c.pacing_loops
   decoder_placement   = local.c.decoders
   nvdec_parser        = local.c.parser
+  go_procs            = local.c.procs
   browser_frame_queue = 9
   import_ttl_ms       = 10000
   frame_metadata      = []
