@@ -32,7 +32,7 @@ examples/media/clip1.nv12: | build
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/browser/...
+	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/browser/...
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
@@ -107,6 +107,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzSPS$$' -fuzztime 40000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
+	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

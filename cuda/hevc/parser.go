@@ -159,6 +159,19 @@ func nalUnits(au []byte, nals []int32, fn func(nal []byte, at, header int) error
 
 var startCode = []byte{0, 0, 1}
 
+// nalsFit reports whether nals can be where au's NAL units start: each just
+// after a start code, in order, inside au.
+func nalsFit(au []byte, nals []int32) bool {
+	prev := int32(0)
+	for _, n := range nals {
+		if n < prev+3 || int(n) > len(au) || au[n-1] != 1 || au[n-2] != 0 || au[n-3] != 0 {
+			return false
+		}
+		prev = n
+	}
+	return true
+}
+
 // Next reads one access unit (Annex B: parameter sets, SEI and the slice
 // segments of one picture) that came with timestamp ts. It returns the
 // pictures to decode, in decoding order (one, or none for an access unit
@@ -173,6 +186,9 @@ func (p *Parser) Next(au []byte, ts int64) ([]*Picture, []Display, error) {
 // to start at nals (es.AccessUnit.NALs), which spares searching it for
 // start codes; nil nals searches.
 func (p *Parser) NextNALs(au []byte, nals []int32, ts int64) ([]*Picture, []Display, error) {
+	if !nalsFit(au, nals) {
+		nals = nil // not where start codes end in au: search it
+	}
 	p.out = p.out[:0]
 	p.pics = p.pics[:0]
 	p.data = p.data[:0]
