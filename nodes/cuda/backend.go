@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/control"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media/es"
@@ -63,9 +64,15 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 	sb.Device = func() any {
 		st := b.gpu.Read()
 		st.DecodeLoops = b.decodeLoopStatus()
+		st.RecordedFiles, st.RecordedBytes = b.recordings.Held()
 		return st
 	}
-	sb.DeviceMetrics = b.gpu.Collect
+	sb.DeviceMetrics = func(emit func(control.Sample)) {
+		b.gpu.Collect(emit)
+		files, bytes := b.recordings.Held()
+		emit(control.Sample{Name: "onair_recorded_files", Help: "HEVC and H.264 files held in memory for looping.", Kind: control.Gauge, Value: float64(files)})
+		emit(control.Sample{Name: "onair_recorded_bytes", Help: "Bytes held in memory for the files looped from memory.", Kind: control.Gauge, Value: float64(bytes)})
+	}
 	s, err := show.Start(ctx, sb, p, planJSON, opts, log)
 	if err != nil {
 		return nil, err // show.Start closed the backend

@@ -35,6 +35,10 @@ type GPUStatus struct {
 	// DecodeLoops are the decode loops' counters since they started (not
 	// decoders on threads of their own).
 	DecodeLoops []DecodeLoopStatus `json:"decode_loops,omitempty"`
+	// RecordedFiles and RecordedBytes are the HEVC and H.264 files held in
+	// memory for looping (es.Recordings), and the bytes kept for them.
+	RecordedFiles int   `json:"recorded_files"`
+	RecordedBytes int64 `json:"recorded_bytes"`
 }
 
 // DecodeLoopStatus is one decode loop's counters since it started: the

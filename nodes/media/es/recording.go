@@ -13,6 +13,10 @@ import (
 // in memory: a longer one is read from its file on every pass.
 const RecordLimit = 256 << 20
 
+// RecordBudget is what one Recordings holds in all unless its Budget says
+// otherwise.
+const RecordBudget = 1 << 30
+
 // Recordings plays looping files from memory after their first pass. A
 // file's first pass is read from the file as usual and its access units
 // are kept, once for every source that plays the same file; each later pass,
@@ -21,8 +25,21 @@ const RecordLimit = 256 << 20
 // size and modification time are; a file changed on disk is read afresh at
 // the start of the next pass. Safe for concurrent use.
 type Recordings struct {
-	mu sync.Mutex
-	m  map[fileKey]*recording
+	// Budget bounds what the recordings hold in all, by the files' sizes
+	// reserved as a recording starts (0: RecordBudget): a file that would
+	// go over it is read from its file on every pass.
+	Budget int64
+
+	mu   sync.Mutex
+	m    map[fileKey]*recording
+	held int64 // the sizes of the files in m
+}
+
+// Held is what the recordings hold: files, and bytes reserved for them.
+func (rs *Recordings) Held() (files int, bytes int64) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.m), rs.held
 }
 
 type fileKey struct {
@@ -137,9 +154,14 @@ func (s *Stream) record() {
 	if rs.m == nil {
 		rs.m = map[fileKey]*recording{}
 	}
-	if rs.m[key] == nil {
+	budget := rs.Budget
+	if budget == 0 {
+		budget = RecordBudget
+	}
+	if rs.m[key] == nil && rs.held+key.size <= budget {
 		rec := &recording{key: key, codec: s.rd.Codec(), info: info, users: 1, data: make([]byte, 0, key.size)}
 		rs.m[key] = rec
+		rs.held += key.size
 		s.rec, s.failed = rec, false
 	}
 }
@@ -158,6 +180,7 @@ func (s *Stream) release() {
 	rec.users--
 	if (!rec.complete || rec.users == 0) && rs.m[rec.key] == rec {
 		delete(rs.m, rec.key)
+		rs.held -= rec.key.size
 	}
 }
 

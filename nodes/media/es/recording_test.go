@@ -231,3 +231,46 @@ func TestRecordingsAreShared(t *testing.T) {
 		t.Errorf("%d recordings kept after every stream closed", len(rs.m))
 	}
 }
+
+// What would go over the budget is read from its file on every pass, and
+// Held counts what is kept.
+func TestRecordingsKeepToTheirBudget(t *testing.T) {
+	small, _ := os.Stat("testdata/hevc8.hevc")
+	large, _ := os.Stat("testdata/hevc10.hevc")
+	rs := Recordings{Budget: small.Size() + large.Size() - 1}
+	var streams []*Stream
+	for _, name := range []string{"hevc8.hevc", "hevc10.hevc"} {
+		s, err := rs.Open(filepath.Join("testdata", name), HEVC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		pass(t, s)
+		if err := s.Rewind(); err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, s)
+	}
+	if !streams[0].Recorded() || streams[1].Recorded() {
+		t.Fatalf("recorded: %v and %v; want the first file kept, the second over the budget", streams[0].Recorded(), streams[1].Recorded())
+	}
+	if files, bytes := rs.Held(); files != 1 || bytes != small.Size() {
+		t.Errorf("Held: %d files, %d bytes; want 1, %d", files, bytes, small.Size())
+	}
+	streams[0].Close()
+	if files, bytes := rs.Held(); files != 0 || bytes != 0 {
+		t.Errorf("Held after the stream closed: %d files, %d bytes", files, bytes)
+	}
+	// Room again: the second file's next pass is recorded.
+	pass(t, streams[1])
+	if err := streams[1].Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	pass(t, streams[1])
+	if err := streams[1].Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	if !streams[1].Recorded() {
+		t.Error("with room again, the second file is still read from disk")
+	}
+}
