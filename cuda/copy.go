@@ -70,6 +70,19 @@ func (s *Stream) copyRegions(rs []copyRegion) error {
 	if m.copy8 == nil {
 		return errors.New("cuda: the compositor PTX has no copy kernels: rebuild it with `make ptx`")
 	}
+	return copyTables(rs, func(a *C.onair_copy128_args, n int) error {
+		fn := m.copy128
+		if n <= 8 {
+			fn = m.copy8
+		}
+		gx := C.onair_copy_blocks(&a.e[0], C.int(n))
+		return launchErr(s.ctx.d, C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, nil, 0, fn, gx, C.uint(n), C.ONAIR_COPY_BX, C.ONAIR_COPY_BY, unsafe.Pointer(a), nil))
+	})
+}
+
+// copyTables fills the copy kernel's table with rs, maxCopies entries at a
+// time, and runs each table.
+func copyTables(rs []copyRegion, run func(a *C.onair_copy128_args, n int) error) error {
 	a := (*C.onair_copy128_args)(C.calloc(1, C.sizeof_onair_copy128_args))
 	defer C.free(unsafe.Pointer(a))
 	for len(rs) > 0 {
@@ -77,12 +90,7 @@ func (s *Stream) copyRegions(rs []copyRegion) error {
 		if err := fillCopies(a, rs[:n]); err != nil {
 			return err
 		}
-		fn := m.copy128
-		if n <= 8 {
-			fn = m.copy8
-		}
-		gx := C.onair_copy_blocks(&a.e[0], C.int(n))
-		if err := launchErr(s.ctx.d, C.onair_launch(s.ctx.d.t, s.ctx.h, s.h, nil, 0, fn, gx, C.uint(n), C.ONAIR_COPY_BX, C.ONAIR_COPY_BY, unsafe.Pointer(a), nil)); err != nil {
+		if err := run(a, n); err != nil {
 			return err
 		}
 		rs = rs[n:]
@@ -93,15 +101,8 @@ func (s *Stream) copyRegions(rs []copyRegion) error {
 // hostCopyRegions runs the copy kernel's code on the CPU (host addresses
 // as device pointers), maxCopies entries a table as the launches take them.
 func hostCopyRegions(rs []copyRegion) error {
-	a := (*C.onair_copy128_args)(C.calloc(1, C.sizeof_onair_copy128_args))
-	defer C.free(unsafe.Pointer(a))
-	for len(rs) > 0 {
-		n := min(len(rs), maxCopies)
-		if err := fillCopies(a, rs[:n]); err != nil {
-			return err
-		}
+	return copyTables(rs, func(a *C.onair_copy128_args, _ int) error {
 		C.onair_host_copy(a)
-		rs = rs[n:]
-	}
-	return nil
+		return nil
+	})
 }

@@ -201,21 +201,28 @@ func nvdecByteExact(t *testing.T, own bool) {
 		if !res.done || res.end != nil {
 			t.Errorf("%s: ended %v: %v", c.name, res.done, res.end)
 		}
-		if len(res.sums) != 2*len(want) {
-			t.Errorf("%s: %d frames over two passes, want %d", c.name, len(res.sums), 2*len(want))
-		}
-		bad := 0
-		for j, s := range res.sums {
-			if s != want[j%len(want)] {
-				if bad < 3 {
-					t.Errorf("%s: frame %d (pass %d): MD5 %s, ffmpeg's %s", c.name, j, j/len(want)+1, s, want[j%len(want)])
-				}
-				bad++
+		checkTwoPasses(t, c.name, res.sums, want)
+	}
+}
+
+// checkTwoPasses: sums are two passes of a clip's frames, each one the
+// frame ffmpeg decodes (want, the clip's reference MD5s, in order).
+func checkTwoPasses(t *testing.T, name string, sums, want []string) {
+	t.Helper()
+	if len(sums) != 2*len(want) {
+		t.Errorf("%s: %d frames over two passes, want %d", name, len(sums), 2*len(want))
+	}
+	bad := 0
+	for j, s := range sums {
+		if s != want[j%len(want)] {
+			if bad < 3 {
+				t.Errorf("%s: frame %d (pass %d): MD5 %s, ffmpeg's %s", name, j, j/len(want)+1, s, want[j%len(want)])
 			}
+			bad++
 		}
-		if bad == 0 && len(res.sums) == 2*len(want) {
-			t.Logf("%s: %d frames, every one byte for byte ffmpeg's", c.name, len(res.sums))
-		}
+	}
+	if bad == 0 && len(sums) == 2*len(want) {
+		t.Logf("%s: %d frames, every one byte for byte ffmpeg's", name, len(sums))
 	}
 }
 
