@@ -28,6 +28,7 @@ var rules = []*compiler.Rule{
 	singlePacingLoop,
 	pacingLoopImbalance,
 	decoderThreads,
+	nvdecParserUnused,
 	unusedSource,
 	busWithoutOutput,
 	unusedScene,
@@ -416,6 +417,38 @@ from 8 decoders on threads.`,
 		report(p, canvasRange(p.Show, "decoder_placement"),
 			fmt.Sprintf("decoder_placement = \"thread\" gives each of %d NVDEC decoders a thread", n),
 			"Decode loops serve many decoders on a few threads: 105 sources measured 3.6 times less CPU and a tenth of the threads on two loops. Set decoder_placement = \"decode_loops\".")
+	},
+}
+
+var nvdecParserUnused = &compiler.Rule{
+	ID:        "nvdec-parser-unused",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `nvdec_parser = "onair" is set, but HEVC decoders still read with NVIDIA's parser.
+
+onair's HEVC parser feeds NVDEC only where the file's reader and its decoder
+are one node on a decode loop (nvdec_file: input_routing = "input",
+decoder_placement = "decode_loops"). A decoder fed over an edge, from a
+demux node or on a thread of its own, keeps NVIDIA's parser, so the setting
+does nothing for it: on the H200 the decode loops read 17.7 % of one core
+for 105 sources with onair's parser, about 6 points under NVIDIA's
+(nodes/cuda/BENCHMARKS.md).`,
+	Run: func(p *compiler.Pass) {
+		if p.Plan == nil || p.Show.Canvas.String("nvdec_parser") != "onair" {
+			return
+		}
+		n := 0
+		for _, nd := range p.Plan.Nodes {
+			if nd.Kind == "dec_video" && nd.Domain == string(nodes.Device) && nd.Params["codec"] == "hevc" {
+				n++ // NVDEC fed over an edge: NVIDIA's parser
+			}
+		}
+		if n == 0 {
+			return
+		}
+		report(p, canvasRange(p.Show, "nvdec_parser"),
+			fmt.Sprintf("nvdec_parser = \"onair\" does not reach %d HEVC decoders: they are fed over an edge and read with NVIDIA's parser", n),
+			"Set input_routing = \"input\" and decoder_placement = \"decode_loops\" for onair's parser to read them, or drop nvdec_parser.")
 	},
 }
 
