@@ -12,10 +12,13 @@ import (
 )
 
 // canvas go_procs sets Go's processors as the show starts; 0 leaves them,
-// and GOMAXPROCS in the environment wins, with a log line saying so.
+// or restores Go's default after a show that set them, and GOMAXPROCS in
+// the environment wins, with a log line saying so.
 func TestGoProcs(t *testing.T) {
 	was := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
+	runtime.SetDefaultGOMAXPROCS()
+	def := runtime.GOMAXPROCS(0)
 	noEnv := func(string) string { return "" }
 	withEnv := func(k string) string {
 		if k == "GOMAXPROCS" {
@@ -35,6 +38,8 @@ func TestGoProcs(t *testing.T) {
 		{"2 sets 2", 2, noEnv, 7, 2, "go_procs=2 was=7"},
 		{"the same again says nothing", 2, noEnv, 2, 2, ""},
 		{"GOMAXPROCS in the environment wins", 2, withEnv, 5, 5, "GOMAXPROCS=5 go_procs=2 processors=5"},
+		{"0 after a show set them restores Go's default", 0, noEnv, 2, def, "default processors again"},
+		{"0 again leaves them", 0, noEnv, 3, 3, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
