@@ -21,11 +21,14 @@ if [ -x "$D/nodecuda.test" ]; then
 fi
 grep -q -- "--- PASS: TestNVDECOwnParserIsByteExact" "$O/tests.txt" || exit 0
 cd nodes/cuda/bench && ln -sfn "$D/media" media
-# name:parser:pacing loops:go_procs:placement (go_procs 0: Go's default)
+# name:parser:pacing loops:go_procs:placement[:decode loops] (go_procs 0:
+# Go's default; decode loops 0 or absent: the profile's); WINDOW (20s) is
+# each reading's window, after 10 s.
 VARIANTS=${VARIANTS:-onair-p1-g3:onair:1:3:decode_loops nvidia-p1-g3:nvidia:1:3:decode_loops onair:onair:2:0:decode_loops nvidia:nvidia:2:0:decode_loops thread:nvidia:2:0:thread}
+WINDOW=${WINDOW:-20s}
 for v in $VARIANTS; do
-  IFS=: read -r name p pacing procs placement <<<"$v"
-  timeout 60 "$D/onair" bench -backend cuda -warmup 10s -window 20s -json "$O/bench-$name.json" -cpuprofile "$O/cpu-$name.pprof" \
-    -var pacing=$pacing -var parser=$p -var procs=$procs -var placement=$placement nvdec.hcl > "$O/bench-$name.txt" 2>&1
+  IFS=: read -r name p pacing procs placement loops <<<"$v"
+  timeout $(( ${WINDOW%s} + 40 )) "$D/onair" bench -backend cuda -warmup 10s -window "$WINDOW" -json "$O/bench-$name.json" -cpuprofile "$O/cpu-$name.pprof" \
+    -var pacing=$pacing -var parser=$p -var procs=$procs -var placement=$placement -var loops=${loops:-0} nvdec.hcl > "$O/bench-$name.txt" 2>&1
   echo "rc=$?" >> "$O/bench-$name.txt"
 done
