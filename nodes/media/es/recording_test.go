@@ -274,3 +274,44 @@ func TestRecordingsKeepToTheirBudget(t *testing.T) {
 		t.Error("with room again, the second file is still read from disk")
 	}
 }
+
+// A damaged file (cut mid access unit, bytes overwritten) is played from
+// memory exactly as its reader splits it.
+func TestRecordingsOfDamagedFiles(t *testing.T) {
+	data, err := os.ReadFile("testdata/hevc8.hevc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbled := bytes.Clone(data)
+	for i := 1000; i < len(garbled); i += 20 { // every 20th byte past the parameter sets
+		garbled[i] ^= 0x5a
+	}
+	for name, content := range map[string][]byte{"cut": data[:len(data)*3/5], "garbled": garbled} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name+".hevc")
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(path, HEVC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readAll(t, r)
+			r.Close()
+			var rs Recordings
+			s, err := rs.Open(path, HEVC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			samePass(t, "from the file", pass(t, s), want)
+			if err := s.Rewind(); err != nil {
+				t.Fatal(err)
+			}
+			if !s.Recorded() {
+				t.Fatal("a whole pass of the damaged file was not recorded")
+			}
+			samePass(t, "from memory", pass(t, s), want)
+		})
+	}
+}
