@@ -30,6 +30,17 @@ func pass(t *testing.T, s *Stream) []AccessUnit {
 	}
 }
 
+// fileUnits is the access units a plain Reader splits path into.
+func fileUnits(t *testing.T, path string, c Codec) []AccessUnit {
+	t.Helper()
+	r, err := Open(path, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return readAll(t, r)
+}
+
 func samePass(t *testing.T, what string, got, want []AccessUnit) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -58,12 +69,7 @@ func TestRecordingsPlayWhatTheFileHolds(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Open(path, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := readAll(t, r)
-			r.Close()
+			want := fileUnits(t, path, 0)
 
 			var rs Recordings
 			a, err := rs.Open(path, 0)
@@ -178,12 +184,7 @@ func TestRecordingsFollowTheFile(t *testing.T) {
 // it once and play it alike.
 func TestRecordingsAreShared(t *testing.T) {
 	path := filepath.Join("testdata", "hevc8.ts")
-	r, err := Open(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := readAll(t, r)
-	r.Close()
+	want := fileUnits(t, path, 0)
 	var rs Recordings
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -292,12 +293,7 @@ func TestRecordingsOfDamagedFiles(t *testing.T) {
 			if err := os.WriteFile(path, content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Open(path, HEVC)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := readAll(t, r)
-			r.Close()
+			want := fileUnits(t, path, HEVC)
 			var rs Recordings
 			s, err := rs.Open(path, HEVC)
 			if err != nil {
