@@ -69,9 +69,9 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 	}
 	sb.DeviceMetrics = func(emit func(control.Sample)) {
 		b.gpu.Collect(emit)
-		files, bytes := b.recordings.Held()
-		emit(control.Sample{Name: "onair_recorded_files", Help: "HEVC and H.264 files held in memory for looping.", Kind: control.Gauge, Value: float64(files)})
-		emit(control.Sample{Name: "onair_recorded_bytes", Help: "Bytes held in memory for the files looped from memory.", Kind: control.Gauge, Value: float64(bytes)})
+		st := GPUStatus{DecodeLoops: b.decodeLoopStatus()}
+		st.RecordedFiles, st.RecordedBytes = b.recordings.Held()
+		st.collectDecode(emit)
 	}
 	s, err := show.Start(ctx, sb, p, planJSON, opts, log)
 	if err != nil {

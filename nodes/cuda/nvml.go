@@ -90,6 +90,25 @@ func (s GPUStatus) DecodeCounters() map[string]int64 {
 	return m
 }
 
+// collectDecode emits the decode loops' counters, by loop, and what the
+// recordings hold, as /metrics samples.
+func (s GPUStatus) collectDecode(emit func(control.Sample)) {
+	emit(control.Sample{Name: "onair_recorded_files", Help: "HEVC and H.264 files held in memory for looping.", Kind: control.Gauge, Value: float64(s.RecordedFiles)})
+	emit(control.Sample{Name: "onair_recorded_bytes", Help: "Bytes held in memory for the files looped from memory.", Kind: control.Gauge, Value: float64(s.RecordedBytes)})
+	for _, l := range s.DecodeLoops {
+		lb := [][2]string{{"loop", l.Loop}}
+		c := func(name, help string, v float64) {
+			emit(control.Sample{Name: name, Help: help, Kind: control.Counter, Labels: lb, Value: v})
+		}
+		c("onair_decode_pictures_total", "Pictures a decode loop decoded and handed on.", float64(l.Pictures))
+		c("onair_decode_rounds_total", "Rounds of a decode loop: feeding its decoders, then mapping and copying what came out.", float64(l.Rounds))
+		c("onair_decode_feed_seconds_total", "Wall time a decode loop spent feeding access units to NVDEC.", float64(l.FeedNs)/1e9)
+		c("onair_decode_map_seconds_total", "Wall time a decode loop spent mapping pictures and queueing their copies.", float64(l.MapNs)/1e9)
+		c("onair_decode_wait_seconds_total", "Wall time a decode loop spent waiting for its copies.", float64(l.WaitNs)/1e9)
+		c("onair_decode_unmap_seconds_total", "Wall time a decode loop spent unmapping pictures.", float64(l.UnmapNs)/1e9)
+	}
+}
+
 // PageLocked is the host memory onair holds page-locked through CUDA: how
 // `onair bench` reads it from a show's device report.
 func (s GPUStatus) PageLocked() int64 { return s.PageLockedHostBytes }
