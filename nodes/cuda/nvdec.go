@@ -185,7 +185,7 @@ type streamReader struct {
 }
 
 func (r *streamReader) open() error {
-	rd, err := r.recordings.Open(r.path, r.codec)
+	rd, err := r.recordings.Open(r.path, r.codec, r.loop)
 	if err != nil {
 		return err
 	}

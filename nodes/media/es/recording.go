@@ -76,9 +76,11 @@ type recording struct {
 }
 
 // Open opens path as Open does, through the recordings: a file recorded
-// already is played from memory from its first access unit on.
-func (rs *Recordings) Open(path string, want Codec) (*Stream, error) {
-	s := &Stream{rs: rs, path: path, want: want}
+// already is played from memory from its first access unit on. With
+// record set (a source that loops) a file not recorded yet is, as it is
+// read; without, it is only read.
+func (rs *Recordings) Open(path string, want Codec, record bool) (*Stream, error) {
+	s := &Stream{rs: rs, path: path, want: want, recording: record}
 	if err := s.open(); err != nil {
 		return nil, err
 	}
@@ -88,9 +90,10 @@ func (rs *Recordings) Open(path string, want Codec) (*Stream, error) {
 // Stream is a file's access units, from the file or from its recording.
 // It is not safe for concurrent use.
 type Stream struct {
-	rs   *Recordings
-	path string
-	want Codec
+	rs        *Recordings
+	path      string
+	want      Codec
+	recording bool // record the file if nobody has
 
 	rd     *Reader    // reading the file (nil when playing a recording)
 	rec    *recording // the recording played, or the one being recorded (with rd)
@@ -136,7 +139,7 @@ func (s *Stream) play(key fileKey) bool {
 // another Stream is or the file is too long.
 func (s *Stream) record() {
 	f, ok := s.rd.closer.(*os.File)
-	if !ok {
+	if !ok || !s.recording {
 		return
 	}
 	fi, err := f.Stat() // the file being read, whatever its path names now
@@ -239,8 +242,9 @@ func (s *Stream) Next() (AccessUnit, error) {
 				keep.Info = &info
 			}
 			rec.aus = append(rec.aus, keep)
-		case err == io.EOF && len(rec.aus) > 0:
+		case err == io.EOF && len(rec.aus) > 0 && !rec.complete:
 			s.finish(rec)
+		case err == io.EOF: // after the last again, or nothing to keep
 		default: // a read error, or too long: give it up
 			s.failed = true
 		}

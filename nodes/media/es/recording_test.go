@@ -72,7 +72,7 @@ func TestRecordingsPlayWhatTheFileHolds(t *testing.T) {
 			want := fileUnits(t, path, 0)
 
 			var rs Recordings
-			a, err := rs.Open(path, 0)
+			a, err := rs.Open(path, 0, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestRecordingsPlayWhatTheFileHolds(t *testing.T) {
 			}
 			samePass(t, "second pass", pass(t, a), want)
 
-			b, err := rs.Open(path, 0)
+			b, err := rs.Open(path, 0, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestRecordingsFollowTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rs Recordings
-	s, err := rs.Open(path, HEVC)
+	s, err := rs.Open(path, HEVC, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRecordingsAreShared(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := rs.Open(path, HEVC)
+			s, err := rs.Open(path, HEVC, true)
 			if err != nil {
 				errs <- err
 				return
@@ -241,7 +241,7 @@ func TestRecordingsKeepToTheirBudget(t *testing.T) {
 	rs := Recordings{Budget: small.Size() + large.Size() - 1}
 	var streams []*Stream
 	for _, name := range []string{"hevc8.hevc", "hevc10.hevc"} {
-		s, err := rs.Open(filepath.Join("testdata", name), HEVC)
+		s, err := rs.Open(filepath.Join("testdata", name), HEVC, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestRecordingsOfDamagedFiles(t *testing.T) {
 			}
 			want := fileUnits(t, path, HEVC)
 			var rs Recordings
-			s, err := rs.Open(path, HEVC)
+			s, err := rs.Open(path, HEVC, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,4 +310,38 @@ func TestRecordingsOfDamagedFiles(t *testing.T) {
 			samePass(t, "from memory", pass(t, s), want)
 		})
 	}
+}
+
+// A stream that does not loop plays a recording that is there but makes
+// none: it reads its file once.
+func TestRecordingsOnlyForLoops(t *testing.T) {
+	path := filepath.Join("testdata", "hevc8.hevc")
+	var rs Recordings
+	once, err := rs.Open(path, HEVC, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer once.Close()
+	pass(t, once)
+	if files, _ := rs.Held(); files != 0 {
+		t.Fatalf("a stream that does not loop recorded its file (%d held)", files)
+	}
+	looping, err := rs.Open(path, HEVC, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer looping.Close()
+	pass(t, looping)
+	if err := looping.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := rs.Open(path, HEVC, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if !again.Recorded() {
+		t.Error("a stream that does not loop read the file although it was recorded")
+	}
+	samePass(t, "a stream that does not loop, from memory", pass(t, again), fileUnits(t, path, HEVC))
 }
