@@ -680,7 +680,10 @@ func (d *NVDECDecoder) feedOwn(u NVDECUnit, eos bool) error {
 		if len(p.Data) == 0 || len(p.SliceOffsets) == 0 {
 			return fmt.Errorf("NVDEC decoder %s: picture %d (POC %d) has no slice data", d.cfg.ID, p.Index, p.POC)
 		}
-		pp := C.nvd_own_params(d.c)
+		pp := d.c.own // made at the first picture
+		if pp == nil {
+			pp = C.nvd_own_params(d.c)
+		}
 		if pp == nil {
 			return fmt.Errorf("NVDEC decoder %s: out of memory for a picture's parameters", d.cfg.ID)
 		}

@@ -49,9 +49,18 @@ type fileKey struct {
 	mtime      time.Time
 }
 
+// keyOf is the key of the file path names now.
 func keyOf(path string) (fileKey, bool) {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil {
+		return fileKey{}, false
+	}
+	return keyOfInfo(path, fi)
+}
+
+// keyOfInfo is the key of a regular file path whose FileInfo is fi.
+func keyOfInfo(path string, fi os.FileInfo) (fileKey, bool) {
+	if !fi.Mode().IsRegular() {
 		return fileKey{}, false
 	}
 	k := fileKey{path: path, size: fi.Size(), mtime: fi.ModTime()}
@@ -143,12 +152,12 @@ func (s *Stream) record() {
 		return
 	}
 	fi, err := f.Stat() // the file being read, whatever its path names now
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > RecordLimit {
+	if err != nil {
 		return
 	}
-	key := fileKey{path: s.path, size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		key.dev, key.inode = uint64(st.Dev), st.Ino
+	key, ok := keyOfInfo(s.path, fi)
+	if !ok || key.size > RecordLimit {
+		return
 	}
 	info, _ := s.rd.Info()
 	rs := s.rs
