@@ -813,11 +813,10 @@ type NVDECLoop struct {
 	everyIDs []int
 	name     string // the thread's name in /proc (SetName)
 	stats    nvdecStats
-	timer    *time.Timer
 
 	mu       sync.Mutex
 	decs     []*NVDECDecoder
-	wake     chan struct{}
+	wake     *loopWake
 	stopping atomic.Bool
 
 	// One round's mapped pictures, reused.
@@ -897,7 +896,7 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 	if r := C.nvd_stream_new(n.lib, &s); r != 0 {
 		return nil, n.err("cuStreamCreate", r)
 	}
-	l := &NVDECLoop{n: n, stream: s, wake: make(chan struct{}, 1), clk: newClocks()}
+	l := &NVDECLoop{n: n, stream: s, wake: newLoopWake(), clk: newClocks()}
 	if os.Getenv(NVDECCopyEnv) != "each" {
 		l.setCopies(n.copyKernels())
 	}
@@ -911,7 +910,7 @@ func (n *NVDEC) NewLoop() (*NVDECLoop, error) {
 // The stream stays the caller's. The loop copies with the kernels of s's
 // Context (NVDECCopyEnv), loaded by the compositor already.
 func (n *NVDEC) NewLoopOn(s *Stream) *NVDECLoop {
-	l := &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: make(chan struct{}, 1), clk: newClocks()}
+	l := &NVDECLoop{n: n, stream: unsafe.Pointer(s.h), gs: s, wake: newLoopWake(), clk: newClocks()}
 	if os.Getenv(NVDECCopyEnv) != "each" {
 		l.setCopies(n.contextKernels(s.ctx))
 	}
@@ -945,11 +944,14 @@ func (n *NVDEC) contextKernels(c *Context) (copy8, copy128 unsafe.Pointer, err e
 // plane copies queued (CopyMode "each": the cuMemcpy2DAsync calls;
 // "batch": the kernel launches, a round's for all its pictures),
 // cuvidGetDecodeStatus and cuvidUnmapVideoFrame64. CopyLaunches counts the
-// copy kernel's launches ("batch").
+// copy kernel's launches ("batch"). Sleeps counts the times the loop slept
+// for want of work, WakeWrites the pokes that had to wake it from there
+// (the rest found it working and cost no system call).
 type NVDECLoopStats struct {
 	Rounds, Frames                 int64
 	FeedNs, MapNs, WaitNs, UnmapNs int64
 	CopyLaunches                   int64
+	Sleeps, WakeWrites             int64
 
 	Clocks                                       bool
 	ParseCPUNs, DecodeCPUNs, MapCPUNs, CopyCPUNs int64
@@ -966,7 +968,7 @@ type nvdecStats struct {
 func (l *NVDECLoop) Stats() NVDECLoopStats {
 	s := &l.stats
 	st := NVDECLoopStats{Rounds: s.rounds.Load(), Frames: s.frames.Load(), FeedNs: s.feed.Load(), MapNs: s.mapq.Load(), WaitNs: s.wait.Load(), UnmapNs: s.unmap.Load(),
-		CopyLaunches: s.launches.Load()}
+		CopyLaunches: s.launches.Load(), Sleeps: int64(l.wake.sleeps.Load()), WakeWrites: int64(l.wake.writes.Load())}
 	if c := l.clk; c != nil { // read while the loop runs: a measurement's figures, not exact to the call
 		st.Clocks = true
 		st.ParseCPUNs, st.DecodeCPUNs, st.MapCPUNs = int64(c.parse), int64(c.decode), int64(c._map)
@@ -1044,12 +1046,7 @@ func (l *NVDECLoop) Add(d *NVDECDecoder) {
 	l.poke()
 }
 
-func (l *NVDECLoop) poke() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
+func (l *NVDECLoop) poke() { l.wake.poke() }
 
 // Stop makes Run return after its current round.
 func (l *NVDECLoop) Stop() {
@@ -1073,6 +1070,9 @@ func (l *NVDECLoop) Run() error {
 		defer goruntime.UnlockOSThread()
 	}
 	defer l.close()
+	if err := l.wake.open(); err != nil {
+		return err
+	}
 	if r := C.nvd_current(l.n.lib); r != 0 {
 		return l.n.err("cuCtxSetCurrent", r)
 	}
@@ -1173,21 +1173,10 @@ func (l *NVDECLoop) dropEnded() {
 
 // idle waits for a poke, or at most NVDECPoll when poll is set.
 func (l *NVDECLoop) idle(poll bool) {
-	if !poll {
-		<-l.wake
-		return
-	}
-	if l.timer == nil {
-		l.timer = time.NewTimer(NVDECPoll)
+	if poll {
+		l.wake.sleep(NVDECPoll)
 	} else {
-		l.timer.Reset(NVDECPoll)
-	}
-	select {
-	case <-l.wake:
-		if !l.timer.Stop() {
-			<-l.timer.C
-		}
-	case <-l.timer.C:
+		l.wake.sleep(-1)
 	}
 }
 
@@ -1348,7 +1337,5 @@ func (l *NVDECLoop) close() {
 		C.free(unsafe.Pointer(l.copies))
 		l.copies = nil
 	}
-	if l.timer != nil {
-		l.timer.Stop()
-	}
+	l.wake.close()
 }

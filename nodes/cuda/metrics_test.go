@@ -10,7 +10,7 @@ import (
 // and what the recordings hold.
 func TestDecodeMetrics(t *testing.T) {
 	s := GPUStatus{RecordedFiles: 4, RecordedBytes: 41 << 20, DecodeLoops: []DecodeLoopStatus{
-		{Loop: "decode_0", Pictures: 1200, Rounds: 400, FeedNs: 2_500_000_000, MapNs: 1_000_000_000, WaitNs: 250_000_000, UnmapNs: 50_000_000},
+		{Loop: "decode_0", Pictures: 1200, Rounds: 400, FeedNs: 2_500_000_000, MapNs: 1_000_000_000, WaitNs: 250_000_000, UnmapNs: 50_000_000, Sleeps: 390, WakeWrites: 380},
 		{Loop: "decode_1", Pictures: 900, Rounds: 300},
 	}}
 	got := map[string]control.Sample{}
@@ -39,6 +39,8 @@ func TestDecodeMetrics(t *testing.T) {
 		"onair_decode_map_seconds_total{loop=decode_0}":   {control.Counter, 1},
 		"onair_decode_wait_seconds_total{loop=decode_0}":  {control.Counter, 0.25},
 		"onair_decode_unmap_seconds_total{loop=decode_0}": {control.Counter, 0.05},
+		"onair_decode_sleeps_total{loop=decode_0}":        {control.Counter, 390},
+		"onair_decode_wake_writes_total{loop=decode_0}":   {control.Counter, 380},
 		"onair_decode_pictures_total{loop=decode_1}":      {control.Counter, 900},
 		"onair_decode_rounds_total{loop=decode_1}":        {control.Counter, 300},
 	}
@@ -52,7 +54,7 @@ func TestDecodeMetrics(t *testing.T) {
 			t.Errorf("%s: kind %v value %v, want %v %v", k, g.Kind, g.Value, w.kind, w.value)
 		}
 	}
-	if len(got) != 2+6*2 {
-		t.Errorf("%d samples, want %d", len(got), 2+6*2)
+	if len(got) != 2+8*2 {
+		t.Errorf("%d samples, want %d", len(got), 2+8*2)
 	}
 }

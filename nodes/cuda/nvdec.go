@@ -107,6 +107,7 @@ func (b *backend) decodeLoopStatus() []DecodeLoopStatus {
 		st := l.Stats()
 		ls := &out[i]
 		ls.Pictures, ls.Rounds, ls.FeedNs, ls.MapNs, ls.WaitNs, ls.UnmapNs = st.Frames, st.Rounds, st.FeedNs, st.MapNs, st.WaitNs, st.UnmapNs
+		ls.Sleeps, ls.WakeWrites = st.Sleeps, st.WakeWrites
 		if st.Clocks {
 			ls.CPU = &DecodeCPU{Parse: st.ParseCPUNs, Decode: st.DecodeCPUNs, Map: st.MapCPUNs, Copy: st.CopyCPUNs, Status: st.StatusCPUNs, Unmap: st.UnmapCPUNs}
 		}

@@ -46,14 +46,18 @@ type GPUStatus struct {
 // mapping and queueing copies, waiting for them, unmapping), and with
 // ONAIR_NVDEC_CLOCKS set the thread's CPU by NVIDIA call (cuda.NVDECLoopStats).
 type DecodeLoopStatus struct {
-	Loop     string     `json:"loop"`
-	Pictures int64      `json:"pictures"`
-	Rounds   int64      `json:"rounds"`
-	FeedNs   int64      `json:"feed_ns"`
-	MapNs    int64      `json:"map_ns"`
-	WaitNs   int64      `json:"wait_ns"`
-	UnmapNs  int64      `json:"unmap_ns"`
-	CPU      *DecodeCPU `json:"cpu_ns,omitempty"`
+	Loop     string `json:"loop"`
+	Pictures int64  `json:"pictures"`
+	Rounds   int64  `json:"rounds"`
+	FeedNs   int64  `json:"feed_ns"`
+	MapNs    int64  `json:"map_ns"`
+	WaitNs   int64  `json:"wait_ns"`
+	UnmapNs  int64  `json:"unmap_ns"`
+	// Sleeps are the times the loop slept for want of work; WakeWrites the
+	// wake-ups other threads wrote to end a sleep.
+	Sleeps     int64      `json:"sleeps"`
+	WakeWrites int64      `json:"wake_writes"`
+	CPU        *DecodeCPU `json:"cpu_ns,omitempty"`
 }
 
 // DecodeCPU is a decode loop's thread CPU in ns by call: the parse
@@ -106,6 +110,8 @@ func (s GPUStatus) collectDecode(emit func(control.Sample)) {
 		c("onair_decode_map_seconds_total", "Wall time a decode loop spent mapping pictures and queueing their copies.", float64(l.MapNs)/1e9)
 		c("onair_decode_wait_seconds_total", "Wall time a decode loop spent waiting for its copies.", float64(l.WaitNs)/1e9)
 		c("onair_decode_unmap_seconds_total", "Wall time a decode loop spent unmapping pictures.", float64(l.UnmapNs)/1e9)
+		c("onair_decode_sleeps_total", "Times a decode loop slept for want of work (a frame to decode into, an access unit).", float64(l.Sleeps))
+		c("onair_decode_wake_writes_total", "Wake-ups other threads wrote to end a decode loop's sleep.", float64(l.WakeWrites))
 	}
 }
 
