@@ -114,7 +114,10 @@ locals {
   # run: a few decode loops, or a thread each as the seeds' FFmpeg did;
   # `parser` whose parser reads HEVC for NVDEC (onair's, or NVIDIA's as
   # the seeds' FFmpeg used through cuvid); `procs` the processors Go's
-  # scheduler runs on (0: Go's default, one per core).
+  # scheduler runs on (0: Go's default, one per core). Best narrows Go to
+  # 4 at 30 fps; at 50 and 60 fps 4 were too few on the H200 (AUX buses on
+  # the default loop missed deadlines waiting for one, 128 sources over 5
+  # minutes: bench/seeds/README.md), so it keeps Go's default there.
   settings = {
     best = {
       raw_upload        = "resident"
@@ -125,7 +128,7 @@ locals {
       pacing_loops      = 4
       decoders          = "decode_loops"
       parser            = "onair"
-      procs             = 4
+      procs             = contains(["50", "60", "60000/1001"], var.fps) ? 0 : 4
     }
     before = {
       raw_upload        = "pinned"

@@ -29,6 +29,7 @@ var rules = []*compiler.Rule{
 	pacingLoopImbalance,
 	decoderThreads,
 	nvdecParserUnused,
+	goProcsNarrow,
 	unusedSource,
 	busWithoutOutput,
 	unusedScene,
@@ -449,6 +450,40 @@ for 105 sources with onair's parser, about 6 points under NVIDIA's
 		report(p, canvasRange(p.Show, "nvdec_parser"),
 			fmt.Sprintf("nvdec_parser = \"onair\" does not reach %d HEVC decoders: they are fed over an edge and read with NVIDIA's parser", n),
 			"Set input_routing = \"input\" and decoder_placement = \"decode_loops\" for onair's parser to read them, or drop nvdec_parser.")
+	},
+}
+
+// goProcsNarrowAbove is the frame rate above which go_procs under the
+// show's own threads is worth a warning.
+const goProcsNarrowAbove = 30.5
+
+var goProcsNarrow = &compiler.Rule{
+	ID:        "go-procs-narrow",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `go_procs gives Go fewer processors than the show has threads of its own, at more than 30 frames a second.
+
+Each of onair's loops and node threads needs one of Go's processors
+whenever it runs; with fewer processors than threads they take turns, and
+a loop that waits for one draws late. At 30 fps the seeds' show held every
+deadline on 4 processors for its 10 threads. At 60 fps it did not: 128
+sources of the seeds' mix with go_procs = 4 missed 89 deadlines in 5
+minutes on the H200 (AUX buses on the default loop, longest draw 19.5 ms
+against the 16.7 ms tick), and 0 with Go's default processors (longest
+draw 5.5 ms), for the same CPU (bench/seeds/README.md). The rule fires
+above 30 fps when go_procs is set below the plan's thread count.`,
+	Run: func(p *compiler.Pass) {
+		procs := p.Show.Canvas.Int("go_procs")
+		if p.Plan == nil || procs == 0 || rate(p.Show.FrameRate, lang.Rational{}) <= goProcsNarrowAbove {
+			return
+		}
+		threads := p.Plan.Estimates.Threads
+		if procs >= threads {
+			return
+		}
+		report(p, canvasRange(p.Show, "go_procs"),
+			fmt.Sprintf("go_procs = %d gives Go fewer processors than the show's %d threads at %s fps", procs, threads, p.Show.FrameRate),
+			fmt.Sprintf("Loops wait for a processor and draw late: at 60 fps on the H200, go_procs = 4 missed deadlines where Go's default held them, for the same CPU. Set go_procs = 0 (Go's default), or at least %d.", threads))
 	},
 }
 
