@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,4 +91,52 @@ func stampedPictures(t *testing.T, path string, id uint16) int {
 		}
 	}
 	return stamped
+}
+
+// examples/decode-mix.hcl, HEVC and H.264 from Annex B and MPEG-TS files
+// in one show, runs on the CPU backend as a user runs it: ffmpeg decodes
+// the four files, every source delivers pictures, both buses draw and both
+// recordings fill. (Deadlines are the H200's to hold: nodes/cuda's
+// TestNVDECExampleDecodeMix runs the same file on NVDEC and asserts 0
+// missed; here two busy cores start four ffmpeg processes at once.)
+func TestDecodeMixExampleRunsOnTheCPU(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	dir := t.TempDir()
+	pgm, ts := filepath.Join(dir, "decode-mix-pgm.y4m"), filepath.Join(dir, "decode-mix-ts.y4m")
+	bg := runInBackground("run", "-backend", "cpu", "-listen", "", "-var", "out="+dir, "examples/decode-mix.hcl")
+	bg.waitOut(t, "on air: decode-mix")
+	testwait.Until(t, testwait.Bound, "45 pictures in both recordings", func() bool {
+		return y4mPictures(pgm) >= 45 && y4mPictures(ts) >= 45
+	})
+	rc := bg.interrupt(t)
+	out, errs := bg.out.String(), bg.errs.String()
+	if rc != 0 {
+		t.Fatalf("run: rc %d\n%s%s", rc, out, errs)
+	}
+	for _, src := range []string{`source.hevc["hevc_annexb"]`, `source.hevc["hevc_ts"]`, `source.h264["h264_annexb"]`, `source.h264["h264_ts"]`} {
+		frames := -1
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) >= 3 && f[0] == src && f[2] == "frames," {
+				frames, _ = strconv.Atoi(f[1])
+			}
+		}
+		if frames < 30 { // the clip once through at least
+			t.Errorf("%s delivered %d pictures, want 30 or more:\n%s", src, frames, out)
+		}
+	}
+}
+
+// y4mPictures counts the whole 640x360 pictures a recording holds so far.
+func y4mPictures(path string) int {
+	rec, err := media.OpenY4M(path, "rec", false)
+	if err != nil {
+		return 0 // not written yet
+	}
+	defer rec.Close()
+	fr, _ := frame.New(frame.NV12, 640, 360)
+	n := 0
+	for rec.Next(fr) == nil {
+		n++
+	}
+	return n
 }

@@ -36,7 +36,13 @@ func needGPU(t *testing.T) {
 // done says the summary is enough (or a minute passes), and stops it.
 func runShow(t *testing.T, path string, during func(show.Summary), done func(show.Summary) bool) show.Summary {
 	t.Helper()
-	loaded, diags := lang.Load([]string{path}, lang.Options{})
+	return runShowVars(t, path, nil, during, done)
+}
+
+// runShowVars is runShow with the show's variables set (-var name=value).
+func runShowVars(t *testing.T, path string, vars map[string]string, during func(show.Summary), done func(show.Summary) bool) show.Summary {
+	t.Helper()
+	loaded, diags := lang.Load([]string{path}, lang.Options{Vars: vars})
 	if diags.HasErrors() {
 		t.Fatalf("load: %v", diags)
 	}
@@ -402,6 +408,36 @@ func TestNVDECShowMatchesFFmpeg(t *testing.T) {
 					t.Logf("%s: %d pictures byte-exact, %d repeated", clip, len(got), repeats)
 				}
 			})
+		}
+	}
+}
+
+// TestNVDECExampleDecodeMix runs examples/decode-mix.hcl as a user would on
+// the GPU: HEVC and H.264 from Annex B and MPEG-TS files, each on NVDEC on
+// the decode loop, a 2x2 grid on Program and one source on an AUX bus, both
+// recorded; 0 missed deadlines on both buses, every source delivering
+// pictures. (internal/cli runs the same file on the CPU backend.)
+func TestNVDECExampleDecodeMix(t *testing.T) {
+	needGPU(t)
+	dir := t.TempDir()
+	sum := runShowVars(t, filepath.Join("..", "..", "examples", "decode-mix.hcl"), map[string]string{"out": dir}, nil, func(sum show.Summary) bool {
+		return recorded(t, sum, "output.pgm") >= 150 && recorded(t, sum, "output.ts") >= 150
+	})
+	if len(sum.Buses) != 2 {
+		t.Fatalf("%d buses, want 2", len(sum.Buses))
+	}
+	for _, b := range sum.Buses {
+		if b.Ticks < 150 || b.Missed != 0 {
+			t.Errorf("%s: %d frames, %d missed deadlines; want 150 or more and 0", b.Address, b.Ticks, b.Missed)
+		}
+		t.Logf("%s: %d frames, %d missed, %d repeats, %d skipped, longest draw %.1f ms", b.Address, b.Ticks, b.Missed, b.Repeats, b.Skipped, b.Timing.MaxDrawMs)
+	}
+	if len(sum.Sources) != 4 {
+		t.Fatalf("%d sources, want 4", len(sum.Sources))
+	}
+	for _, s := range sum.Sources {
+		if s.Paced < 150 || s.Errors != 0 {
+			t.Errorf("%s: %d pictures paced, %d errors (%s); want 150 or more and none", s.Address, s.Paced, s.Errors, s.LastError)
 		}
 	}
 }

@@ -3,7 +3,8 @@
 # machine: NVIDIA's picture parameters against cuda/hevc's picture by
 # picture, both parsers' byte-exact tests against ffmpeg's hashes (package
 # cuda, and shows in nodes/cuda with every routing and placement, a file
-# that recovers, bad files), then, when the own parser is byte-exact, the
+# that recovers, bad files, examples/decode-mix.hcl), `onair run` of
+# examples/decode-mix.hcl, then, when the own parser is byte-exact, the
 # 105-source show (nvdec.hcl) in the readings VARIANTS lists, each with
 # Go's CPU profile of its window. `make own-parser-bench` on a Go machine
 # fills .device/own (the test binaries, onair, 1080p clips, generated
@@ -19,6 +20,11 @@ if [ -x "$D/nodecuda.test" ]; then
   (cd nodes/cuda && timeout 200 "$D/nodecuda.test" -test.run 'TestNVDEC' -test.v -test.count=1) > "$O/show-tests.txt" 2>&1
   echo "rc=$?" >> "$O/show-tests.txt"
 fi
+# examples/decode-mix.hcl as a user runs it: HEVC and H.264, Annex B and
+# MPEG-TS, on NVDEC (the recordings stay on the machine: 100 MB each).
+mkdir -p /tmp/decode-mix
+timeout 60 "$D/onair" run -backend cuda -listen '' -duration 10s -var out=/tmp/decode-mix examples/decode-mix.hcl > "$O/decode-mix-run.txt" 2>&1
+echo "rc=$?" >> "$O/decode-mix-run.txt"
 grep -q -- "--- PASS: TestNVDECOwnParserIsByteExact" "$O/tests.txt" || exit 0
 cd nodes/cuda/bench && ln -sfn "$D/media" media
 # name:parser:pacing loops:go_procs:placement[:decode loops] (go_procs 0:
