@@ -363,8 +363,8 @@ func abs(x int) int {
 // yellow bug shows yellow blended half and half with the scene (checked
 // against the BT.709 arithmetic within 3 steps: Chromium quantizes the
 // half alpha to 127 or 128 and rounds its colour through 8-bit
-// premultiplication); every frame the producer sent came back, and each
-// buffer was imported once.
+// premultiplication); every frame the producer sent came back, and no
+// buffer was imported twice.
 func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	if _, err := chromium.Find(""); err != nil {
 		t.Skipf("chromium is not installed (.ci/run installs it): %v", err)
@@ -441,8 +441,12 @@ func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	if src == nil || src.Frames != st.Sent.Load() || src.Returned != src.Frames || src.Unreturned != 0 {
 		t.Fatalf("browser counts %+v: want the %d frames sent, every one returned", src, st.Sent.Load())
 	}
-	if src.Imports != src.Buffers || src.Buffers > 9 {
-		t.Errorf("%d imports for %d buffers: want one import per buffer, at most 9", src.Imports, src.Buffers)
+	// A buffer is imported when a frame in it is first converted: at most
+	// once each (a re-import pages the buffer again). On a busy machine
+	// every frame of one buffer may be superseded before any was converted,
+	// so it may never be imported at all.
+	if src.Imports == 0 || src.Imports > src.Buffers || src.Buffers > 9 {
+		t.Errorf("%d imports for %d buffers: want at most one import per buffer, at most 9 buffers", src.Imports, src.Buffers)
 	}
 	if fds, maps := memfdsOpen(t); fds != 0 || maps != 0 {
 		t.Errorf("%d buffer descriptors and %d mappings left after stop", fds, maps)
