@@ -21,6 +21,9 @@ import (
 // only a poke that finds the loop asleep (or about to be) writes the
 // eventfd. Pokes come from any goroutine, also after the loop has ended
 // (frames released to pools); a write never meets the descriptor's close.
+// (runtime.Signal is the event loops' eventfd, which writes at every
+// notify an earlier read consumed and is waited on in epoll; cuda does not
+// import runtime, and a decode loop skips the write while it works.)
 type loopWake struct {
 	fd     int // -1 until open
 	fdMu   sync.RWMutex

@@ -36,18 +36,14 @@ func TestLoopWake(t *testing.T) {
 		w.sleep(-1)
 		close(woke)
 	}()
-	testwait.Until(t, 30*time.Second, "the loop asleep", func() bool { return w.sleeps.Load() == 1 })
+	testwait.Until(t, testwait.Bound, "the loop asleep", func() bool { return w.sleeps.Load() == 1 })
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.poke() }()
 	}
 	wg.Wait()
-	select {
-	case <-woke:
-	case <-time.After(30 * time.Second):
-		t.Fatal("a poke did not wake the sleeping loop")
-	}
+	testwait.Until(t, testwait.Bound, "the poked loop awake", func() bool { return closed(woke) })
 	if got := w.writes.Load(); got != 1 {
 		t.Errorf("8 pokes of a sleeping loop wrote %d times, want 1", got)
 	}
@@ -100,9 +96,14 @@ func TestLoopWakeRace(t *testing.T) {
 		mu.Unlock()
 		w.poke()
 	}
+	testwait.Until(t, testwait.Bound, "every poke taken (a lost one leaves the loop asleep with work waiting)", func() bool { return closed(done) })
+}
+
+func closed(c <-chan struct{}) bool {
 	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("a poke was lost: the loop sleeps with work waiting")
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
