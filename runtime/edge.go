@@ -192,6 +192,11 @@ func (e *Edge[T]) Put(v T, cancel func() bool) (bool, error) {
 	}
 }
 
+// Taken reports whether the consumer has taken an item yet. An edge whose
+// consumer has not is still waiting for that node's group to start: what it
+// refuses then was never due downstream.
+func (e *Edge[T]) Taken() bool { return e.dequeued.Load() > 0 }
+
 func (e *Edge[T]) hasRoom() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

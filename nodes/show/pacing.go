@@ -73,7 +73,7 @@ func (r *realtime[F]) Start(ctx *runtime.NodeContext[F]) error {
 		}
 		r.st.Paced.Add(1)
 		if ok, _ := ctx.Put(0, f); !ok {
-			r.st.Drops.Add(1)
+			r.st.refused(ctx.Outputs[0].Taken())
 			f.Release()
 		}
 	})
@@ -90,7 +90,7 @@ func fanOut[F Frame](ctx *runtime.NodeContext[F], st *SourceState, f F) {
 		if ok, _ := ctx.Put(i, f); !ok {
 			f.Release()
 			if st != nil {
-				st.Drops.Add(1)
+				st.refused(ctx.Outputs[i].Taken())
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func (s *smoother[F]) Start(ctx *runtime.NodeContext[F]) error {
 			m.PTS, m.TimeBase = s.first+s.unit.ToNanos(slot), frame.Rational{Num: 1, Den: 1_000_000_000}
 			s.st.Paced.Add(1)
 			if ok, _ := ctx.Put(0, f); !ok {
-				s.st.Drops.Add(1)
+				s.st.refused(ctx.Outputs[0].Taken())
 				f.Release()
 			}
 		}

@@ -258,8 +258,11 @@ type SourceSummary struct {
 	Paced     uint64 `json:"paced"`
 	Underruns uint64 `json:"underruns"`
 	Drops     uint64 `json:"drops"`
-	Errors    uint64 `json:"errors"`
-	LastError string `json:"last_error,omitempty"`
+	// StartDrops are frames refused before the bus they were for had
+	// started (SourceState.StartDrops): the start's, not counted as drops.
+	StartDrops uint64 `json:"start_drops"`
+	Errors     uint64 `json:"errors"`
+	LastError  string `json:"last_error,omitempty"`
 	// Browser is a browser source's receiver and import counts.
 	Browser *BrowserSummary `json:"browser,omitempty"`
 	// StampAgesMs is, for the last frame released that carried stamps
@@ -313,7 +316,7 @@ func (b *State) Summary() Summary {
 		src := b.sources[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
-			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
+			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
 			StampAgesMs: src.stampAges()})
 		src.mu.Unlock()
 	}
@@ -374,6 +377,9 @@ func (s Summary) WriteText(w io.Writer) {
 	fmt.Fprintln(w, "Sources:")
 	for _, src := range s.Sources {
 		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns%s", src.Address, src.Paced, src.Drops, src.Underruns, src.Browser.text())
+		if src.StartDrops > 0 {
+			fmt.Fprintf(w, " (%d of them paced before its buses started)", src.StartDrops)
+		}
 		if src.LastError != "" {
 			fmt.Fprintf(w, ", ERROR: %s", src.LastError)
 		}
@@ -407,6 +413,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		ls := l("source", src.Address)
 		emit(control.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: control.Counter, Labels: ls, Value: float64(src.Paced)})
 		emit(control.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: control.Counter, Labels: ls, Value: float64(src.Drops)})
+		emit(control.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced before the buses it feeds had started: never due on air, not counted as drops.", Kind: control.Counter, Labels: ls, Value: float64(src.StartDrops)})
 		emit(control.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source.", Kind: control.Counter, Labels: ls, Value: float64(src.Underruns)})
 		emit(control.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: control.Counter, Labels: ls, Value: float64(src.Errors)})
 		up := 1.0

@@ -83,6 +83,11 @@ type SourceState struct {
 	Paced    atomic.Uint64 // frames released on time by the pacer
 	Underrun atomic.Uint64 // releases that found no frame waiting
 	Drops    atomic.Uint64 // frames dropped on their way to a bus
+	// StartDrops are frames an edge toward a bus refused before that bus's
+	// compositor took its first: its group was still starting (groups
+	// start one after another, each once it delivers), so the frames were
+	// never due on air. Not drops.
+	StartDrops atomic.Uint64
 
 	browser atomic.Pointer[BrowserState] // a browser source's counters (Browser)
 
@@ -415,4 +420,14 @@ func index(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// refused counts a frame an edge toward the buses refused: a drop once the
+// edge's consumer has taken a frame (taken), a start drop before.
+func (s *SourceState) refused(taken bool) {
+	if taken {
+		s.Drops.Add(1)
+	} else {
+		s.StartDrops.Add(1)
+	}
 }
