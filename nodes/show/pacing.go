@@ -60,24 +60,32 @@ func (r *realtime[F]) Start(ctx *runtime.NodeContext[F]) error {
 		return err
 	}
 	var g *runtime.Pacing
-	g, err = ctx.Pace(p, 0, func(pts int64) (int64, bool) { return pts + r.step, true }, func(int64) {
-		f, ok := ctx.Get(0)
-		if !ok {
-			r.st.Underrun.Add(1)
-			return
-		}
-		m := f.Metadata()
-		m.PTS, m.TimeBase = g.Release(), frame.Rational{Num: 1, Den: 1_000_000_000}
-		if m.Stamps.Set != 0 {
-			r.st.NoteStamps(&m.Stamps, time.Now().UnixNano())
-		}
-		r.st.Paced.Add(1)
-		if ok, _ := ctx.Put(0, f); !ok {
-			r.st.refused(ctx.Outputs[0].Taken())
-			f.Release()
-		}
-	})
+	g, err = ctx.Pace(p, 0, func(pts int64) (int64, bool) { return pts + r.step, true }, func(int64) { r.release(ctx, g) })
 	return err
+}
+
+// release hands on the source's next frame, stamped with the release time
+// the pacing clock gives, or counts an underrun when there is none. The
+// releases before the source's first frame are its start, as a bus's ticks
+// before it is primed are the bus's: not underruns.
+func (r *realtime[F]) release(ctx *runtime.NodeContext[F], clock interface{ Release() int64 }) {
+	f, ok := ctx.Get(0)
+	if !ok {
+		if r.st.Paced.Load() > 0 {
+			r.st.Underrun.Add(1)
+		}
+		return
+	}
+	m := f.Metadata()
+	m.PTS, m.TimeBase = clock.Release(), frame.Rational{Num: 1, Den: 1_000_000_000}
+	if m.Stamps.Set != 0 {
+		r.st.NoteStamps(&m.Stamps, time.Now().UnixNano())
+	}
+	r.st.Paced.Add(1)
+	if ok, _ := ctx.Put(0, f); !ok {
+		r.st.refused(ctx.Outputs[0].Taken())
+		f.Release()
+	}
 }
 
 func (r *realtime[F]) Stop() {}

@@ -376,10 +376,11 @@ func (s Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "Sources:")
 	for _, src := range s.Sources {
-		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns%s", src.Address, src.Paced, src.Drops, src.Underruns, src.Browser.text())
+		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
 		if src.StartDrops > 0 {
-			fmt.Fprintf(w, " (%d of them paced before its buses started)", src.StartDrops)
+			fmt.Fprintf(w, ", %d paced before its buses started", src.StartDrops)
 		}
+		fmt.Fprint(w, src.Browser.text())
 		if src.LastError != "" {
 			fmt.Fprintf(w, ", ERROR: %s", src.LastError)
 		}
@@ -414,7 +415,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: control.Counter, Labels: ls, Value: float64(src.Paced)})
 		emit(control.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: control.Counter, Labels: ls, Value: float64(src.Drops)})
 		emit(control.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced before the buses it feeds had started: never due on air, not counted as drops.", Kind: control.Counter, Labels: ls, Value: float64(src.StartDrops)})
-		emit(control.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source.", Kind: control.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(control.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, after its first frame.", Kind: control.Counter, Labels: ls, Value: float64(src.Underruns)})
 		emit(control.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: control.Counter, Labels: ls, Value: float64(src.Errors)})
 		up := 1.0
 		if src.LastError != "" {

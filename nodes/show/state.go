@@ -81,7 +81,7 @@ type SourceState struct {
 	Address  string
 	Produced atomic.Uint64 // frames made by the source node
 	Paced    atomic.Uint64 // frames released on time by the pacer
-	Underrun atomic.Uint64 // releases that found no frame waiting
+	Underrun atomic.Uint64 // releases that found no frame waiting, once the first was released
 	Drops    atomic.Uint64 // frames dropped on their way to a bus
 	// StartDrops are frames an edge toward a bus refused before that bus's
 	// compositor took its first: its group was still starting (groups

@@ -1,0 +1,137 @@
+package show
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/runtime"
+)
+
+// A source's fan-out toward a bus whose group has not started yet fills the
+// edge and has the rest refused: those frames were never due on air and are
+// counted apart (start drops). Once the bus has taken a frame, a refused
+// frame is a drop. Every refused frame goes back to its owner either way.
+func TestSourceDropsBeforeTheBusStartedAreStartDrops(t *testing.T) {
+	e, err := runtime.NewEdge[*frame.Frame](runtime.EdgeConfig{From: "source.a/pace", To: "bus.pgm/compositor", Capacity: 2, Policy: runtime.Drop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	ctx := &runtime.NodeContext[*frame.Frame]{Outputs: []*runtime.Edge[*frame.Frame]{e}, Stats: &runtime.NodeStats{}}
+	st := &SourceState{Address: "source.a"}
+	newFrame := func() *frame.Frame {
+		f, err := frame.New(frame.NV12, 16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	var refused []*frame.Frame
+	send := func(n int) {
+		for range n {
+			f := newFrame()
+			full := e.Len() == e.Config().Capacity
+			fanOut(ctx, st, f)
+			if full {
+				refused = append(refused, f)
+			}
+		}
+	}
+
+	send(5) // the bus is still starting: 2 queued, 3 refused
+	if got := [2]uint64{st.Drops.Load(), st.StartDrops.Load()}; got != [2]uint64{0, 3} {
+		t.Fatalf("before the bus took a frame: drops, start drops = %v, want [0 3]", got)
+	}
+	if _, ok := e.Get(); !ok { // the bus takes its first frame
+		t.Fatal("the edge holds no frame")
+	}
+	send(2) // one fits, one is refused on air
+	if got := [2]uint64{st.Drops.Load(), st.StartDrops.Load()}; got != [2]uint64{1, 3} {
+		t.Fatalf("after the bus took a frame: drops, start drops = %v, want [1 3]", got)
+	}
+	for i, f := range refused {
+		if r := f.Refs(); r != 0 {
+			t.Errorf("refused frame %d holds %d references, want 0", i, r)
+		}
+	}
+	if len(refused) != 4 {
+		t.Errorf("%d frames refused, want 4", len(refused))
+	}
+
+	// The summary a user reads at the end keeps them apart.
+	var b strings.Builder
+	Summary{Sources: []SourceSummary{{Address: st.Address, Paced: 7, Drops: st.Drops.Load(), StartDrops: st.StartDrops.Load()}}}.WriteText(&b)
+	if want := "7 frames, 1 drops, 0 underruns, 3 paced before its buses started"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nwant a line with %q", b.String(), want)
+	}
+}
+
+// releaseAt is the pacing clock a test gives the pacer: every release at t.
+type releaseAt int64
+
+func (t releaseAt) Release() int64 { return int64(t) }
+
+// The realtime pacer: releases that find no frame before the source's first
+// are its start, not underruns; once it has delivered, each one is. A
+// released frame carries the release time, and one its bus cannot take yet
+// is a start drop until the bus has taken a frame, a drop after.
+func TestRealtimePacerCountsFromTheSourcesFirstFrame(t *testing.T) {
+	edge := func(name string) *runtime.Edge[*frame.Frame] {
+		e, err := runtime.NewEdge[*frame.Frame](runtime.EdgeConfig{From: name, To: name + "'", Capacity: 1, Policy: runtime.Drop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Release)
+		return e
+	}
+	in, out := edge("decoder"), edge("pace")
+	ctx := &runtime.NodeContext[*frame.Frame]{Inputs: []*runtime.Edge[*frame.Frame]{in}, Outputs: []*runtime.Edge[*frame.Frame]{out}, Stats: &runtime.NodeStats{}}
+	st := &SourceState{Address: "source.a"}
+	r := &realtime[*frame.Frame]{st: st}
+	decoded := func() {
+		f, err := frame.New(frame.NV12, 16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := in.Put(f, nil); !ok {
+			t.Fatal("the decoder's edge is full")
+		}
+	}
+	counts := func(when string, paced, underruns, drops, startDrops uint64) {
+		t.Helper()
+		got := [4]uint64{st.Paced.Load(), st.Underrun.Load(), st.Drops.Load(), st.StartDrops.Load()}
+		if want := [4]uint64{paced, underruns, drops, startDrops}; got != want {
+			t.Errorf("%s: paced, underruns, drops, start drops = %v, want %v", when, got, want)
+		}
+	}
+
+	for range 3 {
+		r.release(ctx, releaseAt(1_000))
+	}
+	counts("three releases before the first frame", 0, 0, 0, 0)
+
+	decoded()
+	r.release(ctx, releaseAt(2_000))
+	counts("the first frame", 1, 0, 0, 0)
+	r.release(ctx, releaseAt(3_000))
+	counts("a release after it with no frame", 1, 1, 0, 0)
+
+	decoded()
+	r.release(ctx, releaseAt(4_000)) // the bus has not started: its edge still holds the first
+	counts("a frame the starting bus cannot take", 2, 1, 0, 1)
+
+	f, ok := out.Get() // the bus takes its first frame
+	if !ok {
+		t.Fatal("nothing reached the bus")
+	}
+	if pts := f.PTS; pts != 2_000 {
+		t.Errorf("the first frame reached the bus stamped %d, want its release time 2000", pts)
+	}
+	f.Release()
+	decoded()
+	r.release(ctx, releaseAt(5_000))
+	decoded()
+	r.release(ctx, releaseAt(6_000)) // on air now: a drop
+	counts("on air", 4, 1, 1, 1)
+}
