@@ -83,7 +83,7 @@ func (r *realtime[F]) release(ctx *runtime.NodeContext[F], clock interface{ Rele
 	}
 	r.st.Paced.Add(1)
 	if ok, _ := ctx.Put(0, f); !ok {
-		r.st.refused(ctx.Outputs[0].Taken())
+		r.st.refused(ctx.Stopping(), ctx.Outputs[0].Taken())
 		f.Release()
 	}
 }
@@ -98,7 +98,7 @@ func fanOut[F Frame](ctx *runtime.NodeContext[F], st *SourceState, f F) {
 		if ok, _ := ctx.Put(i, f); !ok {
 			f.Release()
 			if st != nil {
-				st.refused(ctx.Outputs[i].Taken())
+				st.refused(ctx.Stopping(), ctx.Outputs[i].Taken())
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func (s *smoother[F]) Start(ctx *runtime.NodeContext[F]) error {
 			m.PTS, m.TimeBase = s.first+s.unit.ToNanos(slot), frame.Rational{Num: 1, Den: 1_000_000_000}
 			s.st.Paced.Add(1)
 			if ok, _ := ctx.Put(0, f); !ok {
-				s.st.refused(ctx.Outputs[0].Taken())
+				s.st.refused(ctx.Stopping(), ctx.Outputs[0].Taken())
 				f.Release()
 			}
 		}

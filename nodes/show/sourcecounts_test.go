@@ -135,3 +135,24 @@ func TestRealtimePacerCountsFromTheSourcesFirstFrame(t *testing.T) {
 	r.release(ctx, releaseAt(6_000)) // on air now: a drop
 	counts("on air", 4, 1, 1, 1)
 }
+
+// What a refused frame counts as: a start drop before the bus took a frame,
+// a drop after, nothing while the show stops (the buses stop first; what
+// the sources still pace was never going to air).
+func TestRefusedFrameCounts(t *testing.T) {
+	for _, tc := range []struct {
+		stopping, taken   bool
+		drops, startDrops uint64
+	}{
+		{false, false, 0, 1},
+		{false, true, 1, 0},
+		{true, false, 0, 0},
+		{true, true, 0, 0},
+	} {
+		st := &SourceState{}
+		st.refused(tc.stopping, tc.taken)
+		if got := [2]uint64{st.Drops.Load(), st.StartDrops.Load()}; got != [2]uint64{tc.drops, tc.startDrops} {
+			t.Errorf("stopping %v, bus took a frame %v: drops, start drops = %v, want [%d %d]", tc.stopping, tc.taken, got, tc.drops, tc.startDrops)
+		}
+	}
+}

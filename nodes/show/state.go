@@ -423,11 +423,16 @@ func index(list []string, s string) int {
 }
 
 // refused counts a frame an edge toward the buses refused: a drop once the
-// edge's consumer has taken a frame (taken), a start drop before.
-func (s *SourceState) refused(taken bool) {
-	if taken {
+// edge's consumer has taken a frame (taken), a start drop before (its bus
+// was still starting). While the show stops (stopping), the buses stop
+// before their sources, and what a source still paces has no bus to go to:
+// not counted.
+func (s *SourceState) refused(stopping, taken bool) {
+	switch {
+	case stopping:
+	case taken:
 		s.Drops.Add(1)
-	} else {
+	default:
 		s.StartDrops.Add(1)
 	}
 }
