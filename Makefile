@@ -141,11 +141,15 @@ NVCC       ?= nvcc
 PTXAS      ?= ptxas
 PTX_ISA    ?= 7.0
 PTX_BLOCKS ?= 4
+# The GPUs the profiles name (H200: 9.0, L4: 8.9) get the PTX assembled to
+# machine code (cuda/module.go), so a first start needs no JIT.
+CUBIN_ARCHS ?= 90 89
 ptx:
 	cd cuda && $(NVCC) -ptx -arch=compute_75 -DONAIR_MIN_BLOCKS=$(PTX_BLOCKS) -o kernels/compositor.ptx kernels/compositor.cu
 	cd cuda && sed -i -e '/^\s*\.pragma "used_bytes_mask/d' -e 's/^\.version .*/.version $(PTX_ISA)/' kernels/compositor.ptx
 	cd cuda && $(PTXAS) -arch=sm_75 -o /dev/null kernels/compositor.ptx
-	cd cuda && sha256sum kernels/compositor.cu compositor.h > kernels/compositor.sha256
+	cd cuda && for a in $(CUBIN_ARCHS); do $(PTXAS) -arch=sm_$$a -o kernels/compositor.sm_$$a.cubin kernels/compositor.ptx; done
+	cd cuda && sha256sum kernels/compositor.cu compositor.h kernels/compositor.ptx > kernels/compositor.sha256
 
 clean:
 	rm -rf bin out

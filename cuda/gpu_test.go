@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/onairhq/onair/nodes/cpu"
-	"github.com/onairhq/onair/playout"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes/cpu"
+	"github.com/onairhq/onair/playout"
 )
 
 // The tests below need an NVIDIA GPU; elsewhere they skip, saying why.
@@ -103,6 +104,27 @@ func TestContext(t *testing.T) {
 
 // TestEvents: timing, querying and waiting on events around a kernel that
 // keeps the GPU busy for 2 ms.
+// On the GPUs the profiles name (H200: 9.0, L4: 8.9) the kernels load as
+// the cubin assembled from the committed PTX, so a first start on a fresh
+// machine or container waits for no JIT; elsewhere, and with ONAIR_CUDA_PTX,
+// the driver JIT-compiles the PTX.
+func TestKernelsLoadMachineCode(t *testing.T) {
+	c := gpu(t)
+	d, err := cuda.Probe()
+	must(t, err)
+	img, err := c.KernelImage()
+	must(t, err)
+	dev := d.Devices[0]
+	want := fmt.Sprintf("sm_%d%d cubin", dev.ComputeMajor, dev.ComputeMinor)
+	if (want != "sm_90 cubin" && want != "sm_89 cubin") || os.Getenv(cuda.PTXEnv) != "" {
+		want = "PTX ISA 7.0 for sm_75 (JIT)"
+	}
+	if img != want {
+		t.Errorf("%s (compute %d.%d) loaded the kernels from %q, want %q", dev.Name, dev.ComputeMajor, dev.ComputeMinor, img, want)
+	}
+	t.Logf("%s: %s", dev.Name, img)
+}
+
 func TestEvents(t *testing.T) {
 	c := gpu(t)
 	s := stream(t, c)

@@ -73,6 +73,19 @@ func TestPTXMatchesSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cubins are this PTX assembled (make ptx records its hash last).
+	sum := sha256.Sum256(ptx)
+	if got := hex.EncodeToString(sum[:]); got != want["compositor.ptx"] {
+		t.Errorf("kernels/compositor.ptx (sha256 %s) is not the PTX the cubins were assembled from (%q): run `make ptx` on the GPU machine and commit the cubins with kernels/compositor.sha256", got, want["compositor.ptx"])
+	}
+	for _, arch := range []string{"sm_90", "sm_89"} {
+		b, err := os.ReadFile("kernels/compositor." + arch + ".cubin")
+		if err != nil {
+			t.Errorf("%v: the profiles' GPUs load machine code; run `make ptx` on the GPU machine", err)
+		} else if len(b) < 4 || string(b[:4]) != "\x7fELF" {
+			t.Errorf("kernels/compositor.%s.cubin is not an ELF image", arch)
+		}
+	}
 	v, target := cuda.PTXInfo(string(ptx))
 	if v != "7.0" || target != "sm_75" {
 		t.Errorf("compositor.ptx declares ISA %q for %q; want 7.0 (what CUDA 11.0 drivers load, the loader's minimum) and sm_75 (compute_75, which T4, L4 and H200 all run): build it with `make ptx`", v, target)

@@ -7,7 +7,7 @@ package cuda
 import "C"
 
 import (
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +25,49 @@ import (
 //
 //go:embed kernels/compositor.ptx
 var compositorPTX string
+
+// cubins are that PTX assembled by ptxas for the GPUs the profiles name
+// (`make ptx` makes them; kernels/compositor.sha256 records the PTX they
+// came from): on those a start loads machine code instead of waiting for
+// the driver's JIT, which a fresh machine or container pays on every first
+// start (ptxas takes 2.1–2.3 s for this PTX; cuda/BENCHMARKS.md).
+//
+//go:embed kernels/compositor.sm_*.cubin
+var cubins embed.FS
+
+// capability is the compute capability of GPU device (0-based).
+func capability(device int) (major, minor int, err error) {
+	d, err := load()
+	if err != nil {
+		return 0, 0, err
+	}
+	var dev, ma, mi C.int
+	if rc := C.onair_dev_get(d.t, &dev, C.int(device)); rc != 0 {
+		return 0, 0, d.err("cuDeviceGet", rc)
+	}
+	if rc := C.onair_dev_attr(d.t, &ma, attrComputeMajor, dev); rc != 0 {
+		return 0, 0, d.err("cuDeviceGetAttribute", rc)
+	}
+	if rc := C.onair_dev_attr(d.t, &mi, attrComputeMinor, dev); rc != 0 {
+		return 0, 0, d.err("cuDeviceGetAttribute", rc)
+	}
+	return int(ma), int(mi), nil
+}
+
+// kernelImage is what to load on a GPU of compute capability major.minor:
+// the cubin assembled for it, else nil (load the PTX). ONAIR_CUDA_PTX's PTX
+// has no cubins: with it set, nil.
+func kernelImage(major, minor int) (cubin []byte, name string) {
+	if os.Getenv(PTXEnv) != "" {
+		return nil, ""
+	}
+	name = fmt.Sprintf("sm_%d%d cubin", major, minor)
+	b, err := cubins.ReadFile(fmt.Sprintf("kernels/compositor.sm_%d%d.cubin", major, minor))
+	if err != nil {
+		return nil, ""
+	}
+	return b, name
+}
 
 // ptxImage is the PTX the contexts load: the embedded build, or the file
 // ONAIR_CUDA_PTX names.
@@ -60,6 +103,9 @@ type module struct {
 	// picture by picture.
 	copy8, copy128        C.onair_h
 	ptxVersion, ptxTarget string
+	// image says what was loaded: "sm_90 cubin", or "PTX ISA 7.0 for
+	// sm_75 (JIT)".
+	image string
 }
 
 var ptxHeader = regexp.MustCompile(`(?m)^\.version\s+(\S+)\s*$|^\.target\s+(\S+)`)
@@ -77,6 +123,17 @@ func ptxInfo(ptx string) (version, target string) {
 	return version, target
 }
 
+// KernelImage loads the compositor's kernels if they are not yet and says
+// what the driver was given: "sm_90 cubin" on a GPU onair ships machine
+// code for, else "PTX ISA 7.0 for sm_75 (JIT)".
+func (c *Context) KernelImage() (string, error) {
+	m, err := c.kernels()
+	if err != nil {
+		return "", err
+	}
+	return m.image, nil
+}
+
 // kernels returns the context's compositor module, loading it once.
 func (c *Context) kernels() (*module, error) {
 	c.modOnce.Do(func() { c.mod, c.modErr = loadModule(c, ptxImage) })
@@ -89,11 +146,27 @@ func loadModule(c *Context, ptx string) (*module, error) {
 	if m.ptxVersion == "" {
 		return nil, errors.New("cuda: the embedded compositor PTX has no .version line: rebuild it with `make ptx`")
 	}
-	image := C.CString(ptx)
-	defer C.free(unsafe.Pointer(image))
 	var log [4096]C.char
 	var h C.onair_h
-	rc := C.onair_module_load(c.d.t, c.h, &h, unsafe.Pointer(image), &log[0], C.size_t(len(log)))
+	rc := C.onair_res(1)
+	var major, minor C.int
+	if C.onair_dev_attr(c.d.t, &major, attrComputeMajor, C.int(c.device)) == 0 && C.onair_dev_attr(c.d.t, &minor, attrComputeMinor, C.int(c.device)) == 0 {
+		if cubin, name := kernelImage(int(major), int(minor)); cubin != nil {
+			// A driver older than the ptxas that assembled it refuses
+			// the cubin: the PTX follows.
+			image := C.CBytes(cubin)
+			rc = C.onair_module_load(c.d.t, c.h, &h, image, &log[0], C.size_t(len(log)))
+			C.free(image)
+			m.image = name
+		}
+	}
+	if rc != 0 {
+		image := C.CString(ptx)
+		defer C.free(unsafe.Pointer(image))
+		log[0] = 0
+		rc = C.onair_module_load(c.d.t, c.h, &h, unsafe.Pointer(image), &log[0], C.size_t(len(log)))
+		m.image = fmt.Sprintf("PTX ISA %s for %s (JIT)", m.ptxVersion, m.ptxTarget)
+	}
 	m.h = h
 	if rc != 0 {
 		return nil, fmt.Errorf("loading the compositor kernels (PTX ISA %s, %s) on a CUDA %s driver: %w%s",

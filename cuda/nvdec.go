@@ -84,6 +84,7 @@ func (e *NVDECError) Error() string {
 // one device's primary context.
 type NVDEC struct {
 	lib    *C.nvd_lib
+	device int
 	closed atomic.Bool
 
 	// The copy kernels loaded into the primary context by the library
@@ -119,7 +120,7 @@ func OpenNVDEC(device int, blockingSync bool) (*NVDEC, error) {
 	if lib == nil {
 		return nil, fmt.Errorf("NVDEC is not usable here: %s (an NVIDIA driver with its video decode library is needed)", C.GoString(&errbuf[0]))
 	}
-	n := &NVDEC{lib: lib}
+	n := &NVDEC{lib: lib, device: device}
 	var what *C.char
 	blocking := C.int(0)
 	if blockingSync {
@@ -150,12 +151,22 @@ func (n *NVDEC) Close() {
 // their own, which have no Context of the shared loader to take them from.
 func (n *NVDEC) copyKernels() (copy8, copy128 unsafe.Pointer, err error) {
 	n.modOnce.Do(func() {
-		image := C.CString(ptxImage)
-		defer C.free(unsafe.Pointer(image))
 		var log [4096]C.char
 		var what *C.char
 		var mod, c8, c128 unsafe.Pointer
-		if r := C.nvd_module_load(n.lib, image, &mod, &c8, &c128, &log[0], C.size_t(len(log)), &what); r != 0 {
+		r := C.nvd_result(1)
+		if cubin := n.cubin(); cubin != nil { // as Context's kernels: machine code where onair ships it
+			image := C.CBytes(cubin)
+			r = C.nvd_module_load(n.lib, (*C.char)(image), &mod, &c8, &c128, &log[0], C.size_t(len(log)), &what)
+			C.free(image)
+		}
+		if r != 0 {
+			image := C.CString(ptxImage)
+			defer C.free(unsafe.Pointer(image))
+			log[0] = 0
+			r = C.nvd_module_load(n.lib, image, &mod, &c8, &c128, &log[0], C.size_t(len(log)), &what)
+		}
+		if r != 0 {
 			n.modErr = n.err(C.GoString(what), r)
 			if s := C.GoString(&log[0]); s != "" {
 				n.modErr = fmt.Errorf("%w; the JIT said: %s", n.modErr, s)
@@ -165,6 +176,16 @@ func (n *NVDEC) copyKernels() (copy8, copy128 unsafe.Pointer, err error) {
 		n.mod, n.copy8, n.copy128 = mod, c8, c128
 	})
 	return n.copy8, n.copy128, n.modErr
+}
+
+// cubin is the compositor's cubin for the decoder's GPU, or nil.
+func (n *NVDEC) cubin() []byte {
+	major, minor, err := capability(n.device)
+	if err != nil {
+		return nil
+	}
+	b, _ := kernelImage(major, minor)
+	return b
 }
 
 // NVDECCaps is what the engines decode of one codec and bit depth (4:2:0).

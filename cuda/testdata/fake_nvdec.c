@@ -157,13 +157,17 @@ res cuMemAllocPitch_v2(unsigned long long *p, size_t *pitch, size_t w, size_t h,
 	return *p ? 0 : 2;
 }
 res cuMemFree_v2(unsigned long long p) { free((void *)(uintptr_t)p); return 0; }
-res cuMemcpy2D_v2(const memcpy2d *c) {
+// Static, and called by both copies: a call from one exported function to
+// another would bind to the first such symbol in the process, the real
+// driver's where a test has loaded it (on the GPU machine).
+static res copy2d(const memcpy2d *c) {
 	const unsigned char *s = c->src_memory_type == 1 ? c->src_host : (const unsigned char *)(uintptr_t)c->src_device;
 	unsigned char *d = c->dst_memory_type == 1 ? c->dst_host : (unsigned char *)(uintptr_t)c->dst_device;
 	for (size_t r = 0; r < c->height; r++) memcpy(d + r * c->dst_pitch, s + r * c->src_pitch, c->width_bytes);
 	return 0;
 }
-res cuMemcpy2DAsync_v2(const memcpy2d *c, void *s) { return cuMemcpy2D_v2(c); }
+res cuMemcpy2D_v2(const memcpy2d *c) { return copy2d(c); }
+res cuMemcpy2DAsync_v2(const memcpy2d *c, void *s) { return copy2d(c); }
 res cuStreamCreate(void **s, unsigned int f) { *s = malloc(1); return 0; }
 res cuStreamSynchronize(void *s) { return 0; }
 res cuStreamDestroy_v2(void *s) { free(s); return 0; }

@@ -23,7 +23,6 @@ package show
 
 import (
 	"fmt"
-	"github.com/onairhq/onair/internal/value"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,6 +33,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
