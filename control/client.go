@@ -87,6 +87,13 @@ func (c *Client) do(method, path string, body []byte) ([]byte, error) {
 // Status returns the show's status as JSON, cleaned of control characters.
 func (c *Client) Status() ([]byte, error) { return c.do("GET", "/status", nil) }
 
+// Plan returns the plan on air, as JSON.
+func (c *Client) Plan() ([]byte, error) { return c.do("GET", "/plan", nil) }
+
+// Apply sends a new plan (JSON) to the show on air (POST /plan) and returns
+// the server's answer: what it changed.
+func (c *Client) Apply(planJSON []byte) ([]byte, error) { return c.do("POST", "/plan", planJSON) }
+
 // Switch asks for a cut, fade or wipe to scene on bus, and checks that the
 // server says it did so.
 func (c *Client) Switch(bus, scene, kind string, d time.Duration) error {

@@ -69,7 +69,23 @@ type Previewer interface {
 var (
 	ErrNotFound = errors.New("not found")
 	ErrInvalid  = errors.New("invalid request")
+	// ErrConflict: the request is well formed, but the show on air cannot
+	// carry it out (409).
+	ErrConflict = errors.New("cannot be done on air")
 )
+
+// Applier takes a new plan for the show on air: POST /plan, its body the
+// plan's JSON (what `onair plan -json` writes).
+type Applier interface {
+	// Apply carries out the new plan's changes that can be made on air
+	// and returns what it did (JSON-marshalable). It changes nothing and
+	// returns an error wrapping ErrInvalid when the plan cannot be read,
+	// ErrConflict when a change needs the show restarted.
+	Apply(planJSON []byte) (any, error)
+}
+
+// SetApplier has POST /plan hand new plans to a. Call it before Serve.
+func (s *Server) SetApplier(a Applier) { s.applier = a }
 
 // SampleKind says how Prometheus treats a sample.
 type SampleKind int
@@ -124,6 +140,7 @@ type Server struct {
 	limits  Limits
 	own     hosts
 	show    Show
+	applier Applier // POST /plan; nil: 404
 	done    chan error
 
 	events   eventSlots    // GET /events clients
@@ -261,6 +278,7 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.show.Plan())
 	})
+	mux.HandleFunc("POST /plan", s.applyHandler)
 	mux.HandleFunc("GET /preview/{output}", func(w http.ResponseWriter, r *http.Request) {
 		pv, ok := s.show.(Previewer)
 		var jpg []byte
@@ -295,6 +313,38 @@ func (s *Server) Handler() http.Handler {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET / (the page), GET /status, GET /events, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
 	})
 	return s.guard(mux)
+}
+
+func (s *Server) applyHandler(w http.ResponseWriter, r *http.Request) {
+	if s.applier == nil {
+		writeError(w, http.StatusNotFound, "this show takes no new plans")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPlanBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the plan is larger than %d bytes", MaxPlanBytes))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	done, err := s.applier.Apply(body)
+	if err != nil {
+		code := http.StatusInternalServerError
+		switch {
+		case errors.Is(err, ErrInvalid):
+			code = http.StatusBadRequest
+		case errors.Is(err, ErrConflict):
+			code = http.StatusConflict
+		case errors.Is(err, ErrNotFound):
+			code = http.StatusNotFound
+		}
+		writeError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, done)
 }
 
 // SwitchRequest is the body of POST /buses/{bus}/{cut,fade,wipe}.

@@ -167,3 +167,56 @@ func TestNonLoopbackNeedsAToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// applyFunc is an Applier made of a function.
+type applyFunc func([]byte) (any, error)
+
+func (f applyFunc) Apply(b []byte) (any, error) { return f(b) }
+
+// POST /plan hands the body to the Applier and maps its errors to status
+// codes; a server without one says so; a plan over MaxPlanBytes is refused
+// before the Applier sees it.
+func TestApplyRequests(t *testing.T) {
+	show := &testShow{}
+	s, err := Bind(Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var got []string
+	s.SetApplier(applyFunc(func(b []byte) (any, error) {
+		got = append(got, string(b))
+		switch string(b) {
+		case `{"new":"scene"}`:
+			return map[string][]string{"applied": {"scene.grid"}}, nil
+		case `{"new":"source"}`:
+			return nil, fmt.Errorf("source.a replace: %w", ErrConflict)
+		}
+		return nil, fmt.Errorf("not a plan: %w", ErrInvalid)
+	}))
+	s.Serve(show)
+	base := "http://" + s.Addr()
+	for _, c := range []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{`{"new":"scene"}`, 200, `"scene.grid"`},
+		{`{"new":"source"}`, 409, "source.a replace"},
+		{`{`, 400, "not a plan"},
+		{`{"x":"` + strings.Repeat("y", MaxPlanBytes) + `"}`, 413, "larger than"},
+	} {
+		code, body := request(t, "POST", base+"/plan", c.body, "")
+		if code != c.code || !strings.Contains(body, c.msg) {
+			t.Errorf("POST /plan %.40s: %d %s, want %d containing %q", c.body, code, body, c.code, c.msg)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("the Applier saw %d plans, want 3 (not the one over the limit)", len(got))
+	}
+
+	plain, _ := start(t, Options{})
+	if code, body := request(t, "POST", "http://"+plain.Addr()+"/plan", `{}`, ""); code != 404 || !strings.Contains(body, "takes no new plans") {
+		t.Errorf("POST /plan to a server without an Applier: %d %s", code, body)
+	}
+}

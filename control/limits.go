@@ -37,6 +37,9 @@ const (
 	// MaxBodyBytes bounds a request's body; a switch request is a few dozen
 	// bytes.
 	MaxBodyBytes = 64 << 10
+	// MaxPlanBytes bounds the body of POST /plan: a plan's JSON (a
+	// few hundred bytes a node).
+	MaxPlanBytes = 16 << 20
 	// MinTokenLen is the shortest token a server on a non-loopback address
 	// accepts.
 	MinTokenLen = 16

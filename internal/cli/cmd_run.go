@@ -232,6 +232,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "on air: %s, %d nodes on %d loops; started in %v\n", p.Show, len(p.Nodes), len(p.Loops), time.Since(started).Round(time.Millisecond))
 	onAir, usage := time.Now(), runtime.ReadUsage()
 	if srv != nil {
+		srv.SetApplier(&liveApply{show: running, cur: p})
 		srv.Serve(running)
 		fmt.Fprintf(stdout, "page: http://%s/  status: http://%s/status  events: http://%s/events  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr(), srv.Addr(), srv.Addr())
 	}

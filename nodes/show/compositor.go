@@ -30,7 +30,10 @@ type compositor[F Frame] struct {
 	cur     []F // the frame each input shows this tick; zero: none
 	fresh   []bool
 	scenes  [][]sceneLayer[F] // per scene index
-	aux     []sceneLayer[F]   // an AUX bus showing one source
+	// sceneGen is the State's scene generation scenes were built from; a
+	// tick that finds a newer one rebuilds them (State.UpdateScenes).
+	sceneGen uint64
+	aux      []sceneLayer[F] // an AUX bus showing one source
 
 	onLoop  bool  // placed on an event loop (handlers) rather than a thread
 	primed  bool  // every input had a frame for a tick: the bus is on air
@@ -42,6 +45,33 @@ type compositor[F Frame] struct {
 	ready  []int
 	toHost func(F) (*frame.Frame, func(), error) // for snapshots
 	colour frame.Colour                          // the show's, stamped on every picture
+}
+
+// sceneLayers builds the layers of each scene the bus may show from the
+// scenes as the show holds them now (State.scene).
+func (c *compositor[F]) sceneLayers() ([][]sceneLayer[F], error) {
+	var scenes [][]sceneLayer[F]
+	for _, addr := range c.bus.Scenes {
+		sc := c.b.scene(addr)
+		var ls []sceneLayer[F]
+		for _, l := range sc.Layers {
+			in, ok := c.inputOf[l.Source]
+			if !ok {
+				return nil, fmt.Errorf("node %s: %s shows %s, but the plan gives the bus no edge from it", c.n.ID, addr, l.Source)
+			}
+			fit, err := frame.ParseFit(l.Fit)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %s: %v", c.n.ID, addr, err)
+			}
+			cl := Layer[F]{Rect: frame.Rect{X: l.Rect[0], Y: l.Rect[1], W: l.Rect[2], H: l.Rect[3]}, Fit: fit, Opacity: l.Opacity, Z: l.Z}
+			if l.Crop != nil {
+				cl.Crop = frame.Rect{X: l.Crop[0], Y: l.Crop[1], W: l.Crop[2], H: l.Crop[3]}
+			}
+			ls = append(ls, sceneLayer[F]{input: in, layer: cl})
+		}
+		scenes = append(scenes, ls)
+	}
+	return scenes, nil
 }
 
 // compositorParams are the compositor's params, as nodes/ declares them.
@@ -87,26 +117,10 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	}
 	c.cur = make([]F, len(c.inputs))
 	c.fresh = make([]bool, len(c.inputs))
-	for _, addr := range c.bus.Scenes {
-		sc := b.scenes[addr]
-		var ls []sceneLayer[F]
-		for _, l := range sc.Layers {
-			in, ok := c.inputOf[l.Source]
-			if !ok {
-				return nil, fmt.Errorf("node %s: %s shows %s, but the plan gives the bus no edge from it", n.ID, addr, l.Source)
-			}
-			fit, err := frame.ParseFit(l.Fit)
-			if err != nil {
-				return nil, fmt.Errorf("node %s: %s: %v", n.ID, addr, err)
-			}
-			cl := Layer[F]{Rect: frame.Rect{X: l.Rect[0], Y: l.Rect[1], W: l.Rect[2], H: l.Rect[3]}, Fit: fit, Opacity: l.Opacity, Z: l.Z}
-			if l.Crop != nil {
-				cl.Crop = frame.Rect{X: l.Crop[0], Y: l.Crop[1], W: l.Crop[2], H: l.Crop[3]}
-			}
-			ls = append(ls, sceneLayer[F]{input: in, layer: cl})
-		}
-		c.scenes = append(c.scenes, ls)
+	if c.scenes, err = c.sceneLayers(); err != nil {
+		return nil, err
 	}
+	c.sceneGen = b.sceneGen.Load()
 	if len(c.scenes) == 0 {
 		// An AUX bus with one source: the source over the whole canvas.
 		if len(c.inputs) != 1 {
@@ -273,6 +287,17 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	// rounded up to the nanosecond, the tick grid rounds down: a frame
 	// released within one unit of the time base after the tick is on it.
 	t := grid.At(k) + timeBaseSlackNs
+	if g := c.b.sceneGen.Load(); g != c.sceneGen {
+		// Scenes changed while the show runs: this tick draws them. The
+		// change was checked against the bus's inputs before it was
+		// made, so an error here keeps the scenes the bus had.
+		if scenes, err := c.sceneLayers(); err != nil {
+			ctx.Log.Error("scenes changed, but the bus keeps drawing its old ones", "error", err)
+		} else {
+			c.scenes = scenes
+		}
+		c.sceneGen = g
+	}
 	// A bus goes on air with every input it has: until each has a frame for
 	// the tick (or half a second has passed since the bus started), ticks
 	// are passed over, neither drawn nor counted.

@@ -88,7 +88,7 @@ func (op *operator) computeTally() map[string]Tally {
 		t[a] = Tally{}
 	}
 	mark := func(scene string, f func(*Tally)) {
-		sc := op.b.scenes[scene]
+		sc := op.b.scene(scene)
 		if sc == nil {
 			return
 		}

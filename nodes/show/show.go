@@ -26,6 +26,10 @@ type Running interface {
 	Err() error
 	// Stop stops every node, loop and edge, then frees the backend.
 	Stop() error
+	// UpdateScenes gives scenes new layers on air (State.UpdateScenes)
+	// and, when it did, makes planJSON the plan Plan returns: the plan
+	// they came from, for the next change to be compared against.
+	UpdateScenes(scenes []plan.Scene, planJSON []byte) error
 }
 
 // Show is a plan running on a backend: the runtime's executor and the
@@ -37,7 +41,8 @@ type Show[F Frame] struct {
 	Exec     *runtime.Executor[F]
 	backend  *Backend[F]
 	plan     *plan.Plan
-	planJSON []byte
+	planMu   sync.Mutex
+	planJSON []byte // the plan running, as last applied
 	started  time.Time
 	locks    *OutputLocks
 }
@@ -163,7 +168,22 @@ func (s *Show[F]) Err() error { return s.Exec.Err() }
 func (s *Show[F]) Summary() Summary { return s.State.Summary() }
 
 // Plan is the plan's JSON.
-func (s *Show[F]) Plan() []byte { return s.planJSON }
+func (s *Show[F]) Plan() []byte {
+	s.planMu.Lock()
+	defer s.planMu.Unlock()
+	return s.planJSON
+}
+
+// UpdateScenes implements Running.
+func (s *Show[F]) UpdateScenes(scenes []plan.Scene, planJSON []byte) error {
+	if err := s.State.UpdateScenes(scenes); err != nil {
+		return err
+	}
+	s.planMu.Lock()
+	s.planJSON = planJSON
+	s.planMu.Unlock()
+	return nil
+}
 
 // Switch implements control.Show.
 func (s *Show[F]) Switch(bus, scene, kind string, d time.Duration) error {

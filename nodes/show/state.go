@@ -64,12 +64,18 @@ type State struct {
 	rate       frame.Rational
 	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
 
-	nodes   map[string]*plan.Node // by id
-	scenes  map[string]*plan.Scene
-	stamps  map[string]uint16 // source address → the id drawn into test patterns
-	sources map[string]*SourceState
-	buses   map[string]*BusState
-	outputs map[string]*OutputState
+	nodes map[string]*plan.Node // by id
+	// scenes are the show's scenes, by address. UpdateScenes swaps an
+	// entry for a new one under scenesMu (never changing one in place), and
+	// bumps sceneGen after: a compositor that sees a newer generation
+	// rebuilds its layers.
+	scenesMu sync.RWMutex
+	scenes   map[string]*plan.Scene
+	sceneGen atomic.Uint64
+	stamps   map[string]uint16 // source address → the id drawn into test patterns
+	sources  map[string]*SourceState
+	buses    map[string]*BusState
+	outputs  map[string]*OutputState
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
@@ -435,4 +441,69 @@ func (s *SourceState) refused(stopping, taken bool) {
 	default:
 		s.StartDrops.Add(1)
 	}
+}
+
+// scene is the scene at addr as the show holds it now; nil when none.
+func (b *State) scene(addr string) *plan.Scene {
+	b.scenesMu.RLock()
+	defer b.scenesMu.RUnlock()
+	return b.scenes[addr]
+}
+
+// UpdateScenes gives scenes new layers while the show runs: every bus that
+// may show one draws the new layers from its next tick on, without a cut
+// or a missed frame. Each scene must be one the show has, and each layer's
+// source one that already feeds every bus that may show the scene (the
+// plan's edges): another source needs the show restarted. It changes
+// nothing unless every scene passes, and returns an error wrapping
+// ErrNotFound or ErrInvalid saying which did not.
+func (b *State) UpdateScenes(scenes []plan.Scene) error {
+	var problems []string
+	for _, sc := range scenes {
+		if b.scene(sc.Address) == nil {
+			return fmt.Errorf("%s: the show on air has no such scene (adding a scene needs the show restarted): %w", sc.Address, ErrNotFound)
+		}
+		for _, a := range sortedKeys(b.buses) {
+			bs := b.buses[a]
+			if !contains(bs.Scenes, sc.Address) {
+				continue
+			}
+			for i, l := range sc.Layers {
+				if !b.feeds(l.Source, a) {
+					problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s", sc.Address, i, l.Source, a))
+				}
+			}
+		}
+		for i, l := range sc.Layers {
+			if _, err := frame.ParseFit(l.Fit); err != nil {
+				problems = append(problems, fmt.Sprintf("%s layer %d: %v", sc.Address, i, err))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("scenes not changed: %s (a new source on a bus needs the show restarted): %w", strings.Join(problems, "; "), ErrInvalid)
+	}
+	b.scenesMu.Lock()
+	for _, sc := range scenes {
+		n := sc
+		n.Layers = append([]plan.Layer(nil), sc.Layers...)
+		b.scenes[sc.Address] = &n
+	}
+	b.scenesMu.Unlock()
+	b.sceneGen.Add(1)
+	for _, bs := range b.buses {
+		bs.wake.Notify() // a bus between ticks looks again at once
+	}
+	return nil
+}
+
+// feeds reports whether source sends frames to bus's compositor in the plan.
+func (b *State) feeds(source, bus string) bool {
+	for _, e := range b.plan.Edges {
+		from, to := b.nodes[e.From], b.nodes[e.To]
+		if from != nil && to != nil && from.Address == source && to.Address == bus && to.Kind == "compositor" {
+			return true
+		}
+	}
+	return false
 }

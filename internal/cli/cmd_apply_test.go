@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/testwait"
+)
+
+// applyShow is a show whose one scene puts a test pattern on half of the
+// canvas: the left half, or what rect says.
+const applyShow = `
+show {
+  name       = "apply"
+  size       = "640x360"
+  frame_rate = "30"
+}
+source "test_pattern" "bars" {
+  pattern = "PATTERN"
+  size    = "640x360"
+}
+scene "half" {
+  layer {
+    source = source.bars
+    rect   = RECT
+  }
+}
+bus "program" "pgm" {
+  scene = scene.half
+}
+output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}
+`
+
+// halfLuma is the mean luma of the left and of the right half of f.
+func halfLuma(f *frame.Frame) (left, right float64) {
+	var l, r int
+	for y := 0; y < f.Height; y += 4 {
+		row := f.Data[0][y*f.Pitch[0]:]
+		for x := 0; x < f.Width; x += 4 {
+			if x < f.Width/2 {
+				l += int(row[x])
+			} else {
+				r += int(row[x])
+			}
+		}
+	}
+	n := float64(f.Width / 8 * ((f.Height + 3) / 4))
+	return float64(l) / n, float64(r) / n
+}
+
+// TestApplyMovesALayerOnAir is what an engineer does on air with onair
+// apply: edit a layer's rect in the show file, apply it, and the running
+// show draws the layer at its new place from then on, without stopping;
+// an edit that cannot be made live is refused whole and changes nothing.
+func TestApplyMovesALayerOnAir(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "show.hcl")
+	write := func(pattern, rect string) {
+		t.Helper()
+		s := strings.NewReplacer("PATTERN", pattern, "RECT", rect).Replace(applyShow)
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := filepath.Join(dir, "pgm.y4m")
+	onLeft := func(f *frame.Frame) bool { l, r := halfLuma(f); return l > r+30 }
+	onRight := func(f *frame.Frame) bool { l, r := halfLuma(f); return r > l+30 }
+
+	write("bars", "[0, 0, 320, 360]")
+	bg := runInBackground("run", "-backend", "cpu", "-listen", "127.0.0.1:0", "-quiet", path)
+	addr := bg.waitOut(t, `status: http://(\S+)/status`)[1]
+	testwait.Until(t, testwait.Bound, "5 pictures with the pattern on the left", func() bool { return y4mPictures(rec, onLeft) >= 5 })
+
+	write("bars", "[320, 0, 320, 360]")
+	rc, out, errs := runCLI(t, "apply", "-addr", addr, path)
+	if rc != 0 || !strings.Contains(out, `layer[0].rect: [0,0,320,360] → [320,0,320,360]`) || !strings.Contains(out, "applied on air: scene.half") {
+		t.Fatalf("onair apply of a moved layer: rc=%d\n%s%s", rc, out, errs)
+	}
+	testwait.Until(t, testwait.Bound, "5 pictures with the pattern on the right", func() bool { return y4mPictures(rec, onRight) >= 5 })
+	if rc, out, _ := runCLI(t, "apply", "-addr", addr, path); rc != 0 || !strings.Contains(out, "No changes") {
+		t.Errorf("onair apply of the show on air: rc=%d, want 0 and no changes\n%s", rc, out)
+	}
+
+	// Another pattern re-creates the source: refused, and the show goes on
+	// as it was.
+	write("checker", "[0, 0, 320, 360]")
+	rc, _, errs = runCLI(t, "apply", "-addr", addr, path)
+	if rc != 1 || !strings.Contains(errs, "need the show restarted") || !strings.Contains(errs, "source.bars replace") {
+		t.Errorf("onair apply of a new pattern: rc=%d, want 1 and a refusal naming source.bars\n%s", rc, errs)
+	}
+	right := y4mPictures(rec, onRight)
+	testwait.Until(t, testwait.Bound, "5 more pictures, still on the right", func() bool { return y4mPictures(rec, onRight) >= right+5 })
+	if rc := bg.interrupt(t); rc != 0 {
+		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
+	}
+	if n := y4mPictures(rec, nil); y4mPictures(rec, onLeft)+y4mPictures(rec, onRight) < n-2 {
+		t.Errorf("of %d pictures, %d show the pattern on the left and %d on the right: the move drew something else", n, y4mPictures(rec, onLeft), y4mPictures(rec, onRight))
+	}
+}
