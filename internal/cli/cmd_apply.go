@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -98,9 +99,11 @@ type applied struct {
 
 // liveApply is a running show's POST /plan: it compares the plan sent with
 // the one on air (compiler/diff) and carries out the changes that can be
-// made on air, today the layers of scenes (nodes/show's UpdateScenes: every
-// bus showing one draws the new layers from its next tick). Any other
-// change, or a plan it cannot read, is refused whole: nothing changes.
+// made on air, today scenes: new layers, new scenes, scenes added at the
+// end of a bus's list (nodes/show's UpdateScenes: every bus showing one
+// draws the new layers from its next tick, and can switch to the new ones).
+// Any other change, or a plan it cannot read, is refused whole: nothing
+// changes.
 type liveApply struct {
 	mu   sync.Mutex
 	show show.Running
@@ -120,30 +123,81 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 	for _, sa := range r.Show {
 		refused = append(refused, sa.Name+" changed")
 	}
+	add := map[string][]string{}
 	for _, c := range r.Changes {
-		if c.Element == "scene" && c.Action == diff.Update && len(c.Nodes) == 0 {
+		switch {
+		case c.Element == "scene" && (c.Action == diff.Update || c.Action == diff.Create) && len(c.Nodes) == 0:
 			for _, sc := range p.Scenes {
 				if sc.Address == c.Address {
 					scenes = append(scenes, sc)
 				}
 			}
-			names = append(names, c.Address)
+		case c.Element == "bus" && c.Action == diff.Update:
+			more, ok := scenesAdded(a.cur, p, c)
+			if !ok {
+				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a bus takes new scenes at the end of its list, nothing else", c.Address, c.Action, c.Reason))
+				continue
+			}
+			add[c.Address] = more
+		default:
+			refused = append(refused, fmt.Sprintf("%s %s (%s)", c.Address, c.Action, c.Reason))
 			continue
 		}
-		refused = append(refused, fmt.Sprintf("%s %s (%s)", c.Address, c.Action, c.Reason))
+		names = append(names, c.Address)
 	}
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes scenes' layers only): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
+		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes and adds scenes only): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
 	}
-	if len(scenes) > 0 {
+	if len(names) > 0 {
 		js, err := plan.Marshal(p)
 		if err != nil {
 			return nil, err
 		}
-		if err := a.show.UpdateScenes(scenes, js); err != nil {
+		if err := a.show.UpdateScenes(scenes, add, js); err != nil {
 			return nil, err
 		}
 		a.cur = p
 	}
 	return applied{Applied: append([]string{}, names...)}, nil
+}
+
+// scenesAdded reads a bus's change: when all that changed is its
+// compositor's scenes, and only at the end of the list, it returns the
+// scenes added.
+func scenesAdded(old, new *plan.Plan, c diff.Change) ([]string, bool) {
+	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "compositor" || c.Nodes[0].Action != diff.Update {
+		return nil, false
+	}
+	for _, at := range c.Nodes[0].Attrs {
+		if at.Name != "scenes" {
+			return nil, false
+		}
+	}
+	was, now := compositorScenes(old, c.Address), compositorScenes(new, c.Address)
+	if len(now) <= len(was) || !slices.Equal(now[:len(was)], was) {
+		return nil, false
+	}
+	return now[len(was):], true
+}
+
+// compositorScenes is the scenes param of bus's compositor in p.
+func compositorScenes(p *plan.Plan, bus string) []string {
+	for _, n := range p.Nodes {
+		if n.Address != bus || n.Kind != "compositor" {
+			continue
+		}
+		var out []string
+		switch v := n.Params["scenes"].(type) {
+		case []string:
+			out = append(out, v...)
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	}
+	return nil
 }

@@ -57,7 +57,8 @@ func halfLuma(f *frame.Frame) (left, right float64) {
 // TestApplyMovesALayerOnAir is what an engineer does on air with onair
 // apply: edit a layer's rect in the show file, apply it, and the running
 // show draws the layer at its new place from then on, without stopping;
-// an edit that cannot be made live is refused whole and changes nothing.
+// an edit that cannot be made live is refused whole and changes nothing;
+// a new scene joins the bus and onair cut takes it.
 func TestApplyMovesALayerOnAir(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "show.hcl")
@@ -96,10 +97,32 @@ func TestApplyMovesALayerOnAir(t *testing.T) {
 	}
 	right := y4mPictures(rec, onRight)
 	testwait.Until(t, testwait.Bound, "5 more pictures, still on the right", func() bool { return y4mPictures(rec, onRight) >= right+5 })
+	// A new scene joins the Program bus on air, and a cut takes it.
+	write("bars", "[320, 0, 320, 360]")
+	full := `
+scene "full" {
+  layer {
+    source = source.bars
+    rect   = [0, 0, 640, 360]
+  }
+}
+`
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, full...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rc, out, errs := runCLI(t, "apply", "-addr", addr, path); rc != 0 || !strings.Contains(out, "applied on air: scene.full, bus.pgm") {
+		t.Fatalf("onair apply of a new scene: rc=%d\n%s%s", rc, out, errs)
+	}
+	if rc, out, errs := runCLI(t, "cut", "-addr", addr, "bus.pgm", "scene.full"); rc != 0 {
+		t.Fatalf("onair cut to the new scene: rc=%d\n%s%s", rc, out, errs)
+	}
+	whole := func(f *frame.Frame) bool { l, r := halfLuma(f); return l > 40 && r > 40 && l-r < 30 && r-l < 30 }
+	testwait.Until(t, testwait.Bound, "5 pictures of the new scene", func() bool { return y4mPictures(rec, whole) >= 5 })
 	if rc := bg.interrupt(t); rc != 0 {
 		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
 	}
-	if n := y4mPictures(rec, nil); y4mPictures(rec, onLeft)+y4mPictures(rec, onRight) < n-2 {
-		t.Errorf("of %d pictures, %d show the pattern on the left and %d on the right: the move drew something else", n, y4mPictures(rec, onLeft), y4mPictures(rec, onRight))
+	if n, l, r, w := y4mPictures(rec, nil), y4mPictures(rec, onLeft), y4mPictures(rec, onRight), y4mPictures(rec, whole); l+r+w < n-2 {
+		t.Errorf("of %d pictures, %d show the pattern on the left, %d on the right, %d whole: the changes drew something else", n, l, r, w)
 	}
 }

@@ -43,8 +43,10 @@ output "null" "b" {
 `
 
 // UpdateScenes on a running show: a layer of a source that feeds the bus
-// moves; a layer of a source that feeds only another bus, or a scene the
-// show lacks, is refused and changes nothing, saying why.
+// moves, and a scene joins the Program bus, which then cuts to it; a layer
+// of a source that feeds only another bus, a scene on an AUX bus, twice on
+// a bus, or missing, and a bus the show lacks are refused, change nothing
+// and say why.
 func TestUpdateScenesOnAir(t *testing.T) {
 	p := compile(t, writeShow(t, twoBuses), nil)
 	s := startShow(t, p)
@@ -52,23 +54,41 @@ func TestUpdateScenesOnAir(t *testing.T) {
 	layer := func(src string, x int) []plan.Layer {
 		return []plan.Layer{{Source: src, Rect: [4]int{x, 0, 160, 180}, Fit: "stretch", Opacity: 1}}
 	}
-	err := s.UpdateScenes([]plan.Scene{{Address: "scene.one", Layers: layer("source.b", 0)}}, []byte(`{}`))
+	err := s.UpdateScenes([]plan.Scene{{Address: "scene.one", Layers: layer("source.b", 0)}}, nil, []byte(`{}`))
 	if !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "source.b, which does not feed bus.pgm") {
 		t.Errorf("a layer of a source the bus is not fed: %v", err)
 	}
-	if err := s.UpdateScenes([]plan.Scene{{Address: "scene.two", Layers: layer("source.a", 0)}}, []byte(`{}`)); !errors.Is(err, show.ErrNotFound) {
-		t.Errorf("a scene the show lacks: %v", err)
+	two := []plan.Scene{{Address: "scene.two", Layers: layer("source.a", 80)}}
+	for _, c := range []struct {
+		add  map[string][]string
+		want error
+		msg  string
+	}{
+		{map[string][]string{"bus.b": {"scene.two"}}, show.ErrInvalid, "bus.b is an AUX bus"},
+		{map[string][]string{"bus.pgm": {"scene.one"}}, show.ErrInvalid, "bus.pgm shows scene.one already"},
+		{map[string][]string{"bus.pgm": {"scene.three"}}, show.ErrInvalid, "no scene scene.three"},
+		{map[string][]string{"bus.zz": {"scene.two"}}, show.ErrNotFound, "bus.zz"},
+	} {
+		if err := s.UpdateScenes(two, c.add, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("adding %v: %v, want %v saying %q", c.add, err, c.want, c.msg)
+		}
 	}
-	before := string(s.Plan())
-	if before == `{}` {
+	if got := string(s.Plan()); got == `{}` {
 		t.Fatal("a refused update replaced the plan served")
 	}
-	if err := s.UpdateScenes([]plan.Scene{{Address: "scene.one", Layers: layer("source.a", 160)}}, []byte(`{"applied":1}`)); err != nil {
-		t.Fatalf("moving a layer: %v", err)
+	if err := s.Switch("bus.pgm", "scene.two", "cut", 0); !errors.Is(err, show.ErrNotFound) {
+		t.Fatalf("a cut to a scene before it was added: %v", err)
+	}
+	if err := s.UpdateScenes(append(two, plan.Scene{Address: "scene.one", Layers: layer("source.a", 160)}), map[string][]string{"bus.pgm": {"scene.two"}}, []byte(`{"applied":1}`)); err != nil {
+		t.Fatalf("moving a layer and adding a scene: %v", err)
 	}
 	if got := string(s.Plan()); got != `{"applied":1}` {
 		t.Errorf("after the update the show serves plan %.40s, want the applied one", got)
 	}
+	if err := s.Switch("bus.pgm", "scene.two", "cut", 0); err != nil {
+		t.Fatalf("a cut to the added scene: %v", err)
+	}
+	waitShow(t, s, "bus.pgm on air with scene.two", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").OnAir == "scene.two" })
 	// The bus keeps drawing: 10 more ticks after the change.
 	ticks := busOf(s.State.Summary(), "bus.pgm").Ticks
 	waitShow(t, s, "10 ticks after the change", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").Ticks >= ticks+10 })

@@ -51,7 +51,7 @@ type compositor[F Frame] struct {
 // scenes as the show holds them now (State.scene).
 func (c *compositor[F]) sceneLayers() ([][]sceneLayer[F], error) {
 	var scenes [][]sceneLayer[F]
-	for _, addr := range c.bus.Scenes {
+	for _, addr := range c.bus.Scenes() {
 		sc := c.b.scene(addr)
 		var ls []sceneLayer[F]
 		for _, l := range sc.Layers {

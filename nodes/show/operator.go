@@ -61,9 +61,9 @@ func newOperator(b *State) *operator {
 	op := &operator{b: b, hub: control.NewHub(), preview: map[string]string{}, next: map[string]string{},
 		visible: map[string][]int{}, missed: map[string]uint64{}, aux: map[string]string{}}
 	for a, bs := range b.buses {
-		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
+		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes()) {
 			op.visible[a] = []int{i}
-			op.next[a] = bs.Scenes[i]
+			op.next[a] = bs.Scenes()[i]
 		}
 	}
 	for _, e := range b.plan.Edges {
@@ -71,7 +71,7 @@ func newOperator(b *State) *operator {
 		if to == nil || from == nil || to.Kind != "compositor" {
 			continue
 		}
-		if bs := b.buses[to.Address]; bs != nil && len(bs.Scenes) == 0 {
+		if bs := b.buses[to.Address]; bs != nil && len(bs.Scenes()) == 0 {
 			op.aux[bs.Address] = from.Address
 		}
 	}
@@ -112,13 +112,13 @@ func (op *operator) computeTally() map[string]Tally {
 			continue
 		}
 		for _, i := range op.visible[a] {
-			if i < 0 || i >= len(bs.Scenes) {
+			if i < 0 || i >= len(bs.Scenes()) {
 				continue
 			}
 			if bs.Kind == "program" {
-				mark(bs.Scenes[i], func(x *Tally) { x.Program = true })
+				mark(bs.Scenes()[i], func(x *Tally) { x.Program = true })
 			} else {
-				mark(bs.Scenes[i], onAux)
+				mark(bs.Scenes()[i], onAux)
 			}
 		}
 		if p := op.preview[a]; p != "" {
@@ -169,8 +169,8 @@ func (op *operator) ticked(bs *BusState, k, deadlineNs int64, from, to int, miss
 	op.visible[bs.Address] = append(old[:0], vis[:n]...)
 	var names []string
 	for _, i := range vis[:n] {
-		if i >= 0 && i < len(bs.Scenes) {
-			names = append(names, bs.Scenes[i])
+		if i >= 0 && i < len(bs.Scenes()) {
+			names = append(names, bs.Scenes()[i])
 		}
 	}
 	op.hub.Publish("on_air", map[string]any{"bus": bs.Address, "on_air": names, "tick": k, "deadline_ns": deadlineNs - op.b.origin})
@@ -193,10 +193,10 @@ func (op *operator) status() OperatorStatus {
 	defer op.mu.Unlock()
 	for _, a := range sortedKeys(op.b.buses) {
 		bs := op.b.buses[a]
-		bo := BusOperator{Address: a, Kind: bs.Kind, Scenes: bs.Scenes, OnAir: []string{}, Next: op.next[a], Preview: op.preview[a], Missed: op.missed[a]}
+		bo := BusOperator{Address: a, Kind: bs.Kind, Scenes: bs.Scenes(), OnAir: []string{}, Next: op.next[a], Preview: op.preview[a], Missed: op.missed[a]}
 		for _, i := range op.visible[a] {
-			if i >= 0 && i < len(bs.Scenes) {
-				bo.OnAir = append(bo.OnAir, bs.Scenes[i])
+			if i >= 0 && i < len(bs.Scenes()) {
+				bo.OnAir = append(bo.OnAir, bs.Scenes()[i])
 			}
 		}
 		if src, ok := op.aux[a]; ok {
@@ -271,11 +271,11 @@ func (b *State) busScene(bus, scene string) (*BusState, string, error) {
 		return nil, "", fmt.Errorf("no bus %q in this show (buses: %s): %w", bus, strings.Join(b.busNames(), ", "), ErrNotFound)
 	}
 	sc := withPrefix("scene.", scene)
-	if !contains(bs.Scenes, sc) {
-		if len(bs.Scenes) == 0 {
+	if !contains(bs.Scenes(), sc) {
+		if len(bs.Scenes()) == 0 {
 			return nil, "", fmt.Errorf("%s shows one source and has no scenes: %w", bs.Address, ErrInvalid)
 		}
-		return nil, "", fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes, ", "), ErrNotFound)
+		return nil, "", fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes(), ", "), ErrNotFound)
 	}
 	return bs, sc, nil
 }

@@ -26,10 +26,10 @@ type Running interface {
 	Err() error
 	// Stop stops every node, loop and edge, then frees the backend.
 	Stop() error
-	// UpdateScenes gives scenes new layers on air (State.UpdateScenes)
+	// UpdateScenes changes and adds scenes on air (State.UpdateScenes)
 	// and, when it did, makes planJSON the plan Plan returns: the plan
 	// they came from, for the next change to be compared against.
-	UpdateScenes(scenes []plan.Scene, planJSON []byte) error
+	UpdateScenes(scenes []plan.Scene, add map[string][]string, planJSON []byte) error
 }
 
 // Show is a plan running on a backend: the runtime's executor and the
@@ -175,8 +175,8 @@ func (s *Show[F]) Plan() []byte {
 }
 
 // UpdateScenes implements Running.
-func (s *Show[F]) UpdateScenes(scenes []plan.Scene, planJSON []byte) error {
-	if err := s.State.UpdateScenes(scenes); err != nil {
+func (s *Show[F]) UpdateScenes(scenes []plan.Scene, add map[string][]string, planJSON []byte) error {
+	if err := s.State.UpdateScenes(scenes, add); err != nil {
 		return err
 	}
 	s.planMu.Lock()
@@ -316,8 +316,8 @@ func (b *State) Summary() Summary {
 				sum.SwitchesByKind[playout.Kind(k).String()] = n
 			}
 		}
-		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes) {
-			sum.OnAir = bs.Scenes[i]
+		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes()) {
+			sum.OnAir = bs.Scenes()[i]
 		}
 		t := bs.timing
 		bs.mu.Unlock()

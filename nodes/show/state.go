@@ -151,12 +151,24 @@ func (s *SourceState) ClearErr() {
 	}
 }
 
+// Scenes are the scenes the bus may show, in the switcher's order (none
+// for an AUX bus showing one source). The slice is never changed.
+func (bs *BusState) Scenes() []string {
+	if p := bs.scenes.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // BusState is what a bus shows and has counted, kept across restarts.
 type BusState struct {
 	Address string
 	Kind    string // program | aux
-	Scenes  []string
-	period  int64
+	// scenes are the scenes the bus may show, in the switcher's order;
+	// UpdateScenes swaps in a longer list (scenes only ever join the end,
+	// so an index the switcher holds keeps its scene).
+	scenes atomic.Pointer[[]string]
+	period int64
 
 	wake *runtime.Signal // notified for a switch request: look at once
 
@@ -249,15 +261,16 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				continue
 			}
 			bs := &BusState{Address: n.Address, Kind: prm.Bus, period: period, first: -1}
-			bs.Scenes = append([]string{}, prm.Scenes...)
-			if prm.Scene != "" && !contains(bs.Scenes, prm.Scene) {
-				bs.Scenes = append([]string{prm.Scene}, bs.Scenes...)
+			scenes := append([]string{}, prm.Scenes...)
+			if prm.Scene != "" && !contains(scenes, prm.Scene) {
+				scenes = append([]string{prm.Scene}, scenes...)
 			}
+			bs.scenes.Store(&scenes)
 			start := 0
 			if prm.Scene != "" {
-				start = index(bs.Scenes, prm.Scene)
+				start = index(scenes, prm.Scene)
 			}
-			for _, sc := range bs.Scenes {
+			for _, sc := range scenes {
 				if _, ok := b.scenes[sc]; !ok {
 					problems = append(problems, fmt.Sprintf("%s names %s, which the plan does not hold", n.ID, sc))
 				}
@@ -333,12 +346,12 @@ func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
 		return fmt.Errorf("%v: %w", err, ErrInvalid)
 	}
 	sc := withPrefix("scene.", scene)
-	if bs.Kind == "aux" && len(bs.Scenes) == 0 {
+	if bs.Kind == "aux" && len(bs.Scenes()) == 0 {
 		return fmt.Errorf("%s is an AUX bus showing one source; it has no scenes to switch to: %w", bs.Address, ErrInvalid)
 	}
-	i := index(bs.Scenes, sc)
+	i := index(bs.Scenes(), sc)
 	if i < 0 {
-		return fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes, ", "), ErrNotFound)
+		return fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes(), ", "), ErrNotFound)
 	}
 	ticks := int64(0)
 	if k != playout.Cut {
@@ -450,33 +463,72 @@ func (b *State) scene(addr string) *plan.Scene {
 	return b.scenes[addr]
 }
 
-// UpdateScenes gives scenes new layers while the show runs: every bus that
-// may show one draws the new layers from its next tick on, without a cut
-// or a missed frame. Each scene must be one the show has, and each layer's
-// source one that already feeds every bus that may show the scene (the
-// plan's edges): another source needs the show restarted. It changes
-// nothing unless every scene passes, and returns an error wrapping
-// ErrNotFound or ErrInvalid saying which did not.
-func (b *State) UpdateScenes(scenes []plan.Scene) error {
+// UpdateScenes changes scenes while the show runs: scenes get new layers
+// (a scene the show lacks is added), and add puts scenes at the end of
+// buses' lists (bus address → the scenes to add), so that a switch can
+// take them. Every bus that may show a changed scene draws its new layers
+// from its next tick on, without a cut or a missed frame. Each layer's
+// source must already feed every bus that may show the scene (the plan's
+// edges): another source needs the show restarted. It changes nothing
+// unless all of it passes, and returns an error wrapping ErrNotFound or
+// ErrInvalid saying what did not.
+func (b *State) UpdateScenes(scenes []plan.Scene, add map[string][]string) error {
 	var problems []string
+	next := map[string]*plan.Scene{}
 	for _, sc := range scenes {
-		if b.scene(sc.Address) == nil {
-			return fmt.Errorf("%s: the show on air has no such scene (adding a scene needs the show restarted): %w", sc.Address, ErrNotFound)
-		}
-		for _, a := range sortedKeys(b.buses) {
-			bs := b.buses[a]
-			if !contains(bs.Scenes, sc.Address) {
-				continue
-			}
-			for i, l := range sc.Layers {
-				if !b.feeds(l.Source, a) {
-					problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s", sc.Address, i, l.Source, a))
-				}
-			}
-		}
+		n := sc
+		n.Layers = append([]plan.Layer(nil), sc.Layers...)
+		next[sc.Address] = &n
 		for i, l := range sc.Layers {
 			if _, err := frame.ParseFit(l.Fit); err != nil {
 				problems = append(problems, fmt.Sprintf("%s layer %d: %v", sc.Address, i, err))
+			}
+		}
+	}
+	sceneAt := func(addr string) *plan.Scene {
+		if sc := next[addr]; sc != nil {
+			return sc
+		}
+		return b.scene(addr)
+	}
+	lists := map[string][]string{} // each bus's scenes after the change
+	for _, a := range sortedKeys(b.buses) {
+		bs := b.buses[a]
+		lists[a] = bs.Scenes()
+		more, ok := add[a]
+		if !ok {
+			continue
+		}
+		if bs.Kind != "program" {
+			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it shows one source, no scenes", a))
+			continue
+		}
+		for _, sc := range more {
+			switch {
+			case contains(lists[a], sc):
+				problems = append(problems, fmt.Sprintf("%s shows %s already", a, sc))
+			case sceneAt(sc) == nil:
+				problems = append(problems, fmt.Sprintf("%s: the show has no scene %s", a, sc))
+			default:
+				lists[a] = append(append([]string{}, lists[a]...), sc)
+			}
+		}
+	}
+	for _, a := range sortedKeys(add) {
+		if b.buses[a] == nil {
+			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		}
+	}
+	for _, a := range sortedKeys(lists) {
+		for _, addr := range lists[a] {
+			sc := sceneAt(addr)
+			if next[addr] == nil && !contains(add[a], addr) {
+				continue // neither changed nor new on this bus
+			}
+			for i, l := range sc.Layers {
+				if !b.feeds(l.Source, a) {
+					problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s", addr, i, l.Source, a))
+				}
 			}
 		}
 	}
@@ -484,13 +536,17 @@ func (b *State) UpdateScenes(scenes []plan.Scene) error {
 		return fmt.Errorf("scenes not changed: %s (a new source on a bus needs the show restarted): %w", strings.Join(problems, "; "), ErrInvalid)
 	}
 	b.scenesMu.Lock()
-	for _, sc := range scenes {
-		n := sc
-		n.Layers = append([]plan.Layer(nil), sc.Layers...)
-		b.scenes[sc.Address] = &n
+	for addr, sc := range next {
+		b.scenes[addr] = sc
 	}
 	b.scenesMu.Unlock()
-	b.sceneGen.Add(1)
+	for a, l := range lists {
+		if _, ok := add[a]; ok {
+			l := l
+			b.buses[a].scenes.Store(&l)
+		}
+	}
+	b.sceneGen.Add(1) // after the scenes and lists: a compositor that sees it finds them
 	for _, bs := range b.buses {
 		bs.wake.Notify() // a bus between ticks looks again at once
 	}
