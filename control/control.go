@@ -332,16 +332,7 @@ func (s *Server) applyHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	done, err := s.applier.Apply(body)
 	if err != nil {
-		code := http.StatusInternalServerError
-		switch {
-		case errors.Is(err, ErrInvalid):
-			code = http.StatusBadRequest
-		case errors.Is(err, ErrConflict):
-			code = http.StatusConflict
-		case errors.Is(err, ErrNotFound):
-			code = http.StatusNotFound
-		}
-		writeError(w, code, err.Error())
+		showError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, done)
@@ -390,14 +381,7 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 		}
 		bus := r.PathValue("bus")
 		if err := s.show.Switch(bus, req.Scene, kind, d); err != nil {
-			code := http.StatusInternalServerError
-			switch {
-			case errors.Is(err, ErrNotFound):
-				code = http.StatusNotFound
-			case errors.Is(err, ErrInvalid):
-				code = http.StatusBadRequest
-			}
-			writeError(w, code, err.Error())
+			showError(w, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()})

@@ -89,6 +89,8 @@ func showError(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, ErrInvalid):
 		code = http.StatusBadRequest
+	case errors.Is(err, ErrConflict):
+		code = http.StatusConflict
 	case errors.Is(err, ErrNotReady):
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
