@@ -97,10 +97,15 @@ type applied struct {
 	Applied []string `json:"applied"`
 }
 
+// liveCanvas are the canvas settings whose change reaches the show only
+// through node params that ApplyLive changes (each node change is checked
+// below as any other).
+var liveCanvas = map[string]bool{"canvas.input_poll_ms": true, "canvas.aux_input_poll_ms": true}
+
 // liveApply is a running show's POST /plan: it compares the plan sent with
 // the one on air (compiler/diff) and carries out the changes that can be
 // made on air, today scenes: new layers, new scenes, scenes added at the
-// end of a bus's list (nodes/show's UpdateScenes: every bus showing one
+// end of a bus's list (nodes/show's ApplyLive: every bus showing one
 // draws the new layers from its next tick, and can switch to the new ones).
 // Any other change, or a plan it cannot read, is refused whole: nothing
 // changes.
@@ -121,9 +126,12 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 	var scenes []plan.Scene
 	var names, refused []string
 	for _, sa := range r.Show {
-		refused = append(refused, sa.Name+" changed")
+		if !liveCanvas[sa.Name] {
+			refused = append(refused, sa.Name+" changed")
+		}
 	}
 	add := map[string][]string{}
+	polls := map[string]int{}
 	for _, c := range r.Changes {
 		switch {
 		case c.Element == "scene" && (c.Action == diff.Update || c.Action == diff.Create) && len(c.Nodes) == 0:
@@ -133,12 +141,17 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 				}
 			}
 		case c.Element == "bus" && c.Action == diff.Update:
-			more, ok := scenesAdded(a.cur, p, c)
+			more, poll, ok := busChange(a.cur, p, c)
 			if !ok {
-				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a bus takes new scenes at the end of its list, nothing else", c.Address, c.Action, c.Reason))
+				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a bus takes new scenes at the end of its list and a new input_poll_ms, nothing else", c.Address, c.Action, c.Reason))
 				continue
 			}
-			add[c.Address] = more
+			if len(more) > 0 {
+				add[c.Address] = more
+			}
+			if poll >= 0 {
+				polls[c.Address] = poll
+			}
 		default:
 			refused = append(refused, fmt.Sprintf("%s %s (%s)", c.Address, c.Action, c.Reason))
 			continue
@@ -146,14 +159,14 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 		names = append(names, c.Address)
 	}
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes and adds scenes only): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
+		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes and adds scenes and changes input_poll_ms, nothing else): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
 	}
 	if len(names) > 0 {
 		js, err := plan.Marshal(p)
 		if err != nil {
 			return nil, err
 		}
-		if err := a.show.UpdateScenes(scenes, add, js); err != nil {
+		if err := a.show.ApplyLive(show.LiveChange{Scenes: scenes, AddScenes: add, InputPollMs: polls}, js); err != nil {
 			return nil, err
 		}
 		a.cur = p
@@ -161,43 +174,63 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 	return applied{Applied: append([]string{}, names...)}, nil
 }
 
-// scenesAdded reads a bus's change: when all that changed is its
-// compositor's scenes, and only at the end of the list, it returns the
-// scenes added.
-func scenesAdded(old, new *plan.Plan, c diff.Change) ([]string, bool) {
+// busChange reads a bus's change: when all that changed is its
+// compositor's scenes (only at the end of the list), the scene on air at
+// start (nothing to do on air: a cut does that) and input_poll_ms, it
+// returns the scenes added and the new input_poll_ms (-1: unchanged).
+func busChange(old, new *plan.Plan, c diff.Change) (more []string, pollMs int, ok bool) {
+	pollMs = -1
 	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "compositor" || c.Nodes[0].Action != diff.Update {
-		return nil, false
+		return nil, -1, false
 	}
 	for _, at := range c.Nodes[0].Attrs {
-		if at.Name != "scenes" {
-			return nil, false
+		switch at.Name {
+		case "scenes":
+			was, now := compositorParam(old, c.Address, "scenes"), compositorParam(new, c.Address, "scenes")
+			a, b := stringList(was), stringList(now)
+			if len(b) <= len(a) || !slices.Equal(b[:len(a)], a) {
+				return nil, -1, false
+			}
+			more = b[len(a):]
+		case "scene":
+		case "input_poll_ms":
+			n, isInt := compositorParam(new, c.Address, "input_poll_ms").(int)
+			if f, isFloat := compositorParam(new, c.Address, "input_poll_ms").(float64); isFloat {
+				n, isInt = int(f), true
+			}
+			if !isInt {
+				return nil, -1, false
+			}
+			pollMs = n
+		default:
+			return nil, -1, false
 		}
 	}
-	was, now := compositorScenes(old, c.Address), compositorScenes(new, c.Address)
-	if len(now) <= len(was) || !slices.Equal(now[:len(was)], was) {
-		return nil, false
-	}
-	return now[len(was):], true
+	return more, pollMs, true
 }
 
-// compositorScenes is the scenes param of bus's compositor in p.
-func compositorScenes(p *plan.Plan, bus string) []string {
+// compositorParam is param name of bus's compositor in p (nil: none).
+func compositorParam(p *plan.Plan, bus, name string) any {
 	for _, n := range p.Nodes {
-		if n.Address != bus || n.Kind != "compositor" {
-			continue
+		if n.Address == bus && n.Kind == "compositor" {
+			return n.Params[name]
 		}
-		var out []string
-		switch v := n.Params["scenes"].(type) {
-		case []string:
-			out = append(out, v...)
-		case []any:
-			for _, x := range v {
-				if s, ok := x.(string); ok {
-					out = append(out, s)
-				}
-			}
-		}
-		return out
 	}
 	return nil
+}
+
+// stringList is a list param's value as strings.
+func stringList(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case []string:
+		out = append(out, v...)
+	case []any:
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

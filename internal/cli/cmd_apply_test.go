@@ -58,7 +58,8 @@ func halfLuma(f *frame.Frame) (left, right float64) {
 // apply: edit a layer's rect in the show file, apply it, and the running
 // show draws the layer at its new place from then on, without stopping;
 // an edit that cannot be made live is refused whole and changes nothing;
-// a new scene joins the bus and onair cut takes it.
+// input_poll_ms changes on air; a new scene joins the bus and onair cut
+// takes it.
 func TestApplyMovesALayerOnAir(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "show.hcl")
@@ -97,8 +98,17 @@ func TestApplyMovesALayerOnAir(t *testing.T) {
 	}
 	right := y4mPictures(rec, onRight)
 	testwait.Until(t, testwait.Bound, "5 more pictures, still on the right", func() bool { return y4mPictures(rec, onRight) >= right+5 })
-	// A new scene joins the Program bus on air, and a cut takes it.
+	// The Program bus looks at every arriving frame from now on.
 	write("bars", "[320, 0, 320, 360]")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append([]byte("canvas {\n  input_poll_ms = 0\n}\n"), b...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rc, out, errs := runCLI(t, "apply", "-addr", addr, path); rc != 0 || !strings.Contains(out, "input_poll_ms: 8 → 0") || !strings.Contains(out, "applied on air: bus.pgm") {
+		t.Fatalf("onair apply of input_poll_ms: rc=%d\n%s%s", rc, out, errs)
+	}
+
+	// A new scene joins the Program bus on air, and a cut takes it.
 	full := `
 scene "full" {
   layer {
@@ -107,7 +117,7 @@ scene "full" {
   }
 }
 `
-	b, _ := os.ReadFile(path)
+	b, _ = os.ReadFile(path)
 	if err := os.WriteFile(path, append(b, full...), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -42,19 +42,20 @@ output "null" "b" {
 }
 `
 
-// UpdateScenes on a running show: a layer of a source that feeds the bus
-// moves, and a scene joins the Program bus, which then cuts to it; a layer
+// ApplyLive on a running show: a layer of a source that feeds the bus
+// moves, a scene joins the Program bus, which then cuts to it, and the bus
+// looks at every arriving frame (input_poll_ms 0); a layer
 // of a source that feeds only another bus, a scene on an AUX bus, twice on
-// a bus, or missing, and a bus the show lacks are refused, change nothing
-// and say why.
-func TestUpdateScenesOnAir(t *testing.T) {
+// a bus, or missing, a bus the show lacks and an input_poll_ms out of the
+// registry's range are refused, change nothing and say why.
+func TestApplyLiveOnAir(t *testing.T) {
 	p := compile(t, writeShow(t, twoBuses), nil)
 	s := startShow(t, p)
 	defer s.Stop()
 	layer := func(src string, x int) []plan.Layer {
 		return []plan.Layer{{Source: src, Rect: [4]int{x, 0, 160, 180}, Fit: "stretch", Opacity: 1}}
 	}
-	err := s.UpdateScenes([]plan.Scene{{Address: "scene.one", Layers: layer("source.b", 0)}}, nil, []byte(`{}`))
+	err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{{Address: "scene.one", Layers: layer("source.b", 0)}}}, []byte(`{}`))
 	if !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "source.b, which does not feed bus.pgm") {
 		t.Errorf("a layer of a source the bus is not fed: %v", err)
 	}
@@ -69,9 +70,12 @@ func TestUpdateScenesOnAir(t *testing.T) {
 		{map[string][]string{"bus.pgm": {"scene.three"}}, show.ErrInvalid, "no scene scene.three"},
 		{map[string][]string{"bus.zz": {"scene.two"}}, show.ErrNotFound, "bus.zz"},
 	} {
-		if err := s.UpdateScenes(two, c.add, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+		if err := s.ApplyLive(show.LiveChange{Scenes: two, AddScenes: c.add}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("adding %v: %v, want %v saying %q", c.add, err, c.want, c.msg)
 		}
+	}
+	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 5000}, AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: ") {
+		t.Errorf("input_poll_ms 5000: %v, want ErrInvalid naming bus.pgm", err)
 	}
 	if got := string(s.Plan()); got == `{}` {
 		t.Fatal("a refused update replaced the plan served")
@@ -79,7 +83,7 @@ func TestUpdateScenesOnAir(t *testing.T) {
 	if err := s.Switch("bus.pgm", "scene.two", "cut", 0); !errors.Is(err, show.ErrNotFound) {
 		t.Fatalf("a cut to a scene before it was added: %v", err)
 	}
-	if err := s.UpdateScenes(append(two, plan.Scene{Address: "scene.one", Layers: layer("source.a", 160)}), map[string][]string{"bus.pgm": {"scene.two"}}, []byte(`{"applied":1}`)); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Scenes: append(two, plan.Scene{Address: "scene.one", Layers: layer("source.a", 160)}), AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, InputPollMs: map[string]int{"bus.pgm": 0}}, []byte(`{"applied":1}`)); err != nil {
 		t.Fatalf("moving a layer and adding a scene: %v", err)
 	}
 	if got := string(s.Plan()); got != `{"applied":1}` {

@@ -23,7 +23,6 @@ type compositor[F Frame] struct {
 	n      plan.Node
 	format frame.Format
 	w, h   int
-	poll   int64 // ns
 
 	inputOf map[string]int // source address → input index
 	inputs  []*playout.Input[F]
@@ -31,7 +30,7 @@ type compositor[F Frame] struct {
 	fresh   []bool
 	scenes  [][]sceneLayer[F] // per scene index
 	// sceneGen is the State's scene generation scenes were built from; a
-	// tick that finds a newer one rebuilds them (State.UpdateScenes).
+	// tick that finds a newer one rebuilds them (State.ApplyLive).
 	sceneGen uint64
 	aux      []sceneLayer[F] // an AUX bus showing one source
 
@@ -97,13 +96,12 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	if err != nil {
 		return nil, err
 	}
-	pollMs := prm.InputPollMs
 	canvas, err := be.NewCanvas(f, w, h)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	c := &compositor[F]{
-		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h, poll: int64(pollMs) * 1_000_000,
+		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h,
 		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: ParseColour(prm.Colour),
 	}
 	for i, e := range ctx.Inputs {
@@ -170,8 +168,9 @@ func (c *compositor[F]) run(ctx *runtime.NodeContext[F], set *runtime.ReadySet, 
 		deadline := sched.NextDeadline()
 		now := clock()
 		wait, until := all, deadline
-		if c.poll > 0 && now < lastLook+c.poll {
-			wait, until = quiet, min(deadline, lastLook+c.poll)
+		poll := c.bus.pollNs.Load() // input_poll_ms, which onair apply may change
+		if poll > 0 && now < lastLook+poll {
+			wait, until = quiet, min(deadline, lastLook+poll)
 		}
 		if now < until {
 			fired, err := wait.Wait(until)
@@ -185,7 +184,7 @@ func (c *compositor[F]) run(ctx *runtime.NodeContext[F], set *runtime.ReadySet, 
 			}
 		}
 		now = clock()
-		if c.poll == 0 || now >= lastLook+c.poll {
+		if poll == 0 || now >= lastLook+poll {
 			c.look(ctx, set)
 			lastLook = now
 		}
@@ -246,10 +245,10 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 		return err
 	}
 	if _, err := ctx.Watch(set.Signal(), func(r *runtime.Registration) {
-		if now := clock(); c.poll > 0 && now < lastLook+c.poll {
+		if now, poll := clock(), c.bus.pollNs.Load(); poll > 0 && now < lastLook+poll {
 			if !pollArmed {
 				pollArmed = true
-				pollTimer.Reset(lastLook + c.poll)
+				pollTimer.Reset(lastLook + poll)
 			}
 		} else {
 			look()

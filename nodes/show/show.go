@@ -26,10 +26,10 @@ type Running interface {
 	Err() error
 	// Stop stops every node, loop and edge, then frees the backend.
 	Stop() error
-	// UpdateScenes changes and adds scenes on air (State.UpdateScenes)
-	// and, when it did, makes planJSON the plan Plan returns: the plan
-	// they came from, for the next change to be compared against.
-	UpdateScenes(scenes []plan.Scene, add map[string][]string, planJSON []byte) error
+	// ApplyLive changes the show on air (State.ApplyLive) and, when it
+	// did, makes planJSON the plan Plan returns: the plan the change came
+	// from, for the next one to be compared against.
+	ApplyLive(ch LiveChange, planJSON []byte) error
 }
 
 // Show is a plan running on a backend: the runtime's executor and the
@@ -174,9 +174,9 @@ func (s *Show[F]) Plan() []byte {
 	return s.planJSON
 }
 
-// UpdateScenes implements Running.
-func (s *Show[F]) UpdateScenes(scenes []plan.Scene, add map[string][]string, planJSON []byte) error {
-	if err := s.State.UpdateScenes(scenes, add); err != nil {
+// ApplyLive implements Running.
+func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
+	if err := s.State.ApplyLive(ch); err != nil {
 		return err
 	}
 	s.planMu.Lock()

@@ -34,6 +34,7 @@ import (
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
@@ -65,7 +66,7 @@ type State struct {
 	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
 
 	nodes map[string]*plan.Node // by id
-	// scenes are the show's scenes, by address. UpdateScenes swaps an
+	// scenes are the show's scenes, by address. ApplyLive swaps an
 	// entry for a new one under scenesMu (never changing one in place), and
 	// bumps sceneGen after: a compositor that sees a newer generation
 	// rebuilds its layers.
@@ -165,10 +166,14 @@ type BusState struct {
 	Address string
 	Kind    string // program | aux
 	// scenes are the scenes the bus may show, in the switcher's order;
-	// UpdateScenes swaps in a longer list (scenes only ever join the end,
+	// ApplyLive swaps in a longer list (scenes only ever join the end,
 	// so an index the switcher holds keeps its scene).
 	scenes atomic.Pointer[[]string]
 	period int64
+	// pollNs is input_poll_ms in ns: the longest a compositor waits
+	// between looks at its inputs. State holds it so that a change on air
+	// (ApplyLive) outlives a restart of the compositor.
+	pollNs atomic.Int64
 
 	wake *runtime.Signal // notified for a switch request: look at once
 
@@ -266,6 +271,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				scenes = append([]string{prm.Scene}, scenes...)
 			}
 			bs.scenes.Store(&scenes)
+			bs.pollNs.Store(int64(prm.InputPollMs) * 1_000_000)
 			start := 0
 			if prm.Scene != "" {
 				start = index(scenes, prm.Scene)
@@ -463,16 +469,27 @@ func (b *State) scene(addr string) *plan.Scene {
 	return b.scenes[addr]
 }
 
-// UpdateScenes changes scenes while the show runs: scenes get new layers
-// (a scene the show lacks is added), and add puts scenes at the end of
-// buses' lists (bus address → the scenes to add), so that a switch can
-// take them. Every bus that may show a changed scene draws its new layers
-// from its next tick on, without a cut or a missed frame. Each layer's
-// source must already feed every bus that may show the scene (the plan's
-// edges): another source needs the show restarted. It changes nothing
-// unless all of it passes, and returns an error wrapping ErrNotFound or
-// ErrInvalid saying what did not.
-func (b *State) UpdateScenes(scenes []plan.Scene, add map[string][]string) error {
+// LiveChange is what a running show changes without going off air
+// (State.ApplyLive).
+type LiveChange struct {
+	// Scenes get new layers; a scene the show lacks is added.
+	Scenes []plan.Scene
+	// AddScenes puts scenes at the end of buses' lists (bus address → the
+	// scenes to add), so that a switch can take them.
+	AddScenes map[string][]string
+	// InputPollMs is a new input_poll_ms for buses (bus address → ms).
+	InputPollMs map[string]int
+}
+
+// ApplyLive changes the show while it runs. Every bus that may show a
+// changed scene draws its new layers from its next tick on, without a cut
+// or a missed frame; a compositor waits by a new input_poll_ms from its
+// next wait on. Each layer's source must already feed every bus that may
+// show the scene (the plan's edges): another source needs the show
+// restarted. It changes nothing unless all of it passes, and returns an
+// error wrapping ErrNotFound or ErrInvalid saying what did not.
+func (b *State) ApplyLive(ch LiveChange) error {
+	scenes, add := ch.Scenes, ch.AddScenes
 	var problems []string
 	next := map[string]*plan.Scene{}
 	for _, sc := range scenes {
@@ -514,9 +531,18 @@ func (b *State) UpdateScenes(scenes []plan.Scene, add map[string][]string) error
 			}
 		}
 	}
-	for _, a := range sortedKeys(add) {
+	for _, a := range append(sortedKeys(add), sortedKeys(ch.InputPollMs)...) {
 		if b.buses[a] == nil {
 			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		}
+	}
+	if k, ok := nodes.Lookup("compositor"); ok { // the param's range, as the registry declares it
+		if p, ok := k.Param("input_poll_ms"); ok {
+			for _, a := range sortedKeys(ch.InputPollMs) {
+				if err := p.Check(ch.InputPollMs[a]); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: %v", a, err))
+				}
+			}
 		}
 	}
 	for _, a := range sortedKeys(lists) {
@@ -533,7 +559,7 @@ func (b *State) UpdateScenes(scenes []plan.Scene, add map[string][]string) error
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("scenes not changed: %s (a new source on a bus needs the show restarted): %w", strings.Join(problems, "; "), ErrInvalid)
+		return fmt.Errorf("nothing changed: %s (a new source on a bus needs the show restarted): %w", strings.Join(problems, "; "), ErrInvalid)
 	}
 	b.scenesMu.Lock()
 	for addr, sc := range next {
@@ -545,6 +571,9 @@ func (b *State) UpdateScenes(scenes []plan.Scene, add map[string][]string) error
 			l := l
 			b.buses[a].scenes.Store(&l)
 		}
+	}
+	for a, ms := range ch.InputPollMs {
+		b.buses[a].pollNs.Store(int64(ms) * 1_000_000)
 	}
 	b.sceneGen.Add(1) // after the scenes and lists: a compositor that sees it finds them
 	for _, bs := range b.buses {
