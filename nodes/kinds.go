@@ -36,7 +36,7 @@ var builtin = []*Kind{
 			{Name: "size", Type: String, Doc: "A raw file's picture size, WIDTHxHEIGHT (raw files only)."},
 			onErrorParam,
 			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
-			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Live: true, Doc: "A read that takes longer stops the source with an error."},
+			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Doc: "A read that takes longer stops the source with an error."},
 			tsKeys, colourParam},
 		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: []string{FormatPackets}, MaxOutputs: 1},
 		Readiness: "the file is open and a first packet has been read",
@@ -102,7 +102,7 @@ var builtin = []*Kind{
 		Doc:  "Imports each received buffer once (on the GPU the producer's exported CUDA memory, mapped with cuMemImportFromShareableHandle, or a memfd mapped and page-locked; on the CPU a memfd mapped), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA with straight or premultiplied alpha, or NV12) to the canvas format in BT.709 limited range, keeping the alpha of pictures that have it (an alpha plane beside the colour, premultiplied over black) so that the compositor keys them over the scene; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
 			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
-			{Name: "purge_idle", Type: Bool, Default: false, Live: true, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
+			{Name: "purge_idle", Type: Bool, Default: false, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
 			formatParam,
 			{Name: "key", Type: Enum, Enum: []string{"alpha", "none"}, Default: "alpha", Doc: "What a picture's alpha does: alpha keys it over the scene (each pixel's alpha times the layer's opacity, the scene seen through transparent pixels); none composites it over black, as an opaque picture (no alpha plane is allocated)."},
 			{Name: "convert_on", Type: Enum, Enum: []string{"thread", "loop"}, Default: "thread", Doc: "Where pictures are imported and converted: a thread of the node's own, or its source's pacing loop (a GPU conversion is a kernel and a short wait: the CUDA backend's lowering picks loop; a CPU conversion takes milliseconds and keeps its thread)."},

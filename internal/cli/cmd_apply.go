@@ -100,7 +100,7 @@ type applied struct {
 // liveCanvas are the canvas settings whose change reaches the show only
 // through node params that ApplyLive changes (each node change is checked
 // below as any other).
-var liveCanvas = map[string]bool{"canvas.input_poll_ms": true, "canvas.aux_input_poll_ms": true}
+var liveCanvas = map[string]bool{"canvas.input_poll_ms": true, "canvas.aux_input_poll_ms": true, "canvas.import_ttl_ms": true}
 
 // liveApply is a running show's POST /plan: it compares the plan sent with
 // the one on air (compiler/diff) and carries out the changes that can be
@@ -122,9 +122,29 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r := diff.Diff(a.cur, p)
+	ch, names, refused := liveChange(a.cur, p)
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes and adds scenes, and changes input_poll_ms, import_ttl_ms and a preview's interval_ms and quality, nothing else): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
+	}
+	if len(names) > 0 {
+		js, err := plan.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.show.ApplyLive(ch, js); err != nil {
+			return nil, err
+		}
+		a.cur = p
+	}
+	return applied{Applied: append([]string{}, names...)}, nil
+}
+
+// liveChange is what of the difference between the plan on air (cur) and
+// p can be made on air, the elements it changes (names), and what cannot
+// (refused: each needs the show restarted).
+func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string) {
+	r := diff.Diff(cur, p)
 	var scenes []plan.Scene
-	var names, refused []string
 	for _, sa := range r.Show {
 		if !liveCanvas[sa.Name] {
 			refused = append(refused, sa.Name+" changed")
@@ -132,6 +152,8 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 	}
 	add := map[string][]string{}
 	polls := map[string]int{}
+	previews := map[string]show.PreviewSettings{}
+	ttls := map[string]int{}
 	for _, c := range r.Changes {
 		switch {
 		case c.Element == "scene" && (c.Action == diff.Update || c.Action == diff.Create) && len(c.Nodes) == 0:
@@ -141,7 +163,7 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 				}
 			}
 		case c.Element == "bus" && c.Action == diff.Update:
-			more, poll, ok := busChange(a.cur, p, c)
+			more, poll, ok := busChange(cur, p, c)
 			if !ok {
 				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a bus takes new scenes at the end of its list and a new input_poll_ms, nothing else", c.Address, c.Action, c.Reason))
 				continue
@@ -152,26 +174,28 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 			if poll >= 0 {
 				polls[c.Address] = poll
 			}
+		case c.Element == "source" && c.Action == diff.Update:
+			ms, ok := importTTLChange(p, c)
+			if !ok {
+				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a browser source takes a new import_ttl_ms, nothing else", c.Address, c.Action, c.Reason))
+				continue
+			}
+			ttls[c.Address] = ms
+		case c.Element == "output" && c.Action == diff.Update:
+			ps, ok := previewChange(p, c)
+			if !ok {
+				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a preview output takes a new interval_ms and quality, nothing else", c.Address, c.Action, c.Reason))
+				continue
+			}
+			previews[c.Address] = ps
 		default:
 			refused = append(refused, fmt.Sprintf("%s %s (%s)", c.Address, c.Action, c.Reason))
 			continue
 		}
 		names = append(names, c.Address)
 	}
-	if len(refused) > 0 {
-		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes and adds scenes and changes input_poll_ms, nothing else): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
-	}
-	if len(names) > 0 {
-		js, err := plan.Marshal(p)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.show.ApplyLive(show.LiveChange{Scenes: scenes, AddScenes: add, InputPollMs: polls}, js); err != nil {
-			return nil, err
-		}
-		a.cur = p
-	}
-	return applied{Applied: append([]string{}, names...)}, nil
+	ch = show.LiveChange{Scenes: scenes, AddScenes: add, InputPollMs: polls, Previews: previews, ImportTTLMs: ttls}
+	return ch, names, refused
 }
 
 // busChange reads a bus's change: when all that changed is its
@@ -186,7 +210,7 @@ func busChange(old, new *plan.Plan, c diff.Change) (more []string, pollMs int, o
 	for _, at := range c.Nodes[0].Attrs {
 		switch at.Name {
 		case "scenes":
-			was, now := compositorParam(old, c.Address, "scenes"), compositorParam(new, c.Address, "scenes")
+			was, now := nodeParam(old, c.Address, "compositor", "scenes"), nodeParam(new, c.Address, "compositor", "scenes")
 			a, b := stringList(was), stringList(now)
 			if len(b) <= len(a) || !slices.Equal(b[:len(a)], a) {
 				return nil, -1, false
@@ -194,10 +218,7 @@ func busChange(old, new *plan.Plan, c diff.Change) (more []string, pollMs int, o
 			more = b[len(a):]
 		case "scene":
 		case "input_poll_ms":
-			n, isInt := compositorParam(new, c.Address, "input_poll_ms").(int)
-			if f, isFloat := compositorParam(new, c.Address, "input_poll_ms").(float64); isFloat {
-				n, isInt = int(f), true
-			}
+			n, isInt := intParam(nodeParam(new, c.Address, "compositor", "input_poll_ms"))
 			if !isInt {
 				return nil, -1, false
 			}
@@ -209,14 +230,51 @@ func busChange(old, new *plan.Plan, c diff.Change) (more []string, pollMs int, o
 	return more, pollMs, true
 }
 
-// compositorParam is param name of bus's compositor in p (nil: none).
-func compositorParam(p *plan.Plan, bus, name string) any {
+// nodeParam is param name of the node of kind that element addr has in p
+// (nil: none).
+func nodeParam(p *plan.Plan, addr, kind, name string) any {
 	for _, n := range p.Nodes {
-		if n.Address == bus && n.Kind == "compositor" {
+		if n.Address == addr && n.Kind == kind {
 			return n.Params[name]
 		}
 	}
 	return nil
+}
+
+// intParam is an int param's value, whatever its Go type.
+func intParam(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case float64:
+		return int(x), x == float64(int(x))
+	}
+	return 0, false
+}
+
+// previewChange reads an output's change: when all that changed is a
+// preview's interval_ms and quality, it returns them.
+func previewChange(new *plan.Plan, c diff.Change) (show.PreviewSettings, bool) {
+	var ps show.PreviewSettings
+	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "output_preview" || c.Nodes[0].Action != diff.Update {
+		return ps, false
+	}
+	for _, at := range c.Nodes[0].Attrs {
+		v, ok := intParam(nodeParam(new, c.Address, "output_preview", at.Name))
+		switch {
+		case !ok:
+			return ps, false
+		case at.Name == "interval_ms":
+			ps.IntervalMs = v
+		case at.Name == "quality":
+			ps.Quality = v
+		default:
+			return ps, false
+		}
+	}
+	return ps, true
 }
 
 // stringList is a list param's value as strings.
@@ -233,4 +291,18 @@ func stringList(v any) []string {
 		}
 	}
 	return out
+}
+
+// importTTLChange reads a source's change: when all that changed is its
+// gpu_import's import_ttl_ms, it returns the new one.
+func importTTLChange(new *plan.Plan, c diff.Change) (int, bool) {
+	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "gpu_import" || c.Nodes[0].Action != diff.Update {
+		return 0, false
+	}
+	for _, at := range c.Nodes[0].Attrs {
+		if at.Name != "import_ttl_ms" {
+			return 0, false
+		}
+	}
+	return intParam(nodeParam(new, c.Address, "gpu_import", "import_ttl_ms"))
 }

@@ -6,8 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onairhq/onair/compiler"
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/testwait"
+	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes/show"
 )
 
 // applyShow is a show whose one scene puts a test pattern on half of the
@@ -134,5 +139,85 @@ scene "full" {
 	}
 	if n, l, r, w := y4mPictures(rec, nil), y4mPictures(rec, onLeft), y4mPictures(rec, onRight), y4mPictures(rec, whole); l+r+w < n-2 {
 		t.Errorf("of %d pictures, %d show the pattern on the left, %d on the right, %d whole: the changes drew something else", n, l, r, w)
+	}
+}
+
+// liveShow has a browser source, a scene and a preview output: every kind
+// of setting onair apply changes on air.
+const liveShow = `
+canvas {
+  import_ttl_ms = TTL
+  input_poll_ms = POLL
+}
+show {
+  name       = "live"
+  size       = "640x360"
+  frame_rate = "30"
+}
+source "browser" "gfx" {
+  socket = "SOCKET"
+}
+scene "gfx" {
+  layer {
+    source = source.gfx
+  }
+}
+bus "program" "pgm" {
+  scene = scene.gfx
+}
+output "preview" "pgm" {
+  bus     = bus.pgm
+  quality = QUALITY
+}
+`
+
+// liveChange reads what compiler/diff says changed between two compiled
+// shows into what the running show changes, and refuses the rest.
+func TestLiveChangeReadsTheDiff(t *testing.T) {
+	dir := t.TempDir()
+	target, err := backends.Lookup("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compile := func(ttl, poll, quality, socket string) *plan.Plan {
+		t.Helper()
+		path := filepath.Join(dir, "show.hcl")
+		src := strings.NewReplacer("TTL", ttl, "POLL", poll, "QUALITY", quality, "SOCKET", socket).Replace(liveShow)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var errs strings.Builder
+		p, err := loadPlanOrShow(path, lang.Options{}, compiler.Options{ToolVersion: version, Target: target.Lowering}, &errs)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errs.String())
+		}
+		return p
+	}
+	cur := compile("10000", "8", "80", "gfx.sock")
+	for _, c := range []struct {
+		name    string
+		new     *plan.Plan
+		names   string
+		refused string
+		check   func(show.LiveChange) bool
+	}{
+		{"import_ttl_ms", compile("2000", "8", "80", "gfx.sock"), "source.gfx", "",
+			func(ch show.LiveChange) bool { return ch.ImportTTLMs["source.gfx"] == 2000 }},
+		{"input_poll_ms", compile("10000", "0", "80", "gfx.sock"), "bus.pgm", "",
+			func(ch show.LiveChange) bool { ms, ok := ch.InputPollMs["bus.pgm"]; return ok && ms == 0 }},
+		{"preview quality", compile("10000", "8", "40", "gfx.sock"), "output.pgm", "",
+			func(ch show.LiveChange) bool { return ch.Previews["output.pgm"] == show.PreviewSettings{Quality: 40} }},
+		{"the socket", compile("10000", "8", "80", "other.sock"), "", "source.gfx replace", nil},
+	} {
+		ch, names, refused := liveChange(cur, c.new)
+		if got := strings.Join(names, " "); got != c.names {
+			t.Errorf("%s: changes %q on air, want %q", c.name, got, c.names)
+		}
+		if got := strings.Join(refused, "; "); c.refused == "" && got != "" || !strings.Contains(got, c.refused) {
+			t.Errorf("%s: refused %q, want %q", c.name, got, c.refused)
+		}
+		if c.check != nil && !c.check(ch) {
+			t.Errorf("%s: the change is %+v", c.name, ch)
+		}
 	}
 }

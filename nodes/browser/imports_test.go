@@ -232,6 +232,28 @@ func TestImportsAreReusedAndReleasedOnTime(t *testing.T) {
 	})
 }
 
+// import_ttl_ms changed on air (onair apply: BrowserState.SetImportTTL)
+// takes effect at the next sweep, and outlives the node: the value the
+// plan gave a restarted node does not undo it.
+func TestImportTTLChangesOnAir(t *testing.T) {
+	g := newLoopRig(t, false)
+	g.bs.InitImportTTL(10_000)
+	g.paint(2)
+	g.onAirAt = 1
+	g.now += 2_000 * ms
+	g.loop.sweep(g.now)
+	if len(g.released) != 0 {
+		t.Fatalf("released %+v after 2 s with a 10 s TTL", g.released)
+	}
+	g.bs.SetImportTTL(1_000)
+	g.bs.InitImportTTL(10_000) // a restarted gpu_import, from the plan
+	g.loop.sweep(g.now)
+	if len(g.releasedBy(ReasonTTL)) != 2 || g.bs.Expired.Load() != 2 {
+		t.Fatalf("released %+v, want both imports: unused for 2 s, the TTL now 1 s", g.released)
+	}
+	g.p.Close()
+}
+
 func TestWithoutPurgeIdleStartUpBuffersWaitForTheTTL(t *testing.T) {
 	g := newLoopRig(t, false)
 	g.paint(3)

@@ -165,6 +165,7 @@ func (be *Backend[F]) newImport(st *show.State, n plan.Node, ctx *runtime.NodeCo
 	if src == nil {
 		return nil, fmt.Errorf("node %s: no source %s in the show's state", n.ID, n.Address)
 	}
+	src.Browser().InitImportTTL(prm.TTL)
 	return &importer[F]{be: be, format: f, key: prm.Key != KeyNone, loop: &importLoop[F]{
 		imports: NewImports(), ttl: time.Duration(prm.TTL) * time.Millisecond, purge: prm.Purge,
 		src: src, bs: src.Browser(), address: n.Address, onAir: st.OnAir, clock: st.Clock, log: ctx.Log,
@@ -358,7 +359,11 @@ func (l *importLoop[F]) report(err error) {
 // imports unused for the TTL; with purge_idle, once, as the show goes on
 // air, what start-up left unused for PurgeIdleAfter.
 func (l *importLoop[F]) sweep(now int64) {
-	for _, r := range l.imports.Sweep(now, l.ttl) {
+	ttl := l.ttl
+	if d, ok := l.bs.ImportTTL(); ok { // onair apply may have changed it
+		ttl = d
+	}
+	for _, r := range l.imports.Sweep(now, ttl) {
 		if r.Reason == ReasonDead {
 			l.bs.Dead.Add(1)
 		} else {

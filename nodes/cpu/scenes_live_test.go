@@ -19,7 +19,7 @@ source "test_pattern" "a" {
   size = "320x180"
 }
 source "test_pattern" "b" {
-  pattern = "checker"
+  pattern = "ramp"
   size    = "320x180"
 }
 scene "one" {
@@ -37,14 +37,17 @@ bus "aux" "b" {
 output "null" "pgm" {
   bus = bus.pgm
 }
-output "null" "b" {
-  bus = bus.b
+output "preview" "b" {
+  bus         = bus.b
+  interval_ms = 40
+  quality     = 100
 }
 `
 
 // ApplyLive on a running show: a layer of a source that feeds the bus
 // moves, a scene joins the Program bus, which then cuts to it, and the bus
-// looks at every arriving frame (input_poll_ms 0); a layer
+// looks at every arriving frame (input_poll_ms 0), and a preview output
+// snapshots at another quality; a layer
 // of a source that feeds only another bus, a scene on an AUX bus, twice on
 // a bus, or missing, a bus the show lacks and an input_poll_ms out of the
 // registry's range are refused, change nothing and say why.
@@ -93,6 +96,19 @@ func TestApplyLiveOnAir(t *testing.T) {
 		t.Fatalf("a cut to the added scene: %v", err)
 	}
 	waitShow(t, s, "bus.pgm on air with scene.two", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").OnAir == "scene.two" })
+	// The preview of bus.b (a ramp) at quality 100, then 1.
+	var big int
+	waitShow(t, s, "a preview of bus.b", func(show.Summary) bool { jpg, ok := s.State.Preview("b"); big = len(jpg); return ok })
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {Quality: 1}}}, []byte(`{"applied":2}`)); err != nil {
+		t.Fatalf("preview quality 1: %v", err)
+	}
+	waitShow(t, s, "a preview of bus.b at quality 1", func(show.Summary) bool { jpg, _ := s.State.Preview("b"); return len(jpg) < big/2 })
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 5}}}, nil); !errors.Is(err, show.ErrInvalid) {
+		t.Errorf("preview interval_ms 5: %v, want ErrInvalid", err)
+	}
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
+		t.Errorf("a null output as a preview: %v, want ErrNotFound", err)
+	}
 	// The bus keeps drawing: 10 more ticks after the change.
 	ticks := busOf(s.State.Summary(), "bus.pgm").Ticks
 	waitShow(t, s, "10 ticks after the change", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").Ticks >= ticks+10 })

@@ -6,7 +6,9 @@ package show
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/nodes/media/ipc"
@@ -26,7 +28,13 @@ type BrowserState struct {
 	Dead      atomic.Uint64 // imports released because the producer destroyed the buffer or its connection ended
 	Stopped   atomic.Uint64 // imports released when the import stopped
 	Converted atomic.Uint64 // frames converted to the canvas format
-	Stale     atomic.Uint64 // frames whose connection was retired before the import took them
+
+	// import_ttl_ms: the plan's, set by the first gpu_import node, then
+	// only by SetImportTTL (onair apply), so a restarted node keeps it.
+	ttlMu  sync.Mutex // Init and Set
+	ttlSet atomic.Bool
+	ttlMs  atomic.Int64
+	Stale  atomic.Uint64 // frames whose connection was retired before the import took them
 }
 
 // Releases counts imports released, for every reason.
@@ -131,3 +139,32 @@ func (b *State) OnAir() (at int64, ok bool) {
 }
 
 func (b *State) markOnAir() { b.onAir.CompareAndSwap(0, b.opts.Clock()) }
+
+// InitImportTTL records the plan's import_ttl_ms unless the show already
+// holds one (a change on air, or an earlier start of the node).
+func (b *BrowserState) InitImportTTL(ms int) {
+	b.ttlMu.Lock()
+	defer b.ttlMu.Unlock()
+	if !b.ttlSet.Load() {
+		b.ttlMs.Store(int64(ms))
+		b.ttlSet.Store(true)
+	}
+}
+
+// SetImportTTL changes import_ttl_ms on air: the import's next sweep
+// releases what has been unused for ms.
+func (b *BrowserState) SetImportTTL(ms int) {
+	b.ttlMu.Lock()
+	defer b.ttlMu.Unlock()
+	b.ttlMs.Store(int64(ms))
+	b.ttlSet.Store(true)
+}
+
+// ImportTTL is import_ttl_ms as the show holds it; false before any was
+// recorded.
+func (b *BrowserState) ImportTTL() (time.Duration, bool) {
+	if !b.ttlSet.Load() {
+		return 0, false
+	}
+	return time.Duration(b.ttlMs.Load()) * time.Millisecond, true
+}

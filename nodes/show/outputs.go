@@ -213,19 +213,20 @@ func newPreviewOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runti
 	if err != nil {
 		return nil, err
 	}
-	interval, quality := prm.IntervalMs, prm.Quality
 	st := b.outputs[n.Address]
+	st.previewInterval.CompareAndSwap(0, int64(prm.IntervalMs)) // a change on air (ApplyLive) outlives a restart
+	st.previewQuality.CompareAndSwap(0, int64(prm.Quality))
 	var last time.Time
 	var img *image.YCbCr
 	var buf bytes.Buffer
 	return &sink[F]{st: st, toHost: be.ToHost, write: func(f *frame.Frame) error {
-		if time.Since(last) < time.Duration(interval)*time.Millisecond {
+		if time.Since(last) < time.Duration(st.previewInterval.Load())*time.Millisecond {
 			return nil
 		}
 		last = time.Now()
 		img = ToJFIF(f, 0, img) // levels and colour as JPEG viewers expect (snapshot.go)
 		buf.Reset()
-		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
+		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: int(st.previewQuality.Load())}); err != nil {
 			return err
 		}
 		st.mu.Lock()

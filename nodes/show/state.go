@@ -220,6 +220,9 @@ type OutputState struct {
 	restart uint64
 	jpeg    []byte // preview: the latest snapshot
 	jpegAt  time.Time
+	// A preview's interval_ms and quality: set by its first node from the
+	// plan, then only by ApplyLive, so a restarted node keeps a change.
+	previewInterval, previewQuality atomic.Int64
 
 	recorder *recorder // record: the file, kept across restarts
 }
@@ -479,6 +482,18 @@ type LiveChange struct {
 	AddScenes map[string][]string
 	// InputPollMs is a new input_poll_ms for buses (bus address → ms).
 	InputPollMs map[string]int
+	// Previews are new settings of preview outputs (output address →
+	// them; a zero field keeps the setting).
+	Previews map[string]PreviewSettings
+	// ImportTTLMs is a new import_ttl_ms for browser sources (source
+	// address → ms).
+	ImportTTLMs map[string]int
+}
+
+// PreviewSettings are a preview output's params that change on air.
+type PreviewSettings struct {
+	IntervalMs int `json:"interval_ms,omitempty"`
+	Quality    int `json:"quality,omitempty"`
 }
 
 // ApplyLive changes the show while it runs. Every bus that may show a
@@ -536,13 +551,35 @@ func (b *State) ApplyLive(ch LiveChange) error {
 			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
 		}
 	}
-	if k, ok := nodes.Lookup("compositor"); ok { // the param's range, as the registry declares it
-		if p, ok := k.Param("input_poll_ms"); ok {
-			for _, a := range sortedKeys(ch.InputPollMs) {
-				if err := p.Check(ch.InputPollMs[a]); err != nil {
-					problems = append(problems, fmt.Sprintf("%s: %v", a, err))
+	// Ranges as the registry declares them.
+	check := func(kind, param, addr string, v int) {
+		if k, ok := nodes.Lookup(kind); ok {
+			if p, ok := k.Param(param); ok {
+				if err := p.Check(v); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: %v", addr, err))
 				}
 			}
+		}
+	}
+	for _, a := range sortedKeys(ch.InputPollMs) {
+		check("compositor", "input_poll_ms", a, ch.InputPollMs[a])
+	}
+	for _, a := range sortedKeys(ch.ImportTTLMs) {
+		if src := b.sources[a]; src == nil || src.browser.Load() == nil {
+			return fmt.Errorf("%s: the show on air has no such browser source: %w", a, ErrNotFound)
+		}
+		check("gpu_import", "import_ttl_ms", a, ch.ImportTTLMs[a])
+	}
+	for _, a := range sortedKeys(ch.Previews) {
+		o := b.outputs[a]
+		if o == nil || o.Kind != "preview" {
+			return fmt.Errorf("%s: the show on air has no such preview output: %w", a, ErrNotFound)
+		}
+		if v := ch.Previews[a].IntervalMs; v != 0 {
+			check("output_preview", "interval_ms", a, v)
+		}
+		if v := ch.Previews[a].Quality; v != 0 {
+			check("output_preview", "quality", a, v)
 		}
 	}
 	for _, a := range sortedKeys(lists) {
@@ -574,6 +611,17 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	}
 	for a, ms := range ch.InputPollMs {
 		b.buses[a].pollNs.Store(int64(ms) * 1_000_000)
+	}
+	for a, ms := range ch.ImportTTLMs {
+		b.sources[a].Browser().SetImportTTL(ms)
+	}
+	for a, ps := range ch.Previews {
+		if ps.IntervalMs != 0 {
+			b.outputs[a].previewInterval.Store(int64(ps.IntervalMs))
+		}
+		if ps.Quality != 0 {
+			b.outputs[a].previewQuality.Store(int64(ps.Quality))
+		}
 	}
 	b.sceneGen.Add(1) // after the scenes and lists: a compositor that sees it finds them
 	for _, bs := range b.buses {
