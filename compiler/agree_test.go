@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onairhq/onair/lang"
@@ -21,41 +22,63 @@ var canvasParams = []struct{ canvas, kind, param string }{
 	{"nvdec_parser", "nvdec_file", "parser"}, // fuse_decode_loops.go
 }
 
+// elementParams lists element attributes the compiler copies into a
+// node's param as they are (block type and kind, attribute; node kind,
+// param), held to the same agreement.
+var elementParams = []struct{ block, blockKind, attr, kind, param string }{
+	{"output", "preview", "interval_ms", "output_preview", "interval_ms"},
+	{"output", "preview", "quality", "output_preview", "quality"},
+}
+
 func TestCanvasAndRegistryAgree(t *testing.T) {
-	var canvas *lang.Block
-	for _, b := range lang.Schema {
-		if b.Type == "canvas" {
-			canvas = b
+	block := func(typ, kind string) *lang.Block {
+		for _, b := range lang.Schema {
+			if b.Type == typ && b.Kind == kind {
+				return b
+			}
 		}
+		t.Fatalf("the schema has no %s %q block", typ, kind)
+		return nil
 	}
-	if canvas == nil {
-		t.Fatal("the schema has no canvas block")
-	}
+	type pair struct{ where, attr, kind, param string }
+	var pairs []pair
 	for _, c := range canvasParams {
-		a := canvas.Attr(c.canvas)
+		pairs = append(pairs, pair{"canvas", c.canvas, c.kind, c.param})
+	}
+	for _, c := range elementParams {
+		pairs = append(pairs, pair{c.block + " " + c.blockKind, c.attr, c.kind, c.param})
+	}
+	canvas := block("canvas", "")
+	for _, c := range pairs {
+		b := canvas
+		if c.where != "canvas" {
+			typ, kind, _ := strings.Cut(c.where, " ")
+			b = block(typ, kind)
+		}
+		a := b.Attr(c.attr)
 		k, ok := nodes.Lookup(c.kind)
 		if a == nil || !ok {
-			t.Fatalf("canvas.%s or kind %s is gone: update canvasParams", c.canvas, c.kind)
+			t.Fatalf("%s.%s or kind %s is gone: update canvasParams or elementParams", c.where, c.attr, c.kind)
 		}
 		p, ok := k.Param(c.param)
 		if !ok {
 			t.Fatalf("%s has no param %s", c.kind, c.param)
 		}
 		if a.Default != p.Default {
-			t.Errorf("canvas.%s defaults to %v, %s.%s to %v", c.canvas, a.Default, c.kind, c.param, p.Default)
+			t.Errorf("%s.%s defaults to %v, %s.%s to %v", c.where, c.attr, a.Default, c.kind, c.param, p.Default)
 		}
 		if a.Type == lang.TypeEnum && p.Type == nodes.Enum {
 			if !slices.Equal(a.Enum, p.Enum) {
-				t.Errorf("canvas.%s may be %v, %s.%s %v", c.canvas, a.Enum, c.kind, c.param, p.Enum)
+				t.Errorf("%s.%s may be %v, %s.%s %v", c.where, c.attr, a.Enum, c.kind, c.param, p.Enum)
 			}
 			continue
 		}
 		if a.Type != lang.TypeInt || p.Type != nodes.Int {
-			t.Errorf("canvas.%s is %v, %s.%s is %s: both must be whole numbers or both enums", c.canvas, a.Type, c.kind, c.param, p.Type)
+			t.Errorf("%s.%s is %v, %s.%s is %s: both must be whole numbers or both enums", c.where, c.attr, a.Type, c.kind, c.param, p.Type)
 			continue
 		}
 		if a.Range == nil || p.Min == nil || p.Max == nil || a.Range[0] != int64(*p.Min) || a.Range[1] != int64(*p.Max) {
-			t.Errorf("canvas.%s and %s.%s declare different ranges", c.canvas, c.kind, c.param)
+			t.Errorf("%s.%s and %s.%s declare different ranges", c.where, c.attr, c.kind, c.param)
 		}
 	}
 }

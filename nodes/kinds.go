@@ -191,7 +191,7 @@ var builtin = []*Kind{
 		Name: "output_preview",
 		Doc:  "Keeps JPEG snapshots of a bus for the status server.",
 		Params: []Param{
-			{Name: "interval_ms", Type: Int, Default: 1000, Min: ptr(10), Live: true, Doc: "Time between snapshots."},
+			{Name: "interval_ms", Type: Int, Default: 1000, Min: ptr(40), Max: ptr(60000), Live: true, Doc: "Time between snapshots."},
 			{Name: "quality", Type: Int, Default: 80, Min: ptr(1), Max: ptr(100), Live: true, Doc: "JPEG quality."},
 		},
 		Traits:    Traits{Roles: Sink, Takes: frameFmts},
