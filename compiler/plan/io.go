@@ -149,6 +149,21 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("node %q is placed on unknown loop %q", n.ID, n.Placement.Loop)
 		}
 	}
+	// Scenes as the show language allows them: a running show draws a
+	// saved plan's, and onair apply sends them to a show on air.
+	for _, sc := range p.Scenes {
+		for i, l := range sc.Layers {
+			if l.Rect[2] <= 0 || l.Rect[3] <= 0 {
+				return fmt.Errorf("%s layer %d: width and height must be positive; got %dx%d", sc.Address, i, l.Rect[2], l.Rect[3])
+			}
+			if l.Crop != nil && (l.Crop[2] <= 0 || l.Crop[3] <= 0) {
+				return fmt.Errorf("%s layer %d: the crop's width and height must be positive; got %dx%d", sc.Address, i, l.Crop[2], l.Crop[3])
+			}
+			if !(l.Opacity >= 0 && l.Opacity <= 1) {
+				return fmt.Errorf("%s layer %d: opacity %v is outside 0 to 1", sc.Address, i, l.Opacity)
+			}
+		}
+	}
 	return nil
 }
 

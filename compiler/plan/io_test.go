@@ -49,6 +49,12 @@ func TestLoadRefuses(t *testing.T) {
 	dangling := samplePlan()
 	dangling.Edges[0].To = "nowhere"
 	dang, _ := Marshal(dangling)
+	layer := func(rect [4]int, opacity float64) string {
+		p := samplePlan()
+		p.Scenes = append(p.Scenes, Scene{Address: "scene.bad", Layers: []Layer{{Source: "source.a", Rect: rect, Fit: "stretch", Opacity: opacity}}})
+		b, _ := Marshal(p)
+		return string(b)
+	}
 	cases := []struct {
 		name, in, tool, want string
 	}{
@@ -62,6 +68,8 @@ func TestLoadRefuses(t *testing.T) {
 		{"only a format version", cur + `}`, "", "names no show"},
 		{"only a format version, tool checked", cur + `}`, "1.2.3", `onair ("1.2.3") can use: it names no tool_version`},
 		{"no nodes", cur + `,"show":"s","nodes":[]}`, "", "no nodes"},
+		{"a layer of no width", layer([4]int{0, 0, 0, 10}, 1), "", "scene.bad layer 0: width and height must be positive"},
+		{"a layer more than opaque", layer([4]int{0, 0, 10, 10}, 1.5), "", "opacity 1.5 is outside 0 to 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
