@@ -286,6 +286,11 @@ function follow() {
   on("source_error", (d) => log(d.source + ": " + d.error, "error"));
   on("source_ok", (d) => log(d.source + " delivers again"));
   on("lost", (d) => { log("missed " + d.events + " events; reloading the state"); streamUp = false; });
+  // onair apply changed the show on air: a bus may offer new scenes.
+  on("apply", (d) => {
+    log("changed on air: " + (d.changed || []).join(", "));
+    api("GET", "/status").then((st) => { status = st; op = st.operator; build(); }).catch((e) => log(e.message, "error"));
+  });
 }
 
 function sw(bus, scene) {

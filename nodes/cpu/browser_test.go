@@ -21,6 +21,7 @@ import (
 	"github.com/onairhq/onair/internal/golden"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -219,6 +220,16 @@ func TestThePageInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
+	// onair apply adds a scene to bus.pgm: the page offers it at once.
+	both := plan.Scene{Address: "scene.both", Layers: []plan.Layer{
+		{Source: "source.one", Rect: [4]int{0, 0, 160, 180}, Fit: "stretch", Opacity: 1},
+		{Source: "source.two", Rect: [4]int{160, 0, 160, 180}, Fit: "stretch", Opacity: 1},
+	}}
+	if err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{both}, AddScenes: map[string][]string{"bus.pgm": {"scene.both"}}}, pj); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "the page offering the added scene", chromedp.WaitVisible(`[data-pgm="bus.pgm|scene.both"]`), chromedp.WaitVisible(`[data-pvw="bus.pgm|scene.both"]`))
 
 	// A phone: the page fits its width, with the tiles in two columns.
 	type fitting struct{ Scroll, Width, Cols float64 }

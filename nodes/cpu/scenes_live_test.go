@@ -2,10 +2,12 @@ package cpu
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -89,6 +91,20 @@ func TestApplyLiveOnAir(t *testing.T) {
 	if err := s.ApplyLive(show.LiveChange{Scenes: append(two, plan.Scene{Address: "scene.one", Layers: layer("source.a", 160)}), AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, InputPollMs: map[string]int{"bus.pgm": 0}}, []byte(`{"applied":1}`)); err != nil {
 		t.Fatalf("moving a layer and adding a scene: %v", err)
 	}
+	// The operator's event stream says what changed.
+	testwait.Until(t, testwait.Bound, "an apply event", func() bool {
+		evs, _, _ := s.Events().Since(0, nil)
+		for _, e := range evs {
+			if e.Type == "apply" {
+				got := fmt.Sprint(e.Data.(map[string]any)["changed"])
+				if got != "[bus.pgm scene.one scene.two]" {
+					t.Fatalf("the apply event lists %s", got)
+				}
+				return true
+			}
+		}
+		return false
+	})
 	if got := string(s.Plan()); got != `{"applied":1}` {
 		t.Errorf("after the update the show serves plan %.40s, want the applied one", got)
 	}

@@ -41,6 +41,7 @@ type Show[F Frame] struct {
 	Exec     *runtime.Executor[F]
 	backend  *Backend[F]
 	plan     *plan.Plan
+	log      *slog.Logger
 	planMu   sync.Mutex
 	planJSON []byte // the plan running, as last applied
 	started  time.Time
@@ -106,7 +107,7 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		locks.discard()
 		return nil, err
 	}
-	s := &Show[F]{State: st, backend: be, plan: p, planJSON: planJSON, started: time.Now(), locks: locks}
+	s := &Show[F]{State: st, backend: be, plan: p, log: log, planJSON: planJSON, started: time.Now(), locks: locks}
 	x, err := runtime.NewExecutor(p, func(kind string) (runtime.Constructor[F], bool) {
 		mk, ok := lookup(kind)
 		if !ok {
@@ -179,6 +180,11 @@ func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
 	if err := s.State.ApplyLive(ch); err != nil {
 		return err
 	}
+	changed := ch.Elements()
+	if s.log != nil {
+		s.log.Info("changed on air", "elements", changed)
+	}
+	s.State.Events().Publish("apply", map[string]any{"changed": changed})
 	s.planMu.Lock()
 	s.planJSON = planJSON
 	s.planMu.Unlock()

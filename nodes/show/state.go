@@ -490,6 +490,26 @@ type LiveChange struct {
 	ImportTTLMs map[string]int
 }
 
+// Elements are the show elements the change touches, sorted.
+func (ch LiveChange) Elements() []string {
+	set := map[string]bool{}
+	for _, sc := range ch.Scenes {
+		set[sc.Address] = true
+	}
+	for _, m := range []map[string]int{ch.InputPollMs, ch.ImportTTLMs} {
+		for a := range m {
+			set[a] = true
+		}
+	}
+	for a := range ch.AddScenes {
+		set[a] = true
+	}
+	for a := range ch.Previews {
+		set[a] = true
+	}
+	return sortedKeys(set)
+}
+
 // PreviewSettings are a preview output's params that change on air.
 type PreviewSettings struct {
 	IntervalMs int `json:"interval_ms,omitempty"`
