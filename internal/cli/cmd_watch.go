@@ -110,6 +110,8 @@ func writeEvent(w io.Writer, e control.Event) {
 		fmt.Fprintf(w, "%s  %-16s delivers again\n", at, str("source"))
 	case "lost":
 		fmt.Fprintf(w, "%s  fell behind: %d events lost\n", at, num("events"))
+	case "apply":
+		fmt.Fprintf(w, "%s  changed on air: %s\n", at, strings.ReplaceAll(list("changed"), " → ", ", "))
 	default:
 		fmt.Fprintf(w, "%s  %s %v\n", at, e.Type, e.Data)
 	}

@@ -83,10 +83,12 @@ func TestStatusWatch(t *testing.T) {
 	show.hub.Publish("on_air", map[string]any{"bus": "bus.pgm", "on_air": []string{"scene.a", "scene.b"}, "tick": 42})
 	show.hub.Publish("missed_deadline", map[string]any{"bus": "bus.pgm", "tick": 43, "missed": 1, "missed_total": 3})
 	show.hub.Publish("source_error", map[string]any{"source": "source.c", "error": "gone\x1b[2J"})
+	show.hub.Publish("apply", map[string]any{"changed": []string{"bus.pgm", "scene.c"}})
 	waitOutput("bus.pgm          fade to scene.b over 500 ms asked")
 	waitOutput("bus.pgm          on air: scene.a → scene.b (tick 42)")
 	waitOutput("MISSED 1 deadline(s) at tick 43, 3 in all")
 	waitOutput("source.c         ERROR: gone[2J")
+	waitOutput("changed on air: bus.pgm, scene.c")
 	cancel()
 	select {
 	case rc := <-done:
