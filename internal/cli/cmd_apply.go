@@ -21,7 +21,8 @@ func init() {
 	register(&command{
 		name: "apply",
 		summary: "Change a running show to an edited show file without going off air: prints the diff against the plan on air, " +
-			"then applies it when every change can be made live (scenes' layers today); anything else is refused whole.",
+			"then applies it when every change can be made live (scenes and their layers, scenes added to a bus, the params " +
+			"the registry marks live); anything else is refused whole.",
 		usage: "[-addr HOST:PORT] [-token TOKEN] [-var NAME=VALUE ...] [-dry-run] SHOW",
 		run:   runApply,
 	})
