@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
 )
@@ -81,4 +82,23 @@ func TestCanvasAndRegistryAgree(t *testing.T) {
 			t.Errorf("%s.%s and %s.%s declare different ranges", c.where, c.attr, c.kind, c.param)
 		}
 	}
+}
+
+// A plan checks its layers' opacity against plan.OpacityRange: the show
+// language's range, declared in its schema.
+func TestPlanAndLanguageAgree(t *testing.T) {
+	for _, b := range lang.Schema {
+		if b.Type != "scene" {
+			continue
+		}
+		for _, nb := range b.Blocks {
+			if a := nb.Attr("opacity"); nb.Type == "layer" && a != nil {
+				if a.Range == nil || float64(a.Range[0]) != plan.OpacityRange[0] || float64(a.Range[1]) != plan.OpacityRange[1] {
+					t.Errorf("a layer's opacity ranges over %v in the language, %v in a plan", a.Range, plan.OpacityRange)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("the schema has no scene layer with an opacity")
 }

@@ -101,12 +101,18 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 	return &p, nil
 }
 
+// OpacityRange is a layer's opacity range, the show language's
+// (compiler's TestPlanAndLanguageAgree holds the two together: this
+// package may not import lang).
+var OpacityRange = [2]float64{0, 1}
+
 // Validate checks a plan's internal consistency: a show name and at least
 // one node (the compiler never writes a plan without them, so a plan
 // lacking them is not one of its plans), unique node ids, edges between
 // known nodes with positive capacity, loops and groups that name known
-// nodes. Whether the node kinds exist is CheckKinds' question: this
-// package does not know the node registry.
+// nodes, and scenes whose layers the show language would take. Whether
+// the node kinds exist is CheckKinds' question: this package does not know
+// the node registry.
 func (p *Plan) Validate() error {
 	if p.Show == "" {
 		return errors.New("it names no show")
@@ -159,8 +165,8 @@ func (p *Plan) Validate() error {
 			if l.Crop != nil && (l.Crop[2] <= 0 || l.Crop[3] <= 0) {
 				return fmt.Errorf("%s layer %d: the crop's width and height must be positive; got %dx%d", sc.Address, i, l.Crop[2], l.Crop[3])
 			}
-			if !(l.Opacity >= 0 && l.Opacity <= 1) {
-				return fmt.Errorf("%s layer %d: opacity %v is outside 0 to 1", sc.Address, i, l.Opacity)
+			if !(l.Opacity >= OpacityRange[0] && l.Opacity <= OpacityRange[1]) {
+				return fmt.Errorf("%s layer %d: opacity %v is outside %v to %v", sc.Address, i, l.Opacity, OpacityRange[0], OpacityRange[1])
 			}
 		}
 	}
