@@ -85,6 +85,11 @@ func TestApplyMovesALayerOnAir(t *testing.T) {
 	testwait.Until(t, testwait.Bound, "5 pictures with the pattern on the left", func() bool { return y4mPictures(rec, onLeft) >= 5 })
 
 	write("bars", "[320, 0, 320, 360]")
+	for range 2 { // -dry-run changes nothing: the second prints the same diff
+		if rc, out, errs := runCLI(t, "apply", "-dry-run", "-addr", addr, path); rc != 0 || !strings.Contains(out, `layer[0].rect: [0,0,320,360] → [320,0,320,360]`) || strings.Contains(out, "applied") {
+			t.Fatalf("onair apply -dry-run: rc=%d\n%s%s", rc, out, errs)
+		}
+	}
 	rc, out, errs := runCLI(t, "apply", "-addr", addr, path)
 	if rc != 0 || !strings.Contains(out, `layer[0].rect: [0,0,320,360] → [320,0,320,360]`) || !strings.Contains(out, "applied on air: scene.half") {
 		t.Fatalf("onair apply of a moved layer: rc=%d\n%s%s", rc, out, errs)
