@@ -14,6 +14,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
+	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -151,6 +152,10 @@ func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string)
 			refused = append(refused, sa.Name+" changed")
 		}
 	}
+	// refuse says what an element of c's kind takes on air, if not c.
+	refuse := func(c diff.Change, takes string) {
+		refused = append(refused, fmt.Sprintf("%s %s (%s): on air a %s, nothing else", c.Address, c.Action, c.Reason, takes))
+	}
 	add := map[string][]string{}
 	polls := map[string]int{}
 	previews := map[string]show.PreviewSettings{}
@@ -166,7 +171,7 @@ func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string)
 		case c.Element == "bus" && c.Action == diff.Update:
 			more, poll, ok := busChange(cur, p, c)
 			if !ok {
-				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a bus takes new scenes at the end of its list and a new input_poll_ms, nothing else", c.Address, c.Action, c.Reason))
+				refuse(c, "bus takes new scenes at the end of its list and a new input_poll_ms")
 				continue
 			}
 			if len(more) > 0 {
@@ -178,14 +183,14 @@ func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string)
 		case c.Element == "source" && c.Action == diff.Update:
 			ms, ok := importTTLChange(p, c)
 			if !ok {
-				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a browser source takes a new import_ttl_ms, nothing else", c.Address, c.Action, c.Reason))
+				refuse(c, "browser source takes a new import_ttl_ms")
 				continue
 			}
 			ttls[c.Address] = ms
 		case c.Element == "output" && c.Action == diff.Update:
 			ps, ok := previewChange(p, c)
 			if !ok {
-				refused = append(refused, fmt.Sprintf("%s %s (%s): on air a preview output takes a new interval_ms and quality, nothing else", c.Address, c.Action, c.Reason))
+				refuse(c, "preview output takes a new interval_ms and quality")
 				continue
 			}
 			previews[c.Address] = ps
@@ -199,27 +204,49 @@ func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string)
 	return ch, names, refused
 }
 
+// updatedNode is c's one node change when it updates a node of kind in
+// place, with nothing else changed in the element.
+func updatedNode(c diff.Change, kind string) (diff.NodeChange, bool) {
+	if len(c.Nodes) != 1 || c.Nodes[0].Kind != kind || c.Nodes[0].Action != diff.Update {
+		return diff.NodeChange{}, false
+	}
+	return c.Nodes[0], true
+}
+
+// nodeParams are the params of the node of kind that element addr has in
+// p (value.Settings hold whole numbers as int and lists as []string, read
+// from JSON too).
+func nodeParams(p *plan.Plan, addr, kind string) value.Settings {
+	for _, n := range p.Nodes {
+		if n.Address == addr && n.Kind == kind {
+			return n.Params
+		}
+	}
+	return nil
+}
+
 // busChange reads a bus's change: when all that changed is its
 // compositor's scenes (only at the end of the list), the scene on air at
 // start (nothing to do on air: a cut does that) and input_poll_ms, it
 // returns the scenes added and the new input_poll_ms (-1: unchanged).
 func busChange(old, new *plan.Plan, c diff.Change) (more []string, pollMs int, ok bool) {
-	pollMs = -1
-	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "compositor" || c.Nodes[0].Action != diff.Update {
+	nc, ok := updatedNode(c, "compositor")
+	if !ok {
 		return nil, -1, false
 	}
-	for _, at := range c.Nodes[0].Attrs {
+	was, now := nodeParams(old, c.Address, "compositor"), nodeParams(new, c.Address, "compositor")
+	pollMs = -1
+	for _, at := range nc.Attrs {
 		switch at.Name {
 		case "scenes":
-			was, now := nodeParam(old, c.Address, "compositor", "scenes"), nodeParam(new, c.Address, "compositor", "scenes")
-			a, b := stringList(was), stringList(now)
+			a, b := was.Strings("scenes"), now.Strings("scenes")
 			if len(b) <= len(a) || !slices.Equal(b[:len(a)], a) {
 				return nil, -1, false
 			}
 			more = b[len(a):]
 		case "scene":
 		case "input_poll_ms":
-			n, isInt := intParam(nodeParam(new, c.Address, "compositor", "input_poll_ms"))
+			n, isInt := now["input_poll_ms"].(int)
 			if !isInt {
 				return nil, -1, false
 			}
@@ -231,39 +258,17 @@ func busChange(old, new *plan.Plan, c diff.Change) (more []string, pollMs int, o
 	return more, pollMs, true
 }
 
-// nodeParam is param name of the node of kind that element addr has in p
-// (nil: none).
-func nodeParam(p *plan.Plan, addr, kind, name string) any {
-	for _, n := range p.Nodes {
-		if n.Address == addr && n.Kind == kind {
-			return n.Params[name]
-		}
-	}
-	return nil
-}
-
-// intParam is an int param's value, whatever its Go type.
-func intParam(v any) (int, bool) {
-	switch x := v.(type) {
-	case int:
-		return x, true
-	case int64:
-		return int(x), true
-	case float64:
-		return int(x), x == float64(int(x))
-	}
-	return 0, false
-}
-
 // previewChange reads an output's change: when all that changed is a
 // preview's interval_ms and quality, it returns them.
 func previewChange(new *plan.Plan, c diff.Change) (show.PreviewSettings, bool) {
 	var ps show.PreviewSettings
-	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "output_preview" || c.Nodes[0].Action != diff.Update {
+	nc, ok := updatedNode(c, "output_preview")
+	if !ok {
 		return ps, false
 	}
-	for _, at := range c.Nodes[0].Attrs {
-		v, ok := intParam(nodeParam(new, c.Address, "output_preview", at.Name))
+	prm := nodeParams(new, c.Address, "output_preview")
+	for _, at := range nc.Attrs {
+		v, ok := prm[at.Name].(int)
 		switch {
 		case !ok:
 			return ps, false
@@ -278,32 +283,18 @@ func previewChange(new *plan.Plan, c diff.Change) (show.PreviewSettings, bool) {
 	return ps, true
 }
 
-// stringList is a list param's value as strings.
-func stringList(v any) []string {
-	var out []string
-	switch v := v.(type) {
-	case []string:
-		out = append(out, v...)
-	case []any:
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 // importTTLChange reads a source's change: when all that changed is its
 // gpu_import's import_ttl_ms, it returns the new one.
 func importTTLChange(new *plan.Plan, c diff.Change) (int, bool) {
-	if len(c.Nodes) != 1 || c.Nodes[0].Kind != "gpu_import" || c.Nodes[0].Action != diff.Update {
+	nc, ok := updatedNode(c, "gpu_import")
+	if !ok {
 		return 0, false
 	}
-	for _, at := range c.Nodes[0].Attrs {
+	for _, at := range nc.Attrs {
 		if at.Name != "import_ttl_ms" {
 			return 0, false
 		}
 	}
-	return intParam(nodeParam(new, c.Address, "gpu_import", "import_ttl_ms"))
+	ms, ok := nodeParams(new, c.Address, "gpu_import")["import_ttl_ms"].(int)
+	return ms, ok
 }
