@@ -2,7 +2,7 @@ package compiler
 
 // emit writes the plan from the placed graph: nodes and edges in graph
 // order (which follows the show's declaration order), loops ("default"
-// first, then pacing_0..n-1), groups in start order with their readiness,
+// first, "outputs" when outputs run on a loop, then pacing_0..n-1), groups in start order with their readiness,
 // the fusion log, the scenes and moved blocks. Everything is ordered, never
 // iterated out of a map, so the same show gives the same bytes.
 //
@@ -63,6 +63,9 @@ func emit(st *state) {
 	}
 	n := max(show.Canvas.Int("pacing_loops"), 1)
 	p.Loops = append(p.Loops, plan.Loop{Name: "default", Nodes: loopNodes["default"]})
+	if ns := loopNodes[OutputsLoop]; len(ns) > 0 {
+		p.Loops = append(p.Loops, plan.Loop{Name: OutputsLoop, Nodes: ns})
+	}
 	paced := make([][]string, n)
 	present := map[*lang.Source]bool{}
 	for _, nd := range all {

@@ -3,8 +3,10 @@ package compiler
 // place decides where each node runs. Blocking nodes (traits.Blocking,
 // unless their parameters match traits.LoopWhen) get a thread of their own. The rest run on an event loop: a source's nodes on
 // pacing_{i % pacing_loops}, where i is the source's index in the show;
-// the loop-driven nodes of buses and outputs (outputs, AUX compositors and
-// wipe pacing) on "default".
+// loop-driven outputs (a null output) on "outputs", a loop that does
+// nothing else, so that a bus's hand-off never waits behind another bus's
+// drawing; the other loop-driven nodes of buses (AUX compositors and wipe
+// pacing) on "default".
 //
 // Needs: the fused graph. Leaves: every node's Placement.
 
@@ -12,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/nodes"
 )
 
 func place(st *state) {
@@ -28,11 +31,20 @@ func place(st *state) {
 			n.Placement = plan.Placement{Thread: true}
 		case n.Source != nil:
 			n.Placement = plan.Placement{Loop: PacingLoop(n.Source.Index, loops)}
+		case n.Decl.Has(nodes.Sink):
+			n.Placement = plan.Placement{Loop: OutputsLoop}
 		default:
 			n.Placement = plan.Placement{Loop: "default"}
 		}
 	}
 }
+
+// OutputsLoop is the loop the outputs that run on a loop share. An AUX
+// compositor draws on "default" (on the CPU backend in Go, on the GPU
+// waiting for the picture); were the outputs there, every Program bus's
+// hand-off would wait for those draws whenever an output's queue was full
+// (issue 23: a hand-off of most of a frame period at a switch).
+const OutputsLoop = "outputs"
 
 // PacingLoop names the loop that paces source i of a show with n loops.
 func PacingLoop(i, n int) string { return "pacing_" + strconv.Itoa(i%n) }

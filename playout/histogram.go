@@ -48,9 +48,12 @@ func BucketLabel(i int) string {
 	return fmt.Sprintf("<%g", float64(i+1)/4)
 }
 
-// Timing is a bus's playout.timing: one histogram per part of a tick.
+// Timing is a bus's playout.timing: the whole tick, and one histogram per
+// part of it; the parts of a tick add up to the whole (Wake + Queue +
+// GPUWait + HandOff = Draw).
 type Timing struct {
 	Draw    Histogram // the whole tick: from its deadline to the hand-off done
+	Wake    Histogram // from the deadline to the compositor waking to draw it
 	Queue   Histogram // queueing the composite (on the CPU backend, the composite itself)
 	GPUWait Histogram // waiting for the GPU to finish (0 on the CPU backend)
 	HandOff Histogram // handing the frame to the outputs

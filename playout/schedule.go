@@ -33,6 +33,15 @@ func (s *Schedule) Next() int64 { return s.next }
 // Deadline is when tick k is to be drawn.
 func (s *Schedule) Deadline(k int64) int64 { return s.Grid.At(k + s.Latency) }
 
+// HandOffLimit is how long the hand-off of tick k may wait for an output
+// that has no room: until half a frame period after the tick's deadline.
+// An output still full then misses tick k (the tick is dropped for that
+// output alone), so a slow output never holds its bus past half a period
+// (issue 23's bound on a tick, deadline to commit).
+func (s *Schedule) HandOffLimit(k int64) int64 {
+	return s.Deadline(k) + s.Grid.Period()/2
+}
+
 // NextDeadline is the deadline of the next tick to draw.
 func (s *Schedule) NextDeadline() int64 { return s.Deadline(s.next) }
 

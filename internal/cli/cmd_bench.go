@@ -413,10 +413,10 @@ const (
 	groupSources     = "sources" // readers, uploads, importers, fan-outs on threads of their own
 	groupDecode      = "decode"  // decoders on threads of their own, and decode loops
 	groupPacing      = "pacing loops"
-	groupDefault     = "default loop" // AUX compositors and outputs placed on it, AUX and wipe pacing
+	groupDefault     = "default loop" // AUX compositors placed on it, AUX and wipe pacing
 	groupLoops       = "other loops"
 	groupCompositors = "compositors" // Program compositors on threads of their own
-	groupOutputs     = "outputs"
+	groupOutputs     = "outputs" // outputs on threads of their own, and the outputs loop
 	groupDriver      = "cuda driver" // the driver's own threads (cuda-EvtHandlr, ...)
 	groupOther       = "other"       // Go's runtime, GC, reader pools, the status server
 )
@@ -426,6 +426,8 @@ func loopGroup(name string) string {
 	switch {
 	case name == "default":
 		return groupDefault
+	case name == compiler.OutputsLoop:
+		return groupOutputs
 	case strings.HasPrefix(name, "pacing"):
 		return groupPacing
 	case strings.Contains(name, "decode"), strings.Contains(name, "nvdec"):

@@ -39,15 +39,20 @@ func TestMetricsPassPromlint(t *testing.T) {
 	for _, want := range []string{
 		`onair_build_info{goversion="go`, `version="1.2.3"} 1`,
 		"process_cpu_seconds_total ", "process_open_fds ", "go_goroutines ",
-		`onair_playout_timing_seconds_bucket{bus="bus.pgm",part="draw",le="0.001"}`,
-		`onair_playout_timing_seconds_bucket{bus="bus.pgm",part="draw",le="0.0334"}`,
-		`onair_playout_timing_seconds_bucket{bus="bus.mon",part="hand_off",le="0.1"}`,
-		`onair_playout_timing_seconds_count{bus="bus.pgm",part="queue"}`,
+		`onair_tick_seconds_bucket{bus="bus.pgm",le="0.001"}`,
+		`onair_tick_seconds_bucket{bus="bus.pgm",le="0.0334"}`,
+		`onair_tick_part_seconds_bucket{bus="bus.mon",part="hand_off",le="0.1"}`,
+		`onair_tick_part_seconds_count{bus="bus.pgm",part="queue"}`,
+		`onair_tick_part_seconds_count{bus="bus.pgm",part="wake"}`,
+		`onair_output_hand_off_waits_total{kind="record",output="output.pgm"}`,
 		`onair_edge_frames_queued{edge=`, `onair_bus_missed_deadlines_total{bus="bus.pgm"}`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	if strings.Contains(body, "onair_playout_timing_seconds") {
+		t.Error("/metrics still has onair_playout_timing_seconds (split into onair_tick_seconds and onair_tick_part_seconds)")
 	}
 	if strings.Contains(body, "onair_edge_occupied") {
 		t.Error("/metrics still has onair_edge_occupied (renamed onair_edge_frames_queued)")

@@ -70,7 +70,7 @@ func TestStatusMetricsAndControlOverHTTP(t *testing.T) {
 		t.Errorf("/status has no playout_timing for bus.pgm")
 	}
 	code, body = get(t, base+"/metrics")
-	for _, want := range []string{`onair_bus_frames_total{bus="bus.pgm"}`, `onair_playout_timing_seconds_bucket{bus="bus.pgm",part="draw",le=`, `onair_source_up{source="source.one"} 1`, `onair_loop_wakeups_total{loop="pacing_0"}`} {
+	for _, want := range []string{`onair_bus_frames_total{bus="bus.pgm"}`, `onair_tick_seconds_bucket{bus="bus.pgm",le=`, `onair_source_up{source="source.one"} 1`, `onair_loop_wakeups_total{loop="pacing_0"}`} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

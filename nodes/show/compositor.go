@@ -44,6 +44,7 @@ type compositor[F Frame] struct {
 	ready  []int
 	toHost func(F) (*frame.Frame, func(), error) // for snapshots
 	colour frame.Colour                          // the show's, stamped on every picture
+	outs   []*OutputState                        // per output edge, for the hand-off's counts
 }
 
 // sceneLayers builds the layers of each scene the bus may show from the
@@ -354,14 +355,15 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	waited := clock(c.b)
 
 	// Hand off: the tick is committed once every output took the frame. An
-	// output whose edge is full gets until the next tick's deadline; then
-	// the frame is dropped for that output alone, and counted.
+	// output whose edge is full gets until half a period after the tick's
+	// deadline (Schedule.HandOffLimit); then the frame is dropped for that
+	// output alone, and counted, so no output holds the bus longer.
 	if ctx.Stopping() { // the outputs may be gone: this tick is not shown
 		out.Release()
 		sched.Commit(k)
 		return nil
 	}
-	limit := sched.Deadline(k + 1)
+	limit := sched.HandOffLimit(k)
 	if c.onLoop {
 		limit = 0 // a loop never waits
 	}
@@ -384,12 +386,13 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	p := c.bus.period
 	deadline := sched.Deadline(k)
 	c.bus.timing.Draw.Observe(end-deadline, p)
+	c.bus.timing.Wake.Observe(start-deadline, p)
 	c.bus.timing.Queue.Observe(drawn-start, p)
 	c.bus.timing.GPUWait.Observe(waited-drawn, p)
 	c.bus.timing.HandOff.Observe(end-waited, p)
 	missed := c.bus.missed
 	c.bus.mu.Unlock()
-	c.b.metrics.observe(c.bus.Address, end-deadline, drawn-start, waited-drawn, end-waited)
+	c.b.metrics.observe(c.bus.Address, deadline, start, drawn, waited, end)
 	if progress == 0 {
 		to = from
 	}
@@ -403,26 +406,80 @@ func clock(b *State) int64 { return b.opts.Clock() }
 // up: the precision to which a release time and a tick are compared.
 const timeBaseSlackNs = (1_000_000_000 + 119_999) / 120_000
 
-// handOff puts out on every output edge, waiting for room until limit
-// (monotonic ns); it returns how many outputs did not take it.
+// handOff puts out on every output edge (handOffTo), waiting for room on
+// the show's clock until limit; it returns how many outputs did not take
+// it.
 func (c *compositor[F]) handOff(ctx *runtime.NodeContext[F], out F, limit int64) uint64 {
+	if c.outs == nil {
+		c.outs = make([]*OutputState, len(ctx.Outputs))
+		for i, e := range ctx.Outputs {
+			if n := c.b.nodes[e.Config().To]; n != nil {
+				c.outs[i] = c.b.outputs[n.Address]
+			}
+		}
+	}
+	drops := handOffTo(ctx.Outputs, c.outs, out, limit, c.b.opts.Clock, waitForRoom[F], ctx.Stopping)
+	ctx.Stats.Out.Add(uint64(len(ctx.Outputs)) - drops)
+	ctx.Stats.Drops.Add(drops)
+	return drops
+}
+
+// waitForRoom waits up to d for e to have room (or the show to stop); an
+// output takes from its edge on its own thread or loop.
+func waitForRoom[F Frame](e *runtime.Edge[F], d int64, stopping func() bool) {
+	e.Consumed().Wait(func() bool { return e.Len() < e.Config().Capacity || stopping() }, time.Duration(d))
+}
+
+// handOffTo puts out on every edge of outs, retained once for each that
+// takes it. An edge that is full is waited on (wait, for at most what is
+// left until limit on clock) and tried again; one still full at limit, or
+// closed, or met while stopping, does not get this frame: a drop for that
+// output alone. Each output's waits, drops and longest wait are counted in
+// its OutputState (states[i], nil: not counted). The wait is bounded by
+// limit whatever the outputs do, and never starts past it. It returns the
+// drops.
+func handOffTo[F Frame](outs []*runtime.Edge[F], states []*OutputState, out F, limit int64, clock func() int64,
+	wait func(e *runtime.Edge[F], d int64, stopping func() bool), stopping func() bool) uint64 {
 	var drops uint64
-	for _, e := range ctx.Outputs {
+	for i, e := range outs {
+		var st *OutputState
+		if i < len(states) {
+			st = states[i]
+		}
+		var waitedSince int64 = -1
 		for {
 			out.Retain()
 			ok, err := e.TryPut(out)
 			if ok {
-				ctx.Stats.Out.Add(1)
 				break
 			}
 			out.Release()
-			left := limit - clock(c.b)
-			if err != nil || left <= 0 || ctx.Stopping() {
+			now := clock()
+			if waitedSince < 0 && err == nil && st != nil {
+				st.HandOffWaits.Add(1)
+			}
+			if waitedSince < 0 {
+				waitedSince = now
+			}
+			left := limit - now
+			if err != nil || left <= 0 || stopping() {
 				drops++
-				ctx.Stats.Drops.Add(1)
+				if st != nil {
+					st.HandOffDrops.Add(1)
+				}
 				break
 			}
-			e.Consumed().Wait(func() bool { return e.Len() < e.Config().Capacity || ctx.Stopping() }, time.Duration(left))
+			wait(e, left, stopping)
+		}
+		if waitedSince >= 0 && st != nil {
+			w := clock() - waitedSince
+			st.HandOffWaitNs.Add(w)
+			for {
+				m := st.HandOffMaxNs.Load()
+				if w <= m || st.HandOffMaxNs.CompareAndSwap(m, w) {
+					break
+				}
+			}
 		}
 	}
 	return drops

@@ -259,7 +259,8 @@ type BusSummary struct {
 // TimingSummary is playout.timing in quarters of a frame period.
 type TimingSummary struct {
 	Buckets   []string                       `json:"buckets"` // bucket labels in frame periods
-	Draw      [playout.QuarterBuckets]uint64 `json:"draw"`
+	Draw      [playout.QuarterBuckets]uint64 `json:"draw"`    // the whole tick, deadline to commit
+	Wake      [playout.QuarterBuckets]uint64 `json:"wake"`    // the parts, which add up to it: wake, queue, gpu_wait, hand_off
 	Queue     [playout.QuarterBuckets]uint64 `json:"queue"`
 	GPUWait   [playout.QuarterBuckets]uint64 `json:"gpu_wait"`
 	HandOff   [playout.QuarterBuckets]uint64 `json:"hand_off"`
@@ -275,6 +276,13 @@ type OutputSummary struct {
 	Errors    uint64 `json:"errors"`
 	Restarts  uint64 `json:"restarts"`
 	LastError string `json:"last_error,omitempty"`
+	// The bus's hand-offs to this output: how many found its queue full
+	// and waited, how many of those dropped the tick at the limit (half a
+	// period after its deadline), and the longest wait.
+	HandOffWaits     uint64  `json:"hand_off_waits"`
+	HandOffDrops     uint64  `json:"hand_off_drops"`
+	HandOffMaxWaitMs float64 `json:"hand_off_max_wait_ms"`
+	HandOffWaitS     float64 `json:"hand_off_wait_seconds"` // every wait, summed
 }
 
 // SourceSummary is one source's counts.
@@ -327,7 +335,7 @@ func (b *State) Summary() Summary {
 		}
 		t := bs.timing
 		bs.mu.Unlock()
-		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
+		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Wake: t.Wake.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
 			MaxDrawMs: float64(t.Draw.MaxNs) / 1e6}
 		s.Buses = append(s.Buses, sum)
 	}
@@ -335,7 +343,8 @@ func (b *State) Summary() Summary {
 		o := b.outputs[a]
 		o.mu.Lock()
 		s.Outputs = append(s.Outputs, OutputSummary{Address: a, Kind: o.Kind, Written: o.Written.Load(), Drops: o.Drops.Load(),
-			Errors: o.errors, Restarts: o.restart, LastError: o.lastErr})
+			Errors: o.errors, Restarts: o.restart, LastError: o.lastErr,
+			HandOffWaits: o.HandOffWaits.Load(), HandOffDrops: o.HandOffDrops.Load(), HandOffMaxWaitMs: float64(o.HandOffMaxNs.Load()) / 1e6, HandOffWaitS: float64(o.HandOffWaitNs.Load()) / 1e9})
 		o.mu.Unlock()
 	}
 	for _, a := range sortedKeys(b.sources) {
@@ -395,6 +404,9 @@ func (s Summary) WriteText(w io.Writer) {
 		if o.Restarts > 0 {
 			fmt.Fprintf(w, ", %d restarts", o.Restarts)
 		}
+		if o.HandOffWaits > 0 {
+			fmt.Fprintf(w, ", %d hand-offs waited (longest %.1f ms, %d gave up)", o.HandOffWaits, o.HandOffMaxWaitMs, o.HandOffDrops)
+		}
 		if o.LastError != "" {
 			fmt.Fprintf(w, ", last error: %s", o.LastError)
 		}
@@ -434,6 +446,9 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: control.Counter, Labels: lo, Value: float64(o.Written)})
 		emit(control.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: control.Counter, Labels: lo, Value: float64(o.Drops)})
 		emit(control.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: control.Counter, Labels: lo, Value: float64(o.Errors)})
+		emit(control.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: control.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
+		emit(control.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: control.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
+		emit(control.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: control.Counter, Labels: lo, Value: o.HandOffWaitS})
 		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {

@@ -213,6 +213,13 @@ type OutputState struct {
 	Kind    string
 	Written atomic.Uint64
 	Drops   atomic.Uint64
+	// The bus's hand-offs to this output (compositor.go): how many found
+	// its queue full and waited, how many of those gave up at the limit
+	// (the tick dropped for this output alone), and the longest wait.
+	HandOffWaits  atomic.Uint64
+	HandOffDrops  atomic.Uint64
+	HandOffMaxNs  atomic.Int64
+	HandOffWaitNs atomic.Int64 // every wait, summed
 
 	mu      sync.Mutex
 	lastErr string
