@@ -416,7 +416,7 @@ const (
 	groupDefault     = "default loop" // AUX compositors placed on it, AUX and wipe pacing
 	groupLoops       = "other loops"
 	groupCompositors = "compositors" // Program compositors on threads of their own
-	groupOutputs     = "outputs" // outputs on threads of their own, and the outputs loop
+	groupOutputs     = "outputs"     // outputs on threads of their own, and the outputs loop
 	groupDriver      = "cuda driver" // the driver's own threads (cuda-EvtHandlr, ...)
 	groupOther       = "other"       // Go's runtime, GC, reader pools, the status server
 )
