@@ -168,6 +168,45 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	return true, nil
 }
 
+// PutNewest queues v; on a full edge it first takes the oldest item out
+// and returns it (the caller releases it), counting a drop. It is for a
+// producer whose consumer has not started yet (Taken is false): the edge
+// then holds the newest items, not the first ones, when the consumer
+// starts. Taking the oldest out does not count as the consumer's take.
+func (e *Edge[T]) PutNewest(v T) (old T, replaced bool, err error) {
+	ts, stamped := any(v).(Timestamped)
+	var at int64
+	if stamped {
+		at = ts.Timestamp()
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return old, false, fmt.Errorf("edge %s: put: %w", e.name, ErrClosed)
+	}
+	if e.n == len(e.buf) {
+		var zero T
+		old, replaced = e.buf[e.head], true
+		e.buf[e.head] = zero
+		e.head = (e.head + 1) % len(e.buf)
+		e.n--
+		e.drops.Add(1)
+	}
+	e.buf[(e.head+e.n)%len(e.buf)] = v
+	e.n++
+	e.enqueued.Add(1)
+	e.mu.Unlock()
+	e.lastPut.Store(Now())
+	if stamped {
+		e.lastTS.Store(at)
+	}
+	if rl := e.ready.Load(); rl != nil {
+		rl.set.Mark(rl.i)
+	}
+	e.produced.Notify()
+	return old, replaced, nil
+}
+
 // Put queues v following the edge's policy. On a full drop edge it refuses
 // v, counts the drop and returns (false, nil): the caller still owns v. On a
 // full block edge it waits for room; cancel (may be nil) is checked at each

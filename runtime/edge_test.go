@@ -160,3 +160,43 @@ func TestEdgeLeavesAQueuedItemAlone(t *testing.T) {
 		t.Fatalf("last timestamp %d after %d items taken, want %d (what the producer put)", st.LastTimestamp, st.DequeuedTotal, n)
 	}
 }
+
+// PutNewest, for a consumer that has not started: a full edge gives up its
+// oldest item for the new one (returned, counted as a drop), keeps its
+// order, and the consumer's first take is still its first (Taken).
+func TestEdgePutNewestKeepsTheNewest(t *testing.T) {
+	leakCheck(t)
+	e, err := NewEdge[int](EdgeConfig{From: "a", To: "b", Capacity: 3, Policy: Drop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	var out []int
+	for i := range 10 {
+		old, replaced, err := e.PutNewest(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replaced {
+			out = append(out, old)
+		}
+	}
+	if want := []int{0, 1, 2, 3, 4, 5, 6}; len(out) != len(want) || out[0] != 0 || out[6] != 6 {
+		t.Errorf("gave up %v, want %v", out, want)
+	}
+	if e.Taken() {
+		t.Error("giving up the oldest counted as the consumer's take")
+	}
+	if d := e.Stats().Drops; d != 7 {
+		t.Errorf("%d drops counted, want 7", d)
+	}
+	for _, want := range []int{7, 8, 9} {
+		if v, ok := e.Get(); !ok || v != want {
+			t.Fatalf("took %d (%v), want %d", v, ok, want)
+		}
+	}
+	e.Close()
+	if _, _, err := e.PutNewest(1); !errors.Is(err, ErrClosed) {
+		t.Errorf("PutNewest on a closed edge: %v, want ErrClosed", err)
+	}
+}

@@ -431,7 +431,9 @@ func waitForRoom[F Frame](e *runtime.Edge[F], d int64, stopping func() bool) {
 }
 
 // handOffTo puts out on every edge of outs, retained once for each that
-// takes it. An edge that is full is waited on (wait, for at most what is
+// takes it. An output that has not taken a frame yet is still starting:
+// its edge keeps the newest frames (runtime.Edge.PutNewest) and is never
+// waited for. An edge that is full is waited on (wait, for at most what is
 // left until limit on clock) and tried again; one still full at limit, or
 // closed, or met while stopping, does not get this frame: a drop for that
 // output alone. Each output's waits, drops and longest wait are counted in
@@ -445,6 +447,21 @@ func handOffTo[F Frame](outs []*runtime.Edge[F], states []*OutputState, out F, l
 		var st *OutputState
 		if i < len(states) {
 			st = states[i]
+		}
+		if !e.Taken() && !stopping() {
+			// The output's group is still starting: it gets the newest
+			// ticks, so that what it writes runs on from its first frame,
+			// and the bus never waits for it (a start drop, not a drop).
+			out.Retain()
+			old, replaced, err := e.PutNewest(out)
+			switch {
+			case err != nil:
+				out.Release()
+				drops++
+			case replaced:
+				old.Release()
+			}
+			continue
 		}
 		var waitedSince int64 = -1
 		for {

@@ -8,9 +8,10 @@ import (
 	"github.com/onairhq/onair/runtime"
 )
 
-// A simulated clock drives a bus's hand-off to three outputs: one with
-// room, one whose queue frees 5 ms into the wait, and one whose output has
-// stalled. The hand-off waits for the late one, gives up on the stalled one
+// A simulated clock drives a bus's hand-off to four outputs: one with
+// room, one whose queue frees 5 ms into the wait, one whose output has
+// stalled, and one still starting (it took no frame yet), whose full queue
+// gives up its oldest frame rather than hold the bus. The hand-off waits for the late one, gives up on the stalled one
 // at its limit (half a period after the tick's deadline) and no later, and
 // counts each output's waits, drops and longest wait; the frame goes to the
 // two that took it and to no one else. A hand-off that starts past its
@@ -42,9 +43,18 @@ func TestHandOffWaitIsBoundedAndCounted(t *testing.T) {
 		return f
 	}
 	fast, late, stalled := edge("output.fast/output_null", 2), edge("output.late/output_null", 1), edge("output.stalled/output_null", 1)
-	for _, e := range []*runtime.Edge[*frame.Frame]{late, stalled} {
-		if ok, _ := e.TryPut(newFrame()); !ok { // the tick before, not taken yet
+	starting := edge("output.starting/output_null", 1) // its group has not started
+	for _, e := range []*runtime.Edge[*frame.Frame]{fast, late, stalled, starting} {
+		if ok, _ := e.TryPut(newFrame()); !ok {
 			t.Fatal("cannot fill an edge")
+		}
+		if e == starting {
+			continue
+		}
+		f, _ := e.Get() // the output took a tick: it is on air
+		f.Release()
+		if e != fast {
+			e.TryPut(newFrame()) // the tick before, not taken yet
 		}
 	}
 	// The outputs, on the simulated clock: the late one takes its queued
@@ -64,8 +74,8 @@ func TestHandOffWaitIsBoundedAndCounted(t *testing.T) {
 		}
 		now += d // nothing came: the whole wait passed
 	}
-	states := []*OutputState{{Address: "output.fast"}, {Address: "output.late"}, {Address: "output.stalled"}}
-	outs := []*runtime.Edge[*frame.Frame]{fast, late, stalled}
+	states := []*OutputState{{Address: "output.fast"}, {Address: "output.late"}, {Address: "output.stalled"}, {Address: "output.starting"}}
+	outs := []*runtime.Edge[*frame.Frame]{fast, late, stalled, starting}
 
 	const k = 7
 	deadline := sched.Deadline(k)
@@ -87,7 +97,7 @@ func TestHandOffWaitIsBoundedAndCounted(t *testing.T) {
 	for i, want := range []struct {
 		waits, drops uint64
 		maxNs        int64
-	}{{0, 0, 0}, {1, 0, 5 * ms}, {1, 1, limit - deadline - 8*ms}} {
+	}{{0, 0, 0}, {1, 0, 5 * ms}, {1, 1, limit - deadline - 8*ms}, {0, 0, 0}} {
 		st := states[i]
 		if got := [2]uint64{st.HandOffWaits.Load(), st.HandOffDrops.Load()}; got != [2]uint64{want.waits, want.drops} {
 			t.Errorf("%s: waits, drops = %v, want [%d %d]", st.Address, got, want.waits, want.drops)
@@ -96,9 +106,13 @@ func TestHandOffWaitIsBoundedAndCounted(t *testing.T) {
 			t.Errorf("%s: longest wait %.2f ms, want %.2f ms", st.Address, float64(got)/1e6, float64(want.maxNs)/1e6)
 		}
 	}
-	// The frame: one reference of ours, one each for fast and late.
-	if r := out.Refs(); r != 3 {
-		t.Errorf("the frame holds %d references after the hand-off, want 3 (ours, fast's, late's)", r)
+	// The frame: one reference of ours, one each for fast, late and the
+	// starting output, whose queue gave up its older frame for it.
+	if r := out.Refs(); r != 4 {
+		t.Errorf("the frame holds %d references after the hand-off, want 4 (ours, fast's, late's, starting's)", r)
+	}
+	if f, ok := starting.Get(); !ok || f != out || starting.Len() != 0 {
+		t.Errorf("the starting output's queue holds %p (and %d more), want the tick's frame %p alone", f, starting.Len(), out)
 	}
 	if f, ok := late.Get(); !ok || f != out {
 		t.Errorf("the late output's queue holds %p, want the tick's frame %p", f, out)

@@ -91,10 +91,31 @@ func (r *realtime[F]) release(ctx *runtime.NodeContext[F], clock interface{ Rele
 func (r *realtime[F]) Stop() {}
 
 // fanOut hands each frame to every output edge, retaining it once per edge;
-// an edge that is full drops the frame for that consumer only.
+// an edge that is full drops the frame for that consumer only. Toward a
+// bus that has not taken a frame yet (its group still starting) a full
+// edge gives up its oldest frame instead (a start drop): the bus's first
+// tick then shows the source's newest frame and the ticks after it the
+// frames that follow, where keeping the first ones would show a stale
+// frame, repeat it and jump (issue 23).
 func fanOut[F Frame](ctx *runtime.NodeContext[F], st *SourceState, f F) {
-	for i := range ctx.Outputs {
+	for i, e := range ctx.Outputs {
 		f.Retain()
+		if !e.Taken() && !ctx.Stopping() {
+			old, replaced, err := e.PutNewest(f)
+			switch {
+			case err != nil:
+				f.Release()
+			case replaced:
+				old.Release()
+				if st != nil {
+					st.refused(false, false)
+				}
+			}
+			if err == nil {
+				ctx.Stats.Out.Add(1)
+			}
+			continue
+		}
 		if ok, _ := ctx.Put(i, f); !ok {
 			f.Release()
 			if st != nil {

@@ -8,10 +8,12 @@ import (
 	"github.com/onairhq/onair/runtime"
 )
 
-// A source's fan-out toward a bus whose group has not started yet fills the
-// edge and has the rest refused: those frames were never due on air and are
-// counted apart (start drops). Once the bus has taken a frame, a refused
-// frame is a drop. Every refused frame goes back to its owner either way.
+// A source's fan-out toward a bus whose group has not started yet keeps
+// the newest frames on the edge and gives up the oldest: those were never
+// due on air and are counted apart (start drops), and the bus's first tick
+// shows the source's latest frame. Once the bus has taken a frame, a
+// refused frame is a drop. Every frame given up or refused goes back to its
+// owner either way.
 func TestSourceDropsBeforeTheBusStartedAreStartDrops(t *testing.T) {
 	e, err := runtime.NewEdge[*frame.Frame](runtime.EdgeConfig{From: "source.a/pace", To: "bus.pgm/compositor", Capacity: 2, Policy: runtime.Drop})
 	if err != nil {
@@ -20,43 +22,39 @@ func TestSourceDropsBeforeTheBusStartedAreStartDrops(t *testing.T) {
 	defer e.Release()
 	ctx := &runtime.NodeContext[*frame.Frame]{Outputs: []*runtime.Edge[*frame.Frame]{e}, Stats: &runtime.NodeStats{}}
 	st := &SourceState{Address: "source.a"}
-	newFrame := func() *frame.Frame {
-		f, err := frame.New(frame.NV12, 16, 16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	var refused []*frame.Frame
+	var sent []*frame.Frame
 	send := func(n int) {
 		for range n {
-			f := newFrame()
-			full := e.Len() == e.Config().Capacity
-			fanOut(ctx, st, f)
-			if full {
-				refused = append(refused, f)
+			f, err := frame.New(frame.NV12, 16, 16)
+			if err != nil {
+				t.Fatal(err)
 			}
+			sent = append(sent, f)
+			fanOut(ctx, st, f)
 		}
 	}
 
-	send(5) // the bus is still starting: 2 queued, 3 refused
+	send(5) // the bus is still starting: the last 2 queued, the first 3 given up
 	if got := [2]uint64{st.Drops.Load(), st.StartDrops.Load()}; got != [2]uint64{0, 3} {
 		t.Fatalf("before the bus took a frame: drops, start drops = %v, want [0 3]", got)
 	}
-	if _, ok := e.Get(); !ok { // the bus takes its first frame
-		t.Fatal("the edge holds no frame")
+	f, ok := e.Get() // the bus takes its first frame
+	if !ok || f != sent[3] {
+		t.Fatalf("the bus's first frame is %p, want the fourth sent (%p): the edge kept the wrong ones", f, sent[3])
 	}
+	f.Release()
 	send(2) // one fits, one is refused on air
 	if got := [2]uint64{st.Drops.Load(), st.StartDrops.Load()}; got != [2]uint64{1, 3} {
 		t.Fatalf("after the bus took a frame: drops, start drops = %v, want [1 3]", got)
 	}
-	for i, f := range refused {
-		if r := f.Refs(); r != 0 {
-			t.Errorf("refused frame %d holds %d references, want 0", i, r)
+	for i, f := range sent {
+		want := int32(0)
+		if i == 4 || i == 5 { // still queued
+			want = 1
 		}
-	}
-	if len(refused) != 4 {
-		t.Errorf("%d frames refused, want 4", len(refused))
+		if r := f.Refs(); r != want {
+			t.Errorf("frame %d holds %d references, want %d", i, r, want)
+		}
 	}
 
 	// The summary a user reads at the end keeps them apart.
