@@ -84,6 +84,7 @@ type group[T any] struct {
 	restarts atomic.Uint64
 	state    atomic.Value // string
 	ready    atomic.Bool
+	readyNs  atomic.Int64 // from its start to ready, at the show's start
 }
 
 type nodeSlot[T any] struct {
@@ -256,6 +257,7 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 	x.superv.Add(1)
 	go x.supervise()
 	for _, g := range x.groups {
+		began := time.Now()
 		if err := x.startGroup(g); err != nil {
 			x.Stop()
 			return err
@@ -264,6 +266,7 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 			x.Stop()
 			return err
 		}
+		g.readyNs.Store(int64(time.Since(began)))
 	}
 	return nil
 }
@@ -611,7 +614,7 @@ func (x *Executor[T]) Status() Status {
 		}
 	}
 	for _, g := range x.groups {
-		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), Restarts: g.restarts.Load()})
+		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Restarts: g.restarts.Load()})
 		for _, s := range g.nodes {
 			s.mu.Lock()
 			ns := NodeStatus{ID: s.spec.ID, Kind: s.spec.Kind, Group: g.spec.Name, Thread: s.spec.Placement.Thread, State: s.state, LastError: s.lastErr}

@@ -179,11 +179,15 @@ type NodeStatus struct {
 
 // GroupStatus is one node group.
 type GroupStatus struct {
-	Name     string `json:"name"`
-	Order    int    `json:"order"`
-	State    string `json:"state"`
-	Ready    bool   `json:"ready"`
-	Restarts uint64 `json:"restarts"`
+	Name  string `json:"name"`
+	Order int    `json:"order"`
+	State string `json:"state"`
+	Ready bool   `json:"ready"`
+	// ReadyMs is how long the show's start waited for the group: from
+	// starting its nodes to every edge leaving it having carried a frame
+	// (its readiness), before the next group started.
+	ReadyMs  float64 `json:"ready_ms"`
+	Restarts uint64  `json:"restarts"`
 }
 
 // Status is the whole runtime: what Executor.Status returns.

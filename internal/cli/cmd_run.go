@@ -230,6 +230,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "on air: %s, %d nodes on %d loops; started in %v\n", p.Show, len(p.Nodes), len(p.Loops), time.Since(started).Round(time.Millisecond))
+	if l := readinessLine(running); l != "" {
+		fmt.Fprintln(stdout, l)
+	}
 	onAir, usage := time.Now(), runtime.ReadUsage()
 	if srv != nil {
 		srv.SetApplier(&liveApply{show: running, cur: p})
