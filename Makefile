@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench own-parser-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -65,6 +65,34 @@ SEEDS_CLIPS := $(foreach i,0 1 2 3,.device/seeds-bench/media/clip$(i).hevc)
 seeds-bench: build $(SEEDS_CLIPS)
 	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/seeds-bench/onair .
 	du -sh .device/seeds-bench
+
+# timing-bench: what the GPU machine needs for issue 23's measurements
+# (bench/timing/README.md): a stripped onair in .device/timing, four
+# 4-second 1080p30 HEVC clips at 8 Mbit/s for the seeds' show and the
+# looped clips (2 s each: HEVC, H.264, MPEG-TS of H.264), under the 64 MiB
+# a device call carries. Carry .device/timing and run
+# bench/timing/run.sh there.
+TIMING_MEDIA := .device/timing/media
+TIMING_CLIPS := $(foreach i,0 1 2 3,$(TIMING_MEDIA)/clip$(i).hevc) $(TIMING_MEDIA)/loop.hevc $(TIMING_MEDIA)/loop.264 $(TIMING_MEDIA)/loop.ts
+timing-bench: build $(TIMING_CLIPS)
+	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/timing/onair .
+	du -sh .device/timing
+
+$(TIMING_MEDIA)/clip%.hevc: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind hevc -size 1920x1080 -rate 30 -frames 120 -bitrate 8M -noise 30 -pattern bars -id $$(( $* + 1 )) -o $@
+
+$(TIMING_MEDIA)/loop.hevc: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind hevc -size 1920x1080 -rate 30 -frames 60 -bitrate 8M -noise 30 -pattern bars -id 21 -o $@
+
+$(TIMING_MEDIA)/loop.264: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind h264 -size 1920x1080 -rate 30 -frames 60 -bitrate 8M -noise 30 -pattern ramp -id 22 -o $@
+
+$(TIMING_MEDIA)/loop.ts: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind ts -codec h264 -size 1920x1080 -rate 30 -frames 60 -bitrate 8M -noise 30 -pattern checker -id 23 -o $@
 
 # own-parser-bench: NVDEC fed by cuda/hevc instead of NVIDIA's parser
 # (nodes/cuda/BENCHMARKS.md): .device/own holds the cuda and nodes/cuda test binaries, a

@@ -415,10 +415,11 @@ const (
 	groupPacing      = "pacing loops"
 	groupDefault     = "default loop" // AUX compositors placed on it, AUX and wipe pacing
 	groupLoops       = "other loops"
-	groupCompositors = "compositors" // Program compositors on threads of their own
-	groupOutputs     = "outputs"     // outputs on threads of their own, and the outputs loop
-	groupDriver      = "cuda driver" // the driver's own threads (cuda-EvtHandlr, ...)
-	groupOther       = "other"       // Go's runtime, GC, reader pools, the status server
+	groupCompositors = "compositors"  // Program compositors on threads of their own
+	groupOutputs     = "outputs"      // outputs on threads of their own
+	groupOutputsLoop = "outputs loop" // the loop-driven outputs (null)
+	groupDriver      = "cuda driver"  // the driver's own threads (cuda-EvtHandlr, ...)
+	groupOther       = "other"        // Go's runtime, GC, reader pools, the status server
 )
 
 // loopGroup is the group of an event loop's thread.
@@ -427,7 +428,7 @@ func loopGroup(name string) string {
 	case name == "default":
 		return groupDefault
 	case name == compiler.OutputsLoop:
-		return groupOutputs
+		return groupOutputsLoop
 	case strings.HasPrefix(name, "pacing"):
 		return groupPacing
 	case strings.Contains(name, "decode"), strings.Contains(name, "nvdec"):

@@ -1,0 +1,209 @@
+#!/bin/bash
+# Issue 23's measurements on the GPU machine (bench/timing/README.md):
+#
+#   MODE=switches  the seeds' show (105 HEVC, 47 raw, 40 browser sources,
+#                  two Program and 20 AUX buses, null outputs) under onair
+#                  run, every Program bus switched every SWITCH_EVERY (2 s)
+#                  to its next scene, cut, fade and wipe in turn (bus.b one
+#                  transition ahead of bus.a), for MINUTES (5) after WARMUP
+#                  (20 s); /status (JSON and text) and /metrics saved when
+#                  the warm-up ends and at the end, and the tick's budget
+#                  per bus in summary.txt (about 6.5 minutes for 5).
+#   MODE=loops     bench/timing/loops.hcl: looped 2 s HEVC, H.264 and
+#                  MPEG-TS clips for LOOPS_S (60 s); the same files.
+#   MODE=all       both, switches first (the default).
+#
+# Needs: ONAIR (a stripped onair built on a Go machine: make timing-bench)
+# and MEDIA (clip0..3.hevc for the seeds' show, loop.hevc, loop.264 and
+# loop.ts for the loops; make timing-bench writes them). The raw NV12
+# clips are generated here by onair media (RAW). The machine needs no Go
+# and no ffmpeg; the status server is read over bash's /dev/tcp.
+# Writes under OUT (default ./out): everything it measured, partial
+# results included, and summary.txt. Every step has a timeout; the show
+# and the producers are stopped on every exit.
+#
+# A dry run of the logic on a machine without a GPU:
+#   BACKEND=cpu WIDTH=320 HEIGHT=180 N_HEVC=2 N_RAW=2 N_BROWSER=0 AUX=1 \
+#   SCENES=6 MINUTES=0.2 WARMUP=3 LOOPS_S=5 MEDIA=DIR bash bench/timing/run.sh
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ONAIR=$(realpath -m "${ONAIR:-$HERE/../../.device/timing/onair}")
+MEDIA=$(realpath -m "${MEDIA:-$HERE/../../.device/timing/media}")
+RAW=$(realpath -m "${RAW:-/tmp/onair-timing-raw}")
+OUT=$(realpath -m "${OUT:-$HERE/out}")
+MODE=${MODE:-all}
+BACKEND=${BACKEND:-cuda}
+WIDTH=${WIDTH:-1920}
+HEIGHT=${HEIGHT:-1080}
+MINUTES=${MINUTES:-5}
+WARMUP=${WARMUP:-20}            # seconds on air before the first reading
+SWITCH_EVERY=${SWITCH_EVERY:-2} # seconds
+LOOPS_S=${LOOPS_S:-60}
+N_HEVC=${N_HEVC:-105}
+N_RAW=${N_RAW:-47}
+N_BROWSER=${N_BROWSER:-40}
+AUX=${AUX:-20}
+SCENES=${SCENES:-256}
+PORT=${PORT:-7391}
+SEEDS=$HERE/../seeds/seeds.hcl
+LOOPS=$HERE/loops.hcl
+
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+mkdir -p "$OUT"
+SOCK=$(mktemp -d /tmp/onair-timing.XXXX)
+START=$(date +%s)
+PIDS=()
+log() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$OUT/summary.txt"; }
+stop_all() {
+	for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	PIDS=()
+}
+trap 'stop_all; rm -rf "$SOCK"' EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+[ -x "$ONAIR" ] || { log "no onair binary at ONAIR=$ONAIR: make timing-bench on a Go machine, and carry .device/timing"; exit 2; }
+{
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+	echo "cores: $(nproc)"
+	free -g | head -2
+	"$ONAIR" version
+} > "$OUT/machine.txt" 2>&1
+
+# fetch PATH FILE: GET http://127.0.0.1:PORT/PATH into FILE, body only.
+fetch() {
+	exec 3<> "/dev/tcp/127.0.0.1/$PORT" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1:%s\r\n\r\n' "$1" "$PORT" >&3
+	timeout 20 sed '1,/^\r$/d' <&3 > "$2"
+	exec 3<&-
+}
+
+# reading NAME: /status as JSON and text, and /metrics, as NAME.*
+reading() {
+	timeout 20 "$ONAIR" status -addr "127.0.0.1:$PORT" -json > "$OUT/$1.status.json" 2>&1
+	timeout 20 "$ONAIR" status -addr "127.0.0.1:$PORT" > "$OUT/$1.status.txt" 2>&1
+	fetch /metrics "$OUT/$1.metrics.txt"
+	grep -E '^onair_tick_(part_)?seconds_(sum|count)|^onair_output_hand_off' "$OUT/$1.metrics.txt" > "$OUT/$1.timing.txt"
+}
+
+# budget FILE: each bus's ticks from the Playout timing lines of onair
+# status (quarters of a frame period, deadline to commit): how many, how
+# many at or over a quarter and half a period, p99.9 under a quarter or not,
+# and the longest.
+budget() {
+	awk '
+	/^Playout timing/ { on = 1; next }
+	on && /^[A-Z]/ { on = 0 }
+	on && NF > 1 {
+		bus = $1; n = 0; q = 0; h = 0
+		for (i = 2; i <= NF; i++) {
+			if ($i !~ /:/) continue
+			split($i, kv, ":"); c = kv[2] + 0; n += c
+			if (kv[1] != "<0.25") q += c
+			if (kv[1] != "<0.25" && kv[1] != "<0.5") h += c
+		}
+		longest = $0; sub(/.*longest /, "", longest); sub(/\).*/, "", longest)
+		printf "  %-12s %7d ticks, %5d at 0.25 period or more (%.3f %%: p99.9 %s 0.25), %4d at 0.5 or more, longest %s\n", bus, n, q, n ? 100 * q / n : 0, (n && q * 1000 <= n) ? "under" : "NOT under", h, longest
+	}' "$1"
+	grep -E '^  bus\.|^  source\.|hand-offs waited' "$1" | grep -E 'missed|underruns|hand-offs' | awk '
+		/frames, [0-9]+ missed/ { m += $5; r += $8 }
+		/underruns/ { d += $4; u += $6 }
+		/hand-offs waited/ { w++ }
+		END { printf "  buses: %d missed deadlines, %d repeats; sources: %d drops, %d underruns; %d outputs with hand-off waits\n", m, r, d, u, w }'
+}
+
+# wait_on_air FILE SECONDS: until onair run printed "on air" (or gave up).
+wait_on_air() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		grep -q '^on air' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+switches() {
+	local total warm_s window_s i kinds=(cut fade wipe) cues=()
+	window_s=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
+	total=$((WARMUP + window_s + 10))
+	log "switches: the seeds' show ($N_HEVC HEVC, $N_RAW raw, $N_BROWSER browser, $AUX AUX) on $BACKEND, a switch every ${SWITCH_EVERY}s for ${window_s}s after ${WARMUP}s"
+	mkdir -p "$RAW"
+	for i in 0 1 2 3; do
+		[ "$(stat -c %s "$RAW/raw$i.nv12" 2> /dev/null)" = $((WIDTH * HEIGHT * 3 / 2 * 60)) ] && continue
+		timeout 120 "$ONAIR" media -size "${WIDTH}x$HEIGHT" -rate 30 -frames 60 -pattern ramp -id $((200 + i)) -o "$RAW/raw$i.nv12" >> "$OUT/media.txt" 2>&1 ||
+			{ log "generating $RAW/raw$i.nv12 failed: see media.txt"; return 1; }
+	done
+	for i in 0 1 2 3; do
+		[ -s "$MEDIA/clip$i.hevc" ] || { log "no $MEDIA/clip$i.hevc: make timing-bench writes it"; return 1; }
+	done
+	if [ "$N_BROWSER" -gt 0 ]; then
+		"$ONAIR" producer -pattern -count "$N_BROWSER" -socket "$SOCK/gfx-%d.sock" -size "${WIDTH}x$HEIGHT" -fps 30 > /dev/null 2>> "$OUT/producers.log" &
+		PIDS+=($!)
+	fi
+	# The cues: bus.a walks the quad splits, bus.b the full-frame scenes,
+	# each to the next at every switch, bus.b one transition ahead.
+	local n_src=$((N_HEVC + N_RAW + N_BROWSER))
+	local quads=$((SCENES - n_src))
+	[ "$quads" -lt 1 ] && quads=1
+	for ((i = 1; i * SWITCH_EVERY < total - 5; i++)); do
+		local ka=${kinds[$((i % 3))]} kb=${kinds[$(((i + 1) % 3))]} da="" db=""
+		[ "$ka" != cut ] && da=" 500ms"
+		[ "$kb" != cut ] && db=" 500ms"
+		cues+=(-cue "$((i * SWITCH_EVERY))s bus.a scene.quad[$((i % quads))] $ka$da")
+		cues+=(-cue "$((i * SWITCH_EVERY))s bus.b scene.full[$((i % n_src))] $kb$db")
+	done
+	log "  $((${#cues[@]} / 2)) cues"
+	timeout --kill-after=10 $((total + 120)) "$ONAIR" run -backend "$BACKEND" -quiet -listen "127.0.0.1:$PORT" -duration "${total}s" "${cues[@]}" \
+		-var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" \
+		-var n_hevc="$N_HEVC" -var n_raw="$N_RAW" -var n_browser="$N_BROWSER" -var aux="$AUX" -var scenes="$SCENES" \
+		"$SEEDS" > "$OUT/switches.run.txt" 2>&1 &
+	local run=$!
+	PIDS+=($run)
+	if ! wait_on_air "$OUT/switches.run.txt" 180; then
+		log "  the show did not go on air in 180 s: see switches.run.txt"
+		return 1
+	fi
+	log "  $(grep -E '^on air|^waited' "$OUT/switches.run.txt" | tr '\n' ' ')"
+	sleep "$WARMUP"
+	reading switches-warm
+	log "  after the warm-up (start-up included):"
+	budget "$OUT/switches-warm.status.txt" | tee -a "$OUT/summary.txt"
+	sleep "$window_s"
+	reading switches-end
+	log "  at the end (${window_s}s of switches later):"
+	budget "$OUT/switches-end.status.txt" | tee -a "$OUT/summary.txt"
+	wait "$run"
+	log "  onair run: rc=$? (its summary in switches.run.txt)"
+	stop_all
+}
+
+loops() {
+	local total=$((LOOPS_S + 5))
+	log "loops: looped 2 s HEVC, H.264 and MPEG-TS clips on $BACKEND for ${LOOPS_S}s"
+	for f in loop.hevc loop.264 loop.ts; do
+		[ -s "$MEDIA/$f" ] || { log "no $MEDIA/$f: make timing-bench writes it"; return 1; }
+	done
+	timeout --kill-after=10 $((total + 60)) "$ONAIR" run -backend "$BACKEND" -quiet -listen "127.0.0.1:$PORT" -duration "${total}s" \
+		-var media="$MEDIA" -var width="$WIDTH" -var height="$HEIGHT" "$LOOPS" > "$OUT/loops.run.txt" 2>&1 &
+	local run=$!
+	PIDS+=($run)
+	if ! wait_on_air "$OUT/loops.run.txt" 60; then
+		log "  the show did not go on air in 60 s: see loops.run.txt"
+		return 1
+	fi
+	log "  $(grep -E '^on air|^waited' "$OUT/loops.run.txt" | tr '\n' ' ')"
+	sleep "$LOOPS_S"
+	reading loops-end
+	budget "$OUT/loops-end.status.txt" | tee -a "$OUT/summary.txt"
+	wait "$run"
+	log "  onair run: rc=$? (its summary in loops.run.txt)"
+	stop_all
+}
+
+case $MODE in
+switches) switches ;;
+loops) loops ;;
+all) switches; loops ;;
+*) log "MODE=$MODE: use switches, loops or all"; exit 2 ;;
+esac
+log "done"
