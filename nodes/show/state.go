@@ -214,8 +214,9 @@ type OutputState struct {
 	Written atomic.Uint64
 	Drops   atomic.Uint64
 	// The bus's hand-offs to this output (compositor.go): how many found
-	// its queue full and waited, how many of those gave up at the limit
-	// (the tick dropped for this output alone), and the longest wait.
+	// its queue full (each then waited for room, until the hand-off's
+	// limit at most), how many of those gave up at the limit (the tick
+	// dropped for this output alone), and the longest wait.
 	HandOffWaits  atomic.Uint64
 	HandOffDrops  atomic.Uint64
 	HandOffMaxNs  atomic.Int64
