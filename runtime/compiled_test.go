@@ -108,7 +108,7 @@ output "null" "mon" {
 		t.Fatal(err)
 	}
 	st := x.Status()
-	if len(st.Loops) != len(p.Loops) || len(st.Edges) != len(p.Edges) {
+	if len(st.Loops) != 4 || len(p.Loops) != 4 || len(st.Edges) != len(p.Edges) { // default, outputs (the null output), pacing_0 and _1
 		t.Fatalf("ran %d loops and %d edges; the plan has %d loops and %d edges", len(st.Loops), len(st.Edges), len(p.Loops), len(p.Edges))
 	}
 	checkAccounting(t, w, st)
