@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/onairhq/onair/frame"
@@ -175,5 +177,98 @@ func writeRawClip(t *testing.T, path string, id uint16, w, h, frames int, rate f
 		if _, err := f.WriteTo(out); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// stallingFile is a record output's file whose writes block once stalled
+// is set, until release is closed: a disk that stops taking writes.
+type stallingFile struct {
+	media.RecordFile
+	stalled *atomic.Bool
+	release chan struct{}
+}
+
+func (f *stallingFile) Write(p []byte) (int, error) {
+	if f.stalled.Load() {
+		<-f.release
+	}
+	return f.RecordFile.Write(p)
+}
+
+// TestASlowOutputNeverHoldsItsBus: a bus with two outputs, a recording
+// whose disk stops taking writes and a null output. The recording's queue
+// fills; from then on each tick's hand-off waits for it at most until its
+// limit and drops the tick for it alone, counted as its hand-off waits and
+// drops (and the bus's output drops), while the bus goes on drawing and
+// the null output takes every tick. Counts only: the bound on each wait is
+// TestHandOffWaitIsBoundedAndCounted's, on a simulated clock.
+func TestASlowOutputNeverHoldsItsBus(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "show.hcl")
+	src := fmt.Sprintf(`show {
+  name       = "slow-output"
+  size       = "320x180"
+  frame_rate = "%d"
+  format     = "nv12"
+}
+source "test_pattern" "bars" {
+  size = "320x180"
+}
+bus "aux" "pgm" {
+  source = source.bars
+}
+output "record" "slow" {
+  bus  = bus.pgm
+  path = "slow.y4m"
+}
+output "null" "fast" {
+  bus = bus.pgm
+}
+`, loopsRate)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stalled atomic.Bool
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	open := func(name string, flag int, perm os.FileMode) (media.RecordFile, error) {
+		f, err := media.OpenOSFile(name, flag, perm)
+		if err != nil {
+			return nil, err
+		}
+		return &stallingFile{RecordFile: f, stalled: &stalled, release: release}, nil
+	}
+	s, err := runShow(t, compile(t, path, nil), show.Options{OpenFile: open}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		unblock() // the recording's thread must return for the show to stop
+		s.Stop()
+	}()
+	waitShow(t, s, "the recording writes 3 frames", func(sum show.Summary) bool { return output(s, "output.slow").Written >= 3 })
+	stalled.Store(true) // the disk stops
+	sum := waitShow(t, s, "5 ticks dropped for the stalled recording", func(sum show.Summary) bool {
+		return output(s, "output.slow").HandOffDrops >= 5
+	})
+	slow, fast := output(s, "output.slow"), output(s, "output.fast")
+	if slow.HandOffWaits < slow.HandOffDrops {
+		t.Errorf("the recording: %d hand-off drops but %d waits: each drop waited first", slow.HandOffDrops, slow.HandOffWaits)
+	}
+	if fast.HandOffDrops != 0 {
+		t.Errorf("the null output missed %d ticks: a stalled output held the bus", fast.HandOffDrops)
+	}
+	bus := sum.Buses[0]
+	if bus.OutputDrops < slow.HandOffDrops {
+		t.Errorf("the bus counts %d output drops, the recording %d hand-off drops", bus.OutputDrops, slow.HandOffDrops)
+	}
+	// The bus goes on: ticks after the recording's drops, all taken by the
+	// null output (its queue holds 4 it may not have written yet).
+	ticks := bus.Ticks
+	after := waitShow(t, s, "5 more ticks", func(sum show.Summary) bool { return sum.Buses[0].Ticks >= ticks+5 })
+	f := output(s, "output.fast")
+	if drawn, wrote := after.Buses[0].Ticks-ticks, f.Written-fast.Written; wrote+4 < drawn || f.HandOffDrops != 0 {
+		t.Errorf("the null output wrote %d of the %d ticks drawn meanwhile (%d hand-off drops)", wrote, drawn, f.HandOffDrops)
 	}
 }
