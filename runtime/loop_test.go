@@ -220,8 +220,23 @@ func TestLoopOneShot(t *testing.T) {
 	defer reg.Unregister()
 	s.Notify()
 	testwait.Until(t, testwait.Bound, "the first call", func() bool { return calls.Load() == 1 })
+	// A second signal notified after it proves the loop has looked: one
+	// epoll_wait reports every descriptor ready by then, and work posted
+	// after that wake-up runs only once its dispatch is over.
+	probe, _ := NewSignal()
+	defer probe.Close()
+	var probed atomic.Int32
+	preg, err := l.Watch(probe, func(r *Registration) { probed.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer preg.Unregister()
 	s.Notify() // consumed flag was cleared: writes, but the registration is disarmed
-	time.Sleep(30 * time.Millisecond)
+	probe.Notify()
+	testwait.Until(t, testwait.Bound, "the loop's wake-up for the probe", func() bool { return probed.Load() == 1 })
+	if err := l.Do(func() {}); err != nil {
+		t.Fatal(err)
+	}
 	if c := calls.Load(); c != 1 {
 		t.Fatalf("a disarmed registration ran %d times, want 1", c)
 	}
