@@ -1,7 +1,8 @@
 package nodes
 
 // The built-in kinds. Each declaration is the whole truth about its kind:
-// the compiler's rules read the traits, the runtime fills New, and
+// the compiler's rules read the traits, each backend's table of
+// constructors (nodes/show, nodes/cpu, nodes/cuda) builds its nodes, and
 // `onair nodes` prints this file's contents as the reference.
 
 func ptr(n int) *int { return &n }

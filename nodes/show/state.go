@@ -8,7 +8,9 @@
 // A show locks the files its outputs write before anything opens a file,
 // so a second show on the same recording is refused (LockOutputs). A record
 // output never destroys what it wrote: on a write error it drops frames,
-// backs off and continues its file after the last whole frame (recorder). It is generic over the backend's frame type; a backend supplies
+// backs off and continues its file after the last whole frame (recorder).
+//
+// It is generic over the backend's frame type; a backend supplies
 // the pixel work behind small interfaces (Backend, Canvas) and the
 // constructors of its own kinds (sources, uploads, decoders).
 //
@@ -18,7 +20,9 @@
 //
 // show must never import lang/ or compiler/ (it runs a saved plan as well
 // as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
-// nodes/media (the host-side outputs), control/ and compiler/plan.
+// nodes/ (the registry), nodes/media and nodes/media/ipc (the host-side
+// outputs, the local socket's checks), internal/value, control/ and
+// compiler/plan.
 package show
 
 import (
