@@ -72,15 +72,16 @@ func emit(st *state) {
 	}
 	for _, s := range show.Sources {
 		if present[s] {
-			paced[s.Index%n] = append(paced[s.Index%n], s.Address())
+			i := Slot(st.placementKey(s.Address()), n)
+			paced[i] = append(paced[i], s.Address())
 		}
 	}
 	for i := 0; i < n; i++ {
-		name := PacingLoop(i, n)
+		name := PacingLoop(i)
 		p.Loops = append(p.Loops, plan.Loop{Name: name, Sources: paced[i], Nodes: loopNodes[name]})
 	}
 	for i := 0; i < st.decodeLoops; i++ {
-		name := DecodeLoop(i, st.decodeLoops)
+		name := DecodeLoop(i)
 		p.Loops = append(p.Loops, plan.Loop{Name: name, Kind: decodeLoopKind, Nodes: loopNodes[name]})
 	}
 
