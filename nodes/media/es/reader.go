@@ -8,10 +8,16 @@ import (
 	"os"
 )
 
-// MaxAccessUnit bounds one access unit: a stream that goes on longer than
-// this without a start code is not video this package reads.
+// MaxAccessUnit bounds one access unit, start codes included: Next refuses
+// a longer one with an error, so nothing longer reaches a decoder. (A
+// 16384x16384 4:2:0 picture at 10 bits is 768 MiB raw, but no encoder
+// onair plays spends a twelfth of that on one coded picture.)
 const MaxAccessUnit = 64 << 20
 
+// initialBuffer is the read buffer's first size, and what it may hold past
+// the longest access unit: at most MaxAccessUnit+initialBuffer in all for
+// an elementary stream (for a transport stream, the longer of this and
+// one PES payload past it).
 const initialBuffer = 64 << 10
 
 // payloadSource supplies the elementary stream of a container: each call
@@ -69,6 +75,7 @@ type Reader struct {
 	scratch   []byte
 	first     *Info // the first parameter set of the stream
 	done      bool  // the last access unit was returned
+	fatal     error // an access unit over MaxAccessUnit: every later Next returns it
 }
 
 func newReader(c Codec) *Reader {
@@ -239,6 +246,9 @@ func (r *Reader) hdrLen() int {
 
 // Next returns the next access unit, or io.EOF after the last one.
 func (r *Reader) Next() (AccessUnit, error) {
+	if r.fatal != nil {
+		return AccessUnit{}, r.fatal
+	}
 	if r.done {
 		return AccessUnit{}, io.EOF
 	}
@@ -255,6 +265,9 @@ func (r *Reader) Next() (AccessUnit, error) {
 			var au AccessUnit
 			emit := starts && r.auNALs > 0
 			if emit {
+				if err := r.bound(r.boundary); err != nil {
+					return AccessUnit{}, err
+				}
 				au = r.cut(r.boundary)
 				r.auStart, r.auCode = r.boundary, r.code
 			}
@@ -403,7 +416,26 @@ func (r *Reader) last() (AccessUnit, error) {
 		}
 		return AccessUnit{}, io.EOF
 	}
+	if err := r.bound(end); err != nil {
+		return AccessUnit{}, err
+	}
 	return r.cut(end), nil
+}
+
+// bound refuses the access unit being gathered when, ending at end, it
+// would be longer than MaxAccessUnit.
+func (r *Reader) bound(end int) error {
+	if end-r.auStart <= MaxAccessUnit {
+		return nil
+	}
+	return r.tooLong()
+}
+
+func (r *Reader) tooLong() error {
+	r.fatal = fmt.Errorf("%s: access unit %d (byte %d) runs past %d MiB, the most one access unit may hold: is it %s video?",
+		r.name(), r.index, r.base+int64(max(r.auStart, 0)), MaxAccessUnit>>20, r.codec)
+	r.err, r.eof = r.fatal, true
+	return r.fatal
 }
 
 // fill compacts the buffer (dropping what was returned or skipped) and
@@ -437,7 +469,7 @@ func (r *Reader) fill() error {
 		return r.fillPayload()
 	}
 	if r.n == len(r.buf) {
-		if err := r.grow(r.n + 1); err != nil {
+		if err := r.grow(r.n+1, initialBuffer); err != nil {
 			return err
 		}
 	}
@@ -463,7 +495,7 @@ func (r *Reader) fillPayload() error {
 		return nil
 	}
 	if r.n+len(data) > len(r.buf) {
-		if err := r.grow(r.n + len(data)); err != nil {
+		if err := r.grow(r.n+len(data), len(data)); err != nil {
 			return err
 		}
 	}
@@ -474,12 +506,16 @@ func (r *Reader) fillPayload() error {
 	return nil
 }
 
-func (r *Reader) grow(need int) error {
-	if need > MaxAccessUnit+initialBuffer {
-		r.err, r.eof = fmt.Errorf("%s: an access unit runs past %d MiB without a start code: is it %s video?", r.name(), MaxAccessUnit>>20, r.codec), true
-		return r.err
+// grow makes the buffer hold need bytes, doubling it up to the access unit
+// being gathered (at most MaxAccessUnit) and one read of read bytes past
+// it. The buffer holds nothing before that access unit (fill dropped it),
+// so a need past the bound is an access unit longer than MaxAccessUnit.
+func (r *Reader) grow(need, read int) error {
+	limit := MaxAccessUnit + max(read, initialBuffer)
+	if need > limit {
+		return r.tooLong()
 	}
-	nb := make([]byte, max(2*len(r.buf), need))
+	nb := make([]byte, min(max(2*len(r.buf), need), limit))
 	copy(nb, r.buf[:r.n])
 	r.buf = nb
 	return nil
