@@ -93,6 +93,13 @@ func CheckStream(path string, info es.Info, f frame.Format, w, h int) error {
 	return nil
 }
 
+// UnusableSPS is the warning for an access unit inside a stream whose
+// sequence parameter set cannot be used (au.SPSError): the stream plays up
+// to there, as it does up to a change of size.
+func UnusableSPS(path string, au es.AccessUnit) string {
+	return fmt.Sprintf("%s at access unit %d (byte %d): %v: onair plays the stream up to there", path, au.Index, au.Offset, au.SPSError)
+}
+
 // OpenDecoder opens and checks the file and starts ffmpeg.
 func OpenDecoder(cfg DecodeConfig) (*Decoder, error) {
 	if cfg.Format != frame.NV12 && cfg.Format != frame.P010 || cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width%2 != 0 || cfg.Height%2 != 0 {
@@ -192,6 +199,10 @@ func (d *Decoder) feedPass(rd *es.Reader) (pictures int, err error) {
 		}
 		if au.Info != nil && !au.Info.SameFormat(d.info) {
 			d.warn(fmt.Sprintf("%s changes from %v to %v at access unit %d (byte %d): onair refuses a change of size or format inside a stream, and plays the stream up to there", d.cfg.Path, d.info, *au.Info, au.Index, au.Offset))
+			return pictures, nil
+		}
+		if au.Info == nil && au.SPSError != nil {
+			d.warn(UnusableSPS(d.cfg.Path, au))
 			return pictures, nil
 		}
 		if au.Pictures {

@@ -58,6 +58,7 @@ type Reader struct {
 	seenVCL bool
 	key     bool
 	info    *Info
+	spsErr  error // why an SPS of it cannot be used
 
 	// The last start code found.
 	scan     int  // where the search for the next start code goes on
@@ -174,9 +175,15 @@ func codecOfName(path string) Codec {
 }
 
 // findInfo reads ahead to the first sequence parameter set and rewinds.
+// One that cannot be used, with no good one before the first picture, is
+// the reason the stream cannot be played.
 func (r *Reader) findInfo() error {
+	var bad error
 	for {
 		au, err := r.Next()
+		if err == io.EOF && bad != nil {
+			return fmt.Errorf("%w (%w)", bad, ErrNoStream)
+		}
 		if err == io.EOF {
 			return fmt.Errorf("holds no %s sequence parameter set: is it an %s stream? (%w)", r.codec, r.codec, ErrNoStream)
 		}
@@ -185,6 +192,12 @@ func (r *Reader) findInfo() error {
 		}
 		if au.Info != nil {
 			break
+		}
+		if au.SPSError != nil && bad == nil {
+			bad = fmt.Errorf("access unit %d (byte %d): %w", au.Index, au.Offset, au.SPSError)
+		}
+		if au.Pictures && bad != nil {
+			return fmt.Errorf("%w; no picture of the stream can be decoded", bad)
 		}
 		if au.Pictures {
 			return fmt.Errorf("its first picture comes before any %s sequence parameter set: it is no %s stream that can be decoded from its start", r.codec, r.codec)
@@ -359,7 +372,10 @@ func (r *Reader) parseSPS(nal []byte) {
 	r.spsAt = -1
 	info, err := parseSPS(r.codec, nal, &r.scratch)
 	if err != nil {
-		return // a broken parameter set says nothing; the decoder reports it
+		// The access unit says why; the reader goes on, as a decoder
+		// would, and its user decides.
+		r.spsErr = err
+		return
 	}
 	r.info = &info
 	if r.first == nil {
@@ -372,7 +388,7 @@ func (r *Reader) parseSPS(nal []byte) {
 // index), and resets the gathering.
 func (r *Reader) cut(end int) AccessUnit {
 	au := AccessUnit{Data: r.buf[r.auStart:end:end], Index: r.index, Offset: r.base + int64(r.auStart),
-		Key: r.key, Pictures: r.seenVCL, Info: r.info}
+		Key: r.key, Pictures: r.seenVCL, Info: r.info, SPSError: r.spsErr}
 	r.auNALsOut = r.auNALsOut[:0]
 	for _, off := range r.nals {
 		r.auNALsOut = append(r.auNALsOut, int32(off-au.Offset))
@@ -389,7 +405,7 @@ func (r *Reader) cut(end int) AccessUnit {
 		r.marks = append(r.marks[:0], r.marks[k:]...)
 	}
 	r.index++
-	r.auNALs, r.seenVCL, r.key, r.info = 0, false, false, nil
+	r.auNALs, r.seenVCL, r.key, r.info, r.spsErr = 0, false, false, nil, nil
 	return au
 }
 
