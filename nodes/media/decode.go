@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media/es"
 )
 
@@ -163,6 +164,8 @@ func (d *Decoder) feed(rd *es.Reader) {
 	defer close(d.fed)
 	defer rd.Close()
 	defer d.in.Close()
+	// First of the deferred: Next sees the error once ffmpeg's input closes.
+	defer panics.Catch("feeding "+d.cfg.Path+" to ffmpeg", nil, d.setFeedErr)
 	for {
 		pictures, err := d.feedPass(rd)
 		d.mu.Lock()
@@ -226,6 +229,7 @@ func (d *Decoder) setFeedErr(err error) {
 
 func (d *Decoder) readStderr(r io.Reader) {
 	defer close(d.logged)
+	defer panics.Catch("reading ffmpeg's messages on "+d.cfg.Path, nil, d.setFeedErr)
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
