@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/internal/testwait"
 	"math/rand"
 	"sync"
@@ -322,5 +323,51 @@ func TestLoopStopLeavesNothing(t *testing.T) {
 	}
 	for _, s := range sigs {
 		s.Close()
+	}
+}
+
+// TestLoopSurvivesAPanic: a panic in work, a timer or a handler that no
+// node's context wraps is recovered on the loop (counted, and logged with
+// its stack); the loop goes on running what comes next, and a Do whose
+// work panicked returns.
+func TestLoopSurvivesAPanic(t *testing.T) {
+	leakCheck(t)
+	l, err := NewEventLoop("panics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	before := panics.Recovered()
+	if err := l.Do(func() { panic("posted work") }); err != nil {
+		t.Fatal(err)
+	}
+	fired := make(chan struct{})
+	l.AddTimer(Now(), func() { panic("a timer") })
+	l.AddTimer(Now()+int64(time.Millisecond), func() { close(fired) })
+	<-fired
+	s, err := NewSignal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var calls atomic.Int32
+	if _, err := l.Watch(s, func(r *Registration) {
+		if calls.Add(1) == 1 {
+			r.Rearm()
+			panic("a handler")
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Notify()
+	testwait.Until(t, testwait.Bound, "the handler to panic", func() bool { return calls.Load() == 1 })
+	s.Notify()
+	testwait.Until(t, testwait.Bound, "the handler to run again after its panic", func() bool { return calls.Load() == 2 })
+	ran := false
+	if err := l.Do(func() { ran = true }); err != nil || !ran {
+		t.Fatalf("the loop after three panics: ran %v, %v", ran, err)
+	}
+	if n := panics.Recovered() - before; n != 3 {
+		t.Errorf("%d panics counted, want 3", n)
 	}
 }

@@ -209,6 +209,10 @@ func (r *streamReader) next() (es.AccessUnit, error) {
 			r.warn(fmt.Sprintf("%s changes from %v to %v at access unit %d (byte %d): onair refuses a change of size or format inside a stream, and plays the stream up to there", r.path, r.info, *au.Info, au.Index, au.Offset))
 			err = io.EOF
 		}
+		if err == nil && au.Info == nil && au.SPSError != nil {
+			r.warn(media.UnusableSPS(r.path, au))
+			err = io.EOF
+		}
 		if err != io.EOF {
 			if err == nil && au.Pictures {
 				r.pictures++

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // FFmpegConfig describes an ffmpeg output: raw frames piped to an external
@@ -323,7 +324,7 @@ func (o *FFmpeg) drop() {
 // runOnce starts one process and feeds it until it exits, stalls, or the
 // output closes. It returns how long the process ran and whether the output
 // is closed (the process then finished cleanly or was killed).
-func (o *FFmpeg) runOnce() (time.Duration, bool) {
+func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
@@ -347,8 +348,8 @@ func (o *FFmpeg) runOnce() (time.Duration, bool) {
 	o.mu.Unlock()
 	o.event(FFmpegEvent{Kind: FFmpegStarted, PID: pid, Restarts: restarts})
 
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited, gone := make(chan error, 1), make(chan struct{})
+	go func() { exited <- cmd.Wait(); close(gone) }()
 	finish := func(kind FFmpegEventKind, err error) {
 		o.mu.Lock()
 		o.stats.Running, o.stats.PID, o.cmd = false, 0, nil
@@ -357,6 +358,20 @@ func (o *FFmpeg) runOnce() (time.Duration, bool) {
 			o.fail(kind, pid, err)
 		}
 	}
+	// A panic feeding the process (a broken frame) ends it as an exit
+	// does: killed and reaped, reported, and started again after the
+	// backoff.
+	defer func() {
+		if p := recover(); p != nil {
+			err := panics.From(fmt.Sprintf("feeding ffmpeg process %d", pid), p, nil)
+			pw.Close()
+			cmd.Process.Kill()
+			<-gone
+			o.countExit(false)
+			finish(FFmpegExited, err)
+			ran, closed = time.Since(start), false
+		}
+	}()
 	describe := func(werr error) error {
 		msg := stderr.String()
 		if msg != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/runtime"
 )
@@ -184,6 +185,9 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 			default:
 				st.fail(fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err))
 				ctx.Log.Error("ffmpeg output", "event", e.Kind.String(), "error", e.Err)
+				if pe := (*panics.Error)(nil); errors.As(e.Err, &pe) {
+					pe.Log(ctx.Log) // feeding the process panicked: its stack
+				}
 			}
 		},
 	})

@@ -464,6 +464,12 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: control.Gauge, Labels: le, Value: float64(e.Capacity)})
 		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
 	}
+	for _, n := range rs.Nodes {
+		if n.Panics > 0 { // only nodes that had one: a show has many nodes
+			emit(control.Sample{Name: "onair_node_panics_total", Help: "Failures of a node that were panics in its work (stacks in the log); its group restarted.", Kind: control.Counter, Labels: l("node", n.ID), Value: float64(n.Panics)})
+		}
+	}
+	emit(control.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: control.Counter, Value: float64(rs.Process.PanicsRecovered)})
 	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
 }
 
