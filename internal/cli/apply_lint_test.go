@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/internal/testwait"
 )
 
 // lintApplyShow is a show on the CPU backend whose one scene shows a test
@@ -85,6 +89,66 @@ func TestApplySaysWhatLintSays(t *testing.T) {
 	write("[160, 0, 160, 180]", "")
 	if rc, out, errs := runCLI(t, "apply", "-addr", addr, path); rc != 0 || !strings.Contains(out, "applied on air: scene.one") || strings.Contains(errs, "warning[") {
 		t.Errorf("onair apply of a clean show: rc=%d\n%s%s", rc, out, errs)
+	}
+	if rc := bg.interrupt(t); rc != 0 {
+		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
+	}
+}
+
+// TestPostedPlanPastTheGeometryLimits is issue 27's posted plans: a layer
+// 1e14 wide stopped Program ("makeslice: len out of range") or panicked a
+// band worker, 2e7 wide stalled it 4 s and kept 850 MB, 2^30 by 2^30 grew
+// RSS past 2 GB. Each is refused by the plan's loader, saying which layer
+// and which limit, and the show goes on drawing what it drew; then a cut
+// to the scene still on air.
+func TestPostedPlanPastTheGeometryLimits(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "show.hcl")
+	s := strings.NewReplacer("RECT", "[0, 0, 320, 180]", "EXTRA", "").Replace(lintApplyShow)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bg := runInBackground("run", "-backend", "cpu", "-listen", "127.0.0.1:0", "-quiet", path)
+	client := control.Client{Addr: bg.waitOut(t, `status: http://(\S+)/status`)[1]}
+	onAir, err := client.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const was = `"rect": [
+            0,
+            0,
+            320,
+            180
+          ]`
+	if !strings.Contains(string(onAir), was) {
+		t.Fatalf("the plan on air has no layer %s:\n%s", was, onAir)
+	}
+	ticks := func() int {
+		js, err := client.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Summary struct {
+				Buses []struct{ Ticks int } `json:"buses"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal(js, &st); err != nil || len(st.Summary.Buses) != 1 {
+			t.Fatalf("status: %v\n%s", err, js)
+		}
+		return st.Summary.Buses[0].Ticks
+	}
+	for _, rect := range []string{"[0, 0, 100000000000000, 120]", "[0, 0, 20000000, 180]", "[0, 0, 1073741824, 1073741824]"} {
+		posted := strings.Replace(string(onAir), was, `"rect": `+rect, 1)
+		_, err := client.Apply([]byte(posted))
+		if err == nil || !strings.Contains(err.Error(), "scene.one layer 0: rect "+rect) || !strings.Contains(err.Error(), "rect_reach limit on the 320x180 canvas") {
+			t.Errorf("POST /plan with a layer at %s: %v, want a refusal naming the layer and the limit", rect, err)
+		}
+		n := ticks()
+		testwait.Until(t, testwait.Bound, "10 more ticks", func() bool { return ticks() >= n+10 })
+	}
+	if rc, out, errs := runCLI(t, "cut", "-addr", client.Addr, "bus.pgm", "scene.one"); rc != 0 {
+		t.Errorf("a cut after the refusals: rc=%d\n%s%s", rc, out, errs)
 	}
 	if rc := bg.interrupt(t); rc != 0 {
 		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
