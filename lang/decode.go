@@ -616,7 +616,9 @@ func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *h
 	ly.Rect = Rect{W: l.show.Size.W, H: l.show.Size.H}
 	if r := d.rect("rect"); r != nil {
 		ly.Rect = *r
-		if err := value.CheckRect(l.show.Size, [4]int{r.X, r.Y, r.W, r.H}); err != nil {
+		// Against the canvas, once it has a size (an invalid one has its
+		// own error).
+		if err := value.CheckRect(l.show.Size, [4]int{r.X, r.Y, r.W, r.H}); err != nil && value.CheckSize(l.show.Size) == nil {
 			l.errorf(lc.Attributes["rect"].Expr.Range(), "Rect out of bounds", "%v", err)
 		}
 	}
