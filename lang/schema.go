@@ -295,9 +295,9 @@ var Schema = []*Block{
 			Doc: "Places one source on the canvas. May be generated with dynamic \"layer\" { for_each = ...; content { ... } }.",
 			Attrs: []Attr{
 				{Name: "source", Type: TypeSourceRef, Required: true, Doc: "The source instance shown: source.NAME, source.NAME[0] or source.NAME[\"key\"]."},
-				{Name: "rect", Type: TypeRect, DefaultDoc: "the whole canvas", Doc: "[x, y, width, height] on the canvas in pixels; width and height positive."},
+				{Name: "rect", Type: TypeRect, DefaultDoc: "the whole canvas", Doc: "[x, y, width, height] on the canvas in pixels; width and height positive, reaching at most rect_reach past the canvas (Geometry limits)."},
 				{Name: "fit", Type: TypeEnum, Enum: []string{"stretch", "contain", "cover"}, Default: "stretch", Doc: "How the source fills the rect."},
-				{Name: "crop", Type: TypeRect, DefaultDoc: "none (the whole source)", Doc: "[x, y, width, height] region of the source to use."},
+				{Name: "crop", Type: TypeRect, DefaultDoc: "none (the whole source)", Doc: "[x, y, width, height] region of the source to use, inside the source's size (crop_reach)."},
 				{Name: "opacity", Type: TypeNumber, Default: 1.0, Range: rng(0, 1), Doc: "0 transparent .. 1 opaque."},
 				{Name: "z", Type: TypeInt, Default: 0, Doc: "Stacking order; higher is on top."},
 			},

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // Marshal encodes a plan as indented JSON ending in a newline. The same plan
@@ -110,7 +112,8 @@ var OpacityRange = [2]float64{0, 1}
 // one node (the compiler never writes a plan without them, so a plan
 // lacking them is not one of its plans), unique node ids, edges between
 // known nodes with positive capacity, loops and groups that name known
-// nodes, and scenes whose layers the show language would take. Whether
+// nodes, a canvas and pictures within the geometry limits, and scenes
+// whose layers the show language would take (CheckScene). Whether
 // the node kinds exist is CheckKinds' question: this package does not know
 // the node registry.
 func (p *Plan) Validate() error {
@@ -155,19 +158,83 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("node %q is placed on unknown loop %q", n.ID, n.Placement.Loop)
 		}
 	}
-	// Scenes as the show language allows them: a running show draws a
-	// saved plan's, and onair apply sends them to a show on air.
+	// The canvas and every picture within the geometry limits, and scenes
+	// as the show language allows them: a running show draws a saved
+	// plan's, and onair apply sends them to a show on air.
+	if _, err := p.CanvasSize(); err != nil {
+		return err
+	}
+	for _, n := range p.Nodes {
+		if n.Size == "" {
+			continue
+		}
+		sz, err := value.ParseSize(n.Size)
+		if err == nil {
+			err = value.CheckSize(sz)
+		}
+		if err != nil {
+			return fmt.Errorf("node %q: %v", n.ID, err)
+		}
+	}
 	for _, sc := range p.Scenes {
-		for i, l := range sc.Layers {
-			if l.Rect[2] <= 0 || l.Rect[3] <= 0 {
-				return fmt.Errorf("%s layer %d: width and height must be positive; got %dx%d", sc.Address, i, l.Rect[2], l.Rect[3])
+		if err := p.CheckScene(sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CanvasSize is the plan's canvas size, refused when it is not one or is
+// past the geometry limits.
+func (p *Plan) CanvasSize() (value.Size, error) {
+	sz, err := value.ParseSize(p.Size)
+	if err == nil {
+		err = value.CheckSize(sz)
+	}
+	if err != nil {
+		return value.Size{}, fmt.Errorf("the canvas: %v", err)
+	}
+	return sz, nil
+}
+
+// SourceSize is the size of the pictures the source at addr makes, as
+// its nodes say; false when no node of it does.
+func (p *Plan) SourceSize(addr string) (value.Size, bool) {
+	for _, n := range p.Nodes {
+		if n.Address == addr && n.Size != "" {
+			if sz, err := value.ParseSize(n.Size); err == nil {
+				return sz, true
 			}
-			if l.Crop != nil && (l.Crop[2] <= 0 || l.Crop[3] <= 0) {
-				return fmt.Errorf("%s layer %d: the crop's width and height must be positive; got %dx%d", sc.Address, i, l.Crop[2], l.Crop[3])
+		}
+	}
+	return value.Size{}, false
+}
+
+// CheckScene refuses a scene the show language would not take on p's
+// canvas from p's sources: a layer whose rect or crop goes past the
+// geometry limits (internal/value), or whose opacity is out of range.
+// A running show checks a scene changed on air against the plan it
+// started with, whose canvas and sources do not change while it runs.
+func (p *Plan) CheckScene(sc Scene) error {
+	canvas, err := p.CanvasSize()
+	if err != nil {
+		return err
+	}
+	for i, l := range sc.Layers {
+		if err := value.CheckRect(canvas, l.Rect); err != nil {
+			return fmt.Errorf("%s layer %d: %v", sc.Address, i, err)
+		}
+		if l.Crop != nil {
+			src, ok := p.SourceSize(l.Source)
+			if !ok { // not a source of this plan: bounded by the largest picture
+				src = value.Size{W: value.MaxSide, H: value.MaxSide}
 			}
-			if !(l.Opacity >= OpacityRange[0] && l.Opacity <= OpacityRange[1]) {
-				return fmt.Errorf("%s layer %d: opacity %v is outside %v to %v", sc.Address, i, l.Opacity, OpacityRange[0], OpacityRange[1])
+			if err := value.CheckCrop(src, *l.Crop); err != nil {
+				return fmt.Errorf("%s layer %d: %v", sc.Address, i, err)
 			}
+		}
+		if !(l.Opacity >= OpacityRange[0] && l.Opacity <= OpacityRange[1]) {
+			return fmt.Errorf("%s layer %d: opacity %v is outside %v to %v", sc.Address, i, l.Opacity, OpacityRange[0], OpacityRange[1])
 		}
 	}
 	return nil

@@ -71,7 +71,15 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair apply: %v\n", err)
 		return 1
 	}
-	if *dry || !r.Changed() {
+	if !r.Changed() {
+		return 0
+	}
+	// What onair lint would say of the new show, before it goes on air.
+	if n := lintBeforeApply(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering}, stderr); n > 0 {
+		fmt.Fprintf(stderr, "onair apply: refused, nothing sent: the show has %s (above); fix them and apply again\n", plural(n, "lint error"))
+		return 1
+	}
+	if *dry {
 		return 0
 	}
 	js, err := plan.Marshal(p)

@@ -125,6 +125,26 @@ func TestApplyLiveOnAir(t *testing.T) {
 	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
 		t.Errorf("a null output as a preview: %v, want ErrNotFound", err)
 	}
+	// Issue 27: a layer 2^40 pixels wide was applied and the next cut ran
+	// the show out of memory. Rects and crops past the geometry limits on
+	// the canvas on air (320x180) are refused and change nothing.
+	for _, l := range []plan.Layer{
+		{Source: "source.a", Rect: [4]int{0, 0, 1 << 40, 120}, Fit: "stretch", Opacity: 1},
+		{Source: "source.a", Rect: [4]int{0, 0, 1e14, 120}, Fit: "stretch", Opacity: 1},
+		{Source: "source.a", Rect: [4]int{-1 << 30, -1 << 30, 1 << 30, 1 << 30}, Fit: "cover", Opacity: 1},
+		{Source: "source.a", Rect: [4]int{0, 0, 160, 180}, Crop: &[4]int{0, 0, 322, 180}, Fit: "stretch", Opacity: 1},
+	} {
+		err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{{Address: "scene.one", Layers: []plan.Layer{l}}}}, nil)
+		if !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "scene.one layer 0: ") || !strings.Contains(err.Error(), "_reach limit") {
+			t.Errorf("a layer at %v crop %v: %v, want ErrInvalid naming the layer and the limit", l.Rect, l.Crop, err)
+		}
+	}
+	// At the edge of rect_reach: taken, and drawn at the cost of what is
+	// on the canvas.
+	edge := []plan.Layer{{Source: "source.a", Rect: [4]int{-1280, -720, 2880, 1620}, Fit: "stretch", Opacity: 1}}
+	if err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{{Address: "scene.two", Layers: edge}}}, []byte(`{"applied":3}`)); err != nil {
+		t.Fatalf("a layer at the edge of rect_reach: %v", err)
+	}
 	// The bus keeps drawing: 10 more ticks after the change.
 	ticks := busOf(s.State.Summary(), "bus.pgm").Ticks
 	waitShow(t, s, "10 ticks after the change", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").Ticks >= ticks+10 })

@@ -540,6 +540,11 @@ func (b *State) ApplyLive(ch LiveChange) error {
 				problems = append(problems, fmt.Sprintf("%s layer %d: %v", sc.Address, i, err))
 			}
 		}
+		// Against the canvas and sources on air (the change's own plan
+		// may say anything of them).
+		if err := b.plan.CheckScene(sc); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	sceneAt := func(addr string) *plan.Scene {
 		if sc := next[addr]; sc != nil {
