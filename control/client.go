@@ -150,9 +150,11 @@ func clean(s string) string {
 	return b.String()
 }
 
-// cleanJSON is the valid JSON b with control characters taken out of its
-// strings, whether written raw or as escapes, and invalid UTF-8 replaced;
-// everything else, layout and order included, stays as it was.
+// cleanJSON is b with control characters taken out of its strings,
+// whether written raw or as escapes, and invalid UTF-8 replaced;
+// everything else, layout and order included, stays as it was. Valid JSON
+// stays valid. It reads any bytes without going past their end: an escape
+// cut off by the end of b (not JSON) is dropped.
 func cleanJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	inString := false
@@ -169,15 +171,22 @@ func cleanJSON(b []byte) []byte {
 			out = append(out, c)
 			inString = false
 			i++
-		case c == '\\' && b[i+1] == 'u': // valid JSON: four hex digits follow
-			v, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
-			if r := rune(v); unwanted(r) {
+		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+			// In valid JSON four hex digits follow.
+			if i+6 > len(b) {
+				return out
+			}
+			v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
+			if r := rune(v); err == nil && unwanted(r) {
 				out = append(out, spaceFor(r)...)
 			} else {
 				out = append(out, b[i:i+6]...)
 			}
 			i += 6
 		case c == '\\':
+			if i+1 >= len(b) {
+				return out
+			}
 			switch b[i+1] {
 			case 'b', 'f':
 			case 'n', 'r', 't':
