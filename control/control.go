@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	goruntime "runtime"
@@ -122,6 +123,10 @@ type Options struct {
 	Version string
 	// Limits overrides the server's limits (zero fields keep the defaults).
 	Limits Limits
+	// Log gets the failed logins (logins.go); nil logs nothing.
+	Log *slog.Logger
+	// Now reads the wall clock for the login limit; nil is time.Now.
+	Now func() time.Time
 }
 
 // VersionHeader is the response header by which a client knows it talks
@@ -145,6 +150,7 @@ type Server struct {
 
 	events   eventSlots    // GET /events clients
 	sessions sessions      // the page's logins
+	logins   loginLimiter  // failed logins by client address
 	closing  chan struct{} // closed by Close: event streams end
 }
 
@@ -209,7 +215,12 @@ func Bind(opts Options) (*Server, error) {
 		version = "unknown"
 	}
 	limits := opts.Limits.withDefaults()
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Server{
+		logins:  loginLimiter{now: now, log: opts.Log},
 		ln:      newLimitListener(ln, limits.MaxConns),
 		token:   opts.Token,
 		version: version,

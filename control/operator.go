@@ -280,17 +280,18 @@ func (s *Server) loginHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+		s.logins.failed(clientAddr(r), r.URL.Path)
 		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusUnauthorized, "wrong token: use the token onair run was given (-token or $ONAIR_TOKEN)")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.sessions.add(), Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(SessionTTL / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: overTLS(r), MaxAge: int(SessionTTL / time.Second)})
 	writeJSON(w, http.StatusOK, map[string]any{"login": "ok"})
 }
 
 func (s *Server) logoutHandler(w http.ResponseWriter, r *http.Request) {
 	s.sessions.drop(r)
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r), MaxAge: -1})
 	writeJSON(w, http.StatusOK, map[string]any{"logout": "ok"})
 }

@@ -79,7 +79,9 @@ func (c *Client) Watch(ctx context.Context, after uint64, f func(Event)) (uint64
 			data = line[len("data: "):]
 		case line == "" && data != "":
 			var e Event
-			if json.Unmarshal(cleanJSON([]byte(data)), &e) == nil {
+			// An event that is not JSON is skipped, as one of an unknown
+			// shape is.
+			if json.Valid([]byte(data)) && json.Unmarshal(cleanJSON([]byte(data)), &e) == nil {
 				if e.Seq > after && e.Type != "lost" {
 					after = e.Seq
 				}

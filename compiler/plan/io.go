@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/onairhq/onair/internal/value"
@@ -77,7 +78,7 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 		ToolVersion   string `json:"tool_version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("plan: not a saved plan (corrupt JSON: %v); write one with onair plan -out FILE SHOW", err)
+		return nil, fmt.Errorf("plan: not a saved plan (%s); write one with onair plan -out FILE SHOW", jsonProblem(err))
 	}
 	if head.FormatVersion == nil {
 		return nil, errors.New("plan: not a saved plan: no format_version; write one with onair plan -out FILE SHOW")
@@ -92,7 +93,7 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("plan: corrupt plan: %v; compile the show again (onair plan -out FILE SHOW)", err)
+		return nil, fmt.Errorf("plan: corrupt plan: %s; compile the show again (onair plan -out FILE SHOW)", jsonProblem(err))
 	}
 	if dec.More() {
 		return nil, errors.New("plan: corrupt plan: data after the plan's JSON object")
@@ -101,6 +102,49 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 		return nil, fmt.Errorf("plan: corrupt plan: %v", err)
 	}
 	return &p, nil
+}
+
+// jsonProblem says what is wrong with a plan's JSON in the plan's terms:
+// where a value of the wrong JSON type is and what the plan holds there,
+// rather than the Go types it is decoded into.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		where := "the plan"
+		if te.Field != "" {
+			where = "field " + te.Field
+		}
+		return fmt.Sprintf("%s is a JSON %s (at byte %d), where a plan has %s", where, te.Value, te.Offset, jsonKind(te.Type))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("corrupt JSON at byte %d: %v", se.Offset, err)
+	}
+	return "corrupt JSON: " + err.Error()
+}
+
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another value"
 }
 
 // OpacityRange is a layer's opacity range, the show language's

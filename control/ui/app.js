@@ -288,7 +288,7 @@ function follow() {
   on("lost", (d) => { log("missed " + d.events + " events; reloading the state"); streamUp = false; });
   // onair apply changed the show on air: a bus may offer new scenes.
   on("apply", (d) => {
-    log("changed on air: " + (d.changed || []).join(", "));
+    log("changed on air: " + (d.changed || []).join(", ") + (d.more ? " and " + d.more + " more" : ""));
     api("GET", "/status").then((st) => { status = st; op = st.operator; build(); }).catch((e) => log(e.message, "error"));
   });
 }

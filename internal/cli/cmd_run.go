@@ -197,7 +197,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// does not go on air (and does not touch its recordings).
 	var srv *control.Server
 	if *listen != "" {
-		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version})
+		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version, Log: log})
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
 			return 2

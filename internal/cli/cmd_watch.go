@@ -111,7 +111,11 @@ func writeEvent(w io.Writer, e control.Event) {
 	case "lost":
 		fmt.Fprintf(w, "%s  fell behind: %d events lost\n", at, num("events"))
 	case "apply":
-		fmt.Fprintf(w, "%s  changed on air: %s\n", at, strings.ReplaceAll(list("changed"), " → ", ", "))
+		more := ""
+		if n := num("more"); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		fmt.Fprintf(w, "%s  changed on air: %s%s\n", at, strings.ReplaceAll(list("changed"), " → ", ", "), more)
 	default:
 		fmt.Fprintf(w, "%s  %s %v\n", at, e.Type, e.Data)
 	}

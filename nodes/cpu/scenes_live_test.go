@@ -75,11 +75,13 @@ func TestApplyLiveOnAir(t *testing.T) {
 		{map[string][]string{"bus.pgm": {"scene.three"}}, show.ErrInvalid, "no scene scene.three"},
 		{map[string][]string{"bus.zz": {"scene.two"}}, show.ErrNotFound, "bus.zz"},
 	} {
-		if err := s.ApplyLive(show.LiveChange{Scenes: two, AddScenes: c.add}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("adding %v: %v, want %v saying %q", c.add, err, c.want, c.msg)
+		// Each refusal says its own cause (issue 27, item 15: every one
+		// ended "a new source on a bus needs the show restarted").
+		if err := s.ApplyLive(show.LiveChange{Scenes: two, AddScenes: c.add}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "restarted") {
+			t.Errorf("adding %v: %v, want %v saying %q, and no restart", c.add, err, c.want, c.msg)
 		}
 	}
-	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 5000}, AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: ") {
+	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 5000}, AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: input_poll_ms must be in") || strings.Contains(err.Error(), "restarted") {
 		t.Errorf("input_poll_ms 5000: %v, want ErrInvalid naming bus.pgm", err)
 	}
 	if got := string(s.Plan()); got == `{}` {
@@ -115,14 +117,14 @@ func TestApplyLiveOnAir(t *testing.T) {
 	// The preview of bus.b (a ramp) at quality 100, then 1.
 	var big int
 	waitShow(t, s, "a preview of bus.b", func(show.Summary) bool { jpg, ok := s.State.Preview("b"); big = len(jpg); return ok })
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {Quality: 1}}}, []byte(`{"applied":2}`)); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 40, Quality: 1}}}, []byte(`{"applied":2}`)); err != nil {
 		t.Fatalf("preview quality 1: %v", err)
 	}
 	waitShow(t, s, "a preview of bus.b at quality 1", func(show.Summary) bool { jpg, _ := s.State.Preview("b"); return len(jpg) < big/2 })
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 5}}}, nil); !errors.Is(err, show.ErrInvalid) {
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 5, Quality: 100}}}, nil); !errors.Is(err, show.ErrInvalid) {
 		t.Errorf("preview interval_ms 5: %v, want ErrInvalid", err)
 	}
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {IntervalMs: 40, Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
 		t.Errorf("a null output as a preview: %v, want ErrNotFound", err)
 	}
 	// Issue 27: a layer 2^40 pixels wide was applied and the next cut ran

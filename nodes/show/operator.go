@@ -139,6 +139,20 @@ func (op *operator) retally() {
 	op.hub.Publish("tally", map[string]any{"tally": t})
 }
 
+// renamed follows scenes renamed on air (old address → new) in what the
+// operator sees: the scene on preview and the one last asked for.
+func (op *operator) renamed(to map[string]string) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	for _, m := range []map[string]string{op.preview, op.next} {
+		for bus, sc := range m {
+			if n, ok := to[sc]; ok {
+				m[bus] = n
+			}
+		}
+	}
+}
+
 // switched is called once a switch was asked for.
 func (op *operator) switched(bus, scene, kind string, d time.Duration, askedNs int64) {
 	op.mu.Lock()

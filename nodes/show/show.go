@@ -175,16 +175,26 @@ func (s *Show[F]) Plan() []byte {
 	return s.planJSON
 }
 
+// maxNamedChanges is how many of the elements a change on air touches
+// its "apply" event names (the rest it counts).
+const maxNamedChanges = 64
+
 // ApplyLive implements Running.
 func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
 	if err := s.State.ApplyLive(ch); err != nil {
 		return err
 	}
+	// The event and the log name the first elements changed and count the
+	// rest, so a change of any size is one small event.
 	changed := ch.Elements()
-	if s.log != nil {
-		s.log.Info("changed on air", "elements", changed)
+	ev := map[string]any{"changed": changed}
+	if len(changed) > maxNamedChanges {
+		ev = map[string]any{"changed": changed[:maxNamedChanges], "more": len(changed) - maxNamedChanges}
 	}
-	s.State.Events().Publish("apply", map[string]any{"changed": changed})
+	if s.log != nil {
+		s.log.Info("changed on air", "elements", ev["changed"], "more", len(changed)-len(ev["changed"].([]string)))
+	}
+	s.State.Events().Publish("apply", ev)
 	s.planMu.Lock()
 	s.planJSON = planJSON
 	s.planMu.Unlock()

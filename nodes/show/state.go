@@ -78,9 +78,13 @@ type State struct {
 	scenes   map[string]*plan.Scene
 	sceneGen atomic.Uint64
 	stamps   map[string]uint16 // source address → the id drawn into test patterns
-	sources  map[string]*SourceState
-	buses    map[string]*BusState
-	outputs  map[string]*OutputState
+	// feeders holds (source, bus) for each source with an edge into the
+	// bus's compositor (feeds).
+	feeders     map[[2]string]bool
+	feedersOnce sync.Once
+	sources     map[string]*SourceState
+	buses       map[string]*BusState
+	outputs     map[string]*OutputState
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
@@ -477,17 +481,23 @@ func (b *State) scene(addr string) *plan.Scene {
 }
 
 // LiveChange is what a running show changes without going off air
-// (State.ApplyLive).
+// (State.ApplyLive). A change to an element is given whole: nothing in it
+// stands for "unchanged".
 type LiveChange struct {
 	// Scenes get new layers; a scene the show lacks is added.
 	Scenes []plan.Scene
+	// RenameScenes gives scenes new addresses (old address → new, a moved
+	// block): every bus that may show one shows it under the new address,
+	// at the same place in its list, and the old address is gone. The
+	// scene keeps its layers unless Scenes holds it under the new address.
+	RenameScenes map[string]string
 	// AddScenes puts scenes at the end of buses' lists (bus address → the
 	// scenes to add), so that a switch can take them.
 	AddScenes map[string][]string
 	// InputPollMs is a new input_poll_ms for buses (bus address → ms).
 	InputPollMs map[string]int
 	// Previews are new settings of preview outputs (output address →
-	// them; a zero field keeps the setting).
+	// them, both fields).
 	Previews map[string]PreviewSettings
 	// ImportTTLMs is a new import_ttl_ms for browser sources (source
 	// address → ms).
@@ -499,6 +509,9 @@ func (ch LiveChange) Elements() []string {
 	set := map[string]bool{}
 	for _, sc := range ch.Scenes {
 		set[sc.Address] = true
+	}
+	for _, to := range ch.RenameScenes {
+		set[to] = true
 	}
 	for _, m := range []map[string]int{ch.InputPollMs, ch.ImportTTLMs} {
 		for a := range m {
@@ -516,8 +529,8 @@ func (ch LiveChange) Elements() []string {
 
 // PreviewSettings are a preview output's params that change on air.
 type PreviewSettings struct {
-	IntervalMs int `json:"interval_ms,omitempty"`
-	Quality    int `json:"quality,omitempty"`
+	IntervalMs int `json:"interval_ms"`
+	Quality    int `json:"quality"`
 }
 
 // ApplyLive changes the show while it runs. Every bus that may show a
@@ -525,13 +538,15 @@ type PreviewSettings struct {
 // or a missed frame; a compositor waits by a new input_poll_ms from its
 // next wait on. Each layer's source must already feed every bus that may
 // show the scene (the plan's edges): another source needs the show
-// restarted. It changes nothing unless all of it passes, and returns an
-// error wrapping ErrNotFound or ErrInvalid saying what did not.
+// restarted. Every value is checked against the range the nodes/ registry
+// declares. It changes nothing unless all of it passes, and returns an
+// error wrapping ErrNotFound or ErrInvalid saying what did not and why.
+// Its cost is linear in the change and in the lists of the buses it adds
+// scenes to or renames scenes on.
 func (b *State) ApplyLive(ch LiveChange) error {
-	scenes, add := ch.Scenes, ch.AddScenes
 	var problems []string
-	next := map[string]*plan.Scene{}
-	for _, sc := range scenes {
+	next := make(map[string]*plan.Scene, len(ch.Scenes)+len(ch.RenameScenes))
+	for _, sc := range ch.Scenes {
 		n := sc
 		n.Layers = append([]plan.Layer(nil), sc.Layers...)
 		next[sc.Address] = &n
@@ -546,39 +561,92 @@ func (b *State) ApplyLive(ch LiveChange) error {
 			problems = append(problems, err.Error())
 		}
 	}
+	// Renames: the old address must be the show's and stay no one's; the
+	// new one must be free.
+	gone := make(map[string]bool, len(ch.RenameScenes))
+	renamedTo := make(map[string]string, len(ch.RenameScenes)) // new → old
+	for _, from := range sortedKeys(ch.RenameScenes) {
+		to := ch.RenameScenes[from]
+		old := b.scene(from)
+		switch {
+		case old == nil:
+			return fmt.Errorf("renaming %s to %s: the show on air has no scene %s: %w", from, to, from, ErrNotFound)
+		case b.scene(to) != nil && ch.RenameScenes[to] == "":
+			problems = append(problems, fmt.Sprintf("renaming %s to %s: the show has a scene %s already (rename or remove it in a restart)", from, to, to))
+		case renamedTo[to] != "":
+			problems = append(problems, fmt.Sprintf("renaming both %s and %s to %s: one address, two scenes", renamedTo[to], from, to))
+		}
+		renamedTo[to] = from
+		gone[from] = true
+		if next[to] == nil {
+			n := *old
+			n.Address = to
+			next[to] = &n
+		}
+	}
 	sceneAt := func(addr string) *plan.Scene {
 		if sc := next[addr]; sc != nil {
 			return sc
 		}
+		if gone[addr] {
+			return nil
+		}
 		return b.scene(addr)
 	}
-	lists := map[string][]string{} // each bus's scenes after the change
+	for a := range ch.AddScenes {
+		if b.buses[a] == nil {
+			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		}
+	}
+	for a := range ch.InputPollMs {
+		if b.buses[a] == nil {
+			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		}
+	}
+	// Each bus's scenes after the change, for the buses whose list
+	// changes (a copy: the list served is never changed in place).
+	lists := map[string][]string{}
 	for _, a := range sortedKeys(b.buses) {
 		bs := b.buses[a]
-		lists[a] = bs.Scenes()
-		more, ok := add[a]
-		if !ok {
+		cur := bs.Scenes()
+		more, adds := ch.AddScenes[a]
+		renames := false
+		if len(ch.RenameScenes) > 0 {
+			for _, sc := range cur {
+				if gone[sc] {
+					renames = true
+					break
+				}
+			}
+		}
+		if !adds && !renames {
 			continue
 		}
-		if bs.Kind != "program" {
+		if adds && bs.Kind != "program" {
 			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it shows one source, no scenes", a))
 			continue
 		}
+		list := make([]string, 0, len(cur)+len(more))
+		has := make(map[string]bool, len(cur)+len(more))
+		for _, sc := range cur {
+			if to, ok := ch.RenameScenes[sc]; ok {
+				sc = to
+			}
+			list = append(list, sc)
+			has[sc] = true
+		}
 		for _, sc := range more {
 			switch {
-			case contains(lists[a], sc):
+			case has[sc]:
 				problems = append(problems, fmt.Sprintf("%s shows %s already", a, sc))
 			case sceneAt(sc) == nil:
 				problems = append(problems, fmt.Sprintf("%s: the show has no scene %s", a, sc))
 			default:
-				lists[a] = append(append([]string{}, lists[a]...), sc)
+				list = append(list, sc)
+				has[sc] = true
 			}
 		}
-	}
-	for _, a := range append(sortedKeys(add), sortedKeys(ch.InputPollMs)...) {
-		if b.buses[a] == nil {
-			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
-		}
+		lists[a] = list
 	}
 	// Ranges as the registry declares them.
 	check := func(kind, param, addr string, v int) {
@@ -604,39 +672,57 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		if o == nil || o.Kind != "preview" {
 			return fmt.Errorf("%s: the show on air has no such preview output: %w", a, ErrNotFound)
 		}
-		if v := ch.Previews[a].IntervalMs; v != 0 {
-			check("output_preview", "interval_ms", a, v)
-		}
-		if v := ch.Previews[a].Quality; v != 0 {
-			check("output_preview", "quality", a, v)
+		check("output_preview", "interval_ms", a, ch.Previews[a].IntervalMs)
+		check("output_preview", "quality", a, ch.Previews[a].Quality)
+	}
+	// Every scene that changes, is renamed or joins a bus draws only
+	// sources that feed each bus that may show it.
+	feedCheck := func(bus, addr string) {
+		sc := sceneAt(addr)
+		for i, l := range sc.Layers {
+			if !b.feeds(l.Source, bus) {
+				problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s (a source new to a bus needs the show restarted)", addr, i, l.Source, bus))
+			}
 		}
 	}
-	for _, a := range sortedKeys(lists) {
-		for _, addr := range lists[a] {
-			sc := sceneAt(addr)
-			if next[addr] == nil && !contains(add[a], addr) {
-				continue // neither changed nor new on this bus
-			}
-			for i, l := range sc.Layers {
-				if !b.feeds(l.Source, a) {
-					problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s", addr, i, l.Source, a))
+	for _, a := range sortedKeys(b.buses) {
+		if list, ok := lists[a]; ok {
+			was := len(b.buses[a].Scenes())
+			for i, addr := range list {
+				if i >= was || next[addr] != nil {
+					feedCheck(a, addr)
 				}
+			}
+			continue
+		}
+		if len(next) == 0 {
+			continue
+		}
+		for _, addr := range b.buses[a].Scenes() {
+			if next[addr] != nil {
+				feedCheck(a, addr)
 			}
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("nothing changed: %s (a new source on a bus needs the show restarted): %w", strings.Join(problems, "; "), ErrInvalid)
+		return fmt.Errorf("nothing changed: %s: %w", strings.Join(problems, "; "), ErrInvalid)
 	}
 	b.scenesMu.Lock()
+	for addr := range gone {
+		if next[addr] == nil {
+			delete(b.scenes, addr)
+		}
+	}
 	for addr, sc := range next {
 		b.scenes[addr] = sc
 	}
-	b.scenesMu.Unlock()
 	for a, l := range lists {
-		if _, ok := add[a]; ok {
-			l := l
-			b.buses[a].scenes.Store(&l)
-		}
+		l := l
+		b.buses[a].scenes.Store(&l)
+	}
+	b.scenesMu.Unlock()
+	if len(ch.RenameScenes) > 0 {
+		b.op.renamed(ch.RenameScenes)
 	}
 	for a, ms := range ch.InputPollMs {
 		b.buses[a].pollNs.Store(int64(ms) * 1_000_000)
@@ -645,12 +731,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		b.sources[a].Browser().SetImportTTL(ms)
 	}
 	for a, ps := range ch.Previews {
-		if ps.IntervalMs != 0 {
-			b.outputs[a].previewInterval.Store(int64(ps.IntervalMs))
-		}
-		if ps.Quality != 0 {
-			b.outputs[a].previewQuality.Store(int64(ps.Quality))
-		}
+		b.outputs[a].previewInterval.Store(int64(ps.IntervalMs))
+		b.outputs[a].previewQuality.Store(int64(ps.Quality))
 	}
 	b.sceneGen.Add(1) // after the scenes and lists: a compositor that sees it finds them
 	for _, bs := range b.buses {
@@ -659,13 +741,17 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	return nil
 }
 
-// feeds reports whether source sends frames to bus's compositor in the plan.
+// feeds reports whether source sends frames to bus's compositor in the
+// plan (its edges, read once: they never change on air).
 func (b *State) feeds(source, bus string) bool {
-	for _, e := range b.plan.Edges {
-		from, to := b.nodes[e.From], b.nodes[e.To]
-		if from != nil && to != nil && from.Address == source && to.Address == bus && to.Kind == "compositor" {
-			return true
+	b.feedersOnce.Do(func() {
+		b.feeders = map[[2]string]bool{}
+		for _, e := range b.plan.Edges {
+			from, to := b.nodes[e.From], b.nodes[e.To]
+			if from != nil && to != nil && to.Kind == "compositor" {
+				b.feeders[[2]string{from.Address, to.Address}] = true
+			}
 		}
-	}
-	return false
+	})
+	return b.feeders[[2]string{source, bus}]
 }
