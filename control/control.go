@@ -12,7 +12,8 @@
 // address it refuses to start without a token of at least MinTokenLen
 // characters, and then every request must carry it as "Authorization:
 // Bearer TOKEN" (a request without it gets 401 and its connection is
-// closed). Every request must name the server in its Host header (the
+// closed; wrong tokens are logged and limited per client address, see
+// logins.go). Every request must name the server in its Host header (the
 // listen address, localhost for a loopback one, or a name in
 // Options.Hosts), so a web page cannot read it by rebinding its DNS. A
 // request that changes something must send Content-Type: application/json

@@ -12,8 +12,10 @@ import (
 	"time"
 )
 
-// MaxEventBytes bounds one event the client reads (its data line).
-const MaxEventBytes = 1 << 20
+// MaxEventBytes bounds one event the client reads (its data line). The
+// largest is the hello, which names every bus's scenes as the plan does,
+// so the bound is the plan's.
+const MaxEventBytes = MaxPlanBytes
 
 // Watch follows the show's GET /events, calling f for each event (the
 // first is "hello", the state to start from) until ctx ends or the stream

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -346,14 +347,14 @@ func TestApplyReportsTheOutcomeWhenTheAnswerIsLost(t *testing.T) {
 	path := postedFile(t, dir, "half", "")
 	addr := runPosted(t, path)
 	target, _ := url.Parse("http://" + addr)
-	forward := true // POST /plan reaches the show
+	var forward atomic.Bool // POST /plan reaches the show
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != "POST" || r.URL.Path != "/plan" {
 			rp.ServeHTTP(w, r)
 			return
 		}
-		if forward {
+		if forward.Load() {
 			req, _ := http.NewRequest("POST", target.String()+"/plan", r.Body)
 			req.Header.Set("Content-Type", "application/json")
 			if resp, err := http.DefaultClient.Do(req); err == nil {
@@ -372,14 +373,14 @@ func TestApplyReportsTheOutcomeWhenTheAnswerIsLost(t *testing.T) {
 
 	b, _ := os.ReadFile(path)
 	os.WriteFile(path, []byte(strings.Replace(string(b), "[0, 0, 160, 180]", "[100, 0, 160, 180]", 1)), 0o644)
-	forward = false
+	forward.Store(false)
 	if rc, out, errs := runCLI(t, "apply", "-addr", via, path); rc != 1 || !strings.Contains(errs, "the plan on air is not the one sent: nothing was applied") {
 		t.Errorf("onair apply whose plan was lost: rc=%d, want 1 and nothing applied\n%s%s", rc, out, errs)
 	}
 	if _, p := onAir(t, addr); p.Scenes[0].Layers[0].Rect[0] != 0 {
 		t.Fatalf("the lost plan is on air: %v", p.Scenes[0].Layers[0].Rect)
 	}
-	forward = true
+	forward.Store(true)
 	if rc, out, errs := runCLI(t, "apply", "-addr", via, path); rc != 0 || !strings.Contains(out, "applied on air: the plan on air is the one sent (the show's answer was lost") {
 		t.Errorf("onair apply whose answer was lost: rc=%d, want 0 and applied\n%s%s", rc, out, errs)
 	}
