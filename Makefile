@@ -108,6 +108,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
+	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
