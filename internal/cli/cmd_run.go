@@ -58,7 +58,7 @@ func (c *cueList) Set(s string) error {
 	if timecode.LooksLike(f[0]) {
 		cu.tc = f[0] // checked against the show's rate once the plan is known (checkCue)
 	} else if cu.at, err = time.ParseDuration(f[0]); err != nil || cu.at < 0 {
-		return fmt.Errorf("%q is neither a time after the start such as 5s nor a timecode such as 01:00:10:00", f[0])
+		return fmt.Errorf("%q is not a time after the start such as 5s, nor a timecode such as 10:00:05:00", f[0])
 	}
 	if len(f) > 3 {
 		cu.kind = f[3]

@@ -31,7 +31,8 @@ import (
 // stops, so a power cut loses at most the last second. A write that fails
 // (a full disk) loses that line, not the show: the loss is counted and
 // the last error kept (/status as_run, /metrics onair_as_run_lines_lost_total),
-// and later lines are written when there is room again.
+// the part of the line that went in is cut off again, and later lines are
+// written when there is room again.
 
 // AsRunLine is one line of the as-run log.
 type AsRunLine struct {
@@ -80,6 +81,7 @@ type AsRun struct {
 	closeM sync.RWMutex // held to send on in, and to close it
 	closed bool
 
+	size  int64         // bytes of whole lines in the file (the log's goroutine's)
 	lines atomic.Uint64 // written whole
 	lost  atomic.Uint64 // not written: the queue was full, or the write failed
 	mu    sync.Mutex
@@ -109,7 +111,12 @@ func OpenAsRun(path string, open media.OpenFunc, log *slog.Logger) (*AsRun, erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &AsRun{path: path, f: f, log: log, in: make(chan AsRunLine, asRunQueue), done: make(chan struct{})}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("as-run log %s: %v", path, err)
+	}
+	a := &AsRun{path: path, f: f, log: log, size: fi.Size(), in: make(chan AsRunLine, asRunQueue), done: make(chan struct{})}
 	go a.run()
 	return a, nil
 }
@@ -170,9 +177,15 @@ func (a *AsRun) run() {
 				if err == nil {
 					err = fmt.Errorf("short write: %d of %d bytes", n, len(buf))
 				}
+				if n > 0 { // part of the line went in: take it out, so no reader sees half a line
+					if terr := a.f.Truncate(a.size); terr != nil {
+						err = fmt.Errorf("%v; and cutting off the part written: %v", err, terr)
+					}
+				}
 				a.setErr(err.Error())
 				a.log.Error("as-run log: a line was lost", "path", a.path, "error", err, "lost", a.lost.Load())
 			} else {
+				a.size += int64(n)
 				a.lines.Add(1)
 				dirty = true
 			}

@@ -397,7 +397,7 @@ func (s Summary) WriteText(w io.Writer) {
 				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)
 				continue
 			}
-			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d %s (drawn at %.3fs)\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, c.Timecode, float64(c.DeadlineNs)/1e9)
+			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d (drawn at %.3fs), timecode %s\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, float64(c.DeadlineNs)/1e9, c.Timecode)
 		}
 	}
 	fmt.Fprintln(w, "Outputs:")
