@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
@@ -225,4 +226,101 @@ func readAsRun(t testing.TB, path string) []show.AsRunLine {
 		out = append(out, l)
 	}
 	return out
+}
+
+const nullOutShow = `
+show {
+  name       = "full"
+  size       = "320x180"
+  frame_rate = "25"
+}
+source "test_pattern" "one" {}
+source "test_pattern" "two" {
+  pattern = "checker"
+}
+scene "one" {
+  layer {
+    source = source.one
+  }
+}
+scene "two" {
+  layer {
+    source = source.two
+  }
+}
+bus "program" "pgm" {
+  scene = scene.one
+}
+output "null" "pgm" {
+  bus = bus.pgm
+}
+`
+
+// TestAsRunOnAFullDiskKeepsTheShowOnAir fills the as-run log's disk: the
+// show stays on air, each line that did not fit is counted in /status and
+// /metrics with the error, none is left half written, and once there is
+// room again the next lines are written.
+func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
+	showPath := writeShow(t, nullOutShow)
+	p := compile(t, showPath, nil)
+	asRun := filepath.Join(t.TempDir(), "as-run.jsonl")
+	disk := media.NewSmallDisk(100) // less than one line
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := show.Start(context.Background(), Backend(), p, nil, show.Options{BaseDir: filepath.Dir(showPath), AsRun: asRun, OpenFile: disk.Open, Log: log}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	lost := func() uint64 { return s.Status().(show.StatusReport).AsRun.Lost }
+	for i, sc := range []string{"two", "one", "two"} {
+		if err := s.SwitchAt("pgm", sc, "cut", 0, "", show.OriginAPI); err != nil {
+			t.Fatal(err)
+		}
+		waitShow(t, s, "the switch drawn", func(sum show.Summary) bool {
+			b := busOf(sum, "bus.pgm")
+			return len(b.Cuts) == i+1 && b.Cuts[i].Tick >= 0
+		})
+	}
+	// Asked for and drawn, three times: six lines, none of which fit.
+	waitShow(t, s, "six lines lost", func(show.Summary) bool { return lost() >= 6 })
+	ticks := busOf(s.State.Summary(), "bus.pgm").Ticks
+	waitShow(t, s, "the show on air after the disk filled", ticksAtLeast("bus.pgm", ticks+10))
+	st := s.Status().(show.StatusReport).AsRun
+	if st.Lines != 0 || !strings.Contains(st.LastError, "no space left on device") {
+		t.Errorf("as-run status on a full disk: %+v", st)
+	}
+	var metric float64 = -1
+	s.Collect(func(sm control.Sample) {
+		if sm.Name == "onair_as_run_lines_lost_total" {
+			metric = sm.Value
+		}
+	})
+	if metric < 6 {
+		t.Errorf("onair_as_run_lines_lost_total is %v, want at least 6", metric)
+	}
+	if b, _ := os.ReadFile(asRun); len(b) != 0 {
+		t.Errorf("the file holds %q after every line was lost: half a line left in", b)
+	}
+	// Room again: the next switch's lines are written, whole.
+	disk.SetFree(1 << 20)
+	before := lost()
+	if err := s.SwitchAt("pgm", "one", "cut", 0, "", show.OriginAPI); err != nil {
+		t.Fatal(err)
+	}
+	waitShow(t, s, "two lines written", func(show.Summary) bool { return s.Status().(show.StatusReport).AsRun.Lines >= 2 })
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []show.AsRunLine
+	for _, l := range readAsRun(t, asRun) {
+		if l.Event != "missed_deadline" { // a busy machine's
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 || lines[0].Event != "switch_asked" || lines[1].Event != "switch_drawn" || lines[1].Scene != "scene.one" {
+		t.Errorf("after the disk had room again the log holds %+v, want the last switch asked for and drawn", lines)
+	}
+	if l := lost(); l != before {
+		t.Errorf("%d more lines lost with room on the disk", l-before)
+	}
 }

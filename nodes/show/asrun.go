@@ -39,7 +39,7 @@ type AsRunLine struct {
 	Time     time.Time `json:"time"`  // wall time of what the line records
 	Event    string    `json:"event"` // switch_asked, switch_drawn, missed_deadline, source_error, source_ok, live_change
 	Bus      string    `json:"bus,omitempty"`
-	Tick     *int64    `json:"tick,omitempty"` // the tick: drawn on, asked for, missed at, or presented when it happened
+	Tick     *int64    `json:"tick,omitempty"` // the tick drawn on, asked for (or, without at, the next the bus was to draw), missed, or presented when it happened
 	Timecode string    `json:"timecode,omitempty"`
 	Scene    string    `json:"scene,omitempty"`
 	// Transition and DurationMs are a switch's.
@@ -154,7 +154,7 @@ func (a *AsRun) run() {
 	defer close(a.done)
 	every := time.NewTicker(time.Second)
 	defer every.Stop()
-	dirty := false
+	dirty, failing := false, false
 	var buf []byte
 	for {
 		select {
@@ -183,8 +183,15 @@ func (a *AsRun) run() {
 					}
 				}
 				a.setErr(err.Error())
-				a.log.Error("as-run log: a line was lost", "path", a.path, "error", err, "lost", a.lost.Load())
+				if !failing { // once per failure, not per line: a full disk would flood the log
+					a.log.Error("as-run log: lines are being lost; the show stays on air", "path", a.path, "error", err, "lost", a.lost.Load())
+					failing = true
+				}
 			} else {
+				if failing {
+					a.log.Warn("as-run log: writing again", "path", a.path, "lost", a.lost.Load())
+					failing = false
+				}
 				a.size += int64(n)
 				a.lines.Add(1)
 				dirty = true
@@ -265,9 +272,9 @@ func (b *State) switchAsked(bs *BusState, c *CutRecord) {
 	if b.asRun == nil {
 		return
 	}
-	k := c.atTick
+	k := c.atTick // the tick asked for, or the next one the bus was to draw
 	if k < 0 {
-		k = b.tickNow()
+		k = c.next
 	}
 	d := c.duration.Milliseconds()
 	b.asRun.Record(AsRunLine{Event: "switch_asked", Bus: bs.Address, Tick: &k, Timecode: b.TimecodeAt(k).String(), Scene: c.Scene,

@@ -225,6 +225,7 @@ type CutRecord struct {
 	At       string `json:"at,omitempty"`
 	Origin   string `json:"origin,omitempty"` // page, cli, cue, api
 	atTick   int64
+	next     int64 // when asked, the next tick the bus was to draw
 	duration time.Duration
 }
 
@@ -437,7 +438,7 @@ func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin st
 	} else {
 		bs.switcher.Request(k, i, ticks)
 	}
-	rec := CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1, atTick: atTick, Origin: origin, duration: d}
+	rec := CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1, atTick: atTick, Origin: origin, duration: d, next: bs.switcher.Last() + 1}
 	if atTick >= 0 {
 		rec.At = b.TimecodeAt(atTick).String()
 	}
