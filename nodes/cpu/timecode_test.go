@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -322,5 +324,53 @@ func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
 	}
 	if l := lost(); l != before {
 		t.Errorf("%d more lines lost with room on the disk", l-before)
+	}
+}
+
+// TestFFmpegOutputWritesTheTimecode encodes a bus with the ffmpeg output:
+// the file's timecode, as ffprobe reads it, is the timecode the bus
+// stamped on the first tick it handed the output. Args that set
+// -timecode keep theirs.
+func TestFFmpegOutputWritesTheTimecode(t *testing.T) {
+	for _, tool := range []string{"ffmpeg", "ffprobe"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " not installed")
+		}
+	}
+	dir := t.TempDir()
+	ours, theirs := filepath.Join(dir, "ours.mov"), filepath.Join(dir, "theirs.mov")
+	src := strings.Replace(timecodeShow, `output "record" "pgm" {
+  bus  = bus.pgm
+  path = "pgm.y4m"
+}`, fmt.Sprintf(`output "ffmpeg" "ours" {
+  bus  = bus.pgm
+  args = ["-c:v", "mpeg4", "-y", %q]
+}
+output "ffmpeg" "theirs" {
+  bus  = bus.pgm
+  args = ["-timecode", "10:00:00;00", "-c:v", "mpeg4", "-y", %q]
+}`, ours, theirs), 1)
+	s := startShow(t, compile(t, writeShow(t, src), nil))
+	waitShow(t, s, "30 frames encoded", func(sum show.Summary) bool { return outputOf(sum, "output.ours").Written >= 30 })
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sum := s.State.Summary()
+	bus, out := busOf(sum, "bus.pgm"), outputOf(sum, "output.ours")
+	probe := func(path string) string {
+		b, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream_tags=timecode", "-of", "default=nw=1:nk=1", path).Output()
+		if err != nil {
+			t.Fatalf("ffprobe %s: %v", path, err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	got, want := probe(ours), s.State.TimecodeAt(bus.FirstTick).String()
+	if out.Drops == 0 && bus.OutputDrops == 0 && got != want {
+		t.Errorf("the file's timecode is %q; the bus's first tick, %d, is %s", got, bus.FirstTick, want)
+	} else if !strings.HasPrefix(got, "00:59:") {
+		t.Errorf("the file's timecode is %q; the show's starts at 00:59:59;00", got)
+	}
+	if got := probe(theirs); got != "10:00:00;00" {
+		t.Errorf("args with -timecode 10:00:00;00 wrote %q", got)
 	}
 }
