@@ -103,9 +103,24 @@ func TestSwitchAtATimecodeOverHTTP(t *testing.T) {
 		b := busOf(sum, "bus.pgm")
 		return len(b.Cuts) == 2 && b.Cuts[1].Tick >= 0
 	})
+	// A take at a timecode: the preview goes on air on that tick.
+	if code, body := post(t, base+"/buses/pgm/preview", `{"scene":"scene.two"}`); code != 200 {
+		t.Fatalf("POST preview: %d %s", code, body)
+	}
+	take := s.State.TimecodeAt(status().Timecode.Tick + 30).String()
+	if code, body := post(t, base+"/buses/pgm/take", fmt.Sprintf(`{"at":%q}`, take)); code != 200 || !strings.Contains(body, take) {
+		t.Fatalf("POST take at %s: %d %s", take, code, body)
+	}
+	waitShow(t, s, "the take drawn", func(sum show.Summary) bool {
+		b := busOf(sum, "bus.pgm")
+		return len(b.Cuts) == 3 && b.Cuts[2].Tick >= 0
+	})
 	cuts := busOf(s.State.Summary(), "bus.pgm").Cuts
-	if cuts[0].Origin != "page" || cuts[1].Origin != "cli" || cuts[1].At != next {
+	if cuts[0].Origin != "page" || cuts[1].Origin != "cli" || cuts[1].At != next || cuts[2].At != take || cuts[2].Scene != "scene.two" || cuts[2].Origin != "api" {
 		t.Errorf("the switches' records: %+v", cuts)
+	}
+	if m := busOf(s.State.Summary(), "bus.pgm").Missed; m == 0 && (cuts[1].Timecode != next || cuts[2].Timecode != take) {
+		t.Errorf("with no deadline missed, the switches at %s and %s landed on %s and %s", next, take, cuts[1].Timecode, cuts[2].Timecode)
 	}
 	for _, cs := range []struct {
 		body string

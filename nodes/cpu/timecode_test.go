@@ -374,3 +374,50 @@ output "ffmpeg" "theirs" {
 		t.Errorf("args with -timecode 10:00:00;00 wrote %q", got)
 	}
 }
+
+// TestAsRunLogsSourceErrorsAndLiveChanges: a source whose file is missing,
+// then appears, and a change made on air each get their as-run line, with
+// a tick and its timecode.
+func TestAsRunLogsSourceErrorsAndLiveChanges(t *testing.T) {
+	showPath := writeShow(t, withMissingFile)
+	p := compile(t, showPath, nil)
+	asRun := filepath.Join(t.TempDir(), "as-run.jsonl")
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := show.Start(context.Background(), Backend(), p, nil, show.Options{BaseDir: filepath.Dir(showPath), AsRun: asRun, Log: log}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	waitShow(t, s, "the missing file reported", func(sum show.Summary) bool { return sourceOf(sum, "source.gone").Errors > 0 })
+	var data []byte
+	for _, f := range clipFrames(9, 10) {
+		data = append(data, f.Bytes()...)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(showPath), "no-such-clip.nv12"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitShow(t, s, "source.gone to pick up its file", func(sum show.Summary) bool {
+		src := sourceOf(sum, "source.gone")
+		return src.LastError == "" && src.Paced > 0
+	})
+	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 4}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range readAsRun(t, asRun) {
+		if l.Event == "missed_deadline" {
+			continue
+		}
+		if l.Tick == nil || l.Timecode == "" {
+			t.Errorf("an as-run line without its tick and timecode: %+v", l)
+		}
+		got = append(got, fmt.Sprintf("%s %s%s %s %v", l.Event, l.Source, strings.Join(l.Elements, ","), l.Origin, strings.Contains(l.Error, "no-such-clip.nv12")))
+	}
+	want := []string{"source_error source.gone  true", "source_ok source.gone  false", "live_change bus.pgm apply false"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the as-run log holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
