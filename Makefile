@@ -109,6 +109,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/
+	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -67,6 +67,7 @@ func (c *Client) doWithin(timeout time.Duration, method, path string, body []byt
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(OriginHeader, "cli")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -114,7 +115,13 @@ func (c *Client) Apply(planJSON []byte) ([]byte, error) {
 // Switch asks for a cut, fade or wipe to scene on bus, and checks that the
 // server says it did so.
 func (c *Client) Switch(bus, scene, kind string, d time.Duration) error {
-	req := SwitchRequest{Scene: scene}
+	return c.SwitchAt(bus, scene, kind, d, "")
+}
+
+// SwitchAt is Switch on the tick labelled at (HH:MM:SS:FF; "" is the next
+// tick).
+func (c *Client) SwitchAt(bus, scene, kind string, d time.Duration, at string) error {
+	req := SwitchRequest{Scene: scene, At: at}
 	if d > 0 {
 		req.Duration = d.String()
 	}

@@ -354,6 +354,9 @@ func (s *Server) applyHandler(w http.ResponseWriter, r *http.Request) {
 type SwitchRequest struct {
 	Scene    string `json:"scene"`              // "scene.grid" or "grid"
 	Duration string `json:"duration,omitempty"` // fade and wipe: "500ms", "1s"
+	// At is the timecode of the tick the switch starts on, HH:MM:SS:FF
+	// (HH:MM:SS;FF at drop-frame rates); "" is the next tick.
+	At string `json:"at,omitempty"`
 }
 
 func (s *Server) switchHandler(kind string) http.HandlerFunc {
@@ -392,11 +395,22 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 			return
 		}
 		bus := r.PathValue("bus")
-		if err := s.show.Switch(bus, req.Scene, kind, d); err != nil {
+		if ts, ok := s.show.(TimedSwitcher); ok {
+			err = ts.SwitchAt(bus, req.Scene, kind, d, req.At, origin(r))
+		} else if req.At != "" {
+			err = fmt.Errorf("this show cannot switch at a timecode: %w", ErrInvalid)
+		} else {
+			err = s.show.Switch(bus, req.Scene, kind, d)
+		}
+		if err != nil {
 			showError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()})
+		ans := map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()}
+		if req.At != "" {
+			ans["at"] = req.At
+		}
+		writeJSON(w, http.StatusOK, ans)
 	}
 }
 

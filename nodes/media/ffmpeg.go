@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,11 @@ type FFmpegConfig struct {
 	// OnEvent, if set, is called from the output's goroutine for every start,
 	// exit, stall and failed start. It must not block.
 	OnEvent func(FFmpegEvent)
+	// Timecode, unless Args set -timecode themselves, starts each process
+	// (the first, and every restart) once a frame waits for it, with
+	// -timecode and that frame's Meta.Timecode before Args: the file's
+	// timecode names its first picture.
+	Timecode bool
 }
 
 // FFmpegEventKind says what happened to the process.
@@ -92,6 +98,7 @@ type FFmpegStats struct {
 type FFmpeg struct {
 	cfg  FFmpegConfig
 	args []string
+	user int // where the user's Args start in args
 
 	mu      sync.Mutex
 	queue   []*frame.Frame // ring
@@ -175,8 +182,11 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 	args = append(args, colour...)
 	args = append(args, "-i", "pipe:0")
 	args = append(args, colour...)
+	if cfg.Timecode && slices.Contains(cfg.Args, "-timecode") {
+		cfg.Timecode = false // the user's own
+	}
 	o := &FFmpeg{
-		cfg: cfg, args: append(args, cfg.Args...),
+		cfg: cfg, args: append(args, cfg.Args...), user: len(args),
 		queue: make([]*frame.Frame, cfg.Queue),
 		wake:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -330,8 +340,19 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
 		return 0, false
 	}
+	args := o.args
+	if o.cfg.Timecode {
+		tc, ok := o.nextTimecode()
+		if !ok { // closed with nothing to write
+			pr.Close()
+			pw.Close()
+			o.drop()
+			return 0, true
+		}
+		args = append(append(append([]string{}, o.args[:o.user]...), "-timecode", tc), o.args[o.user:]...)
+	}
 	var stderr tailBuffer
-	cmd := exec.Command(o.cfg.Bin, o.args...)
+	cmd := exec.Command(o.cfg.Bin, args...)
 	cmd.Stdin, cmd.Stderr = pr, &stderr
 	if err := cmd.Start(); err != nil {
 		pr.Close()
@@ -430,6 +451,28 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		o.mu.Lock()
 		o.stats.Written++
 		o.mu.Unlock()
+	}
+}
+
+// nextTimecode waits for a frame in the queue and returns its timecode;
+// false when the output closes with none.
+func (o *FFmpeg) nextTimecode() (string, bool) {
+	for {
+		o.mu.Lock()
+		if o.n > 0 {
+			tc := o.queue[o.head].Timecode.String()
+			o.mu.Unlock()
+			return tc, true
+		}
+		closing := o.closing
+		o.mu.Unlock()
+		if closing {
+			return "", false
+		}
+		select {
+		case <-o.wake:
+		case <-o.stop:
+		}
 	}
 }
 

@@ -98,6 +98,8 @@ type compositorParams struct {
 	Scenes      []string `param:"scenes"`
 	Scene       string   `param:"scene"`
 	Colour      string   `param:"colour"`
+	// TimecodeStart is canvas timecode_start; State reads it (timecode.go).
+	TimecodeStart string `param:"timecode_start"`
 }
 
 type sceneLayer[F Frame] struct {
@@ -364,6 +366,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	}
 	m := out.Metadata()
 	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
+	m.Timecode = c.b.TimecodeAt(k)
 	drawn := clock(c.b)
 	if err := c.canvas.Wait(out); err != nil {
 		out.Release()

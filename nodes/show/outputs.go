@@ -173,6 +173,7 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	args := prm.Args
 	o, err := media.StartFFmpeg(media.FFmpegConfig{
 		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate, Colour: busColour(b, ctx),
+		Timecode: true, // -timecode of the first frame, unless args set it
 		OnEvent: func(e media.FFmpegEvent) {
 			switch e.Kind {
 			case media.FFmpegStarted:

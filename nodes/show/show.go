@@ -19,6 +19,9 @@ import (
 // control server need of it.
 type Running interface {
 	control.Show
+	// SwitchAt and TakeAt switch on the tick a timecode names, and say
+	// where the switch came from (the as-run log's origin).
+	control.TimedSwitcher
 	// Summary reads every bus, output and source.
 	Summary() Summary
 	// Failed is closed when a node failed for good; Err says why.
@@ -194,6 +197,8 @@ func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
 	if s.log != nil {
 		s.log.Info("changed on air", "elements", ev["changed"], "more", len(changed)-len(ev["changed"].([]string)))
 	}
+	k := s.State.tickNow()
+	s.State.asRun.Record(AsRunLine{Event: "live_change", Tick: &k, Timecode: s.State.TimecodeAt(k).String(), Origin: OriginApply, Elements: changed})
 	s.State.Events().Publish("apply", ev)
 	s.planMu.Lock()
 	s.planJSON = planJSON
@@ -224,6 +229,11 @@ type StatusReport struct {
 	// source's tally.
 	Operator  OperatorStatus `json:"operator"`
 	FrameRate string         `json:"frame_rate"`
+	// Timecode is the show's SMPTE timecode: its rate, tick 0's, now's
+	// and each bus's last tick's.
+	Timecode TimecodeStatus `json:"timecode"`
+	// AsRun is what the as-run log wrote and lost; absent without one.
+	AsRun *AsRunStatus `json:"as_run,omitempty"`
 }
 
 // Status implements control.Show.
@@ -235,7 +245,8 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate}
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate,
+		Timecode: s.State.timecodeStatus(), AsRun: s.State.asRun.Status()}
 	if s.backend.Device != nil {
 		rep.Device = s.backend.Device()
 	}
@@ -396,7 +407,7 @@ func (s Summary) WriteText(w io.Writer) {
 				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)
 				continue
 			}
-			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d (drawn at %.3fs)\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, float64(c.DeadlineNs)/1e9)
+			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d (drawn at %.3fs), timecode %s\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, float64(c.DeadlineNs)/1e9, c.Timecode)
 		}
 	}
 	fmt.Fprintln(w, "Outputs:")
@@ -480,6 +491,10 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		}
 	}
 	emit(control.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: control.Counter, Value: float64(rs.Process.PanicsRecovered)})
+	if ar := s.State.asRun.Status(); ar != nil {
+		emit(control.Sample{Name: "onair_as_run_lines_total", Help: "Lines the as-run log wrote.", Kind: control.Counter, Value: float64(ar.Lines)})
+		emit(control.Sample{Name: "onair_as_run_lines_lost_total", Help: "As-run lines not written (a failed write, such as a full disk, or a full queue); the show stays on air.", Kind: control.Counter, Value: float64(ar.Lost)})
+	}
 	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
 }
 

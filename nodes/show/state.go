@@ -26,7 +26,9 @@
 package show
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -42,6 +44,7 @@ import (
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
+	"github.com/onairhq/onair/timecode"
 )
 
 // Options tune a run.
@@ -57,6 +60,12 @@ type Options struct {
 	// OpenFile opens the files record outputs write; nil is os.OpenFile. A
 	// test stands in a disk that fills up (media.SmallDisk).
 	OpenFile media.OpenFunc
+	// AsRun is the as-run log's path (asrun.go), as given (not relative
+	// to BaseDir); "" keeps none. A path that cannot be written refuses
+	// the show before anything starts. It is opened through OpenFile.
+	AsRun string
+	// Log takes the as-run lines at info level; nil: none.
+	Log *slog.Logger
 }
 
 // State is one run of a plan: its buses, sources and outputs, kept across
@@ -89,6 +98,8 @@ type State struct {
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
 	metrics *metrics   // histograms (metrics.go)
+	tc      *showClock // the show's timecode (timecode.go)
+	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
 }
 
 // SourceState is what a source has done, kept across restarts.
@@ -199,6 +210,8 @@ type BusState struct {
 	byKind   [3]uint64             // switches by playout.Kind
 	timing   playout.Timing
 	onAirAt  int64 // the tick last drawn
+	// landed is told of each switch as a tick shows it (the as-run log).
+	landed func(*CutRecord)
 }
 
 // cutHistory is how many of the latest switches a bus keeps, for /status
@@ -213,6 +226,15 @@ type CutRecord struct {
 	AskedNs    int64  `json:"asked_ns"`    // when the request arrived
 	Tick       int64  `json:"tick"`        // the first tick that showed it; -1 until drawn
 	DeadlineNs int64  `json:"deadline_ns"` // that tick's deadline: when it was drawn
+	// Timecode is the tick's timecode ("" until drawn); At the timecode
+	// the switch was asked for ("" for the next tick) and atTick its tick
+	// (-1: the next).
+	Timecode string `json:"timecode,omitempty"`
+	At       string `json:"at,omitempty"`
+	Origin   string `json:"origin,omitempty"` // page, cli, cue, api
+	atTick   int64
+	next     int64 // when asked, the next tick the bus was to draw
+	duration time.Duration
 }
 
 // OutputState is what an output has done, kept across restarts.
@@ -251,6 +273,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
 	}
+	tcRate, err := timecode.NewRate(rate.Num, rate.Den)
+	if err != nil {
+		return nil, fmt.Errorf("plan %q: %v", p.Show, err)
+	}
+	wall := time.Now()
 	b := &State{
 		plan: p, opts: opts, origin: opts.Clock(), rate: rate,
 		nodes: map[string]*plan.Node{}, scenes: map[string]*plan.Scene{}, stamps: map[string]uint16{},
@@ -277,6 +304,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				continue
 			}
 			bs := &BusState{Address: n.Address, Kind: prm.Bus, period: period, first: -1}
+			if b.tc == nil {
+				if b.tc, err = newShowClock(tcRate, prm.TimecodeStart, wall, b.origin); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: %v", n.ID, err))
+				}
+			}
 			scenes := append([]string{}, prm.Scenes...)
 			if prm.Scene != "" && !contains(scenes, prm.Scene) {
 				scenes = append([]string{prm.Scene}, scenes...)
@@ -305,6 +337,19 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		if !runs(n.Kind) {
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
 		}
+	}
+	if b.tc == nil { // a plan without buses still has a clock
+		b.tc, _ = newShowClock(tcRate, "", wall, b.origin)
+	}
+	if len(problems) == 0 && opts.AsRun != "" {
+		if b.asRun, err = OpenAsRun(opts.AsRun, opts.OpenFile, opts.Log); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	for _, bs := range b.buses {
+		bs := bs
+		bs.landed = func(c *CutRecord) { b.switchDrawn(bs, c) }
 	}
 	if len(problems) == 0 {
 		b.op, b.snaps, b.metrics = newOperator(b), newSnapshots(b), newMetrics(b.buses)
@@ -343,6 +388,7 @@ func (b *State) Close() {
 	if b.op != nil {
 		b.op.close()
 	}
+	b.asRun.Close()
 	for _, bs := range b.buses {
 		if bs.wake != nil {
 			bs.wake.Close()
@@ -354,6 +400,12 @@ func (b *State) Close() {
 // d. bus and scene may be written with or without their "bus." and
 // "scene." prefixes. It takes effect at the first tick drawn after it.
 func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
+	return b.switchTo(bus, scene, kind, d, "", OriginAPI)
+}
+
+// switchTo is Switch, at the tick labelled at ("": the next tick drawn),
+// asked for from origin.
+func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin string) error {
 	bs, ok := b.buses[withPrefix("bus.", bus)]
 	if !ok {
 		return fmt.Errorf("no bus %q in this show (buses: %s): %w", bus, strings.Join(b.busNames(), ", "), ErrNotFound)
@@ -374,17 +426,39 @@ func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
 	if k != playout.Cut {
 		ticks = max(1, int64(d)/bs.period)
 	}
+	atTick := int64(-1)
+	if at != "" {
+		if atTick, err = b.TickOf(at); err != nil {
+			return fmt.Errorf("%s: -at %w", bs.Address, err)
+		}
+	}
 	now := b.opts.Clock()
 	bs.mu.Lock()
-	bs.switcher.Request(k, i, ticks)
-	bs.cuts[bs.switches%cutHistory] = CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1}
+	if atTick >= 0 {
+		if err := bs.switcher.RequestAt(k, i, ticks, atTick); err != nil {
+			bs.mu.Unlock()
+			var late *playout.LateError
+			if errors.As(err, &late) {
+				return b.lateError(bs, at, late)
+			}
+			return err
+		}
+	} else {
+		bs.switcher.Request(k, i, ticks)
+	}
+	rec := CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1, atTick: atTick, Origin: origin, duration: d, next: bs.switcher.Last() + 1}
+	if atTick >= 0 {
+		rec.At = b.TimecodeAt(atTick).String()
+	}
+	bs.cuts[bs.switches%cutHistory] = rec
 	bs.switches++
 	if int(k) < len(bs.byKind) {
 		bs.byKind[k]++
 	}
 	bs.mu.Unlock()
 	bs.wake.Notify()
-	b.op.switched(bs.Address, sc, k.String(), d, now-b.origin)
+	b.op.switched(bs.Address, sc, k.String(), d, now-b.origin, &rec)
+	b.switchAsked(bs, &rec)
 	return nil
 }
 
@@ -396,11 +470,21 @@ func (bs *BusState) landSwitches(k, deadlineNs int64) {
 	if bs.switches > cutHistory && from < bs.switches-cutHistory {
 		from = bs.switches - cutHistory // older ones have left the ring
 	}
+	all := true // every switch up to i has its tick
 	for i := from; i < bs.switches; i++ {
 		c := &bs.cuts[i%cutHistory]
-		c.Tick, c.DeadlineNs = k, deadlineNs
+		if c.Tick < 0 && c.atTick <= k { // -1: the next tick; else its tick (or the first drawn after it)
+			c.Tick, c.DeadlineNs = k, deadlineNs
+			if bs.landed != nil {
+				bs.landed(c)
+			}
+		}
+		if all && c.Tick >= 0 {
+			bs.drawn = i + 1
+		} else {
+			all = false
+		}
 	}
-	bs.drawn = bs.switches
 }
 
 // recentSwitches returns the switches in the ring, oldest first. The
