@@ -136,6 +136,8 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
+	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/
+	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -21,6 +21,7 @@ var canvasParams = []struct{ canvas, kind, param string }{
 	{"browser_frame_queue", "ipc_dmabuf_source", "frames_in_flight"},
 	{"import_ttl_ms", "gpu_import", "import_ttl_ms"},
 	{"nvdec_parser", "nvdec_file", "parser"}, // fuse_decode_loops.go
+	{"timecode_start", "compositor", "timecode_start"},
 }
 
 // elementParams lists element attributes the compiler copies into a
@@ -74,8 +75,11 @@ func TestCanvasAndRegistryAgree(t *testing.T) {
 			}
 			continue
 		}
+		if a.Type == lang.TypeString && p.Type == nodes.String {
+			continue // the defaults, compared above, are all a string has
+		}
 		if a.Type != lang.TypeInt || p.Type != nodes.Int {
-			t.Errorf("%s.%s is %v, %s.%s is %s: both must be whole numbers or both enums", c.where, c.attr, a.Type, c.kind, c.param, p.Type)
+			t.Errorf("%s.%s is %v, %s.%s is %s: both must be whole numbers, both enums or both strings", c.where, c.attr, a.Type, c.kind, c.param, p.Type)
 			continue
 		}
 		if a.Range == nil || p.Min == nil || p.Max == nil || a.Range[0] != int64(*p.Min) || a.Range[1] != int64(*p.Max) {

@@ -79,6 +79,9 @@ func build(st *state) {
 			poll = show.Canvas.Int("aux_input_poll_ms")
 		}
 		comp.Params["input_poll_ms"] = poll
+		if tc := show.Canvas.String("timecode_start"); tc != "" { // else the registry's default, the time of day
+			comp.Params["timecode_start"] = tc
+		}
 		comp.Domain = st.Options.Target.Domain
 		var inputs []*lang.Source
 		var scenes []string

@@ -15,7 +15,6 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
-	"github.com/onairhq/onair/nodes"
 )
 
 // ReadinessTimeoutMs is how long a group may take to become ready.
@@ -75,15 +74,16 @@ func emit(st *state) {
 	}
 	for _, s := range show.Sources {
 		if present[s] {
-			paced[s.Index%n] = append(paced[s.Index%n], s.Address())
+			i := Slot(st.placementKey(s.Address()), n)
+			paced[i] = append(paced[i], s.Address())
 		}
 	}
 	for i := 0; i < n; i++ {
-		name := PacingLoop(i, n)
+		name := PacingLoop(i)
 		p.Loops = append(p.Loops, plan.Loop{Name: name, Sources: paced[i], Nodes: loopNodes[name]})
 	}
 	for i := 0; i < st.decodeLoops; i++ {
-		name := DecodeLoop(i, st.decodeLoops)
+		name := DecodeLoop(i)
 		p.Loops = append(p.Loops, plan.Loop{Name: name, Kind: decodeLoopKind, Nodes: loopNodes[name]})
 	}
 
@@ -154,16 +154,12 @@ func groupReadiness(g *Graph, members []*Node) string {
 	return s + "; within " + itoa(ReadinessTimeoutMs/1000) + " s, else an error naming the edge that carried none"
 }
 
-// restartable: a group can restart alone when no node in it is a
-// compositor (restarting a bus goes off air).
-func restartable(members []*Node) bool {
-	for _, n := range members {
-		if n.Decl.Traits.Roles.Has(nodes.Compositor) {
-			return false
-		}
-	}
-	return true
-}
+// restartable: every group restarts alone when one of its nodes fails
+// (an error, or a panic in its work). A source's restart shows black or
+// its last frame for a moment; a bus's takes its outputs off air for the
+// restart delay, which is still better than ending the show for every bus
+// (a compositor's band that panics on one broken picture, say).
+func restartable([]*Node) bool { return true }
 
 // planRange is PlanRange with the file named relative to the show's
 // directory, as every path in a plan is.

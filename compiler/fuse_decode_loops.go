@@ -1,8 +1,9 @@
 package compiler
 
 // fuseDecodeLoops puts the show's NVDEC decoders on a few decode loops
-// (canvas decoder_placement = "decode_loops"): decoder i of the show
-// decodes on decode_{i % n}, n being canvas decode_loops or, at 0, the
+// (canvas decoder_placement = "decode_loops"): a decoder decodes on the
+// decode loop its source's address picks (Slot: stable when other sources
+// come and go) among n, n being canvas decode_loops or, at 0, the
 // profile's. A loop is one thread that feeds every decoder on it round
 // robin; seven engines are kept busy by one or two, where the seeds' mixer
 // gave each decoder a thread. Where input routing left input_rec feeding
@@ -28,8 +29,8 @@ import (
 	"github.com/onairhq/onair/nodes"
 )
 
-// DecodeLoop names the decode loop of decoder i of a show with n loops.
-func DecodeLoop(i, n int) string { return "decode_" + strconv.Itoa(i%n) }
+// DecodeLoop names decode loop i.
+func DecodeLoop(i int) string { return "decode_" + strconv.Itoa(i) }
 
 // decodeLoopKind is the plan's kind for a decode loop: a thread the backend
 // runs, not an event loop.
@@ -66,8 +67,8 @@ func fuseDecodeLoops(st *state) {
 	}
 	loops = max(1, min(loops, len(decs)))
 	decl, _ := nodes.Lookup("nvdec_file")
-	for i, d := range decs {
-		loop := DecodeLoop(i, loops)
+	for _, d := range decs {
+		loop := DecodeLoop(Slot(st.placementKey(d.Address), loops))
 		var removed, added []string
 		reason := fmt.Sprintf("%s decodes on %s (one of %s, %s): one thread feeds the engines for several streams%s", d.Address, loop, countOf(loops, "decode loop"), why, edgeNote)
 		if in := g.In(d.ID); len(in) == 1 && g.Node(in[0].From) != nil && g.Node(in[0].From).Kind == "input_rec" {

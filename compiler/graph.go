@@ -3,7 +3,6 @@ package compiler
 import (
 	"sort"
 
-	"github.com/dominikbraun/graph"
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -45,13 +44,9 @@ type Edge struct {
 	Format   string // what travels
 }
 
-// Graph is the node graph. It is a github.com/dominikbraun/graph directed
-// graph whose store is the Graph itself (see store.go): adjacency is kept
-// in insertion order, so every walk over it is deterministic, and the
-// library's algorithms (paths, cycles, topological order) run over the
-// same data through Graph.Graph().
+// Graph is the node graph, a directed graph whose adjacency is kept in
+// insertion order, so every walk over it is deterministic.
 type Graph struct {
-	g     graph.Graph[string, *Node]
 	nodes map[string]*Node
 	out   map[string][]*Edge
 	in    map[string][]*Edge
@@ -68,15 +63,22 @@ func NewGraph() *Graph {
 		out:   map[string][]*Edge{},
 		in:    map[string][]*Edge{},
 	}
-	g.g = graph.NewWithStore(func(n *Node) string { return n.ID }, graph.Store[string, *Node](store{g}), graph.Directed())
 	return g
 }
 
 // AddNode adds n; a node id already present is a compiler bug and panics.
 func (g *Graph) AddNode(n *Node) {
-	if err := g.g.AddVertex(n); err != nil {
-		panic("compiler: node " + n.ID + ": " + err.Error())
+	if _, dup := g.nodes[n.ID]; dup {
+		panic("compiler: node " + n.ID + " added twice")
 	}
+	g.nodes[n.ID] = n
+	if n.seq == 0 {
+		g.next++
+		n.seq = g.next
+	} else {
+		g.dirty = true
+	}
+	g.order = append(g.order, n)
 }
 
 // Replace adds n in the place of the node old (already removed or about to
@@ -88,13 +90,26 @@ func (g *Graph) Replace(old, n *Node) {
 
 // AddEdge joins two nodes with a queue.
 func (g *Graph) AddEdge(e *Edge) {
-	if err := g.g.AddEdge(e.From, e.To, graph.EdgeData(e)); err != nil {
-		panic("compiler: edge " + e.From + " -> " + e.To + ": " + err.Error())
+	switch {
+	case g.nodes[e.From] == nil || g.nodes[e.To] == nil:
+		panic("compiler: edge " + e.From + " -> " + e.To + " joins a node not in the graph")
+	case g.find(e.From, e.To) != nil:
+		panic("compiler: edge " + e.From + " -> " + e.To + " added twice")
 	}
+	g.out[e.From] = append(g.out[e.From], e)
+	g.in[e.To] = append(g.in[e.To], e)
+	g.edges++
 }
 
-// RemoveEdge removes the queue from -> to.
-func (g *Graph) RemoveEdge(from, to string) { _ = g.g.RemoveEdge(from, to) }
+// RemoveEdge removes the queue from -> to, if there is one.
+func (g *Graph) RemoveEdge(from, to string) {
+	if g.find(from, to) == nil {
+		return
+	}
+	g.out[from] = dropEdge(g.out[from], from, to)
+	g.in[to] = dropEdge(g.in[to], from, to)
+	g.edges--
+}
 
 // RemoveNode removes a node and every edge touching it.
 func (g *Graph) RemoveNode(id string) {
@@ -104,7 +119,9 @@ func (g *Graph) RemoveNode(id string) {
 	for _, e := range append([]*Edge(nil), g.in[id]...) {
 		g.RemoveEdge(e.From, e.To)
 	}
-	_ = g.g.RemoveVertex(id)
+	delete(g.nodes, id)
+	delete(g.out, id)
+	delete(g.in, id)
 }
 
 // Rename gives a node a new id and kind in place: its edges (the same Edge
@@ -184,10 +201,6 @@ func (g *Graph) Edges() []*Edge {
 	return out
 }
 
-// Graph exposes the underlying dominikbraun graph for algorithms (cycles,
-// paths) that lint rules may want.
-func (g *Graph) Graph() graph.Graph[string, *Node] { return g.g }
-
 // sortedKeys returns a map's keys in order.
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
@@ -196,4 +209,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// find returns the edge from -> to, scanning the shorter adjacency list.
+func (g *Graph) find(from, to string) *Edge {
+	outs, ins := g.out[from], g.in[to]
+	if len(ins) < len(outs) {
+		for _, e := range ins {
+			if e.From == from {
+				return e
+			}
+		}
+		return nil
+	}
+	for _, e := range outs {
+		if e.To == to {
+			return e
+		}
+	}
+	return nil
+}
+
+func dropEdge(es []*Edge, from, to string) []*Edge {
+	for i, e := range es {
+		if e.From == from && e.To == to {
+			return append(es[:i:i], es[i+1:]...)
+		}
+	}
+	return es
 }

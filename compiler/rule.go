@@ -64,15 +64,6 @@ type Finding struct {
 	Diag *hcl.Diagnostic
 }
 
-// Diagnostics returns the findings' diagnostics in order.
-func Diagnostics(fs []Finding) hcl.Diagnostics {
-	out := make(hcl.Diagnostics, 0, len(fs))
-	for _, f := range fs {
-		out = append(out, f.Diag)
-	}
-	return out
-}
-
 // Run runs rules against a compiled result and returns their findings in
 // rule order. Lint rules use it; Compile runs Checks() the same way.
 func (r *Result) Run(rules ...*Rule) []Finding {

@@ -3,6 +3,7 @@ package control
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,8 +22,14 @@ import (
 type Client struct {
 	Addr  string // host:port
 	Token string
-	HTTP  *http.Client // nil: a client with a 5 s timeout that follows no redirect
+	HTTP  *http.Client // nil: a client that follows no redirect, with a DefaultClientTimeout (POST /plan: ApplyWait)
 }
+
+// ErrNoAnswer: the request may have been sent, but no answer came back
+// (the show could not be reached, or the connection broke or timed out
+// before the answer). Whether it was carried out is for the caller to
+// find out.
+var ErrNoAnswer = errors.New("no answer from the show")
 
 func (c *Client) url(path string) string {
 	addr := c.Addr
@@ -38,10 +45,16 @@ func (c *Client) url(path string) string {
 // do sends a request and returns the answer's body: JSON from an onair
 // server, cleaned of control characters.
 func (c *Client) do(method, path string, body []byte) ([]byte, error) {
+	return c.doWithin(DefaultClientTimeout, method, path, body)
+}
+
+// doWithin is do, waiting up to timeout for the answer (unless c.HTTP is
+// set: its own).
+func (c *Client) doWithin(timeout time.Duration, method, path string, body []byte) ([]byte, error) {
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{
-			Timeout:       5 * time.Second,
+			Timeout:       timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
@@ -54,10 +67,11 @@ func (c *Client) do(method, path string, body []byte) ([]byte, error) {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(OriginHeader, "cli")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the show at %s: %v (is `onair run` running with -listen %s?)", c.url(""), err, c.Addr)
+		return nil, fmt.Errorf("cannot reach the show at %s: %v (is `onair run` running with -listen %s?): %w", c.url(""), err, c.Addr, ErrNoAnswer)
 	}
 	defer resp.Body.Close()
 	if resp.Header.Get(VersionHeader) == "" {
@@ -66,7 +80,7 @@ func (c *Client) do(method, path string, body []byte) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the answer from %s: %v", method, path, c.url(""), err)
+		return nil, fmt.Errorf("%s %s: reading the answer from %s: %v: %w", method, path, c.url(""), err, ErrNoAnswer)
 	}
 	if len(b) > MaxResponseBytes {
 		return nil, fmt.Errorf("%s %s: the answer from %s is larger than %d MiB, more than any show's; check -addr", method, path, c.url(""), MaxResponseBytes>>20)
@@ -91,13 +105,23 @@ func (c *Client) Status() ([]byte, error) { return c.do("GET", "/status", nil) }
 func (c *Client) Plan() ([]byte, error) { return c.do("GET", "/plan", nil) }
 
 // Apply sends a new plan (JSON) to the show on air (POST /plan) and returns
-// the server's answer: what it changed.
-func (c *Client) Apply(planJSON []byte) ([]byte, error) { return c.do("POST", "/plan", planJSON) }
+// the server's answer: what it changed. It waits ApplyWait, as long as
+// the server may work on it; an error wrapping ErrNoAnswer leaves open
+// whether the show took the plan (GET /plan tells).
+func (c *Client) Apply(planJSON []byte) ([]byte, error) {
+	return c.doWithin(ApplyWait, "POST", "/plan", planJSON)
+}
 
 // Switch asks for a cut, fade or wipe to scene on bus, and checks that the
 // server says it did so.
 func (c *Client) Switch(bus, scene, kind string, d time.Duration) error {
-	req := SwitchRequest{Scene: scene}
+	return c.SwitchAt(bus, scene, kind, d, "")
+}
+
+// SwitchAt is Switch on the tick labelled at (HH:MM:SS:FF; "" is the next
+// tick).
+func (c *Client) SwitchAt(bus, scene, kind string, d time.Duration, at string) error {
+	req := SwitchRequest{Scene: scene, At: at}
 	if d > 0 {
 		req.Duration = d.String()
 	}
@@ -150,9 +174,11 @@ func clean(s string) string {
 	return b.String()
 }
 
-// cleanJSON is the valid JSON b with control characters taken out of its
-// strings, whether written raw or as escapes, and invalid UTF-8 replaced;
-// everything else, layout and order included, stays as it was.
+// cleanJSON is b with control characters taken out of its strings,
+// whether written raw or as escapes, and invalid UTF-8 replaced;
+// everything else, layout and order included, stays as it was. Valid JSON
+// stays valid. It reads any bytes without going past their end: an escape
+// cut off by the end of b (not JSON) is dropped.
 func cleanJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	inString := false
@@ -169,15 +195,22 @@ func cleanJSON(b []byte) []byte {
 			out = append(out, c)
 			inString = false
 			i++
-		case c == '\\' && b[i+1] == 'u': // valid JSON: four hex digits follow
-			v, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
-			if r := rune(v); unwanted(r) {
+		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+			// In valid JSON four hex digits follow.
+			if i+6 > len(b) {
+				return out
+			}
+			v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
+			if r := rune(v); err == nil && unwanted(r) {
 				out = append(out, spaceFor(r)...)
 			} else {
 				out = append(out, b[i:i+6]...)
 			}
 			i += 6
 		case c == '\\':
+			if i+1 >= len(b) {
+				return out
+			}
 			switch b[i+1] {
 			case 'b', 'f':
 			case 'n', 'r', 't':

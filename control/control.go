@@ -12,7 +12,8 @@
 // address it refuses to start without a token of at least MinTokenLen
 // characters, and then every request must carry it as "Authorization:
 // Bearer TOKEN" (a request without it gets 401 and its connection is
-// closed). Every request must name the server in its Host header (the
+// closed; wrong tokens are logged and limited per client address, see
+// logins.go). Every request must name the server in its Host header (the
 // listen address, localhost for a loopback one, or a name in
 // Options.Hosts), so a web page cannot read it by rebinding its DNS. A
 // request that changes something must send Content-Type: application/json
@@ -33,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	goruntime "runtime"
@@ -122,6 +124,10 @@ type Options struct {
 	Version string
 	// Limits overrides the server's limits (zero fields keep the defaults).
 	Limits Limits
+	// Log gets the failed logins (logins.go); nil logs nothing.
+	Log *slog.Logger
+	// Now reads the wall clock for the login limit; nil is time.Now.
+	Now func() time.Time
 }
 
 // VersionHeader is the response header by which a client knows it talks
@@ -145,6 +151,7 @@ type Server struct {
 
 	events   eventSlots    // GET /events clients
 	sessions sessions      // the page's logins
+	logins   loginLimiter  // failed logins by client address
 	closing  chan struct{} // closed by Close: event streams end
 }
 
@@ -209,7 +216,12 @@ func Bind(opts Options) (*Server, error) {
 		version = "unknown"
 	}
 	limits := opts.Limits.withDefaults()
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Server{
+		logins:  loginLimiter{now: now, log: opts.Log},
 		ln:      newLimitListener(ln, limits.MaxConns),
 		token:   opts.Token,
 		version: version,
@@ -342,6 +354,9 @@ func (s *Server) applyHandler(w http.ResponseWriter, r *http.Request) {
 type SwitchRequest struct {
 	Scene    string `json:"scene"`              // "scene.grid" or "grid"
 	Duration string `json:"duration,omitempty"` // fade and wipe: "500ms", "1s"
+	// At is the timecode of the tick the switch starts on, HH:MM:SS:FF
+	// (HH:MM:SS;FF at drop-frame rates); "" is the next tick.
+	At string `json:"at,omitempty"`
 }
 
 func (s *Server) switchHandler(kind string) http.HandlerFunc {
@@ -380,11 +395,22 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 			return
 		}
 		bus := r.PathValue("bus")
-		if err := s.show.Switch(bus, req.Scene, kind, d); err != nil {
+		if ts, ok := s.show.(TimedSwitcher); ok {
+			err = ts.SwitchAt(bus, req.Scene, kind, d, req.At, origin(r))
+		} else if req.At != "" {
+			err = fmt.Errorf("this show cannot switch at a timecode: %w", ErrInvalid)
+		} else {
+			err = s.show.Switch(bus, req.Scene, kind, d)
+		}
+		if err != nil {
 			showError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()})
+		ans := map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()}
+		if req.At != "" {
+			ans["at"] = req.At
+		}
+		writeJSON(w, http.StatusOK, ans)
 	}
 }
 

@@ -31,7 +31,11 @@ type Event struct {
 	Seq  uint64    `json:"seq"`
 	Type string    `json:"type"`
 	Time time.Time `json:"time"`
-	Data any       `json:"data,omitempty"`
+	// Timecode is the show's timecode when the event was published (the
+	// tick presented then); an event about a tick also has that tick's in
+	// its data.
+	Timecode string `json:"timecode,omitempty"`
+	Data     any    `json:"data,omitempty"`
 }
 
 // EventRing is how many recent events a Hub keeps for clients that fall
@@ -45,10 +49,11 @@ const EventRing = 1024
 // client reads the ring at its own pace; one that falls more than
 // EventRing events behind is told how many it lost.
 type Hub struct {
-	in      chan Event
-	dropped atomic.Uint64
-	stop    chan struct{}
-	done    chan struct{}
+	timecode func() string // nil: events carry none
+	in       chan Event
+	dropped  atomic.Uint64
+	stop     chan struct{}
+	done     chan struct{}
 
 	mu   sync.Mutex
 	ring [EventRing]Event
@@ -56,9 +61,13 @@ type Hub struct {
 	wake chan struct{} // closed when an event arrives, then replaced
 }
 
-// NewHub starts a hub; Close stops it.
-func NewHub() *Hub {
-	h := &Hub{in: make(chan Event, 4096), stop: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{})}
+// NewHub starts a hub whose events carry no timecode; Close stops it.
+func NewHub() *Hub { return NewTimecodeHub(nil) }
+
+// NewTimecodeHub starts a hub that stamps every event with timecode(), the
+// show's timecode now; Close stops it.
+func NewTimecodeHub(timecode func() string) *Hub {
+	h := &Hub{timecode: timecode, in: make(chan Event, 4096), stop: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{})}
 	go h.run()
 	return h
 }
@@ -94,10 +103,18 @@ func (h *Hub) Close() {
 // Publish hands an event to the hub without waiting.
 func (h *Hub) Publish(typ string, data any) {
 	select {
-	case h.in <- Event{Type: typ, Time: time.Now(), Data: data}:
+	case h.in <- h.event(typ, data):
 	default:
 		h.dropped.Add(1)
 	}
+}
+
+func (h *Hub) event(typ string, data any) Event {
+	e := Event{Type: typ, Time: time.Now(), Data: data}
+	if h.timecode != nil {
+		e.Timecode = h.timecode()
+	}
+	return e
 }
 
 // Dropped is how many events Publish could not hand over.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // hosts is what a request may call the server: in its Host header, and in
@@ -149,7 +150,18 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q does not name this server: ask for %s (the server answers only to its own names, so that a web page cannot read it by rebinding a DNS name to it; onair run -listen-name adds a name)", r.Host, s.own))
 			return
 		}
+		if s.token != "" && (r.Header.Get("Authorization") != "" || r.URL.Path == "/login" && r.Method == http.MethodPost) {
+			if wait := s.logins.wait(clientAddr(r)); wait > 0 {
+				h.Set("Connection", "close")
+				h.Set("Retry-After", fmt.Sprint(int((wait+time.Second-1)/time.Second)))
+				writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many wrong tokens from %s: try again in %v (at most %d wrong tokens a client in %v)", clientAddr(r), wait.Round(time.Second), MaxLoginFailures, LoginFailureWindow))
+				return
+			}
+		}
 		if s.token != "" && !public(r) && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 && !s.sessions.valid(r) {
+			if r.Header.Get("Authorization") != "" {
+				s.logins.failed(clientAddr(r), r.URL.Path)
+			}
 			h.Set("Connection", "close")
 			writeError(w, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN (onair status and onair cut take -token or $ONAIR_TOKEN), or log in on the page at /")
 			return

@@ -374,8 +374,8 @@ func TestClientRefusesOtherServers(t *testing.T) {
 		t.Errorf("status answered with HTML: %v", err)
 	}
 	answer = onairLike(200, `"`+strings.Repeat("x", MaxResponseBytes)+`"`)
-	if _, err := c.Status(); err == nil || !strings.Contains(err.Error(), "larger than 8 MiB") {
-		t.Errorf("status answered with more than 8 MiB: %v", err)
+	if _, err := c.Status(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("larger than %d MiB", MaxResponseBytes>>20)) {
+		t.Errorf("status answered with more than MaxResponseBytes: %v", err)
 	}
 
 	answer = onairLike(404, `{"error":"no bus \u001b]0;owned\u0007\u001b[2J\u009b31m\u202eevil\nhere"}`)

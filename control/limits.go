@@ -37,14 +37,26 @@ const (
 	// MaxBodyBytes bounds a request's body; a switch request is a few dozen
 	// bytes.
 	MaxBodyBytes = 64 << 10
-	// MaxPlanBytes bounds the body of POST /plan: a plan's JSON (a
-	// few hundred bytes a node).
+	// MaxPlanBytes bounds a plan's JSON, the largest thing a client and
+	// the server exchange: the body of POST /plan, the answer to GET /plan
+	// (a show puts on air no plan larger) and so every answer the client
+	// reads (MaxResponseBytes). A few hundred bytes a node or scene.
 	MaxPlanBytes = 16 << 20
 	// MinTokenLen is the shortest token a server on a non-loopback address
 	// accepts.
 	MinTokenLen = 16
-	// MaxResponseBytes is the most the client reads of one answer.
-	MaxResponseBytes = 8 << 20
+	// MaxResponseBytes is the most the client reads of one answer: the
+	// largest is the plan on air.
+	MaxResponseBytes = MaxPlanBytes
+	// DefaultClientTimeout is how long the client waits for an answer,
+	// but to POST /plan.
+	DefaultClientTimeout = 5 * time.Second
+	// ApplyWait is how long the client waits for the answer to POST
+	// /plan: as long as the server may take to read the request's headers
+	// and then read it, carry it out and answer (past that the server
+	// closes the connection, whatever its applier still does), and the
+	// client's own timeout for the answer to travel.
+	ApplyWait = DefaultReadHeaderTimeout + DefaultWriteTimeout + DefaultClientTimeout
 	// DefaultMaxEventClients is how many GET /events streams the server
 	// holds at once; one more is answered 503 with Retry-After. Each is a
 	// connection, counted in DefaultMaxConns too.

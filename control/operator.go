@@ -53,6 +53,7 @@ type PreviewRequest struct {
 type TakeRequest struct {
 	Transition string `json:"transition,omitempty"` // cut (the default), fade, wipe
 	Duration   string `json:"duration,omitempty"`   // fade and wipe: "500ms"; default 1s
+	At         string `json:"at,omitempty"`         // the timecode to take on; "" is the next tick
 }
 
 // LoginRequest is the body of POST /login.
@@ -169,11 +170,23 @@ func (s *Server) takeHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bus := r.PathValue("bus")
-	if err := op.Take(bus, kind, d); err != nil {
+	var err error
+	if ts, ok := s.show.(TimedSwitcher); ok {
+		err = ts.TakeAt(bus, kind, d, req.At, origin(r))
+	} else if req.At != "" {
+		err = fmt.Errorf("this show cannot switch at a timecode: %w", ErrInvalid)
+	} else {
+		err = op.Take(bus, kind, d)
+	}
+	if err != nil {
 		showError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "transition": kind, "duration": d.String()})
+	ans := map[string]any{"bus": bus, "transition": kind, "duration": d.String()}
+	if req.At != "" {
+		ans["at"] = req.At
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 func (s *Server) snapshotHandler(w http.ResponseWriter, r *http.Request) {
@@ -280,17 +293,18 @@ func (s *Server) loginHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+		s.logins.failed(clientAddr(r), r.URL.Path)
 		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusUnauthorized, "wrong token: use the token onair run was given (-token or $ONAIR_TOKEN)")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.sessions.add(), Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(SessionTTL / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: overTLS(r), MaxAge: int(SessionTTL / time.Second)})
 	writeJSON(w, http.StatusOK, map[string]any{"login": "ok"})
 }
 
 func (s *Server) logoutHandler(w http.ResponseWriter, r *http.Request) {
 	s.sessions.drop(r)
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r), MaxAge: -1})
 	writeJSON(w, http.StatusOK, map[string]any{"logout": "ok"})
 }

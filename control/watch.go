@@ -12,8 +12,10 @@ import (
 	"time"
 )
 
-// MaxEventBytes bounds one event the client reads (its data line).
-const MaxEventBytes = 1 << 20
+// MaxEventBytes bounds one event the client reads (its data line). The
+// largest is the hello, which names every bus's scenes as the plan does,
+// so the bound is the plan's.
+const MaxEventBytes = MaxPlanBytes
 
 // Watch follows the show's GET /events, calling f for each event (the
 // first is "hello", the state to start from) until ctx ends or the stream
@@ -79,7 +81,9 @@ func (c *Client) Watch(ctx context.Context, after uint64, f func(Event)) (uint64
 			data = line[len("data: "):]
 		case line == "" && data != "":
 			var e Event
-			if json.Unmarshal(cleanJSON([]byte(data)), &e) == nil {
+			// An event that is not JSON is skipped, as one of an unknown
+			// shape is.
+			if json.Valid([]byte(data)) && json.Unmarshal(cleanJSON([]byte(data)), &e) == nil {
 				if e.Seq > after && e.Type != "lost" {
 					after = e.Seq
 				}

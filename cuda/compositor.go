@@ -405,6 +405,15 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 		if pad.X >= canvas.W || pad.Y >= canvas.H || pad.X+pad.W <= 0 || pad.Y+pad.H <= 0 {
 			continue // off the canvas: draws nothing
 		}
+		// The kernel is given the part of the layer on the canvas, and its
+		// filters hold those positions only (frame.NewFilterPart), so that
+		// the tables cost what is drawn however large the layer, and every
+		// coordinate fits the kernel's 32-bit ints. The window is counted
+		// from its corner (wx0, wy0) of d; all of it is even.
+		full := d
+		wx0, wy0 := max(0, -d.X), max(0, -d.Y)
+		wx1, wy1 := min(d.W, canvas.W-d.X), min(d.H, canvas.H-d.Y)
+		d, pad = clip(d, canvas), clip(pad, canvas)
 		if n == MaxLayers {
 			return 0, fmt.Errorf("cuda: more than %d visible layers in one draw", MaxLayers)
 		}
@@ -412,7 +421,7 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 		L := &p.args.layer[n]
 		*L = C.onair_layer{
 			y: C.onair_u64(f.Plane[0]), c: C.onair_u64(f.Plane[1]), pitch: C.int(f.Pitch),
-			crop_x: C.int(crop.X), crop_y: C.int(crop.Y),
+			crop_x: C.int(crop.X), crop_y: C.int(crop.Y), // a copy's moves to the window below
 			dst_x0: C.int(d.X), dst_y0: C.int(d.Y), dst_x1: C.int(d.X + d.W), dst_y1: C.int(d.Y + d.H),
 			pad_x0: C.int(pad.X), pad_y0: C.int(pad.Y), pad_x1: C.int(pad.X + pad.W), pad_y1: C.int(pad.Y + pad.H),
 			alpha: C.int(alpha),
@@ -429,10 +438,14 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 		if f.Pitch%4 == 0 && f.Plane[0]%4 == 0 && f.Plane[1]%4 == 0 && f.Alpha%4 == 0 {
 			L.wide = 1
 		}
-		if crop.W == d.W && crop.H == d.H && (alpha >= 256 || f.Alpha != 0) {
+		switch {
+		case d.Empty(): // only padding on the canvas
 			L.copy = 1
-		} else {
-			t, err := p.table(filterKey{crop.W, crop.H, d.W, d.H})
+		case crop.W == full.W && crop.H == full.H && (alpha >= 256 || f.Alpha != 0):
+			L.copy = 1
+			L.crop_x, L.crop_y = C.int(crop.X+wx0), C.int(crop.Y+wy0)
+		default:
+			t, err := p.table(filterKey{crop.W, crop.H, full.W, full.H, wx0, wx1, wy0, wy1})
 			if err != nil {
 				return 0, fmt.Errorf("layer %d: %w", i, err)
 			}
@@ -443,6 +456,17 @@ func (p *planner) plan(dst *Frame, layers []Layer) (int, error) {
 	}
 	p.args.canvas.layers = C.int(n)
 	return n, nil
+}
+
+// clip is the part of r inside the canvas c (at the origin); empty when
+// none is.
+func clip(r, c Rect) Rect {
+	x0, y0 := max(r.X, c.X), max(r.Y, c.Y)
+	x1, y1 := min(r.X+r.W, c.X+c.W), min(r.Y+r.H, c.Y+c.H)
+	if x1 <= x0 || y1 <= y0 {
+		return Rect{}
+	}
+	return Rect{x0, y0, x1 - x0, y1 - y0}
 }
 
 // table returns the filter block of a geometry, building it on first use.

@@ -13,6 +13,18 @@ func NewHostCompositor() *HostCompositor { return &HostCompositor{newHostComposi
 
 func (h *HostCompositor) Draw(dst *Frame, layers []Layer) error { return h.h.draw(dst, layers) }
 
+// TableWords is how many words the compositor's filter tables hold.
+func (h *HostCompositor) TableWords() int {
+	n := 0
+	for _, t := range h.h.plan.tables {
+		n += t.cap
+	}
+	for _, t := range h.h.plan.spare {
+		n += t.cap
+	}
+	return n
+}
+
 func (h *HostCompositor) Transition(dst, from, to *Frame, t Transition, progress float64) error {
 	return h.h.transition(dst, from, to, t, progress)
 }

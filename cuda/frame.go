@@ -109,25 +109,6 @@ func allocFrame(c *Context, f frame.Format, w, h int, alpha bool) (*Frame, error
 	return fr, nil
 }
 
-// WrapFrame makes a Frame of device memory onair did not allocate (a
-// decoder's output surface): the planes at luma and chroma, pitch bytes per
-// row. Releasing it frees only its events.
-func WrapFrame(c *Context, f frame.Format, w, h, pitch int, luma, chroma DevicePtr) (*Frame, error) {
-	if err := checkSize(f, w, h); err != nil {
-		return nil, err
-	}
-	if pitch < w*f.BytesPerSample() || luma == 0 || chroma == 0 {
-		return nil, fmt.Errorf("cuda: wrapping a %dx%d %v frame with pitch %d at %#x/%#x", w, h, f, pitch, luma, chroma)
-	}
-	fr := &Frame{Format: f, Width: w, Height: h, Pitch: pitch, Plane: [2]DevicePtr{luma, chroma},
-		Meta: frame.Meta{TimeBase: frame.Rational{Num: 1, Den: 1}}, ctx: c}
-	if err := fr.makeEvents(c); err != nil {
-		return nil, err
-	}
-	fr.refs.Store(1)
-	return fr, nil
-}
-
 // RowBytes is the bytes of picture in one row of either plane.
 func (fr *Frame) RowBytes() int { return fr.Width * fr.Format.BytesPerSample() }
 

@@ -73,6 +73,11 @@ func TestHostKernelMatchesCPU(t *testing.T) {
 					t.Fatal(err)
 				}
 				compare(t, sc.name, want, fromHost(t, dst), false) // the host run must be exact
+				// The tables hold at most the canvas's positions per
+				// layer (4 filters of up to 2r+2 taps for a shrink by r).
+				if w := hc.TableWords(); w > 64*1024*len(sc.layers) {
+					t.Errorf("the filter tables hold %d words", w)
+				}
 				cuda.FreeHostFrame(dst)
 				for _, fr := range frames {
 					cuda.FreeHostFrame(fr)

@@ -49,6 +49,7 @@ import (
 
 	"github.com/onairhq/onair/cuda/hevc"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // NVDECCodec is a coding NVDEC decodes for onair.
@@ -626,6 +627,13 @@ func (d *NVDECDecoder) Surfaces() (min, created int) {
 
 // feed parses one access unit (or the end of the stream). It reports
 // false when the source had nothing yet (an empty access unit).
+// feedSafely is feed with a panic in it (its source, its parser: a hostile
+// stream) as its error: that decoder ends, the loop's others go on.
+func (d *NVDECDecoder) feedSafely() (fed bool, err error) {
+	defer panics.Catch("feeding an NVDEC decoder", nil, func(e error) { err = e })
+	return d.feed()
+}
+
 func (d *NVDECDecoder) feed() (bool, error) {
 	fed, err := d.feedAU()
 	if d.c.nevents > 0 {
@@ -1028,6 +1036,19 @@ func (l *NVDECLoop) Every(fn func() (again bool)) (cancel func()) {
 }
 
 // runEvery calls the Every functions once, dropping those that are done.
+// runOne runs a function given to Every; one that panics is logged with
+// its stack, counted and dropped, and the loop goes on (its owner's own
+// recovery, where it has one, has failed its node already).
+func (l *NVDECLoop) runOne(fn func() bool) (again bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			panics.From("housekeeping on decode loop "+l.name, p, nil).Log(nil)
+			again = false
+		}
+	}()
+	return fn()
+}
+
 func (l *NVDECLoop) runEvery() int {
 	l.everyMu.Lock()
 	defer l.everyMu.Unlock()
@@ -1047,7 +1068,7 @@ func (l *NVDECLoop) runEvery() int {
 			continue
 		}
 		n++
-		if !fn() {
+		if !l.runOne(fn) {
 			l.mu.Lock()
 			delete(l.every, id)
 			l.mu.Unlock()
@@ -1079,7 +1100,7 @@ func (l *NVDECLoop) Stop() {
 // calling goroutine locked to its OS thread; it then closes every decoder
 // and the loop's stream. Failures of one decoder end that decoder only
 // (OnEnd says why); the error is the loop's own (its stream failed).
-func (l *NVDECLoop) Run() error {
+func (l *NVDECLoop) Run() (err error) {
 	goruntime.LockOSThread()
 	if l.name != "" {
 		name := []byte(l.name)
@@ -1091,6 +1112,15 @@ func (l *NVDECLoop) Run() error {
 		defer goruntime.UnlockOSThread()
 	}
 	defer l.close()
+	// A panic past the decoders' own recovery ends the loop (its decoders
+	// closed, each told) as a failed stream does; the process goes on.
+	defer func() {
+		if p := recover(); p != nil {
+			e := panics.From("decode loop "+l.name, p, nil)
+			e.Log(nil)
+			err = e
+		}
+	}()
 	if err := l.wake.open(); err != nil {
 		return err
 	}
@@ -1123,7 +1153,7 @@ func (l *NVDECLoop) Run() error {
 				poll = true
 				continue
 			}
-			fed, err := d.feed()
+			fed, err := d.feedSafely()
 			if err != nil {
 				d.finish(err)
 				continue

@@ -123,6 +123,26 @@ func scenes() []scene {
 		{name: "key-big-shrink", w: W, h: H, scaled: true, sources: []source{{W, H, true}}, layers: []sceneLayer{
 			{src: 0, rect: frame.Rect{X: 10, Y: 10, W: 18, H: 10}, opacity: 1},
 			{src: 0, rect: frame.Rect{X: 40, Y: 10, W: 2, H: 2}, opacity: 0.5}}},
+		// Layers far larger than the canvas and mostly off it (issue 27):
+		// the kernel is given the part on the canvas and its filters hold
+		// those positions only.
+		{name: "zoom-off-canvas", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {120, 70, false}, {120, 70, true}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: -300, Y: -200, W: 900, H: 500}, fit: frame.Contain, opacity: 0.8},
+			{src: 1, rect: frame.Rect{X: 100, Y: -50, W: 640, H: 360}, fit: frame.Cover, opacity: 1},
+			{src: 2, rect: frame.Rect{X: -200, Y: 60, W: 700, H: 400}, opacity: 0.9}}},
+		{name: "copy-off-canvas", w: W, h: H, sources: []source{{W, H, false}, {400, 300, false}, {400, 300, true}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: -100, Y: -60, W: 400, H: 300}, opacity: 1},
+			{src: 2, rect: frame.Rect{X: 120, Y: 70, W: 400, H: 300}, opacity: 0.7}}},
+		{name: "padding-only", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {20, 100, false}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: -1000, Y: 20, W: 1100, H: 100}, fit: frame.Contain, opacity: 0.5}}},
+		{name: "huge", w: W, h: H, scaled: true, sources: []source{{W, H, false}, {96, 54, false}, {96, 54, true}}, layers: []sceneLayer{
+			full(0, W, H),
+			{src: 1, rect: frame.Rect{X: -(1 << 29), Y: -(1 << 29), W: 1 << 30, H: 1 << 30}, opacity: 0.5},
+			{src: 1, rect: frame.Rect{X: 0, Y: 100, W: 1e14, H: 20}, fit: frame.Cover, opacity: 1},
+			{src: 2, rect: frame.Rect{X: -(1 << 30), Y: 0, W: 1<<30 + 60, H: 1 << 20}, opacity: 1}}},
 	}
 }
 

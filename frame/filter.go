@@ -8,12 +8,15 @@ package frame
 const CoefBits = 12
 
 // Filter is a precomputed 1-D resampling filter: for each destination
-// position i, Taps coefficients applied to source positions Start[i]+k.
+// position First+i, Taps coefficients applied to source positions
+// Start[i]+k. A filter holds the positions a compositor draws, not
+// necessarily all Dst of them (NewFilterPart).
 type Filter struct {
 	Src, Dst int
+	First    int // the first destination position held
 	Taps     int
-	Start    []int32
-	Coef     []int32 // len Dst*Taps, each group sums to 1<<CoefBits
+	Start    []int32 // one per position held
+	Coef     []int32 // len(Start)*Taps, each group sums to 1<<CoefBits
 }
 
 // NewFilter builds the bilinear (triangle) filter that maps src samples onto
@@ -21,7 +24,13 @@ type Filter struct {
 // scale=flags=bilinear does: a plain two-tap interpolation when enlarging and
 // a triangle widened by the ratio when shrinking, so that shrinking averages
 // rather than aliases. Positions outside the source clamp to its edge.
-func NewFilter(src, dst int) *Filter {
+func NewFilter(src, dst int) *Filter { return NewFilterPart(src, dst, 0, dst) }
+
+// NewFilterPart is NewFilter's positions [lo, hi) only, the same
+// coefficients for each: what a compositor needs of a layer larger than
+// the canvas or partly off it, whose tables then cost what is visible
+// however large the layer (0 <= lo < hi <= dst).
+func NewFilterPart(src, dst, lo, hi int) *Filter {
 	ratio := float64(src) / float64(dst)
 	support := 1.0
 	if ratio > 1 {
@@ -34,10 +43,11 @@ func NewFilter(src, dst int) *Filter {
 	if taps < 1 {
 		taps = 1
 	}
-	f := &Filter{Src: src, Dst: dst, Taps: taps, Start: make([]int32, dst), Coef: make([]int32, dst*taps)}
+	n := hi - lo
+	f := &Filter{Src: src, Dst: dst, First: lo, Taps: taps, Start: make([]int32, n), Coef: make([]int32, n*taps)}
 	w := make([]float64, taps)
-	for i := 0; i < dst; i++ {
-		center := (float64(i)+0.5)*ratio - 0.5
+	for i := 0; i < n; i++ {
+		center := (float64(lo+i)+0.5)*ratio - 0.5
 		first := int(center - support + 1) // floor for positive; fixed below
 		if float64(first) > center-support+1 {
 			first--
@@ -96,8 +106,9 @@ func (f *Filter) trim() *Filter {
 	// Per position, shift the window so it starts at its first non-zero tap,
 	// then keep the widest span of non-zero taps.
 	width := 0
-	firsts := make([]int, f.Dst)
-	for i := 0; i < f.Dst; i++ {
+	n := len(f.Start)
+	firsts := make([]int, n)
+	for i := 0; i < n; i++ {
 		cf := f.Coef[i*f.Taps : (i+1)*f.Taps]
 		lo, hi := 0, len(cf)-1
 		for lo < hi && cf[lo] == 0 {
@@ -112,8 +123,8 @@ func (f *Filter) trim() *Filter {
 	if width == f.Taps {
 		return f
 	}
-	n := &Filter{Src: f.Src, Dst: f.Dst, Taps: width, Start: make([]int32, f.Dst), Coef: make([]int32, f.Dst*width)}
-	for i := 0; i < f.Dst; i++ {
+	t := &Filter{Src: f.Src, Dst: f.Dst, First: f.First, Taps: width, Start: make([]int32, n), Coef: make([]int32, n*width)}
+	for i := 0; i < n; i++ {
 		st := int(f.Start[i]) + firsts[i]
 		lo := firsts[i]
 		if st+width > f.Src { // keep the window inside the source
@@ -121,12 +132,12 @@ func (f *Filter) trim() *Filter {
 			st -= d
 			lo -= d
 		}
-		n.Start[i] = int32(st)
+		t.Start[i] = int32(st)
 		for k := 0; k < width; k++ {
 			if o := lo + k; o >= 0 && o < f.Taps {
-				n.Coef[i*width+k] = f.Coef[i*f.Taps+o]
+				t.Coef[i*width+k] = f.Coef[i*f.Taps+o]
 			}
 		}
 	}
-	return n
+	return t
 }

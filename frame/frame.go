@@ -18,6 +18,7 @@ package frame
 import (
 	"fmt"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/timecode"
 	"io"
 	"sync/atomic"
 	"unsafe"
@@ -108,6 +109,9 @@ type Meta struct {
 	Source      string // the id of the source that produced it
 	SourceFrame int64  // the source's frame number (counts on across loops)
 	Stamps      Stamps // the moments the show asked for (frame_metadata); none by default
+	// Timecode is the SMPTE timecode of the tick a bus drew the frame on
+	// (zero on a source's frames).
+	Timecode timecode.Timecode
 }
 
 // Frame is one picture in host memory.

@@ -214,8 +214,8 @@ func ParseSize(s string) (Size, string) {
 	if err1 != nil || err2 != nil {
 		return Size{}, fmt.Sprintf("%q is not a size; write \"WIDTHxHEIGHT\" in whole pixels, e.g. \"1920x1080\".", s)
 	}
-	if wi <= 0 || hi <= 0 || wi > 16384 || hi > 16384 {
-		return Size{}, fmt.Sprintf("%q: width and height must be between 2 and 16384.", s)
+	if wi <= 0 || hi <= 0 || wi > value.MaxSide || hi > value.MaxSide {
+		return Size{}, fmt.Sprintf("%q: width and height must be between 2 and %d (the picture_side limit).", s, value.MaxSide)
 	}
 	if wi%2 != 0 || hi%2 != 0 {
 		return Size{}, fmt.Sprintf("%q: width and height must be even (4:2:0 chroma is subsampled by two).", s)
@@ -616,9 +616,23 @@ func (l *loader) decodeLayer(n *node, rng hcl.Range, lc *hcl.BodyContent, ctx *h
 	ly.Rect = Rect{W: l.show.Size.W, H: l.show.Size.H}
 	if r := d.rect("rect"); r != nil {
 		ly.Rect = *r
+		// Against the canvas, once it has a size (an invalid one has its
+		// own error).
+		if err := value.CheckRect(l.show.Size, [4]int{r.X, r.Y, r.W, r.H}); err != nil && value.CheckSize(l.show.Size) == nil {
+			l.errorf(lc.Attributes["rect"].Expr.Range(), "Rect out of bounds", "%v", err)
+		}
 	}
 	ly.Fit = d.str("fit")
 	ly.Crop = d.rect("crop")
+	if c := ly.Crop; c != nil {
+		src := l.show.Size
+		if ly.Source != nil && ly.Source.Size.W > 0 {
+			src = ly.Source.Size
+		}
+		if err := value.CheckCrop(src, [4]int{c.X, c.Y, c.W, c.H}); err != nil {
+			l.errorf(lc.Attributes["crop"].Expr.Range(), "Crop out of bounds", "%v", err)
+		}
+	}
 	ly.Opacity = d.number("opacity")
 	ly.Z = d.integer("z")
 	return ly

@@ -35,11 +35,6 @@ func (l *loader) spend(n int, weight int64, r hcl.Range) bool {
 	return false
 }
 
-// checked reports, at r, a value past a limit; it returns false then.
-func (l *loader) checked(v cty.Value, r hcl.Range) bool {
-	return l.checkedExpr(v, nil, r)
-}
-
 // checkedNode is checked for a node's value, recording its size.
 func (l *loader) checkedNode(n *node, v cty.Value, r hcl.Range) bool {
 	size, err := l.checkSize(v)

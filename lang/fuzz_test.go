@@ -3,9 +3,12 @@ package lang
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // fuzzLimits are the limits the fuzz test runs under: the real table, with
@@ -45,11 +48,31 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(hostileHeader + "locals {\n  x = " + s.make(120) + "\n}\n"))
 		f.Add([]byte(hostileHeader + "locals {\n  x = " + s.make(300) + "\n}\n"))
 	}
+	// A layer at the edge of rect_reach and one a pixel past it, and a
+	// crop at its source's edge and past it.
+	geometry := hostileHeader + "source \"test_pattern\" \"a\" {\n  size = \"640x360\"\n}\nscene \"s\" {\n  layer {\n    source = source.a\n    rect   = RECT\n    crop   = CROP\n  }\n}\n"
+	for _, rc := range [][2]string{
+		{"[-7680, -4320, 17280, 9720]", "[0, 0, 640, 360]"},
+		{"[-7681, 0, 1920, 1080]", "[0, 0, 642, 360]"},
+		{"[0, 0, 1099511627776, 120]", "[-2, 0, 2, 2]"},
+	} {
+		f.Add([]byte(strings.NewReplacer("RECT", rc[0], "CROP", rc[1]).Replace(geometry)))
+	}
 	saved := limitValues
 	limitValues = fuzzLimits()
 	f.Cleanup(func() { limitValues = saved })
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, diags := loadFiles([]sourceFile{{name: "fuzz.hcl", data: data}}, Options{})
+		show, diags := loadFiles([]sourceFile{{name: "fuzz.hcl", data: data}}, Options{})
+		if !diags.HasErrors() && show != nil {
+			// A show that loads draws only what the geometry limits allow.
+			for _, sc := range show.Scenes {
+				for _, l := range sc.Layers {
+					if err := value.CheckRect(show.Size, [4]int{l.Rect.X, l.Rect.Y, l.Rect.W, l.Rect.H}); err != nil {
+						t.Fatalf("%s loads with %v", sc.Address(), err)
+					}
+				}
+			}
+		}
 		for _, d := range diags {
 			if d.Severity != hcl.DiagError {
 				continue

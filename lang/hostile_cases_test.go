@@ -182,6 +182,15 @@ func hostileCases() []hostileCase {
 		hostileCase{name: "deep-value", setup: testdataShow("deep_value"),
 			want: []string{"testdata/hostile/deep_value.hcl:263:10 Nesting too deep"}, detail: "nests more than 256 levels"},
 
+		// Geometry past the limits (issue 27): each once passed validate,
+		// and the compositor sized its tables by the whole rect.
+		hostileCase{name: "huge-rect", setup: testdataShow("huge_rect"),
+			want: []string{"testdata/hostile/huge_rect.hcl:12:14 Rect out of bounds"}, detail: "rect_reach limit on the 640x360 canvas"},
+		hostileCase{name: "square-rect", setup: testdataShow("square_rect"),
+			want: []string{"testdata/hostile/square_rect.hcl:17:16 Rect out of bounds"}, detail: "rect [-536870912, -536870912, 1073741824, 1073741824]"},
+		hostileCase{name: "crop-outside", setup: testdataShow("crop_outside"),
+			want: []string{"testdata/hostile/crop_outside.hcl:13:14 Crop out of bounds"}, detail: "crop_reach limit of the source's 320x180 picture"},
+
 		// The same through variables.
 		hostileCase{name: "var/big-number", setup: func(dir string) ([]string, Options) {
 			path := filepath.Join(dir, "show.hcl")

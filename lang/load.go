@@ -200,6 +200,7 @@ func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 		l.decodeCanvas(l.newDec(topBlock("canvas"), nil, &hcl.EvalContext{}, "", Attrs{}))
 	}
 	l.assemble()
+	l.checkTimecodeStart()
 	l.show.Hash = l.hash(files)
 	for _, d := range l.diags {
 		limitFromCall(d) // so that stoppedDiagnostic sees the limits' summaries

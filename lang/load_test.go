@@ -56,6 +56,7 @@ func TestMalformedShows(t *testing.T) {
 		"cycle":                 {"8:3-8:14 Reference cycle"},
 		"cycle_blocks":          {"8:3-8:21 Reference cycle", "9:3-9:18 Reference cycle"},
 		"decimal_rate":          {"4:16-4:23 Invalid frame rate"},
+		"dropped_timecode":      {"8:3-8:33 Invalid timecode_start"},
 		"duplicate_source":      {"8:1-8:21 Duplicate source \"a\""},
 		"dynamic_bad":           {"14:26-14:39 Invalid index"},
 		"dynamic_misuse":        {"9:11-9:17 Unsupported dynamic block type", "15:3-15:18 Missing content block", "19:16-19:17 Invalid dynamic for_each value", "26:10-26:18 Unknown reference"},
@@ -127,6 +128,7 @@ func TestDiagnosticDetails(t *testing.T) {
 		{"index_out_of_range", "source.cam has 2 elements, indexes 0 to 1; the index is 2."},
 		{"key_typo", `source.g has the keys left, right. Did you mean "left"?`},
 		{"duplicate_source", "already declared at testdata/bad/duplicate_source.hcl:7"},
+		{"dropped_timecode", `timecode "00:01:00;00": 00:01:00;00 does not exist at 30000/1001 drop-frame: frames 00 to 01 of every minute not divisible by ten are dropped; the next timecode is 00:01:00;02`},
 	}
 	for _, c := range cases {
 		_, diags := Load([]string{"testdata/bad/" + c.file + ".hcl"}, Options{})

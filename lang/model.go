@@ -94,8 +94,8 @@ type Source struct {
 	Name string // the block's label, "cam"
 	Key  Key    // the instance key; Key.Kind == NoKey without count/for_each
 
-	// Index is the instance's position in Show.Sources; the compiler places
-	// source i on pacing_{i % pacing_loops}.
+	// Index is the instance's position in Show.Sources (placement does not
+	// read it: a source's loop follows from its address).
 	Index int
 
 	Path      string      // media file, absolute or relative to the show file's dir, resolved to a clean path

@@ -3,6 +3,8 @@ package lang
 import (
 	"fmt"
 	"strings"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // Reference renders the language reference from Schema: every block, kind,
@@ -51,6 +53,21 @@ func Reference(markdown bool) string {
 	} else {
 		for _, l := range limitTable {
 			fmt.Fprintf(&b, "  %-18s %s. %s\n", l.Name, limitDefaultText(l), l.Doc)
+		}
+		b.WriteString("\n")
+	}
+
+	r.heading("Geometry limits")
+	r.para("Pictures and layers are bounded too, relative to the canvas and to each layer's source (internal/value's one table, which the show language, a plan's loader, onair apply on a running show and the compositors all read). A compositor's work for a layer is bounded by the part of it on the canvas.")
+	if markdown {
+		b.WriteString("| limit | value | what it bounds |\n|---|---|---|\n")
+		for _, l := range value.GeometryLimits {
+			fmt.Fprintf(&b, "| `%s` | %s %s | %s |\n", l.Name, thousands(int64(l.Value)), l.Unit, mdEscape(l.Doc))
+		}
+		b.WriteString("\n")
+	} else {
+		for _, l := range value.GeometryLimits {
+			fmt.Fprintf(&b, "  %-18s %s %s. %s\n", l.Name, thousands(int64(l.Value)), l.Unit, l.Doc)
 		}
 		b.WriteString("\n")
 	}

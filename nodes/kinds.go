@@ -1,7 +1,8 @@
 package nodes
 
 // The built-in kinds. Each declaration is the whole truth about its kind:
-// the compiler's rules read the traits, the runtime fills New, and
+// the compiler's rules read the traits, each backend's table of
+// constructors (nodes/show, nodes/cpu, nodes/cuda) builds its nodes, and
 // `onair nodes` prints this file's contents as the reference.
 
 func ptr(n int) *int { return &n }
@@ -160,6 +161,7 @@ var builtin = []*Kind{
 			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			{Name: "colour", Type: String, Doc: "The show's colour tags, stamped on every picture the bus draws: primaries/transfer/matrix/range."},
+			{Name: "timecode_start", Type: String, Default: "", Doc: "The timecode of tick 0, HH:MM:SS:FF (canvas timecode_start); empty: the time of day when the show starts."},
 			formatParam, sizeParam, rateParam,
 		},
 		Traits:    Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},

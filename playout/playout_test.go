@@ -1,6 +1,8 @@
 package playout
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -211,5 +213,50 @@ func TestHistogramQuarters(t *testing.T) {
 	}
 	if BucketLabel(0) != "<0.25" || BucketLabel(8) != ">=2" {
 		t.Error(BucketLabel(0), BucketLabel(8))
+	}
+}
+
+// A switch asked for a tick lands on exactly that tick, however many ticks
+// before it was asked; several wait in tick order; one for a tick already
+// drawn is refused, saying how late it is.
+func TestSwitcherRequestAtLandsOnItsTick(t *testing.T) {
+	s := NewSwitcher(0)
+	if err := s.RequestAt(Cut, 2, 0, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestAt(Cut, 1, 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestAt(Fade, 3, 4, 20); err != nil {
+		t.Fatal(err)
+	}
+	var shown []int
+	for k := int64(0); k < 26; k++ {
+		from, to, _, p := s.At(k)
+		if p > 0 {
+			shown = append(shown, from*10+to)
+		} else {
+			shown = append(shown, from)
+		}
+	}
+	want := []int{0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 23, 23, 23, 3, 3, 3}
+	if fmt.Sprint(shown) != fmt.Sprint(want) {
+		t.Errorf("ticks show %v, want %v", shown, want)
+	}
+	err := s.RequestAt(Cut, 0, 0, 22)
+	var late *LateError
+	if !errors.As(err, &late) || late.Frames() != 4 || late.Next != 26 {
+		t.Fatalf("a switch for tick 22 after tick 25 was drawn: %v", err)
+	}
+	if err := s.RequestAt(Cut, 0, 0, 26); err != nil {
+		t.Errorf("tick 26 is still to come: %v", err)
+	}
+	// A tick passed over (a missed deadline) starts its switch on the next
+	// tick drawn.
+	if err := s.RequestAt(Cut, 1, 0, 30); err != nil {
+		t.Fatal(err)
+	}
+	if from, _, _, _ := s.At(32); from != 1 {
+		t.Errorf("tick 32 after the one asked for, 30, was passed over: shows %d, want 1", from)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/onairhq/onair/internal/testwait"
 )
 
 type stamped struct{ ts int64 }
@@ -106,10 +108,13 @@ func TestEdgeCancelAndClose(t *testing.T) {
 	e, _ := NewEdge[int](EdgeConfig{From: "p", To: "c", Capacity: 1, Policy: Block})
 	defer e.Release()
 	e.Put(1, nil)
-	var stop atomic.Bool
+	// The waiter asks cancel before it sleeps: once it has asked, it is
+	// waiting (or about to), and the wake-up below must end that wait.
+	var stop, asked atomic.Bool
+	cancel := func() bool { asked.Store(true); return stop.Load() }
 	res := make(chan error, 1)
-	go func() { _, err := e.Put(2, stop.Load); res <- err }()
-	time.Sleep(10 * time.Millisecond)
+	go func() { _, err := e.Put(2, cancel); res <- err }()
+	testwait.Until(t, testwait.Bound, "the blocked put to check cancel", asked.Load)
 	stop.Store(true)
 	e.Consumed().Notify() // what the executor does to wake a stopping node
 	if err := <-res; !errors.Is(err, ErrCancelled) {
@@ -117,8 +122,9 @@ func TestEdgeCancelAndClose(t *testing.T) {
 	}
 	got := make(chan bool, 1)
 	e.Get()
-	go func() { _, ok := e.Take(-1, nil); got <- ok }()
-	time.Sleep(10 * time.Millisecond)
+	var waiting atomic.Bool
+	go func() { _, ok := e.Take(-1, func() bool { waiting.Store(true); return false }); got <- ok }()
+	testwait.Until(t, testwait.Bound, "the take to wait on the empty edge", waiting.Load)
 	e.Close()
 	if <-got {
 		t.Fatal("take on a closed empty edge returned an item")

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // Options tune an Executor; the zero value is the default.
@@ -338,18 +339,18 @@ func (x *Executor[T]) startNode(g *group[T], gen uint64, s *nodeSlot[T]) error {
 		Log: x.log.With("node", s.spec.ID), Stats: &s.stats, loop: s.loop, done: done, GridOriginNs: x.started,
 		fail: func(err error) { s.setErr(err); x.report(g, gen, err) },
 	}
-	node, err := safely(s.spec.ID, "constructor", func() (Node[T], error) { return s.ctor(s.spec, ctx) })
+	node, err := safely(s.spec.ID, "constructor", ctx.Log, func() (Node[T], error) { return s.ctor(s.spec, ctx) })
 	if err == nil && node == nil {
 		err = fmt.Errorf("node %s: the %q constructor returned no node", s.spec.ID, s.spec.Kind)
 	}
 	if err == nil {
 		start := func() (Node[T], error) { return node, node.Start(ctx) }
 		if s.loop != nil {
-			if derr := s.loop.Do(func() { _, err = safely(s.spec.ID, "Start", start) }); derr != nil {
+			if derr := s.loop.Do(func() { _, err = safely(s.spec.ID, "Start", ctx.Log, start) }); derr != nil {
 				err = derr
 			}
 		} else {
-			_, err = safely(s.spec.ID, "Start", start)
+			_, err = safely(s.spec.ID, "Start", ctx.Log, start)
 		}
 	}
 	s.mu.Lock()
@@ -384,10 +385,10 @@ func (s *nodeSlot[T]) cancelNode() {
 
 // safely runs a node's constructor or Start, turning a panic into an error
 // naming the node, so a broken node fails its group instead of the process.
-func safely[T any](id, what string, fn func() (Node[T], error)) (n Node[T], err error) {
+func safely[T any](id, what string, log *slog.Logger, fn func() (Node[T], error)) (n Node[T], err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("node %s: panic in %s: %v", id, what, p)
+			err = fmt.Errorf("node %s: %w", id, panics.From(what, p, log))
 		}
 	}()
 	return fn()
@@ -408,7 +409,7 @@ func (x *Executor[T]) stopNode(s *nodeSlot[T], state string) {
 			func() {
 				defer func() {
 					if p := recover(); p != nil {
-						x.log.Error("panic in Stop", "node", s.spec.ID, "panic", p)
+						panics.From("Stop of node "+s.spec.ID, p, x.log)
 					}
 				}()
 				node.Stop()
@@ -628,6 +629,7 @@ func (x *Executor[T]) Status() Status {
 			}
 			ns.Restarts = s.restarts.Load()
 			ns.FramesIn, ns.FramesOut, ns.Drops, ns.Errors = s.stats.In.Load(), s.stats.Out.Load(), s.stats.Drops.Load(), s.stats.Errors.Load()
+			ns.Panics = s.stats.Panics.Load()
 			st.Nodes = append(st.Nodes, ns)
 		}
 	}

@@ -633,7 +633,7 @@ func TestExecutorNodePanicRestartsGroup(t *testing.T) {
 		return false
 	})
 	for _, n := range x.Status().Nodes {
-		if n.ID == "output.rec/sink" && !strings.Contains(n.LastError, "panic on the node's thread: synthetic bug") {
+		if n.ID == "output.rec/sink" && !strings.Contains(n.LastError, "panic in the thread of node output.rec/sink: synthetic bug") {
 			t.Errorf("sink status after the panic: %+v", n)
 		}
 	}

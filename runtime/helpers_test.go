@@ -9,12 +9,6 @@ import (
 	"github.com/onairhq/onair/internal/testwait"
 )
 
-// openFDs counts this process's open descriptors.
-func openFDs(t testing.TB) int {
-	t.Helper()
-	return len(fdTable(t))
-}
-
 // fdTable maps this process's descriptors to what they are.
 func fdTable(t testing.TB) map[string]string {
 	t.Helper()

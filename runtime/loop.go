@@ -20,6 +20,9 @@ package runtime
 //     the armed deadline, in which case the adder re-arms the timerfd.
 //   - Timers live in a min-heap; the one timerfd (CLOCK_MONOTONIC, absolute)
 //     is armed to the earliest deadline before the loop sleeps.
+//   - A panic in anything the loop runs is recovered there: logged with its
+//     stack and counted (package panics), and the loop goes on. A node's
+//     handlers recover their own first, and fail their node.
 //   - Stop returns after the goroutine has exited and the loop's three
 //     descriptors (epoll, wake eventfd, timerfd) are closed; the OS thread
 //     exits with it.
@@ -31,6 +34,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	goruntime "runtime"
+
+	"github.com/onairhq/onair/internal/panics"
 )
 
 const (
@@ -41,6 +46,7 @@ const (
 // EventLoop runs handlers, timers and work on one OS thread.
 type EventLoop struct {
 	name  string
+	where string // "work on loop NAME", for a panic recovered there
 	epfd  int
 	tfd   int
 	wake  *Signal
@@ -77,7 +83,7 @@ func NewEventLoop(name string) (*EventLoop, error) {
 	if clockOffset < 0 {
 		return nil, fmt.Errorf("event loop %q: CLOCK_MONOTONIC is unavailable; the runtime needs Linux", name)
 	}
-	l := &EventLoop{name: name, done: make(chan struct{}), start: make(chan error, 1), fdOwner: map[int]*Registration{}}
+	l := &EventLoop{name: name, where: "work on loop " + name, done: make(chan struct{}), start: make(chan error, 1), fdOwner: map[int]*Registration{}}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("event loop %q: epoll_create1: %w", name, err)
@@ -156,7 +162,7 @@ func (l *EventLoop) Do(fn func()) error {
 		return nil
 	}
 	ch := make(chan struct{})
-	if err := l.Post(func() { fn(); close(ch) }); err != nil {
+	if err := l.Post(func() { defer close(ch); fn() }); err != nil {
 		return err
 	}
 	select {
@@ -214,7 +220,7 @@ func (l *EventLoop) run() {
 		l.mu.Unlock()
 		t := Now()
 		for i, fn := range batch {
-			fn()
+			l.runWork(fn)
 			t = l.handled(t)
 			l.stats.workItems.Add(1)
 			batch[i] = nil
@@ -325,7 +331,7 @@ func (l *EventLoop) runTimers() {
 		l.mu.Unlock()
 		l.stats.timerLateNs.Record(now - at)
 		l.stats.timersFired.Add(1)
-		fn()
+		l.runWork(fn)
 		l.stats.handlerNs.Record(Now() - now)
 		l.stats.handlers.Add(1)
 	}
@@ -340,8 +346,24 @@ func (l *EventLoop) dispatch(r *Registration, events uint32, t int64) {
 	if r.signal != nil {
 		r.signal.clear()
 	}
-	r.handler(r, events)
+	func() {
+		defer l.recoverWork()
+		r.handler(r, events)
+	}()
 	l.handled(t)
+}
+
+// runWork runs posted work or a timer's function.
+func (l *EventLoop) runWork(fn func()) {
+	defer l.recoverWork()
+	fn()
+}
+
+// recoverWork, deferred, keeps the loop going past a panic in what it ran.
+func (l *EventLoop) recoverWork() {
+	if p := recover(); p != nil {
+		panics.From(l.where, p, nil).Log(nil) // no node to fail: slog's default log
+	}
 }
 
 // LoopStats is one loop's counters, ready for JSON.

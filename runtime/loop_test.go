@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/internal/testwait"
 	"math/rand"
 	"sync"
@@ -220,8 +221,23 @@ func TestLoopOneShot(t *testing.T) {
 	defer reg.Unregister()
 	s.Notify()
 	testwait.Until(t, testwait.Bound, "the first call", func() bool { return calls.Load() == 1 })
+	// A second signal notified after it proves the loop has looked: one
+	// epoll_wait reports every descriptor ready by then, and work posted
+	// after that wake-up runs only once its dispatch is over.
+	probe, _ := NewSignal()
+	defer probe.Close()
+	var probed atomic.Int32
+	preg, err := l.Watch(probe, func(r *Registration) { probed.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer preg.Unregister()
 	s.Notify() // consumed flag was cleared: writes, but the registration is disarmed
-	time.Sleep(30 * time.Millisecond)
+	probe.Notify()
+	testwait.Until(t, testwait.Bound, "the loop's wake-up for the probe", func() bool { return probed.Load() == 1 })
+	if err := l.Do(func() {}); err != nil {
+		t.Fatal(err)
+	}
 	if c := calls.Load(); c != 1 {
 		t.Fatalf("a disarmed registration ran %d times, want 1", c)
 	}
@@ -307,5 +323,51 @@ func TestLoopStopLeavesNothing(t *testing.T) {
 	}
 	for _, s := range sigs {
 		s.Close()
+	}
+}
+
+// TestLoopSurvivesAPanic: a panic in work, a timer or a handler that no
+// node's context wraps is recovered on the loop (counted, and logged with
+// its stack); the loop goes on running what comes next, and a Do whose
+// work panicked returns.
+func TestLoopSurvivesAPanic(t *testing.T) {
+	leakCheck(t)
+	l, err := NewEventLoop("panics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	before := panics.Recovered()
+	if err := l.Do(func() { panic("posted work") }); err != nil {
+		t.Fatal(err)
+	}
+	fired := make(chan struct{})
+	l.AddTimer(Now(), func() { panic("a timer") })
+	l.AddTimer(Now()+int64(time.Millisecond), func() { close(fired) })
+	<-fired
+	s, err := NewSignal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var calls atomic.Int32
+	if _, err := l.Watch(s, func(r *Registration) {
+		if calls.Add(1) == 1 {
+			r.Rearm()
+			panic("a handler")
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Notify()
+	testwait.Until(t, testwait.Bound, "the handler to panic", func() bool { return calls.Load() == 1 })
+	s.Notify()
+	testwait.Until(t, testwait.Bound, "the handler to run again after its panic", func() bool { return calls.Load() == 2 })
+	ran := false
+	if err := l.Do(func() { ran = true }); err != nil || !ran {
+		t.Fatalf("the loop after three panics: ran %v, %v", ran, err)
+	}
+	if n := panics.Recovered() - before; n != 3 {
+		t.Errorf("%d panics counted, want 3", n)
 	}
 }

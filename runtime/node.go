@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // Node is a running node of a plan.
@@ -63,6 +64,8 @@ type NodeStats struct {
 	Out    atomic.Uint64
 	Drops  atomic.Uint64
 	Errors atomic.Uint64
+	// Panics counts the failures that were panics recovered in its work.
+	Panics atomic.Uint64
 }
 
 // NodeContext is what the runtime gives a node: its plan entry, its edges,
@@ -124,8 +127,15 @@ func (c *NodeContext[T]) Done() *Signal { return c.done }
 
 // Fail reports that the node cannot go on: the runtime stops its group and,
 // if the group is restartable, starts it again after the restart delay.
+//
+// A panic recovered in the node's work (a *panics.Error, however wrapped)
+// is counted in the node's status as well, and its stack logged.
 func (c *NodeContext[T]) Fail(err error) {
 	c.Stats.Errors.Add(1)
+	if pe := (*panics.Error)(nil); errors.As(err, &pe) {
+		c.Stats.Panics.Add(1)
+		pe.Log(c.Log) // unless its goroutine logged it
+	}
 	if !c.Stopping() {
 		c.fail(fmt.Errorf("node %s: %w", c.Plan.ID, err))
 	}
@@ -134,7 +144,8 @@ func (c *NodeContext[T]) Fail(err error) {
 // Go runs fn on a goroutine locked to its own OS thread (the node's thread,
 // named after the node's kind in /proc, listed in the node's status; it
 // exits with fn). fn returns when ctx.Stopping() (watch ctx.Done()); a
-// non-nil error, or a panic, fails the node as Fail does.
+// non-nil error, or a panic (logged with its stack: package panics),
+// fails the node as Fail does.
 func (c *NodeContext[T]) Go(fn func() error) {
 	c.wg.Add(1)
 	go func() {
@@ -150,14 +161,7 @@ func (c *NodeContext[T]) Go(fn func() error) {
 		c.mu.Lock()
 		c.tids = append(c.tids, tid)
 		c.mu.Unlock()
-		err := func() (err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					err = fmt.Errorf("panic on the node's thread: %v", p)
-				}
-			}()
-			return fn()
-		}()
+		err := panics.Run("the thread of node "+c.Plan.ID, c.Log, fn)
 		if err != nil && !c.Stopping() {
 			c.Fail(err)
 		}
@@ -169,7 +173,7 @@ func (c *NodeContext[T]) Go(fn func() error) {
 // take the loop, and every other source on it, down with it.
 func (c *NodeContext[T]) recoverHandler() {
 	if p := recover(); p != nil {
-		c.Fail(fmt.Errorf("panic in a handler on loop %s: %v", c.loop.Name(), p))
+		c.Fail(panics.From("a handler on loop "+c.loop.Name(), p, c.Log))
 	}
 }
 

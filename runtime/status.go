@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // clockTick is the kernel's USER_HZ: /proc reports utime/stime in it.
@@ -45,6 +47,10 @@ type ProcessStatus struct {
 	// sampler was made).
 	CPUPercent float64 `json:"cpu_percent"`
 	RSSBytes   int64   `json:"rss_bytes"`
+	// PanicsRecovered counts the panics the process recovered (package
+	// panics): each failed the node whose work it was, or was logged where
+	// no node owned it; none ended the process.
+	PanicsRecovered uint64 `json:"panics_recovered"`
 }
 
 // ReadThread reads one thread's figures.
@@ -131,7 +137,7 @@ func (s *CPUSampler) Sample() ProcessStatus {
 	}
 	s.lastAt, s.lastNs = now, cpu
 	s.mu.Unlock()
-	ps := ProcessStatus{CPUNs: cpu, CPUPercent: pct}
+	ps := ProcessStatus{CPUNs: cpu, CPUPercent: pct, PanicsRecovered: panics.Recovered()}
 	if ents, err := os.ReadDir("/proc/self/task"); err == nil {
 		ps.Threads = len(ents)
 	}
@@ -172,6 +178,9 @@ type NodeStatus struct {
 	FramesOut uint64 `json:"frames_out"`
 	Drops     uint64 `json:"drops"`
 	Errors    uint64 `json:"errors"`
+	// Panics counts the node's failures that were panics in its work
+	// (their stacks are in the log).
+	Panics    uint64 `json:"panics"`
 	LastError string `json:"last_error,omitempty"`
 	// Threads are the node's own threads (ctx.Go), with their CPU.
 	Threads []ThreadStatus `json:"threads,omitempty"`

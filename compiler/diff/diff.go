@@ -352,8 +352,11 @@ func (d *differ) run() *Result {
 	oldScenes := map[string]plan.Scene{}
 	for _, s := range d.old.Scenes {
 		addr, moved := d.renamed(s.Address)
-		for i := range s.Layers {
-			s.Layers[i].Source = rn(s.Layers[i].Source)
+		if len(d.rename) > 0 { // a copy: the old plan stays as it was
+			s.Layers = append([]plan.Layer(nil), s.Layers...)
+			for i := range s.Layers {
+				s.Layers[i].Source = rn(s.Layers[i].Source)
+			}
 		}
 		oldScenes[addr] = s
 		e := get(addr)

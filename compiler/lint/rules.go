@@ -34,6 +34,7 @@ var rules = []*compiler.Rule{
 	busWithoutOutput,
 	unusedScene,
 	sharedOutputPath,
+	layerOffCanvas,
 	cpuDrawCost,
 }
 
@@ -608,6 +609,38 @@ others are dead layout. Show the scene on a bus or remove it.`,
 			if !shown[sc] {
 				report(p, sc.DeclRange, fmt.Sprintf("%s is never shown", sc.Address()),
 					"The show has no Program bus that could cut to it and no AUX bus shows it. Show it on a bus or remove it.")
+			}
+		}
+	},
+}
+
+var layerOffCanvas = &compiler.Rule{
+	ID:        "layer-off-canvas",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A layer wholly outside the canvas.
+
+No pixel of the layer's rect is on the canvas, so it draws nothing. A rect
+may reach past the canvas's edges (a zoom, a picture sliding in), up to the
+rect_reach geometry limit, past which the language refuses it, and the
+compositors draw only the part on the canvas; a rect with no part on it is
+usually a sign error or a coordinate meant for a larger canvas. Move it onto
+the canvas or remove the layer.`,
+	Run: func(p *compiler.Pass) {
+		cw, ch := p.Show.Size.W, p.Show.Size.H
+		for _, sc := range p.Show.Scenes {
+			for _, l := range sc.Layers {
+				r := l.Rect
+				if r.X < cw && r.Y < ch && r.X+r.W > 0 && r.Y+r.H > 0 {
+					continue
+				}
+				what := "a layer"
+				if l.Source != nil {
+					what = "the layer of " + l.Source.Address()
+				}
+				report(p, attrOr(l.Attrs, "rect", l.DeclRange),
+					fmt.Sprintf("%s: %s lies wholly outside the %dx%d canvas", sc.Address(), what, cw, ch),
+					fmt.Sprintf("Its rect [%d, %d, %d, %d] has no pixel on the canvas, so it draws nothing. Move it onto the canvas (x below %d, y below %d, x + width and y + height above 0) or remove it.", r.X, r.Y, r.W, r.H, cw, ch))
 			}
 		}
 	},

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // Marshal encodes a plan as indented JSON ending in a newline. The same plan
@@ -75,7 +78,7 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 		ToolVersion   string `json:"tool_version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("plan: not a saved plan (corrupt JSON: %v); write one with onair plan -out FILE SHOW", err)
+		return nil, fmt.Errorf("plan: not a saved plan (%s); write one with onair plan -out FILE SHOW", jsonProblem(err))
 	}
 	if head.FormatVersion == nil {
 		return nil, errors.New("plan: not a saved plan: no format_version; write one with onair plan -out FILE SHOW")
@@ -90,7 +93,7 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("plan: corrupt plan: %v; compile the show again (onair plan -out FILE SHOW)", err)
+		return nil, fmt.Errorf("plan: corrupt plan: %s; compile the show again (onair plan -out FILE SHOW)", jsonProblem(err))
 	}
 	if dec.More() {
 		return nil, errors.New("plan: corrupt plan: data after the plan's JSON object")
@@ -99,6 +102,49 @@ func LoadVersion(r io.Reader, toolVersion string) (*Plan, error) {
 		return nil, fmt.Errorf("plan: corrupt plan: %v", err)
 	}
 	return &p, nil
+}
+
+// jsonProblem says what is wrong with a plan's JSON in the plan's terms:
+// where a value of the wrong JSON type is and what the plan holds there,
+// rather than the Go types it is decoded into.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		where := "the plan"
+		if te.Field != "" {
+			where = "field " + te.Field
+		}
+		return fmt.Sprintf("%s is a JSON %s (at byte %d), where a plan has %s", where, te.Value, te.Offset, jsonKind(te.Type))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("corrupt JSON at byte %d: %v", se.Offset, err)
+	}
+	return "corrupt JSON: " + err.Error()
+}
+
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another value"
 }
 
 // OpacityRange is a layer's opacity range, the show language's
@@ -110,7 +156,8 @@ var OpacityRange = [2]float64{0, 1}
 // one node (the compiler never writes a plan without them, so a plan
 // lacking them is not one of its plans), unique node ids, edges between
 // known nodes with positive capacity, loops and groups that name known
-// nodes, and scenes whose layers the show language would take. Whether
+// nodes, a canvas and pictures within the geometry limits, and scenes
+// whose layers the show language would take (CheckScene). Whether
 // the node kinds exist is CheckKinds' question: this package does not know
 // the node registry.
 func (p *Plan) Validate() error {
@@ -155,19 +202,83 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("node %q is placed on unknown loop %q", n.ID, n.Placement.Loop)
 		}
 	}
-	// Scenes as the show language allows them: a running show draws a
-	// saved plan's, and onair apply sends them to a show on air.
+	// The canvas and every picture within the geometry limits, and scenes
+	// as the show language allows them: a running show draws a saved
+	// plan's, and onair apply sends them to a show on air.
+	if _, err := p.CanvasSize(); err != nil {
+		return err
+	}
+	for _, n := range p.Nodes {
+		if n.Size == "" {
+			continue
+		}
+		sz, err := value.ParseSize(n.Size)
+		if err == nil {
+			err = value.CheckSize(sz)
+		}
+		if err != nil {
+			return fmt.Errorf("node %q: %v", n.ID, err)
+		}
+	}
 	for _, sc := range p.Scenes {
-		for i, l := range sc.Layers {
-			if l.Rect[2] <= 0 || l.Rect[3] <= 0 {
-				return fmt.Errorf("%s layer %d: width and height must be positive; got %dx%d", sc.Address, i, l.Rect[2], l.Rect[3])
+		if err := p.CheckScene(sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CanvasSize is the plan's canvas size, refused when it is not one or is
+// past the geometry limits.
+func (p *Plan) CanvasSize() (value.Size, error) {
+	sz, err := value.ParseSize(p.Size)
+	if err == nil {
+		err = value.CheckSize(sz)
+	}
+	if err != nil {
+		return value.Size{}, fmt.Errorf("the canvas: %v", err)
+	}
+	return sz, nil
+}
+
+// SourceSize is the size of the pictures the source at addr makes, as
+// its nodes say; false when no node of it does.
+func (p *Plan) SourceSize(addr string) (value.Size, bool) {
+	for _, n := range p.Nodes {
+		if n.Address == addr && n.Size != "" {
+			if sz, err := value.ParseSize(n.Size); err == nil {
+				return sz, true
 			}
-			if l.Crop != nil && (l.Crop[2] <= 0 || l.Crop[3] <= 0) {
-				return fmt.Errorf("%s layer %d: the crop's width and height must be positive; got %dx%d", sc.Address, i, l.Crop[2], l.Crop[3])
+		}
+	}
+	return value.Size{}, false
+}
+
+// CheckScene refuses a scene the show language would not take on p's
+// canvas from p's sources: a layer whose rect or crop goes past the
+// geometry limits (internal/value), or whose opacity is out of range.
+// A running show checks a scene changed on air against the plan it
+// started with, whose canvas and sources do not change while it runs.
+func (p *Plan) CheckScene(sc Scene) error {
+	canvas, err := p.CanvasSize()
+	if err != nil {
+		return err
+	}
+	for i, l := range sc.Layers {
+		if err := value.CheckRect(canvas, l.Rect); err != nil {
+			return fmt.Errorf("%s layer %d: %v", sc.Address, i, err)
+		}
+		if l.Crop != nil {
+			src, ok := p.SourceSize(l.Source)
+			if !ok { // not a source of this plan: bounded by the largest picture
+				src = value.Size{W: value.MaxSide, H: value.MaxSide}
 			}
-			if !(l.Opacity >= OpacityRange[0] && l.Opacity <= OpacityRange[1]) {
-				return fmt.Errorf("%s layer %d: opacity %v is outside %v to %v", sc.Address, i, l.Opacity, OpacityRange[0], OpacityRange[1])
+			if err := value.CheckCrop(src, *l.Crop); err != nil {
+				return fmt.Errorf("%s layer %d: %v", sc.Address, i, err)
 			}
+		}
+		if !(l.Opacity >= OpacityRange[0] && l.Opacity <= OpacityRange[1]) {
+			return fmt.Errorf("%s layer %d: opacity %v is outside %v to %v", sc.Address, i, l.Opacity, OpacityRange[0], OpacityRange[1])
 		}
 	}
 	return nil

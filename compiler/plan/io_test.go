@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 func samplePlan() *Plan {
@@ -55,6 +57,19 @@ func TestLoadRefuses(t *testing.T) {
 		b, _ := Marshal(p)
 		return string(b)
 	}
+	crop := func(c [4]int) string {
+		p := samplePlan()
+		p.Nodes[0].Size = "1280x720"
+		p.Scenes = append(p.Scenes, Scene{Address: "scene.bad", Layers: []Layer{{Source: "source.a", Rect: [4]int{0, 0, 1280, 720}, Crop: &c, Fit: "stretch", Opacity: 1}}})
+		b, _ := Marshal(p)
+		return string(b)
+	}
+	sized := func(canvas, source string) string {
+		p := samplePlan()
+		p.Size, p.Nodes[0].Size = canvas, source
+		b, _ := Marshal(p)
+		return string(b)
+	}
 	cases := []struct {
 		name, in, tool, want string
 	}{
@@ -68,8 +83,18 @@ func TestLoadRefuses(t *testing.T) {
 		{"only a format version", cur + `}`, "", "names no show"},
 		{"only a format version, tool checked", cur + `}`, "1.2.3", `onair ("1.2.3") can use: it names no tool_version`},
 		{"no nodes", cur + `,"show":"s","nodes":[]}`, "", "no nodes"},
-		{"a layer of no width", layer([4]int{0, 0, 0, 10}, 1), "", "scene.bad layer 0: width and height must be positive"},
+		{"a layer of no width", layer([4]int{0, 0, 0, 10}, 1), "", "scene.bad layer 0: rect [0, 0, 0, 10]: width and height must be positive"},
 		{"a layer more than opaque", layer([4]int{0, 0, 10, 10}, 1.5), "", "opacity 1.5 is outside 0 to 1"},
+		// Issue 27: a posted plan with w = 1e14 stopped the Program group
+		// ("makeslice: len out of range") or panicked a band worker.
+		{"a layer 1e14 wide", layer([4]int{0, 0, 1e14, 120}, 1), "", "scene.bad layer 0: rect [0, 0, 100000000000000, 120] reaches past the rect_reach limit on the 1280x720 canvas"},
+		{"a layer 2e7 wide", layer([4]int{0, 0, 2e7, 120}, 1), "", "rect_reach"},
+		{"a layer of 2^30 by 2^30", layer([4]int{0, 0, 1 << 30, 1 << 30}, 1), "", "rect_reach"},
+		{"a layer far left", layer([4]int{-1 << 62, 0, 640, 360}, 1), "", "rect_reach"},
+		{"a crop outside its source", crop([4]int{0, 0, 1282, 720}), "", "scene.bad layer 0: crop [0, 0, 1282, 720] reaches past the crop_reach limit of the source's 1280x720 picture"},
+		{"a canvas too large", sized("1000000x1000000", ""), "", "the canvas: size 1000000x1000000: width and height must be between 2 and 16384"},
+		{"a canvas of no size", sized("", ""), "", "the canvas"},
+		{"a source too large", sized("1280x720", "100000x2"), "", `node "source.a/test_pattern": size 100000x2`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,10 +155,31 @@ func FuzzLoadPlan(f *testing.F) {
 	f.Add([]byte(`{"format_version":2}`))
 	f.Add([]byte(`{"format_version":2,"nodes":[{"id":"a","kind":"k","placement":{"thread":true}}],"edges":[{"from":"a","to":"a","capacity":1}]}`))
 	f.Add([]byte(`[]`))
+	// Geometry at the limits and past them (issue 27).
+	for _, r := range [][4]int{{-5120, -2880, 11520, 6480}, {0, 0, 1e14, 120}, {0, 0, 1 << 30, 1 << 30}, {-1 << 62, 0, 2, 2}} {
+		p := samplePlan()
+		c := [4]int{0, 0, 1280, 720}
+		p.Nodes[0].Size = "1280x720"
+		p.Scenes = []Scene{{Address: "scene.s", Layers: []Layer{{Source: "source.a", Rect: r, Crop: &c, Fit: "cover", Opacity: 1}}}}
+		b, _ := Marshal(p)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := LoadVersion(bytes.NewReader(data), "")
 		if err != nil {
 			return
+		}
+		// Whatever loads is within the geometry limits.
+		canvas, err := p.CanvasSize()
+		if err != nil {
+			t.Fatalf("a plan loads with %v", err)
+		}
+		for _, sc := range p.Scenes {
+			for _, l := range sc.Layers {
+				if err := value.CheckRect(canvas, l.Rect); err != nil {
+					t.Fatalf("a plan loads with %s: %v", sc.Address, err)
+				}
+			}
 		}
 		// Whatever loads must marshal, and load again to the same bytes.
 		b, err := Marshal(p)

@@ -34,6 +34,7 @@ async function api(method, path, body) {
   const opts = { method, credentials: "same-origin", headers: {} };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
+    opts.headers["Onair-Origin"] = "page"; // the as-run log's origin
     opts.body = JSON.stringify(body);
   }
   const resp = await fetch(path, opts);
@@ -72,6 +73,7 @@ async function boot() {
     started = true;
     follow();
     setInterval(poll, 1000);
+    requestAnimationFrame(clock);
     $("#show-sources").checked = localStorage.getItem("onair.sources") === "1";
     $("#show-sources").addEventListener("change", (e) => {
       localStorage.setItem("onair.sources", e.target.checked ? "1" : "0");
@@ -109,7 +111,8 @@ function build() {
     box.append(el("h2", {}, el("span", { text: b.address }),
       el("span", { class: "badge " + (b.kind === "program" ? "pgm" : "aux"), text: b.kind === "program" ? "PGM" : "AUX" }),
       el("span", { class: "badge", "data-timing": b.address }),
-      el("span", { class: "badge", "data-missed": b.address })));
+      el("span", { class: "badge", "data-missed": b.address }),
+      el("span", { class: "badge tc", "data-tc": b.address, title: "the timecode of the tick last drawn" })));
     if (b.scenes && b.scenes.length) {
       const pgm = el("div", { class: "row" }, el("span", { class: "label", text: "PGM" }));
       for (const s of b.scenes) {
@@ -240,6 +243,9 @@ async function poll() {
     if (prev && now > prev[1]) fpsOf[b.address] = (b.ticks - prev[0]) * 1000 / (now - prev[1]);
     lastTicks[b.address] = [b.ticks, now];
   }
+  if (status.timecode) {
+    for (const [bus, tc] of Object.entries(status.timecode.buses || {})) if (tc) anchorTC(bus, tc);
+  }
   // The stream is the fresher source of on-air state; the poll brings the
   // counters (and catches up if the stream was down).
   if (!streamUp) op = status.operator;
@@ -267,7 +273,8 @@ function follow() {
   on("on_air", (d) => {
     const b = op.buses.find((x) => x.address === d.bus);
     if (b) b.on_air = d.on_air;
-    log(d.bus + " on air: " + d.on_air.join(" → ") + " (tick " + d.tick + ")");
+    if (d.timecode) anchorTC(d.bus, d.timecode);
+    log(d.bus + " on air: " + d.on_air.join(" → ") + " (tick " + d.tick + (d.timecode ? ", " + d.timecode : "") + ")");
   });
   on("preview", (d) => {
     const b = op.buses.find((x) => x.address === d.bus);
@@ -276,19 +283,19 @@ function follow() {
   on("switch", (d) => {
     const b = op.buses.find((x) => x.address === d.bus);
     if (b) b.next = d.scene;
-    log(d.bus + ": " + d.transition + " to " + d.scene + (d.duration_ms ? " over " + d.duration_ms + " ms" : ""));
+    log(d.bus + ": " + d.transition + " to " + d.scene + (d.duration_ms ? " over " + d.duration_ms + " ms" : "") + (d.at ? " at " + d.at : ""));
   });
   on("missed_deadline", (d) => {
     const b = op.buses.find((x) => x.address === d.bus);
     if (b) b.missed_deadlines = d.missed_total;
-    log(d.bus + " missed " + d.missed + " deadline(s) at tick " + d.tick, "error");
+    log(d.bus + " missed " + d.missed + " deadline(s) at tick " + d.tick + (d.timecode ? " (" + d.timecode + ")" : ""), "error");
   });
   on("source_error", (d) => log(d.source + ": " + d.error, "error"));
   on("source_ok", (d) => log(d.source + " delivers again"));
   on("lost", (d) => { log("missed " + d.events + " events; reloading the state"); streamUp = false; });
   // onair apply changed the show on air: a bus may offer new scenes.
   on("apply", (d) => {
-    log("changed on air: " + (d.changed || []).join(", "));
+    log("changed on air: " + (d.changed || []).join(", ") + (d.more ? " and " + d.more + " more" : ""));
     api("GET", "/status").then((st) => { status = st; op = st.operator; build(); }).catch((e) => log(e.message, "error"));
   });
 }
@@ -298,6 +305,59 @@ function sw(bus, scene) {
   const body = { scene };
   if (kind !== "cut") body.duration = $('[data-dur="' + CSS.escape(bus) + '"]').value;
   api("POST", "/buses/" + enc(bus) + "/" + kind, body).catch((e) => log(e.message, "error"));
+}
+
+// Timecode (SMPTE ST 12), as package timecode counts it: drop-frame at
+// 30000/1001 and 60000/1001 (2 or 4 frame numbers skipped at each minute
+// not divisible by ten), non-drop at every other rate. Each bus's
+// timecode is anchored at its last tick drawn (an on_air event, or the
+// status poll) and counted on at the show's rate between them.
+let tcAt = {}; // bus → [frames from midnight, performance.now()]
+function tcRate() {
+  const [num, den] = ((status && status.frame_rate) || "30").split("/").map(Number);
+  const d = den || 1;
+  const nominal = Math.ceil(num / d);
+  const drop = d === 1001 && (num === 30000 || num === 60000) ? nominal / 15 : 0;
+  return { num, den: d, nominal, drop, day: 24 * 3600 * nominal - 1296 * drop };
+}
+function tcFrame(label) {
+  const r = tcRate();
+  const f = label.split(/[:;.,]/).map(Number);
+  const mins = f[0] * 60 + f[1];
+  return (mins * 60 + f[2]) * r.nominal + f[3] - r.drop * (mins - Math.floor(mins / 10));
+}
+function tcLabel(n) {
+  const r = tcRate();
+  n = ((Math.floor(n) % r.day) + r.day) % r.day;
+  if (r.drop) {
+    const per10 = 600 * r.nominal - 9 * r.drop, perMin = 60 * r.nominal - r.drop;
+    const tens = Math.floor(n / per10), rem = n % per10;
+    n += 9 * r.drop * tens + (rem >= r.drop ? r.drop * Math.floor((rem - r.drop) / perMin) : 0);
+  }
+  const two = (v) => String(v).padStart(2, "0");
+  const s = Math.floor(n / r.nominal);
+  return two(Math.floor(s / 3600)) + ":" + two(Math.floor(s / 60) % 60) + ":" + two(s % 60) + (r.drop ? ";" : ":") + two(n % r.nominal);
+}
+function anchorTC(bus, label) { tcAt[bus] = [tcFrame(label), performance.now()]; }
+function busTC(bus, now) {
+  const a = tcAt[bus];
+  if (!a) return "";
+  const r = tcRate();
+  return tcLabel(a[0] + Math.min(now - a[1], 2000) * r.num / r.den / 1000);
+}
+function clock() {
+  const now = performance.now();
+  const d = new Date();
+  $("#clock").textContent = d.toLocaleTimeString([], { hour12: false });
+  if (op) {
+    const pgm = op.buses.find((b) => b.kind === "program");
+    if (pgm) $("#pgm-tc").textContent = busTC(pgm.address, now) || "--:--:--:--";
+    for (const b of op.buses) {
+      const e = $('[data-tc="' + CSS.escape(b.address) + '"]');
+      if (e) e.textContent = busTC(b.address, now);
+    }
+  }
+  requestAnimationFrame(clock);
 }
 
 const short = (s) => s.replace(/^(bus|scene|source)\./, "");

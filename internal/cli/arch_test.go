@@ -34,6 +34,8 @@ var forbidden = map[string][]string{
 	"nodes/cuda":             {"lang", "compiler", "nodes/cpu", "internal/cli", "internal/backends"},
 	"internal/backends":      {"lang", "compiler"},
 	"internal/files":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal/cli", "internal/backends"},
+	"internal/panics":        {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
+	"timecode":               {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 	"internal/value":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 }
 

@@ -1,5 +1,6 @@
-// Package cli is onair's command line: one file per command (cmd_*.go),
-// each registering itself in init; Main dispatches. The root main.go only
+// Package cli is onair's command line: each command registers itself in init
+// from a cmd_*.go file of its own or of its family (cmd_control.go: status
+// and cut); Main dispatches. The root main.go only
 // calls Main.
 package cli
 

@@ -211,7 +211,9 @@ func TestLiveChangeReadsTheDiff(t *testing.T) {
 		{"input_poll_ms", compile("10000", "0", "80", "gfx.sock"), "bus.pgm", "",
 			func(ch show.LiveChange) bool { ms, ok := ch.InputPollMs["bus.pgm"]; return ok && ms == 0 }},
 		{"preview quality", compile("10000", "8", "40", "gfx.sock"), "output.pgm", "",
-			func(ch show.LiveChange) bool { return ch.Previews["output.pgm"] == show.PreviewSettings{Quality: 40} }},
+			func(ch show.LiveChange) bool {
+				return ch.Previews["output.pgm"] == show.PreviewSettings{IntervalMs: 1000, Quality: 40}
+			}},
 		{"the socket", compile("10000", "8", "80", "other.sock"), "", "source.gfx replace", nil},
 	} {
 		ch, names, refused := liveChange(cur, c.new)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "cut",
 		summary: "Put a scene on a bus of a running show: a cut, or a fade or wipe with -fade/-wipe.",
-		usage:   "[-addr HOST:PORT] [-token TOKEN] [-fade D | -wipe D] BUS SCENE",
+		usage:   "[-addr HOST:PORT] [-token TOKEN] [-fade D | -wipe D] [-at TIMECODE] BUS SCENE",
 		run:     runCut,
 	})
 }
@@ -36,6 +37,7 @@ type controlCLI struct {
 	fade, wipe time.Duration
 	json       bool
 	watch      bool
+	at         string
 }
 
 func newControlCLI(c *command, stderr io.Writer) *controlCLI {
@@ -49,6 +51,7 @@ func newControlCLI(c *command, stderr io.Writer) *controlCLI {
 	if c.name == "cut" {
 		cc.fs.DurationVar(&cc.fade, "fade", 0, "fade to the scene over this duration instead of cutting")
 		cc.fs.DurationVar(&cc.wipe, "wipe", 0, "wipe to the scene over this duration instead of cutting")
+		cc.fs.StringVar(&cc.at, "at", "", "switch on exactly the tick of this `TIMECODE` (HH:MM:SS:FF, HH:MM:SS;FF at drop-frame rates; onair status shows the show's) instead of the next; a tick already drawn is refused")
 	}
 	return cc
 }
@@ -123,9 +126,13 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kind, d := cc.transition()
-	if err := cc.client.Switch(a[0], a[1], kind, d); err != nil {
+	if err := cc.client.SwitchAt(a[0], a[1], kind, d, cc.at); err != nil {
 		fmt.Fprintf(stderr, "onair cut: %v\n", err)
 		return 1
+	}
+	if cc.at != "" {
+		fmt.Fprintf(stdout, "%s %s to %s at %s\n", kind, a[0], a[1], cc.at)
+		return 0
 	}
 	if d > 0 {
 		fmt.Fprintf(stdout, "%s %s to %s over %v\n", kind, a[0], a[1], d)
@@ -140,6 +147,23 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 func writeStatus(w io.Writer, r *show.StatusReport) {
 	fmt.Fprintf(w, "%s on the %s backend, up %s: %d threads, %.1f %% of a core, %.0f MB resident\n\n",
 		r.Show, r.Backend, r.Uptime, r.Process.Threads, r.Process.CPUPercent, float64(r.Process.RSSBytes)/1e6)
+	if tc := r.Timecode; tc.Now != "" {
+		fmt.Fprintf(w, "Timecode %s (tick %d), %s, from %s (%s)", tc.Now, tc.Tick, tc.Rate, tc.Start, strings.ReplaceAll(tc.Origin, "_", " "))
+		for _, a := range sortedBusKeys(tc.Buses) {
+			if t := tc.Buses[a]; t != "" {
+				fmt.Fprintf(w, "; %s %s", a, t)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if ar := r.AsRun; ar != nil {
+		fmt.Fprintf(w, "As-run log %s: %d lines, %d lost", ar.Path, ar.Lines, ar.Lost)
+		if ar.LastError != "" {
+			fmt.Fprintf(w, " (last error: %s)", ar.LastError)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 	r.Summary.WriteText(w)
 	fmt.Fprintln(w, "Playout timing (draw, in frame periods):")
 	for _, b := range r.Summary.Buses {
@@ -175,4 +199,13 @@ func writeStatus(w io.Writer, r *show.StatusReport) {
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "Groups not simply running: %s\n", strings.Join(failed, ", "))
 	}
+}
+
+func sortedBusKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -155,6 +155,14 @@ func loadSavedPlan(data []byte) (*plan.Plan, error) {
 	if err := p.CheckKinds(func(k string) bool { _, ok := nodes.Lookup(k); return ok }); err != nil {
 		return nil, err
 	}
+	// Every param as its kind declares it (names, types, ranges), as the
+	// compiler checks the plans it writes.
+	for _, n := range p.Nodes {
+		k, _ := nodes.Lookup(n.Kind)
+		if err := k.Validate(n.Params); err != nil {
+			return nil, fmt.Errorf("plan: node %s: %v; compile the show again (onair plan -out FILE SHOW)", n.ID, err)
+		}
+	}
 	return p, nil
 }
 

@@ -28,6 +28,9 @@ func TestLintExitCodes(t *testing.T) {
 		{"warnings with -strict", []string{"lint", "-strict", "compiler/lint/testdata/broken/browser-return-queue.hcl"}, 1, "1 warning"},
 		{"everything ignored with reasons, -strict", []string{"lint", "-strict", "-format", "github", "compiler/lint/testdata/ignores/with-reason.hcl"}, 0, ""},
 		{"a show that does not load", []string{"lint", "compiler/lint/testdata/no-such-show.hcl"}, 1, "error[show-load]"},
+		// Issue 27: a layer 2^40 wide passed lint, and the next cut ran out of memory.
+		{"a rect past rect_reach", []string{"lint", "-backend", "cpu", "lang/testdata/hostile/huge_rect.hcl"}, 1, "huge_rect.hcl:12:14: error[show-load]: Rect out of bounds"},
+		{"a layer off the canvas", []string{"lint", "compiler/lint/testdata/broken/layer-off-canvas.hcl"}, 0, "warning[layer-off-canvas]"},
 		{"several shows at once", []string{"lint", "-format", "json", "shows/minimal.hcl", "compiler/lint/testdata/broken/hygiene.hcl"}, 0, `"unused-scene"`},
 		{"unknown format", []string{"lint", "-format", "xml", "shows/"}, 2, "unknown -format"},
 		{"no path", []string{"lint"}, 2, "usage: onair lint"},

@@ -126,14 +126,14 @@ func TestPlanVarChangesCanvasOfShow(t *testing.T) {
 
 // onair plan -backend cpu examples/cpu-demo.hcl folds the two clips but
 // says that only source.clip[1] feeds bus.mon, and that source.checker
-// runs on pacing_1.
+// is drawn at 320x180.
 func TestPlanCPUDemoFolds(t *testing.T) {
 	rc, out, errb := runCLI(t, "plan", "-backend", "cpu", "examples/cpu-demo.hcl")
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s", rc, errb)
 	}
 	for _, want := range []string{
-		"pacing_1 in source.checker",
+		"320x180 in source.checker",
 		"bus.mon/compositor (3) in source.clip[1]",
 	} {
 		if !strings.Contains(out, want) {

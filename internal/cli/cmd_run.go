@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,21 +21,25 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
+	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/timecode"
 )
 
 func init() {
 	register(&command{
 		name:    "run",
 		summary: "Compile a show and run it until Ctrl-C or -duration, serving status and control over HTTP; print a summary at the end.",
-		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-plan FILE] [-var NAME=VALUE]... PATH...",
+		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE] [-plan FILE] [-var NAME=VALUE]... PATH...",
 		run:     runRun,
 	})
 }
 
-// cue is a switch scheduled at a time after the start of the run.
+// cue is a switch scheduled at a time after the start of the run, or at
+// a timecode.
 type cue struct {
 	at         time.Duration
+	tc         string // HH:MM:SS:FF: the tick it lands on; at is then unused
 	bus, scene string
 	kind       string
 	d          time.Duration
@@ -48,11 +53,13 @@ func (c *cueList) Set(s string) error {
 	if len(f) < 3 || len(f) > 5 {
 		return fmt.Errorf("want 'AT BUS SCENE [cut|fade|wipe [DURATION]]', such as '5s bus.pgm scene.clip fade 500ms'")
 	}
-	at, err := time.ParseDuration(f[0])
-	if err != nil || at < 0 {
-		return fmt.Errorf("%q is not a time after the start such as 5s", f[0])
+	cu := cue{bus: f[1], scene: f[2], kind: "cut"}
+	var err error
+	if timecode.LooksLike(f[0]) {
+		cu.tc = f[0] // checked against the show's rate once the plan is known (checkCue)
+	} else if cu.at, err = time.ParseDuration(f[0]); err != nil || cu.at < 0 {
+		return fmt.Errorf("%q is not a time after the start such as 5s, nor a timecode such as 10:00:05:00", f[0])
 	}
-	cu := cue{at: at, bus: f[1], scene: f[2], kind: "cut"}
 	if len(f) > 3 {
 		cu.kind = f[3]
 		if cu.kind != "cut" && cu.kind != "fade" && cu.kind != "wipe" {
@@ -86,7 +93,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	savedPlan := fs.String("plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
 	quiet := fs.Bool("quiet", false, "log only warnings and errors while running")
 	var cues cueList
-	fs.Var(&cues, "cue", "schedule a switch: 'AT BUS SCENE [cut|fade|wipe [DURATION]]' (repeatable), such as '5s bus.pgm scene.clip'")
+	fs.Var(&cues, "cue", "schedule a switch: 'AT BUS SCENE [cut|fade|wipe [DURATION]]' (repeatable), AT a time after the start such as '5s bus.pgm scene.clip' or the timecode of the tick it lands on, such as '10:00:05:00 bus.pgm scene.clip'")
+	asRun := fs.String("as-run", "", "append the as-run log to `FILE`: a JSON line per switch asked for and drawn, missed deadline, source error and recovery, and change on air (default: none)")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -103,6 +111,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, cu := range cues {
+		if cu.tc != "" {
+			continue
+		}
 		if *duration > 0 && cu.at >= *duration {
 			fmt.Fprintf(stderr, "onair run: -cue at %v comes after the end of the run (-duration %v)\n", cu.at, *duration)
 			return 2
@@ -114,6 +125,19 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	if err := control.CheckListen(*listen, *token); *listen != "" && err != nil {
 		fmt.Fprintf(stderr, "onair run: -listen: %v\n", err)
 		return 2
+	}
+	if *asRun != "" {
+		// Refused before anything starts: the show would open it the same
+		// way (show.Options.AsRun).
+		abs, err := filepath.Abs(*asRun)
+		if err == nil {
+			err = show.CheckAsRun(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "onair run: -as-run: %v\n", err)
+			return 2
+		}
+		*asRun = abs
 	}
 
 	// The backend.
@@ -197,7 +221,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// does not go on air (and does not touch its recordings).
 	var srv *control.Server
 	if *listen != "" {
-		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version})
+		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version, Log: log})
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
 			return 2
@@ -205,7 +229,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 	}
 	started := time.Now()
-	running, err := be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
+	opts := show.Options{BaseDir: loaded.Dir, AsRun: *asRun, Log: log}
+	running, err := be.Start(ctx, p, planJSON, opts, log)
 	if err != nil && *backend == "auto" && *savedPlan == "" && !errors.Is(err, context.Canceled) {
 		// The GPU was there but the show could not start on it (out of
 		// memory, a kernel the driver refused): the next usable backend.
@@ -217,7 +242,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			}
 			be, p = next, res.Plan
 			if planJSON, err = plan.Marshal(p); err == nil {
-				running, err = be.Start(ctx, p, planJSON, show.Options{BaseDir: loaded.Dir}, log)
+				running, err = be.Start(ctx, p, planJSON, opts, log)
 			}
 		}
 	}
@@ -242,8 +267,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	var timers []*time.Timer
 	for _, cu := range cues {
 		cu := cu
+		if cu.tc != "" { // the show lands it on its tick
+			if err := running.SwitchAt(cu.bus, cu.scene, cu.kind, cu.d, cu.tc, show.OriginCue); err != nil {
+				log.Error("cue", "at", cu.tc, "error", err)
+				continue
+			}
+			log.Info("cue", "at", cu.tc, "bus", cu.bus, "scene", cu.scene, "transition", cu.kind)
+			continue
+		}
 		timers = append(timers, time.AfterFunc(cu.at-time.Since(started), func() {
-			if err := running.Switch(cu.bus, cu.scene, cu.kind, cu.d); err != nil {
+			if err := running.SwitchAt(cu.bus, cu.scene, cu.kind, cu.d, "", show.OriginCue); err != nil {
 				log.Error("cue", "error", err)
 				return
 			}
@@ -318,6 +351,19 @@ func nextUsable(be *backends.Backend) *backends.Backend {
 // checkCue refuses a cue for a bus or scene the plan does not have, before
 // the show starts.
 func checkCue(p *plan.Plan, cu cue) error {
+	if cu.tc != "" {
+		rate, err := value.ParseRational(p.FrameRate)
+		if err != nil {
+			return err
+		}
+		r, err := timecode.NewRate(rate.Num, rate.Den)
+		if err == nil {
+			_, err = r.Parse(cu.tc)
+		}
+		if err != nil {
+			return fmt.Errorf("%v (the show runs at %s)", err, r)
+		}
+	}
 	bus := cu.bus
 	if !strings.HasPrefix(bus, "bus.") {
 		bus = "bus." + bus

@@ -22,6 +22,7 @@ import (
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/timecode"
 )
 
 const runShow = `
@@ -420,10 +421,37 @@ func TestStatusAndCutCommands(t *testing.T) {
 		t.Errorf("onair cut to an unknown scene: rc=%d %s", rc, errs)
 	}
 	waitStatus(t, addr, "the fade to scene.b to finish", func(_ uint64, onAir string) bool { return onAir == "scene.b" })
+	// onair cut -at: a timecode two seconds ahead, read off onair status.
+	if !strings.Contains(text, "Timecode ") || !strings.Contains(text, "30 non-drop, from ") || !strings.Contains(text, "(time of day)") {
+		t.Errorf("onair status does not give the show's timecode:\n%s", text)
+	}
+	_, js, _ := runCLI(t, "status", "-json", "-addr", addr)
+	var st struct {
+		Timecode struct {
+			Start string
+			Tick  int64
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		t.Fatal(err)
+	}
+	r := timecode.MustRate(30, 1)
+	start, err := r.Parse(st.Timecode.Start)
+	if err != nil {
+		t.Fatalf("/status timecode start %q: %v", st.Timecode.Start, err)
+	}
+	at := r.Label(r.Frame(start) + st.Timecode.Tick + 60).String()
+	if rc, msg, errs := runCLI(t, "cut", "-addr", addr, "-at", at, "bus.pgm", "scene.a"); rc != 0 || !strings.Contains(msg, "cut bus.pgm to scene.a at "+at) {
+		t.Errorf("onair cut -at %s: rc=%d %s %s", at, rc, msg, errs)
+	}
+	if rc, _, errs := runCLI(t, "cut", "-addr", addr, "-at", "00:00:00:30", "bus.pgm", "scene.a"); rc != 1 || !strings.Contains(errs, "frames run from 00 to 29") {
+		t.Errorf("onair cut -at a timecode that does not exist: rc=%d %s", rc, errs)
+	}
+	waitStatus(t, addr, "the cut at "+at, func(_ uint64, onAir string) bool { return onAir == "scene.a" })
 	if rc := bg.interrupt(t); rc != 0 {
 		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
 	}
-	if !strings.Contains(bg.out.String(), "fade to scene.b asked at") {
+	if !strings.Contains(bg.out.String(), "fade to scene.b asked at") || !strings.Contains(bg.out.String(), "cut to scene.a asked at") {
 		t.Errorf("the run's summary lacks the fade:\n%s", bg.out.String())
 	}
 }

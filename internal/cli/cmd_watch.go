@@ -93,9 +93,19 @@ func writeEvent(w io.Writer, e control.Event) {
 		if ms := num("duration_ms"); ms > 0 {
 			line = fmt.Sprintf("%s  %-16s %s to %s over %d ms asked", at, str("bus"), str("transition"), str("scene"), ms)
 		}
+		if tc := str("at"); tc != "" {
+			line += " for " + tc
+		}
+		if o := str("origin"); o != "" {
+			line += " (" + o + ")"
+		}
 		fmt.Fprintln(w, line)
 	case "on_air":
-		fmt.Fprintf(w, "%s  %-16s on air: %s (tick %d)\n", at, str("bus"), list("on_air"), num("tick"))
+		tc := ""
+		if s := str("timecode"); s != "" {
+			tc = " " + s
+		}
+		fmt.Fprintf(w, "%s  %-16s on air: %s (tick %d)%s\n", at, str("bus"), list("on_air"), num("tick"), tc)
 	case "preview":
 		fmt.Fprintf(w, "%s  %-16s preview: %s\n", at, str("bus"), str("preview"))
 	case "tally":
@@ -103,7 +113,7 @@ func writeEvent(w io.Writer, e control.Event) {
 			writeTally(w, at, t)
 		}
 	case "missed_deadline":
-		fmt.Fprintf(w, "%s  %-16s MISSED %d deadline(s) at tick %d, %d in all\n", at, str("bus"), num("missed"), num("tick"), num("missed_total"))
+		fmt.Fprintf(w, "%s  %-16s MISSED %d deadline(s) at tick %d %s, %d in all\n", at, str("bus"), num("missed"), num("tick"), str("timecode"), num("missed_total"))
 	case "source_error":
 		fmt.Fprintf(w, "%s  %-16s ERROR: %s\n", at, str("source"), str("error"))
 	case "source_ok":
@@ -111,7 +121,11 @@ func writeEvent(w io.Writer, e control.Event) {
 	case "lost":
 		fmt.Fprintf(w, "%s  fell behind: %d events lost\n", at, num("events"))
 	case "apply":
-		fmt.Fprintf(w, "%s  changed on air: %s\n", at, strings.ReplaceAll(list("changed"), " → ", ", "))
+		more := ""
+		if n := num("more"); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		fmt.Fprintf(w, "%s  changed on air: %s%s\n", at, strings.ReplaceAll(list("changed"), " → ", ", "), more)
 	default:
 		fmt.Fprintf(w, "%s  %s %v\n", at, e.Type, e.Data)
 	}

@@ -6,7 +6,7 @@
 // never a torn mix.
 //
 // It is a leaf: it must never import lang, compiler, runtime or a backend
-// (nodes, cpu, cpubackend, cuda), so that every one of them may use it.
+// (nodes and everything under it, cuda), so that every one of them may use it.
 package files
 
 import (

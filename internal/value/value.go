@@ -2,7 +2,8 @@
 // exact rationals (frame rates, time bases), frame sizes, and Settings, the
 // named values of a block such as the canvas. One definition each, with
 // their parsers, so the show language, the plan, the frames and the
-// backends read them the same way.
+// backends read them the same way; and the geometry limits (geometry.go),
+// which all of them enforce.
 //
 // value must never import anything of onair's: it is the leaf.
 package value

@@ -15,8 +15,10 @@ import (
 	"math"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
 
@@ -129,15 +131,22 @@ func inBands(h int, convert func(y0, y1 int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var failed atomic.Pointer[panics.Error]
 	step := (h/n + 1) &^ 1
 	for y := 0; y < h; y += step {
 		wg.Add(1)
 		go func(y0, y1 int) {
 			defer wg.Done()
+			defer panics.Catch("a band of a browser picture's conversion", nil, func(err error) {
+				failed.CompareAndSwap(nil, err.(*panics.Error))
+			})
 			convert(y0, y1)
 		}(y, min(y+step, h))
 	}
 	wg.Wait()
+	if e := failed.Load(); e != nil {
+		panics.Rethrow(e) // on the import's own thread or handler: it fails the node
+	}
 }
 
 // scratch holds a row pair's lumas and chromas, so a conversion allocates

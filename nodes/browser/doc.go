@@ -9,8 +9,10 @@
 // import, and an Importer, which maps a buffer into the backend's memory
 // and converts its pictures. The CPU backend's importer is here (Host):
 // "import" is mmap of a sealed memfd, conversion is BGRA/RGBA/NV12 to
-// NV12/P010 in Go. The CUDA backend implements Importer over
-// cuImportExternalMemory (docs/PRODUCER-PROTOCOL.md says what it must do).
+// NV12/P010 in Go. The CUDA backend's Importer (nodes/cuda/browser.go) copies a
+// memfd picture to the device, or maps CUDA memory the producer exported
+// (cuMemImportFromShareableHandle), and converts it with a kernel
+// (docs/PRODUCER-PROTOCOL.md says what a producer's buffers must be).
 //
 // What the seeds measured shapes the import: imports are keyed by buffer
 // and kept until unused for import_ttl_ms (10 s: a still page paints

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -92,6 +93,9 @@ func (be *Backend[F]) acquirePoller() (*ipc.Poller, error) {
 			name := append([]byte(PollerThread), 0)
 			unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 			close(started)
+			// What a receiver's round does is recovered by the poller (the
+			// receiver's source fails); this keeps the process past the rest.
+			defer panics.Catch("the browser sources' receivers", slog.Default(), func(error) {})
 			if err := p.Run(); err != nil {
 				slog.Error("the browser sources' receivers stopped", "error", err)
 			}

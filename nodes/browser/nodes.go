@@ -8,6 +8,7 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
@@ -55,7 +56,9 @@ func (be *Backend[F]) newSource(st *show.State, n plan.Node, ctx *runtime.NodeCo
 }
 
 func (s *source[F]) Start(ctx *runtime.NodeContext[F]) error {
-	rcv, err := ipc.Listen(s.cfg)
+	cfg := s.cfg
+	cfg.OnPanic = ctx.Fail // a panic serving the socket fails this source
+	rcv, err := ipc.Listen(cfg)
 	if err != nil {
 		s.st.Fail(err)
 		return fmt.Errorf("node %s: %w", ctx.ID(), err)
@@ -66,6 +69,8 @@ func (s *source[F]) Start(ctx *runtime.NodeContext[F]) error {
 		"try", "onair producer -socket "+s.cfg.Path)
 	out := ctx.Outputs[0]
 	deliver := func(f *ipc.Frame) {
+		// On the receivers' shared thread: a panic fails this source only.
+		defer panics.Catch("handing on a producer's frame", nil, ctx.Fail)
 		tok, err := s.be.wrap(f)
 		if err != nil {
 			f.Release()
@@ -222,12 +227,19 @@ func (im *importer[F]) startReleases(ctx *runtime.NodeContext[F], imp Importer[F
 		defer close(im.released)
 		defer imp.Close()
 		for r := range im.queue {
-			if err := imp.Release(r.Mapping); err != nil {
-				ctx.Log.Error("releasing an import failed", "buffer", r.Buffer.ID, "reason", r.Reason.String(), "error", err)
-			}
-			im.loop.bs.Live.Add(-1)
+			im.giveBack(ctx, imp, r)
 		}
 	}()
+}
+
+// giveBack gives one import back. A panic in it fails the node (its group
+// restarts) and the releases go on, so that nothing waits on the queue.
+func (im *importer[F]) giveBack(ctx *runtime.NodeContext[F], imp Importer[F], r Released) {
+	defer im.loop.bs.Live.Add(-1)
+	defer panics.Catch("releasing an import", nil, ctx.Fail)
+	if err := imp.Release(r.Mapping); err != nil {
+		ctx.Log.Error("releasing an import failed", "buffer", r.Buffer.ID, "reason", r.Reason.String(), "error", err)
+	}
 }
 
 // startOnLoop converts on the source's pacing loop: every token that

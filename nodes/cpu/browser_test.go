@@ -182,6 +182,15 @@ func TestThePageInABrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-tile="source.two"].pvw`),
 		chromedp.WaitVisible(`[data-pvw="bus.pgm|scene.two"].pvw`),
 	)
+	// The header's Program timecode runs with the bus's: within a second
+	// of the tick the bus last drew.
+	pgmTC := value(t, ctx, "the Program timecode", chromedp.Evaluate[string](`document.querySelector('#pgm-tc').textContent`))
+	r := s.State.TimecodeRate()
+	tc, err := r.Parse(pgmTC)
+	last, lerr := r.Parse(s.Status().(show.StatusReport).Timecode.Buses["bus.pgm"])
+	if d := r.Diff(r.Frame(tc), r.Frame(last)); err != nil || lerr != nil || d < -r.Nominal || d > r.Nominal {
+		t.Errorf("the page shows the Program timecode %q (%v); the bus drew %s last", pgmTC, err, last)
+	}
 	before := value(t, ctx, "a screenshot before the take", chromedp.CaptureScreenshot())
 	if c := borderColour(t, ctx, before, "source.one"); !isRed(c) {
 		t.Errorf("before the take, source.one (on Program) has a %v border, want red", c)
@@ -198,6 +207,9 @@ func TestThePageInABrowser(t *testing.T) {
 	clickTo := runtime.Now() - s.State.Origin()
 	testwait.Until(t, generous, "the take to arrive", func() bool { return len(busOf(s.State.Summary(), "bus.pgm").Cuts) > 0 })
 	ticksAfter := busOf(s.State.Summary(), "bus.pgm").Ticks
+	if o := busOf(s.State.Summary(), "bus.pgm").Cuts[0].Origin; o != show.OriginPage {
+		t.Errorf("the page's take is recorded as from %q, want %q (the as-run log's origin)", o, show.OriginPage)
+	}
 	do(t, ctx, "the tally after the take",
 		chromedp.WaitVisible(`[data-tile="source.two"].pgm`),
 		chromedp.WaitVisible(`[data-tile="source.one"].pvw`),

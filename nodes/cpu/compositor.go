@@ -55,8 +55,8 @@ func (c *Compositor) scalerFor(k scalerKey) *scaler {
 		delete(c.scalers, oldK)
 	}
 	s := &scaler{
-		lx: frame.NewFilter(k.sw, k.dw), ly: frame.NewFilter(k.sh, k.dh),
-		cx: frame.NewFilter(k.sw/2, k.dw/2), cy: frame.NewFilter(k.sh/2, k.dh/2),
+		lx: frame.NewFilterPart(k.sw, k.dw, k.x0, k.x1), ly: frame.NewFilterPart(k.sh, k.dh, k.y0, k.y1),
+		cx: frame.NewFilterPart(k.sw/2, k.dw/2, k.x0/2, k.x1/2), cy: frame.NewFilterPart(k.sh/2, k.dh/2, k.y0/2, k.y1/2),
 		used: c.renders,
 	}
 	c.scalers[k] = s

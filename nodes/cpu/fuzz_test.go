@@ -62,3 +62,29 @@ func TestRenderRandomGeometryNeverPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderHugeRandomGeometry is the same with rects up to 2^40 pixels
+// (issue 27: tables sized by the whole rect ran the show out of memory),
+// far past what the geometry limits let a show write: each draw is still
+// cheap, because only the part on the canvas is built, and a layer draws
+// nothing where it is not.
+func TestRenderHugeRandomGeometry(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	c := NewCompositor()
+	dst, _ := frame.New(frame.NV12, 96, 64)
+	src, _ := frame.New(frame.NV12, 80, 46)
+	media.Draw(src, media.Checker, 1, [3]uint8{}, nil)
+	for i := 0; i < 300; i++ {
+		big := func() int { return rng.Intn(1 << uint(10+rng.Intn(31))) }
+		r := frame.Rect{X: 96 - big(), Y: 64 - big(), W: 2 + big(), H: 2 + big()}
+		l := Layer{Frame: src, Rect: r, Fit: frame.Fit(rng.Intn(3)), Opacity: 0.25 + rng.Float64()}
+		if err := c.Render(dst, []Layer{l}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.scalers {
+			if len(s.lx.Start) > 96 || len(s.ly.Start) > 64 {
+				t.Fatalf("case %d, rect %+v: filters of %d×%d positions on a 96x64 canvas", i, r, len(s.lx.Start), len(s.ly.Start))
+			}
+		}
+	}
+}

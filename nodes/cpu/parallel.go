@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"cmp"
+
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // Parallel renders a canvas with several compositors at once, each drawing
@@ -13,7 +16,7 @@ import (
 type Parallel struct {
 	main    *Compositor
 	workers []chan bandJob
-	done    chan struct{}
+	done    chan error // a band's end: nil, or the panic that ended it
 }
 
 type bandJob struct {
@@ -25,23 +28,32 @@ type bandJob struct {
 // NewParallel returns a compositor drawing in n bands (n ≥ 1; 1 is a plain
 // Compositor on the caller's goroutine).
 func NewParallel(n int) *Parallel {
-	p := &Parallel{main: NewCompositor(), done: make(chan struct{}, max(n-1, 1))}
+	p := &Parallel{main: NewCompositor(), done: make(chan error, max(n-1, 1))}
 	for i := 1; i < n; i++ {
 		jobs := make(chan bandJob)
 		p.workers = append(p.workers, jobs)
 		c := NewCompositor()
 		go func() {
 			for j := range jobs {
-				c.renderBand(j.dst, j.layers, j.y0, j.y1)
-				p.done <- struct{}{}
+				p.done <- c.band(j)
 			}
 		}()
 	}
 	return p
 }
 
+// band draws one band; a panic in it (a layer the checks let through) is
+// its error, so the worker lives on and Render fails its tick.
+func (c *Compositor) band(j bandJob) (err error) {
+	defer panics.Catch("a band of the compositor", nil, func(e error) { err = e })
+	c.renderBand(j.dst, j.layers, j.y0, j.y1)
+	return nil
+}
+
 // Render paints dst black and draws the layers in z-order, as
-// Compositor.Render does, with the bands drawn at once.
+// Compositor.Render does, with the bands drawn at once. A panic in a band
+// is Render's error (a *panics.Error), once every band has ended: the
+// compositor's node fails, and the workers live on.
 func (p *Parallel) Render(dst *frame.Frame, layers []Layer) error {
 	if err := checkLayers(dst, layers); err != nil {
 		return err
@@ -57,11 +69,11 @@ func (p *Parallel) Render(dst *frame.Frame, layers []Layer) error {
 		w <- bandJob{dst, layers, y0, min(dst.Height, y0+step)}
 		sent++
 	}
-	p.main.renderBand(dst, layers, 0, min(dst.Height, step))
+	err := p.main.band(bandJob{dst, layers, 0, min(dst.Height, step)})
 	for ; sent > 0; sent-- {
-		<-p.done
+		err = cmp.Or(err, <-p.done)
 	}
-	return nil
+	return err
 }
 
 // Close stops the workers.

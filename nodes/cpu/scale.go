@@ -209,8 +209,10 @@ func (j *planeJob[T]) keyRow(drow []T, acc []int32, k0, k1 []uint8, maxv int32) 
 	}
 }
 
-// scalerKey identifies the filters of one scaling geometry.
-type scalerKey struct{ sw, sh, dw, dh int }
+// scalerKey identifies the filters of one scaling geometry: a sw×sh
+// window scaled to dw×dh, of which the columns [x0, x1) and rows [y0, y1)
+// are on the canvas (the filters hold those positions only).
+type scalerKey struct{ sw, sh, dw, dh, x0, x1, y0, y1 int }
 
 type scaler struct {
 	lx, ly, cx, cy *frame.Filter
@@ -231,7 +233,16 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 		copyRect(dst, src, crop, rect, vx0, vy0, vx1, vy1)
 		return
 	}
-	sc := c.scalerFor(scalerKey{crop.W, crop.H, rect.W, rect.H})
+	// The filters hold the positions of the part of rect on the canvas
+	// (even: rect and canvas are), so that their size and the time to
+	// build them follow what is drawn however large the layer. From here
+	// on the window is the rect: its columns and rows are counted from
+	// the window's corner (wx0, wy0).
+	wx0, wy0 := max(0, -rect.X), max(0, -rect.Y)
+	wx1, wy1 := min(rect.W, dst.Width-rect.X), min(rect.H, dst.Height-rect.Y)
+	sc := c.scalerFor(scalerKey{crop.W, crop.H, rect.W, rect.H, wx0, wx1, wy0, wy1})
+	rect.X, rect.Y = rect.X+wx0, rect.Y+wy0
+	vx0, vx1, vy0, vy1 = vx0-wx0, vx1-wx0, vy0-wy0, vy1-wy0
 	// A keyed layer's alpha over the visible rectangle: the plane itself
 	// at 1:1, else scaled with the luma filters into c.key.
 	var key []uint8
@@ -239,7 +250,7 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 	if keyed {
 		vw, vh := vx1-vx0, vy1-vy0
 		if crop.W == rect.W && crop.H == rect.H {
-			key, keyPitch = src.Alpha[(crop.Y+vy0)*src.Width+crop.X+vx0:], src.Width
+			key, keyPitch = src.Alpha[(crop.Y+wy0+vy0)*src.Width+crop.X+wx0+vx0:], src.Width
 		} else {
 			if cap(c.key) < vw*vh {
 				c.key = make([]uint8, vw*vh)

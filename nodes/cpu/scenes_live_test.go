@@ -75,11 +75,13 @@ func TestApplyLiveOnAir(t *testing.T) {
 		{map[string][]string{"bus.pgm": {"scene.three"}}, show.ErrInvalid, "no scene scene.three"},
 		{map[string][]string{"bus.zz": {"scene.two"}}, show.ErrNotFound, "bus.zz"},
 	} {
-		if err := s.ApplyLive(show.LiveChange{Scenes: two, AddScenes: c.add}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("adding %v: %v, want %v saying %q", c.add, err, c.want, c.msg)
+		// Each refusal says its own cause (issue 27, item 15: every one
+		// ended "a new source on a bus needs the show restarted").
+		if err := s.ApplyLive(show.LiveChange{Scenes: two, AddScenes: c.add}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "restarted") {
+			t.Errorf("adding %v: %v, want %v saying %q, and no restart", c.add, err, c.want, c.msg)
 		}
 	}
-	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 5000}, AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: ") {
+	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 5000}, AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: input_poll_ms must be in") || strings.Contains(err.Error(), "restarted") {
 		t.Errorf("input_poll_ms 5000: %v, want ErrInvalid naming bus.pgm", err)
 	}
 	if got := string(s.Plan()); got == `{}` {
@@ -115,15 +117,35 @@ func TestApplyLiveOnAir(t *testing.T) {
 	// The preview of bus.b (a ramp) at quality 100, then 1.
 	var big int
 	waitShow(t, s, "a preview of bus.b", func(show.Summary) bool { jpg, ok := s.State.Preview("b"); big = len(jpg); return ok })
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {Quality: 1}}}, []byte(`{"applied":2}`)); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 40, Quality: 1}}}, []byte(`{"applied":2}`)); err != nil {
 		t.Fatalf("preview quality 1: %v", err)
 	}
 	waitShow(t, s, "a preview of bus.b at quality 1", func(show.Summary) bool { jpg, _ := s.State.Preview("b"); return len(jpg) < big/2 })
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 5}}}, nil); !errors.Is(err, show.ErrInvalid) {
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 5, Quality: 100}}}, nil); !errors.Is(err, show.ErrInvalid) {
 		t.Errorf("preview interval_ms 5: %v, want ErrInvalid", err)
 	}
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
+	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {IntervalMs: 40, Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
 		t.Errorf("a null output as a preview: %v, want ErrNotFound", err)
+	}
+	// Issue 27: a layer 2^40 pixels wide was applied and the next cut ran
+	// the show out of memory. Rects and crops past the geometry limits on
+	// the canvas on air (320x180) are refused and change nothing.
+	for _, l := range []plan.Layer{
+		{Source: "source.a", Rect: [4]int{0, 0, 1 << 40, 120}, Fit: "stretch", Opacity: 1},
+		{Source: "source.a", Rect: [4]int{0, 0, 1e14, 120}, Fit: "stretch", Opacity: 1},
+		{Source: "source.a", Rect: [4]int{-1 << 30, -1 << 30, 1 << 30, 1 << 30}, Fit: "cover", Opacity: 1},
+		{Source: "source.a", Rect: [4]int{0, 0, 160, 180}, Crop: &[4]int{0, 0, 322, 180}, Fit: "stretch", Opacity: 1},
+	} {
+		err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{{Address: "scene.one", Layers: []plan.Layer{l}}}}, nil)
+		if !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "scene.one layer 0: ") || !strings.Contains(err.Error(), "_reach limit") {
+			t.Errorf("a layer at %v crop %v: %v, want ErrInvalid naming the layer and the limit", l.Rect, l.Crop, err)
+		}
+	}
+	// At the edge of rect_reach: taken, and drawn at the cost of what is
+	// on the canvas.
+	edge := []plan.Layer{{Source: "source.a", Rect: [4]int{-1280, -720, 2880, 1620}, Fit: "stretch", Opacity: 1}}
+	if err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{{Address: "scene.two", Layers: edge}}}, []byte(`{"applied":3}`)); err != nil {
+		t.Fatalf("a layer at the edge of rect_reach: %v", err)
 	}
 	// The bus keeps drawing: 10 more ticks after the change.
 	ticks := busOf(s.State.Summary(), "bus.pgm").Ticks

@@ -39,6 +39,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
@@ -207,6 +208,10 @@ func (r *streamReader) next() (es.AccessUnit, error) {
 		au, err := r.rd.Next()
 		if err == nil && au.Info != nil && !au.Info.SameFormat(r.info) {
 			r.warn(fmt.Sprintf("%s changes from %v to %v at access unit %d (byte %d): onair refuses a change of size or format inside a stream, and plays the stream up to there", r.path, r.info, *au.Info, au.Index, au.Offset))
+			err = io.EOF
+		}
+		if err == nil && au.Info == nil && au.SPSError != nil {
+			r.warn(media.UnusableSPS(r.path, au))
 			err = io.EOF
 		}
 		if err != io.EOF {
@@ -521,6 +526,8 @@ func (s *nvdecSource) housekeep() {
 // picture) whenever its edge has room. It reports false once a decoder
 // runs (the loop stops calling it).
 func (s *nvdecSource) tick() bool {
+	// On the decode loop: a panic fails this source only (and ends the tick).
+	defer panics.Catch("a decode loop's housekeeping", nil, s.ctx.Fail)
 	if s.ctx.Stopping() || !s.flush() {
 		return true
 	}

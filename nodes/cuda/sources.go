@@ -11,6 +11,7 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/runtime"
@@ -339,7 +340,13 @@ func (r *rawFile) request() {
 	r.n++
 	r.st.Produced.Add(1)
 	r.b.readers.submit(func() {
-		f, err := r.readDirect(n)
+		var f Frame
+		// On a reader thread: a panic is this read's error (the source
+		// shows black or holds, and tries again), never the process's.
+		err := panics.Run("reading "+r.cfg.Path, r.b.log, func() (err error) {
+			f, err = r.readDirect(n)
+			return err
+		})
 		r.mu.Lock()
 		r.ready, r.readErr, r.reading = f, err, false
 		r.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media/es"
 )
 
@@ -93,6 +94,13 @@ func CheckStream(path string, info es.Info, f frame.Format, w, h int) error {
 	return nil
 }
 
+// UnusableSPS is the warning for an access unit inside a stream whose
+// sequence parameter set cannot be used (au.SPSError): the stream plays up
+// to there, as it does up to a change of size.
+func UnusableSPS(path string, au es.AccessUnit) string {
+	return fmt.Sprintf("%s at access unit %d (byte %d): %v: onair plays the stream up to there", path, au.Index, au.Offset, au.SPSError)
+}
+
 // OpenDecoder opens and checks the file and starts ffmpeg.
 func OpenDecoder(cfg DecodeConfig) (*Decoder, error) {
 	if cfg.Format != frame.NV12 && cfg.Format != frame.P010 || cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width%2 != 0 || cfg.Height%2 != 0 {
@@ -156,6 +164,8 @@ func (d *Decoder) feed(rd *es.Reader) {
 	defer close(d.fed)
 	defer rd.Close()
 	defer d.in.Close()
+	// First of the deferred: Next sees the error once ffmpeg's input closes.
+	defer panics.Catch("feeding "+d.cfg.Path+" to ffmpeg", nil, d.setFeedErr)
 	for {
 		pictures, err := d.feedPass(rd)
 		d.mu.Lock()
@@ -194,6 +204,10 @@ func (d *Decoder) feedPass(rd *es.Reader) (pictures int, err error) {
 			d.warn(fmt.Sprintf("%s changes from %v to %v at access unit %d (byte %d): onair refuses a change of size or format inside a stream, and plays the stream up to there", d.cfg.Path, d.info, *au.Info, au.Index, au.Offset))
 			return pictures, nil
 		}
+		if au.Info == nil && au.SPSError != nil {
+			d.warn(UnusableSPS(d.cfg.Path, au))
+			return pictures, nil
+		}
 		if au.Pictures {
 			pictures++
 		}
@@ -215,6 +229,7 @@ func (d *Decoder) setFeedErr(err error) {
 
 func (d *Decoder) readStderr(r io.Reader) {
 	defer close(d.logged)
+	defer panics.Catch("reading ffmpeg's messages on "+d.cfg.Path, nil, d.setFeedErr)
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())

@@ -210,6 +210,41 @@ func TestDecodeRefusesAChangeOfSize(t *testing.T) {
 	}
 }
 
+// A sequence parameter set inside a stream that declares a picture over
+// the size limit ends the stream there with that reason, as a change of
+// size does; it is not passed over for ffmpeg to meet.
+func TestDecodeReportsAnSPSOverTheLimit(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	// An HEVC SPS of 20000x1080, otherwise the Main profile's (written by
+	// nodes/media/es's hevcSPS), then a PPS and an IDR slice.
+	sps := []byte{0x42, 0x1, 0x1, 0x1, 0x60, 0x0, 0x0, 0x3, 0x0, 0x90, 0x0, 0x0, 0x3, 0x0, 0x0, 0x3, 0x0, 0x78, 0xa0, 0x0, 0x27, 0x10, 0x80, 0x10, 0xe5, 0x96}
+	var wide []byte
+	for _, nal := range [][]byte{sps, {0x44, 0x01, 0xc1, 0x72, 0xb4, 0x62, 0x40}, {0x26, 0x01, 0xaf, 0x13, 0x80}} {
+		wide = append(append(wide, 0, 0, 0, 1), nal...)
+	}
+	a, _ := os.ReadFile(filepath.Join(clipDir, "hevc8.hevc"))
+	path := filepath.Join(t.TempDir(), "wide.hevc")
+	os.WriteFile(path, append(a, wide...), 0o644)
+	d, err := OpenDecoder(DecodeConfig{Path: path, Codec: es.HEVC, Format: frame.NV12, Width: 640, Height: 360})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	fr, _ := frame.New(frame.NV12, 640, 360)
+	n := 0
+	for ; ; n++ {
+		if err := d.Next(fr); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("frame %d: %v", n, err)
+		}
+	}
+	w := d.Warnings()
+	if n != 30 || len(w) == 0 || !strings.Contains(w[0], "wide.hevc at access unit 30") || !strings.Contains(w[0], "declares 20000x1080, over the 16384 limit") {
+		t.Errorf("%d frames, warnings %q; want the 30 before the SPS and its size named", n, w)
+	}
+}
+
 // A corrupt picture is concealed by ffmpeg and reported; the frames go on,
 // pass after pass.
 func TestDecodeReportsCorruptPictures(t *testing.T) {

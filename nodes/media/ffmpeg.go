@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // FFmpegConfig describes an ffmpeg output: raw frames piped to an external
@@ -47,6 +49,11 @@ type FFmpegConfig struct {
 	// OnEvent, if set, is called from the output's goroutine for every start,
 	// exit, stall and failed start. It must not block.
 	OnEvent func(FFmpegEvent)
+	// Timecode, unless Args set -timecode themselves, starts each process
+	// (the first, and every restart) once a frame waits for it, with
+	// -timecode and that frame's Meta.Timecode before Args: the file's
+	// timecode names its first picture.
+	Timecode bool
 }
 
 // FFmpegEventKind says what happened to the process.
@@ -91,6 +98,7 @@ type FFmpegStats struct {
 type FFmpeg struct {
 	cfg  FFmpegConfig
 	args []string
+	user int // where the user's Args start in args
 
 	mu      sync.Mutex
 	queue   []*frame.Frame // ring
@@ -174,8 +182,11 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 	args = append(args, colour...)
 	args = append(args, "-i", "pipe:0")
 	args = append(args, colour...)
+	if cfg.Timecode && slices.Contains(cfg.Args, "-timecode") {
+		cfg.Timecode = false // the user's own
+	}
 	o := &FFmpeg{
-		cfg: cfg, args: append(args, cfg.Args...),
+		cfg: cfg, args: append(args, cfg.Args...), user: len(args),
 		queue: make([]*frame.Frame, cfg.Queue),
 		wake:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -323,14 +334,25 @@ func (o *FFmpeg) drop() {
 // runOnce starts one process and feeds it until it exits, stalls, or the
 // output closes. It returns how long the process ran and whether the output
 // is closed (the process then finished cleanly or was killed).
-func (o *FFmpeg) runOnce() (time.Duration, bool) {
+func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
 		return 0, false
 	}
+	args := o.args
+	if o.cfg.Timecode {
+		tc, ok := o.nextTimecode()
+		if !ok { // closed with nothing to write
+			pr.Close()
+			pw.Close()
+			o.drop()
+			return 0, true
+		}
+		args = append(append(append([]string{}, o.args[:o.user]...), "-timecode", tc), o.args[o.user:]...)
+	}
 	var stderr tailBuffer
-	cmd := exec.Command(o.cfg.Bin, o.args...)
+	cmd := exec.Command(o.cfg.Bin, args...)
 	cmd.Stdin, cmd.Stderr = pr, &stderr
 	if err := cmd.Start(); err != nil {
 		pr.Close()
@@ -347,8 +369,8 @@ func (o *FFmpeg) runOnce() (time.Duration, bool) {
 	o.mu.Unlock()
 	o.event(FFmpegEvent{Kind: FFmpegStarted, PID: pid, Restarts: restarts})
 
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited, gone := make(chan error, 1), make(chan struct{})
+	go func() { exited <- cmd.Wait(); close(gone) }()
 	finish := func(kind FFmpegEventKind, err error) {
 		o.mu.Lock()
 		o.stats.Running, o.stats.PID, o.cmd = false, 0, nil
@@ -357,6 +379,20 @@ func (o *FFmpeg) runOnce() (time.Duration, bool) {
 			o.fail(kind, pid, err)
 		}
 	}
+	// A panic feeding the process (a broken frame) ends it as an exit
+	// does: killed and reaped, reported, and started again after the
+	// backoff.
+	defer func() {
+		if p := recover(); p != nil {
+			err := panics.From(fmt.Sprintf("feeding ffmpeg process %d", pid), p, nil)
+			pw.Close()
+			cmd.Process.Kill()
+			<-gone
+			o.countExit(false)
+			finish(FFmpegExited, err)
+			ran, closed = time.Since(start), false
+		}
+	}()
 	describe := func(werr error) error {
 		msg := stderr.String()
 		if msg != "" {
@@ -415,6 +451,28 @@ func (o *FFmpeg) runOnce() (time.Duration, bool) {
 		o.mu.Lock()
 		o.stats.Written++
 		o.mu.Unlock()
+	}
+}
+
+// nextTimecode waits for a frame in the queue and returns its timecode;
+// false when the output closes with none.
+func (o *FFmpeg) nextTimecode() (string, bool) {
+	for {
+		o.mu.Lock()
+		if o.n > 0 {
+			tc := o.queue[o.head].Timecode.String()
+			o.mu.Unlock()
+			return tc, true
+		}
+		closing := o.closing
+		o.mu.Unlock()
+		if closing {
+			return "", false
+		}
+		select {
+		case <-o.wake:
+		case <-o.stop:
+		}
 	}
 }
 

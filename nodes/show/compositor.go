@@ -32,7 +32,8 @@ type compositor[F Frame] struct {
 	// sceneGen is the State's scene generation scenes were built from; a
 	// tick that finds a newer one rebuilds them (State.ApplyLive).
 	sceneGen uint64
-	aux      []sceneLayer[F] // an AUX bus showing one source
+	built    map[*plan.Scene][]sceneLayer[F] // the layers of each scene, as last built
+	aux      []sceneLayer[F]                 // an AUX bus showing one source
 
 	onLoop  bool  // placed on an event loop (handlers) rather than a thread
 	primed  bool  // every input had a frame for a tick: the bus is on air
@@ -48,11 +49,26 @@ type compositor[F Frame] struct {
 }
 
 // sceneLayers builds the layers of each scene the bus may show from the
-// scenes as the show holds them now (State.scene).
+// scenes as the show holds them now (State.scene). A scene the show still
+// holds as it did at the last build (the same *plan.Scene: ApplyLive swaps
+// scenes, never changes one) keeps the layers built for it then, so a
+// rebuild costs a lookup per unchanged scene.
 func (c *compositor[F]) sceneLayers() ([][]sceneLayer[F], error) {
-	var scenes [][]sceneLayer[F]
-	for _, addr := range c.bus.Scenes() {
-		sc := c.b.scene(addr)
+	c.b.scenesMu.RLock() // ApplyLive changes the scenes and the lists under it
+	defer c.b.scenesMu.RUnlock()
+	list := c.bus.Scenes()
+	scenes := make([][]sceneLayer[F], 0, len(list))
+	built := make(map[*plan.Scene][]sceneLayer[F], len(list))
+	for _, addr := range list {
+		sc := c.b.scenes[addr]
+		if sc == nil {
+			return nil, fmt.Errorf("node %s: the show holds no scene %s", c.n.ID, addr)
+		}
+		if ls, ok := c.built[sc]; ok {
+			scenes = append(scenes, ls)
+			built[sc] = ls
+			continue
+		}
 		var ls []sceneLayer[F]
 		for _, l := range sc.Layers {
 			in, ok := c.inputOf[l.Source]
@@ -70,7 +86,9 @@ func (c *compositor[F]) sceneLayers() ([][]sceneLayer[F], error) {
 			ls = append(ls, sceneLayer[F]{input: in, layer: cl})
 		}
 		scenes = append(scenes, ls)
+		built[sc] = ls
 	}
+	c.built = built
 	return scenes, nil
 }
 
@@ -81,6 +99,8 @@ type compositorParams struct {
 	Scenes      []string `param:"scenes"`
 	Scene       string   `param:"scene"`
 	Colour      string   `param:"colour"`
+	// TimecodeStart is canvas timecode_start; State reads it (timecode.go).
+	TimecodeStart string `param:"timecode_start"`
 }
 
 type sceneLayer[F Frame] struct {
@@ -347,6 +367,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	}
 	m := out.Metadata()
 	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
+	m.Timecode = c.b.TimecodeAt(k)
 	drawn := clock(c.b)
 	if err := c.canvas.Wait(out); err != nil {
 		out.Release()

@@ -58,7 +58,7 @@ type operator struct {
 }
 
 func newOperator(b *State) *operator {
-	op := &operator{b: b, hub: control.NewHub(), preview: map[string]string{}, next: map[string]string{},
+	op := &operator{b: b, hub: control.NewTimecodeHub(func() string { return b.TimecodeAt(b.tickNow()).String() }), preview: map[string]string{}, next: map[string]string{},
 		visible: map[string][]int{}, missed: map[string]uint64{}, aux: map[string]string{}}
 	for a, bs := range b.buses {
 		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes()) {
@@ -139,12 +139,30 @@ func (op *operator) retally() {
 	op.hub.Publish("tally", map[string]any{"tally": t})
 }
 
+// renamed follows scenes renamed on air (old address → new) in what the
+// operator sees: the scene on preview and the one last asked for.
+func (op *operator) renamed(to map[string]string) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	for _, m := range []map[string]string{op.preview, op.next} {
+		for bus, sc := range m {
+			if n, ok := to[sc]; ok {
+				m[bus] = n
+			}
+		}
+	}
+}
+
 // switched is called once a switch was asked for.
-func (op *operator) switched(bus, scene, kind string, d time.Duration, askedNs int64) {
+func (op *operator) switched(bus, scene, kind string, d time.Duration, askedNs int64, c *CutRecord) {
 	op.mu.Lock()
 	op.next[bus] = scene
 	op.mu.Unlock()
-	op.hub.Publish("switch", map[string]any{"bus": bus, "scene": scene, "transition": kind, "duration_ms": d.Milliseconds(), "asked_ns": askedNs})
+	ev := map[string]any{"bus": bus, "scene": scene, "transition": kind, "duration_ms": d.Milliseconds(), "asked_ns": askedNs, "origin": c.Origin}
+	if c.At != "" {
+		ev["at"], ev["at_tick"] = c.At, c.atTick
+	}
+	op.hub.Publish("switch", ev)
 }
 
 // ticked is called by a bus's compositor after each tick it drew: the
@@ -160,7 +178,9 @@ func (op *operator) ticked(bs *BusState, k, deadlineNs int64, from, to int, miss
 	defer op.mu.Unlock()
 	if m := op.missed[bs.Address]; missed > m {
 		op.missed[bs.Address] = missed
-		op.hub.Publish("missed_deadline", map[string]any{"bus": bs.Address, "tick": k, "missed": missed - m, "missed_total": missed})
+		tc := op.b.TimecodeAt(k).String()
+		op.hub.Publish("missed_deadline", map[string]any{"bus": bs.Address, "tick": k, "timecode": tc, "missed": missed - m, "missed_total": missed})
+		op.b.asRun.Record(AsRunLine{Event: "missed_deadline", Bus: bs.Address, Tick: &k, Timecode: tc, Missed: missed - m})
 	}
 	old := op.visible[bs.Address]
 	if len(old) == n && old[0] == vis[0] && (n == 1 || old[1] == vis[1]) {
@@ -173,17 +193,21 @@ func (op *operator) ticked(bs *BusState, k, deadlineNs int64, from, to int, miss
 			names = append(names, bs.Scenes()[i])
 		}
 	}
-	op.hub.Publish("on_air", map[string]any{"bus": bs.Address, "on_air": names, "tick": k, "deadline_ns": deadlineNs - op.b.origin})
+	op.hub.Publish("on_air", map[string]any{"bus": bs.Address, "on_air": names, "tick": k, "timecode": op.b.TimecodeAt(k).String(), "deadline_ns": deadlineNs - op.b.origin})
 	op.retally()
 }
 
 // sourceFailed and sourceOK are called when a source's error changes.
 func (op *operator) sourceFailed(src, msg string) {
 	op.hub.Publish("source_error", map[string]any{"source": src, "error": msg})
+	k := op.b.tickNow()
+	op.b.asRun.Record(AsRunLine{Event: "source_error", Source: src, Error: msg, Tick: &k, Timecode: op.b.TimecodeAt(k).String()})
 }
 
 func (op *operator) sourceOK(src string) {
 	op.hub.Publish("source_ok", map[string]any{"source": src})
+	k := op.b.tickNow()
+	op.b.asRun.Record(AsRunLine{Event: "source_ok", Source: src, Tick: &k, Timecode: op.b.TimecodeAt(k).String()})
 }
 
 // status is the operator's view of every bus and source.
@@ -235,6 +259,12 @@ func (b *State) SetPreview(bus, scene string) error {
 // ("cut", "fade", "wipe") lasting d; the scene that was on air (or asked
 // for last) goes to preview, as on a vision mixer.
 func (b *State) Take(bus, kind string, d time.Duration) error {
+	return b.TakeAt(bus, kind, d, "", OriginAPI)
+}
+
+// TakeAt is Take on the tick labelled at ("": the next tick), asked for
+// from origin (the as-run log's).
+func (b *State) TakeAt(bus, kind string, d time.Duration, at, origin string) error {
 	bs, ok := b.buses[withPrefix("bus.", bus)]
 	if !ok {
 		return fmt.Errorf("no bus %q in this show (buses: %s): %w", bus, strings.Join(b.busNames(), ", "), ErrNotFound)
@@ -249,7 +279,7 @@ func (b *State) Take(bus, kind string, d time.Duration) error {
 	if pv == "" {
 		return fmt.Errorf("%s has no scene on preview: set one first (POST /buses/%s/preview {\"scene\": \"scene.NAME\"}): %w", bs.Address, strings.TrimPrefix(bs.Address, "bus."), ErrInvalid)
 	}
-	if err := b.Switch(bs.Address, pv, kind, d); err != nil {
+	if err := b.switchTo(bs.Address, pv, kind, d, at, origin); err != nil {
 		return err
 	}
 	if was != "" && was != pv {
@@ -291,6 +321,16 @@ func (s *Show[F]) SetPreview(bus, scene string) error { return s.State.SetPrevie
 
 // Take implements control.Operator.
 func (s *Show[F]) Take(bus, kind string, d time.Duration) error { return s.State.Take(bus, kind, d) }
+
+// SwitchAt implements control.TimedSwitcher.
+func (s *Show[F]) SwitchAt(bus, scene, kind string, d time.Duration, at, origin string) error {
+	return s.State.SwitchAt(bus, scene, kind, d, at, origin)
+}
+
+// TakeAt implements control.TimedSwitcher.
+func (s *Show[F]) TakeAt(bus, kind string, d time.Duration, at, origin string) error {
+	return s.State.TakeAt(bus, kind, d, at, origin)
+}
 
 // Events implements control.Eventer.
 func (s *Show[F]) Events() *control.Hub { return s.State.Events() }

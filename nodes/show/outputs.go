@@ -12,6 +12,7 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/runtime"
 )
@@ -172,6 +173,7 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	args := prm.Args
 	o, err := media.StartFFmpeg(media.FFmpegConfig{
 		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate, Colour: busColour(b, ctx),
+		Timecode: true, // -timecode of the first frame, unless args set it
 		OnEvent: func(e media.FFmpegEvent) {
 			switch e.Kind {
 			case media.FFmpegStarted:
@@ -184,6 +186,9 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 			default:
 				st.fail(fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err))
 				ctx.Log.Error("ffmpeg output", "event", e.Kind.String(), "error", e.Err)
+				if pe := (*panics.Error)(nil); errors.As(e.Err, &pe) {
+					pe.Log(ctx.Log) // feeding the process panicked: its stack
+				}
 			}
 		},
 	})

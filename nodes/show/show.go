@@ -19,6 +19,9 @@ import (
 // control server need of it.
 type Running interface {
 	control.Show
+	// SwitchAt and TakeAt switch on the tick a timecode names, and say
+	// where the switch came from (the as-run log's origin).
+	control.TimedSwitcher
 	// Summary reads every bus, output and source.
 	Summary() Summary
 	// Failed is closed when a node failed for good; Err says why.
@@ -175,16 +178,28 @@ func (s *Show[F]) Plan() []byte {
 	return s.planJSON
 }
 
+// maxNamedChanges is how many of the elements a change on air touches
+// its "apply" event names (the rest it counts).
+const maxNamedChanges = 64
+
 // ApplyLive implements Running.
 func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
 	if err := s.State.ApplyLive(ch); err != nil {
 		return err
 	}
+	// The event and the log name the first elements changed and count the
+	// rest, so a change of any size is one small event.
 	changed := ch.Elements()
-	if s.log != nil {
-		s.log.Info("changed on air", "elements", changed)
+	ev := map[string]any{"changed": changed}
+	if len(changed) > maxNamedChanges {
+		ev = map[string]any{"changed": changed[:maxNamedChanges], "more": len(changed) - maxNamedChanges}
 	}
-	s.State.Events().Publish("apply", map[string]any{"changed": changed})
+	if s.log != nil {
+		s.log.Info("changed on air", "elements", ev["changed"], "more", len(changed)-len(ev["changed"].([]string)))
+	}
+	k := s.State.tickNow()
+	s.State.asRun.Record(AsRunLine{Event: "live_change", Tick: &k, Timecode: s.State.TimecodeAt(k).String(), Origin: OriginApply, Elements: changed})
+	s.State.Events().Publish("apply", ev)
 	s.planMu.Lock()
 	s.planJSON = planJSON
 	s.planMu.Unlock()
@@ -214,6 +229,11 @@ type StatusReport struct {
 	// source's tally.
 	Operator  OperatorStatus `json:"operator"`
 	FrameRate string         `json:"frame_rate"`
+	// Timecode is the show's SMPTE timecode: its rate, tick 0's, now's
+	// and each bus's last tick's.
+	Timecode TimecodeStatus `json:"timecode"`
+	// AsRun is what the as-run log wrote and lost; absent without one.
+	AsRun *AsRunStatus `json:"as_run,omitempty"`
 }
 
 // Status implements control.Show.
@@ -225,7 +245,8 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate}
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate,
+		Timecode: s.State.timecodeStatus(), AsRun: s.State.asRun.Status()}
 	if s.backend.Device != nil {
 		rep.Device = s.backend.Device()
 	}
@@ -395,7 +416,7 @@ func (s Summary) WriteText(w io.Writer) {
 				fmt.Fprintf(w, "      %s to %s asked at %.3fs, not drawn yet\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9)
 				continue
 			}
-			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d (drawn at %.3fs)\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, float64(c.DeadlineNs)/1e9)
+			fmt.Fprintf(w, "      %s to %s asked at %.3fs, on tick %d (drawn at %.3fs), timecode %s\n", c.Kind, c.Scene, float64(c.AskedNs)/1e9, c.Tick, float64(c.DeadlineNs)/1e9, c.Timecode)
 		}
 	}
 	fmt.Fprintln(w, "Outputs:")
@@ -478,6 +499,16 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
 		emit(control.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: control.Gauge, Labels: le, Value: float64(e.Capacity)})
 		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
+	}
+	for _, n := range rs.Nodes {
+		if n.Panics > 0 { // only nodes that had one: a show has many nodes
+			emit(control.Sample{Name: "onair_node_panics_total", Help: "Failures of a node that were panics in its work (stacks in the log); its group restarted.", Kind: control.Counter, Labels: l("node", n.ID), Value: float64(n.Panics)})
+		}
+	}
+	emit(control.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: control.Counter, Value: float64(rs.Process.PanicsRecovered)})
+	if ar := s.State.asRun.Status(); ar != nil {
+		emit(control.Sample{Name: "onair_as_run_lines_total", Help: "Lines the as-run log wrote.", Kind: control.Counter, Value: float64(ar.Lines)})
+		emit(control.Sample{Name: "onair_as_run_lines_lost_total", Help: "As-run lines not written (a failed write, such as a full disk, or a full queue); the show stays on air.", Kind: control.Counter, Value: float64(ar.Lost)})
 	}
 	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
 }

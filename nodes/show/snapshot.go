@@ -11,6 +11,7 @@ import (
 
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // Snapshots are the multiviewer's tiles: a small JPEG of a bus or a source,
@@ -119,23 +120,40 @@ func (s *snapshots) run() {
 		case <-s.stop:
 			return
 		case j := <-s.work:
-			host, done, err := j.host()
-			if err == nil {
-				img = ToJFIF(host, SnapshotWidth, img)
-				done()
-			}
-			j.release()
-			if err == nil {
-				buf.Reset()
-				if jpeg.Encode(&buf, img, &jpeg.Options{Quality: SnapshotQuality}) == nil {
-					j.slot.mu.Lock()
-					j.slot.jpeg = append(j.slot.jpeg[:0], buf.Bytes()...)
-					j.slot.mu.Unlock()
-				}
-			}
-			j.slot.busy.Store(false)
+			img = s.take(j, img, &buf)
 		}
 	}
+}
+
+// take converts and encodes one job's picture into its slot. A panic in it
+// (a broken picture) is logged with its stack and counted, the slot keeps
+// its last snapshot, and the goroutine goes on with the next job.
+func (s *snapshots) take(j snapJob, img *image.YCbCr, buf *bytes.Buffer) (out *image.YCbCr) {
+	out = img
+	var done func()
+	defer func() {
+		if p := recover(); p != nil {
+			panics.From("the snapshot of "+j.slot.name, p, nil).Log(nil)
+		}
+		if done != nil {
+			done()
+		}
+		j.release()
+		j.slot.busy.Store(false)
+	}()
+	host, d, err := j.host()
+	if err != nil {
+		return out
+	}
+	done = d
+	out = ToJFIF(host, SnapshotWidth, img)
+	buf.Reset()
+	if jpeg.Encode(buf, out, &jpeg.Options{Quality: SnapshotQuality}) == nil {
+		j.slot.mu.Lock()
+		j.slot.jpeg = append(j.slot.jpeg[:0], buf.Bytes()...)
+		j.slot.mu.Unlock()
+	}
+	return out
 }
 
 // close stops the snapshot goroutine and lets go of the frames still

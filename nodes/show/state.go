@@ -8,7 +8,9 @@
 // A show locks the files its outputs write before anything opens a file,
 // so a second show on the same recording is refused (LockOutputs). A record
 // output never destroys what it wrote: on a write error it drops frames,
-// backs off and continues its file after the last whole frame (recorder). It is generic over the backend's frame type; a backend supplies
+// backs off and continues its file after the last whole frame (recorder).
+//
+// It is generic over the backend's frame type; a backend supplies
 // the pixel work behind small interfaces (Backend, Canvas) and the
 // constructors of its own kinds (sources, uploads, decoders).
 //
@@ -18,11 +20,15 @@
 //
 // show must never import lang/ or compiler/ (it runs a saved plan as well
 // as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
-// nodes/media (the host-side outputs), control/ and compiler/plan.
+// nodes/ (the registry), nodes/media and nodes/media/ipc (the host-side
+// outputs, the local socket's checks), internal/value, control/ and
+// compiler/plan.
 package show
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -38,6 +44,7 @@ import (
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
+	"github.com/onairhq/onair/timecode"
 )
 
 // Options tune a run.
@@ -53,6 +60,12 @@ type Options struct {
 	// OpenFile opens the files record outputs write; nil is os.OpenFile. A
 	// test stands in a disk that fills up (media.SmallDisk).
 	OpenFile media.OpenFunc
+	// AsRun is the as-run log's path (asrun.go), as given (not relative
+	// to BaseDir); "" keeps none. A path that cannot be written refuses
+	// the show before anything starts. It is opened through OpenFile.
+	AsRun string
+	// Log takes the as-run lines at info level; nil: none.
+	Log *slog.Logger
 }
 
 // State is one run of a plan: its buses, sources and outputs, kept across
@@ -74,13 +87,19 @@ type State struct {
 	scenes   map[string]*plan.Scene
 	sceneGen atomic.Uint64
 	stamps   map[string]uint16 // source address → the id drawn into test patterns
-	sources  map[string]*SourceState
-	buses    map[string]*BusState
-	outputs  map[string]*OutputState
+	// feeders holds (source, bus) for each source with an edge into the
+	// bus's compositor (feeds).
+	feeders     map[[2]string]bool
+	feedersOnce sync.Once
+	sources     map[string]*SourceState
+	buses       map[string]*BusState
+	outputs     map[string]*OutputState
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
 	metrics *metrics   // histograms (metrics.go)
+	tc      *showClock // the show's timecode (timecode.go)
+	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
 }
 
 // SourceState is what a source has done, kept across restarts.
@@ -191,6 +210,8 @@ type BusState struct {
 	byKind   [3]uint64             // switches by playout.Kind
 	timing   playout.Timing
 	onAirAt  int64 // the tick last drawn
+	// landed is told of each switch as a tick shows it (the as-run log).
+	landed func(*CutRecord)
 }
 
 // cutHistory is how many of the latest switches a bus keeps, for /status
@@ -205,6 +226,15 @@ type CutRecord struct {
 	AskedNs    int64  `json:"asked_ns"`    // when the request arrived
 	Tick       int64  `json:"tick"`        // the first tick that showed it; -1 until drawn
 	DeadlineNs int64  `json:"deadline_ns"` // that tick's deadline: when it was drawn
+	// Timecode is the tick's timecode ("" until drawn); At the timecode
+	// the switch was asked for ("" for the next tick) and atTick its tick
+	// (-1: the next).
+	Timecode string `json:"timecode,omitempty"`
+	At       string `json:"at,omitempty"`
+	Origin   string `json:"origin,omitempty"` // page, cli, cue, api
+	atTick   int64
+	next     int64 // when asked, the next tick the bus was to draw
+	duration time.Duration
 }
 
 // OutputState is what an output has done, kept across restarts.
@@ -251,6 +281,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
 	}
+	tcRate, err := timecode.NewRate(rate.Num, rate.Den)
+	if err != nil {
+		return nil, fmt.Errorf("plan %q: %v", p.Show, err)
+	}
+	wall := time.Now()
 	b := &State{
 		plan: p, opts: opts, origin: opts.Clock(), rate: rate,
 		nodes: map[string]*plan.Node{}, scenes: map[string]*plan.Scene{}, stamps: map[string]uint16{},
@@ -277,6 +312,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				continue
 			}
 			bs := &BusState{Address: n.Address, Kind: prm.Bus, period: period, first: -1}
+			if b.tc == nil {
+				if b.tc, err = newShowClock(tcRate, prm.TimecodeStart, wall, b.origin); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: %v", n.ID, err))
+				}
+			}
 			scenes := append([]string{}, prm.Scenes...)
 			if prm.Scene != "" && !contains(scenes, prm.Scene) {
 				scenes = append([]string{prm.Scene}, scenes...)
@@ -305,6 +345,19 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		if !runs(n.Kind) {
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
 		}
+	}
+	if b.tc == nil { // a plan without buses still has a clock
+		b.tc, _ = newShowClock(tcRate, "", wall, b.origin)
+	}
+	if len(problems) == 0 && opts.AsRun != "" {
+		if b.asRun, err = OpenAsRun(opts.AsRun, opts.OpenFile, opts.Log); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	for _, bs := range b.buses {
+		bs := bs
+		bs.landed = func(c *CutRecord) { b.switchDrawn(bs, c) }
 	}
 	if len(problems) == 0 {
 		b.op, b.snaps, b.metrics = newOperator(b), newSnapshots(b), newMetrics(b.buses)
@@ -343,6 +396,7 @@ func (b *State) Close() {
 	if b.op != nil {
 		b.op.close()
 	}
+	b.asRun.Close()
 	for _, bs := range b.buses {
 		if bs.wake != nil {
 			bs.wake.Close()
@@ -354,6 +408,12 @@ func (b *State) Close() {
 // d. bus and scene may be written with or without their "bus." and
 // "scene." prefixes. It takes effect at the first tick drawn after it.
 func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
+	return b.switchTo(bus, scene, kind, d, "", OriginAPI)
+}
+
+// switchTo is Switch, at the tick labelled at ("": the next tick drawn),
+// asked for from origin.
+func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin string) error {
 	bs, ok := b.buses[withPrefix("bus.", bus)]
 	if !ok {
 		return fmt.Errorf("no bus %q in this show (buses: %s): %w", bus, strings.Join(b.busNames(), ", "), ErrNotFound)
@@ -374,17 +434,39 @@ func (b *State) Switch(bus, scene, kind string, d time.Duration) error {
 	if k != playout.Cut {
 		ticks = max(1, int64(d)/bs.period)
 	}
+	atTick := int64(-1)
+	if at != "" {
+		if atTick, err = b.TickOf(at); err != nil {
+			return fmt.Errorf("%s: -at %w", bs.Address, err)
+		}
+	}
 	now := b.opts.Clock()
 	bs.mu.Lock()
-	bs.switcher.Request(k, i, ticks)
-	bs.cuts[bs.switches%cutHistory] = CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1}
+	if atTick >= 0 {
+		if err := bs.switcher.RequestAt(k, i, ticks, atTick); err != nil {
+			bs.mu.Unlock()
+			var late *playout.LateError
+			if errors.As(err, &late) {
+				return b.lateError(bs, at, late)
+			}
+			return err
+		}
+	} else {
+		bs.switcher.Request(k, i, ticks)
+	}
+	rec := CutRecord{Scene: sc, Kind: k.String(), AskedNs: now - b.origin, Tick: -1, atTick: atTick, Origin: origin, duration: d, next: bs.switcher.Last() + 1}
+	if atTick >= 0 {
+		rec.At = b.TimecodeAt(atTick).String()
+	}
+	bs.cuts[bs.switches%cutHistory] = rec
 	bs.switches++
 	if int(k) < len(bs.byKind) {
 		bs.byKind[k]++
 	}
 	bs.mu.Unlock()
 	bs.wake.Notify()
-	b.op.switched(bs.Address, sc, k.String(), d, now-b.origin)
+	b.op.switched(bs.Address, sc, k.String(), d, now-b.origin, &rec)
+	b.switchAsked(bs, &rec)
 	return nil
 }
 
@@ -396,11 +478,21 @@ func (bs *BusState) landSwitches(k, deadlineNs int64) {
 	if bs.switches > cutHistory && from < bs.switches-cutHistory {
 		from = bs.switches - cutHistory // older ones have left the ring
 	}
+	all := true // every switch up to i has its tick
 	for i := from; i < bs.switches; i++ {
 		c := &bs.cuts[i%cutHistory]
-		c.Tick, c.DeadlineNs = k, deadlineNs
+		if c.Tick < 0 && c.atTick <= k { // -1: the next tick; else its tick (or the first drawn after it)
+			c.Tick, c.DeadlineNs = k, deadlineNs
+			if bs.landed != nil {
+				bs.landed(c)
+			}
+		}
+		if all && c.Tick >= 0 {
+			bs.drawn = i + 1
+		} else {
+			all = false
+		}
 	}
-	bs.drawn = bs.switches
 }
 
 // recentSwitches returns the switches in the ring, oldest first. The
@@ -481,17 +573,23 @@ func (b *State) scene(addr string) *plan.Scene {
 }
 
 // LiveChange is what a running show changes without going off air
-// (State.ApplyLive).
+// (State.ApplyLive). A change to an element is given whole: nothing in it
+// stands for "unchanged".
 type LiveChange struct {
 	// Scenes get new layers; a scene the show lacks is added.
 	Scenes []plan.Scene
+	// RenameScenes gives scenes new addresses (old address → new, a moved
+	// block): every bus that may show one shows it under the new address,
+	// at the same place in its list, and the old address is gone. The
+	// scene keeps its layers unless Scenes holds it under the new address.
+	RenameScenes map[string]string
 	// AddScenes puts scenes at the end of buses' lists (bus address → the
 	// scenes to add), so that a switch can take them.
 	AddScenes map[string][]string
 	// InputPollMs is a new input_poll_ms for buses (bus address → ms).
 	InputPollMs map[string]int
 	// Previews are new settings of preview outputs (output address →
-	// them; a zero field keeps the setting).
+	// them, both fields).
 	Previews map[string]PreviewSettings
 	// ImportTTLMs is a new import_ttl_ms for browser sources (source
 	// address → ms).
@@ -503,6 +601,9 @@ func (ch LiveChange) Elements() []string {
 	set := map[string]bool{}
 	for _, sc := range ch.Scenes {
 		set[sc.Address] = true
+	}
+	for _, to := range ch.RenameScenes {
+		set[to] = true
 	}
 	for _, m := range []map[string]int{ch.InputPollMs, ch.ImportTTLMs} {
 		for a := range m {
@@ -520,8 +621,8 @@ func (ch LiveChange) Elements() []string {
 
 // PreviewSettings are a preview output's params that change on air.
 type PreviewSettings struct {
-	IntervalMs int `json:"interval_ms,omitempty"`
-	Quality    int `json:"quality,omitempty"`
+	IntervalMs int `json:"interval_ms"`
+	Quality    int `json:"quality"`
 }
 
 // ApplyLive changes the show while it runs. Every bus that may show a
@@ -529,13 +630,15 @@ type PreviewSettings struct {
 // or a missed frame; a compositor waits by a new input_poll_ms from its
 // next wait on. Each layer's source must already feed every bus that may
 // show the scene (the plan's edges): another source needs the show
-// restarted. It changes nothing unless all of it passes, and returns an
-// error wrapping ErrNotFound or ErrInvalid saying what did not.
+// restarted. Every value is checked against the range the nodes/ registry
+// declares. It changes nothing unless all of it passes, and returns an
+// error wrapping ErrNotFound or ErrInvalid saying what did not and why.
+// Its cost is linear in the change and in the lists of the buses it adds
+// scenes to or renames scenes on.
 func (b *State) ApplyLive(ch LiveChange) error {
-	scenes, add := ch.Scenes, ch.AddScenes
 	var problems []string
-	next := map[string]*plan.Scene{}
-	for _, sc := range scenes {
+	next := make(map[string]*plan.Scene, len(ch.Scenes)+len(ch.RenameScenes))
+	for _, sc := range ch.Scenes {
 		n := sc
 		n.Layers = append([]plan.Layer(nil), sc.Layers...)
 		next[sc.Address] = &n
@@ -544,40 +647,98 @@ func (b *State) ApplyLive(ch LiveChange) error {
 				problems = append(problems, fmt.Sprintf("%s layer %d: %v", sc.Address, i, err))
 			}
 		}
+		// Against the canvas and sources on air (the change's own plan
+		// may say anything of them).
+		if err := b.plan.CheckScene(sc); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	// Renames: the old address must be the show's and stay no one's; the
+	// new one must be free.
+	gone := make(map[string]bool, len(ch.RenameScenes))
+	renamedTo := make(map[string]string, len(ch.RenameScenes)) // new → old
+	for _, from := range sortedKeys(ch.RenameScenes) {
+		to := ch.RenameScenes[from]
+		old := b.scene(from)
+		switch {
+		case old == nil:
+			return fmt.Errorf("renaming %s to %s: the show on air has no scene %s: %w", from, to, from, ErrNotFound)
+		case b.scene(to) != nil && ch.RenameScenes[to] == "":
+			problems = append(problems, fmt.Sprintf("renaming %s to %s: the show has a scene %s already (rename or remove it in a restart)", from, to, to))
+		case renamedTo[to] != "":
+			problems = append(problems, fmt.Sprintf("renaming both %s and %s to %s: one address, two scenes", renamedTo[to], from, to))
+		}
+		renamedTo[to] = from
+		gone[from] = true
+		if next[to] == nil {
+			n := *old
+			n.Address = to
+			next[to] = &n
+		}
 	}
 	sceneAt := func(addr string) *plan.Scene {
 		if sc := next[addr]; sc != nil {
 			return sc
 		}
+		if gone[addr] {
+			return nil
+		}
 		return b.scene(addr)
 	}
-	lists := map[string][]string{} // each bus's scenes after the change
+	for a := range ch.AddScenes {
+		if b.buses[a] == nil {
+			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		}
+	}
+	for a := range ch.InputPollMs {
+		if b.buses[a] == nil {
+			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		}
+	}
+	// Each bus's scenes after the change, for the buses whose list
+	// changes (a copy: the list served is never changed in place).
+	lists := map[string][]string{}
 	for _, a := range sortedKeys(b.buses) {
 		bs := b.buses[a]
-		lists[a] = bs.Scenes()
-		more, ok := add[a]
-		if !ok {
+		cur := bs.Scenes()
+		more, adds := ch.AddScenes[a]
+		renames := false
+		if len(ch.RenameScenes) > 0 {
+			for _, sc := range cur {
+				if gone[sc] {
+					renames = true
+					break
+				}
+			}
+		}
+		if !adds && !renames {
 			continue
 		}
-		if bs.Kind != "program" {
+		if adds && bs.Kind != "program" {
 			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it shows one source, no scenes", a))
 			continue
 		}
+		list := make([]string, 0, len(cur)+len(more))
+		has := make(map[string]bool, len(cur)+len(more))
+		for _, sc := range cur {
+			if to, ok := ch.RenameScenes[sc]; ok {
+				sc = to
+			}
+			list = append(list, sc)
+			has[sc] = true
+		}
 		for _, sc := range more {
 			switch {
-			case contains(lists[a], sc):
+			case has[sc]:
 				problems = append(problems, fmt.Sprintf("%s shows %s already", a, sc))
 			case sceneAt(sc) == nil:
 				problems = append(problems, fmt.Sprintf("%s: the show has no scene %s", a, sc))
 			default:
-				lists[a] = append(append([]string{}, lists[a]...), sc)
+				list = append(list, sc)
+				has[sc] = true
 			}
 		}
-	}
-	for _, a := range append(sortedKeys(add), sortedKeys(ch.InputPollMs)...) {
-		if b.buses[a] == nil {
-			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
-		}
+		lists[a] = list
 	}
 	// Ranges as the registry declares them.
 	check := func(kind, param, addr string, v int) {
@@ -603,39 +764,57 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		if o == nil || o.Kind != "preview" {
 			return fmt.Errorf("%s: the show on air has no such preview output: %w", a, ErrNotFound)
 		}
-		if v := ch.Previews[a].IntervalMs; v != 0 {
-			check("output_preview", "interval_ms", a, v)
-		}
-		if v := ch.Previews[a].Quality; v != 0 {
-			check("output_preview", "quality", a, v)
+		check("output_preview", "interval_ms", a, ch.Previews[a].IntervalMs)
+		check("output_preview", "quality", a, ch.Previews[a].Quality)
+	}
+	// Every scene that changes, is renamed or joins a bus draws only
+	// sources that feed each bus that may show it.
+	feedCheck := func(bus, addr string) {
+		sc := sceneAt(addr)
+		for i, l := range sc.Layers {
+			if !b.feeds(l.Source, bus) {
+				problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s (a source new to a bus needs the show restarted)", addr, i, l.Source, bus))
+			}
 		}
 	}
-	for _, a := range sortedKeys(lists) {
-		for _, addr := range lists[a] {
-			sc := sceneAt(addr)
-			if next[addr] == nil && !contains(add[a], addr) {
-				continue // neither changed nor new on this bus
-			}
-			for i, l := range sc.Layers {
-				if !b.feeds(l.Source, a) {
-					problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s", addr, i, l.Source, a))
+	for _, a := range sortedKeys(b.buses) {
+		if list, ok := lists[a]; ok {
+			was := len(b.buses[a].Scenes())
+			for i, addr := range list {
+				if i >= was || next[addr] != nil {
+					feedCheck(a, addr)
 				}
+			}
+			continue
+		}
+		if len(next) == 0 {
+			continue
+		}
+		for _, addr := range b.buses[a].Scenes() {
+			if next[addr] != nil {
+				feedCheck(a, addr)
 			}
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("nothing changed: %s (a new source on a bus needs the show restarted): %w", strings.Join(problems, "; "), ErrInvalid)
+		return fmt.Errorf("nothing changed: %s: %w", strings.Join(problems, "; "), ErrInvalid)
 	}
 	b.scenesMu.Lock()
+	for addr := range gone {
+		if next[addr] == nil {
+			delete(b.scenes, addr)
+		}
+	}
 	for addr, sc := range next {
 		b.scenes[addr] = sc
 	}
-	b.scenesMu.Unlock()
 	for a, l := range lists {
-		if _, ok := add[a]; ok {
-			l := l
-			b.buses[a].scenes.Store(&l)
-		}
+		l := l
+		b.buses[a].scenes.Store(&l)
+	}
+	b.scenesMu.Unlock()
+	if len(ch.RenameScenes) > 0 {
+		b.op.renamed(ch.RenameScenes)
 	}
 	for a, ms := range ch.InputPollMs {
 		b.buses[a].pollNs.Store(int64(ms) * 1_000_000)
@@ -644,12 +823,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		b.sources[a].Browser().SetImportTTL(ms)
 	}
 	for a, ps := range ch.Previews {
-		if ps.IntervalMs != 0 {
-			b.outputs[a].previewInterval.Store(int64(ps.IntervalMs))
-		}
-		if ps.Quality != 0 {
-			b.outputs[a].previewQuality.Store(int64(ps.Quality))
-		}
+		b.outputs[a].previewInterval.Store(int64(ps.IntervalMs))
+		b.outputs[a].previewQuality.Store(int64(ps.Quality))
 	}
 	b.sceneGen.Add(1) // after the scenes and lists: a compositor that sees it finds them
 	for _, bs := range b.buses {
@@ -658,13 +833,17 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	return nil
 }
 
-// feeds reports whether source sends frames to bus's compositor in the plan.
+// feeds reports whether source sends frames to bus's compositor in the
+// plan (its edges, read once: they never change on air).
 func (b *State) feeds(source, bus string) bool {
-	for _, e := range b.plan.Edges {
-		from, to := b.nodes[e.From], b.nodes[e.To]
-		if from != nil && to != nil && from.Address == source && to.Address == bus && to.Kind == "compositor" {
-			return true
+	b.feedersOnce.Do(func() {
+		b.feeders = map[[2]string]bool{}
+		for _, e := range b.plan.Edges {
+			from, to := b.nodes[e.From], b.nodes[e.To]
+			if from != nil && to != nil && to.Kind == "compositor" {
+				b.feeders[[2]string{from.Address, to.Address}] = true
+			}
 		}
-	}
-	return false
+	})
+	return b.feeders[[2]string{source, bus}]
 }

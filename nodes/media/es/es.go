@@ -58,6 +58,11 @@ func ParseCodec(s string) (Codec, error) {
 	return 0, fmt.Errorf("unknown codec %q: use h264 or hevc", s)
 }
 
+// MaxSide is the longest side of a picture the package reads a sequence
+// parameter set of, coded or displayed: a larger one is refused with
+// AccessUnit.SPSError.
+const MaxSide = 16384
+
 // Info is what a sequence parameter set says about the pictures that follow
 // it.
 type Info struct {
@@ -124,6 +129,10 @@ type AccessUnit struct {
 	// Info is set when the access unit carries a sequence parameter set:
 	// what it says. It is nil otherwise.
 	Info *Info
+	// SPSError is set when the access unit carries a sequence parameter
+	// set that cannot be used (sides over MaxSide, a value out of range,
+	// cut short): why. Info is nil then, unless another one of it can.
+	SPSError error
 	// NALs is where each NAL unit of Data starts: the index of its header's
 	// first byte, just after its start code, in stream order. A NAL unit
 	// ends where the next one's start code begins (its zero bytes

@@ -8,10 +8,16 @@ import (
 	"os"
 )
 
-// MaxAccessUnit bounds one access unit: a stream that goes on longer than
-// this without a start code is not video this package reads.
+// MaxAccessUnit bounds one access unit, start codes included: Next refuses
+// a longer one with an error, so nothing longer reaches a decoder. (A
+// 16384x16384 4:2:0 picture at 10 bits is 768 MiB raw, but no encoder
+// onair plays spends a twelfth of that on one coded picture.)
 const MaxAccessUnit = 64 << 20
 
+// initialBuffer is the read buffer's first size, and what it may hold past
+// the longest access unit: at most MaxAccessUnit+initialBuffer in all for
+// an elementary stream (for a transport stream, the longer of this and
+// one PES payload past it).
 const initialBuffer = 64 << 10
 
 // payloadSource supplies the elementary stream of a container: each call
@@ -52,6 +58,7 @@ type Reader struct {
 	seenVCL bool
 	key     bool
 	info    *Info
+	spsErr  error // why an SPS of it cannot be used
 
 	// The last start code found.
 	scan     int  // where the search for the next start code goes on
@@ -69,6 +76,7 @@ type Reader struct {
 	scratch   []byte
 	first     *Info // the first parameter set of the stream
 	done      bool  // the last access unit was returned
+	fatal     error // an access unit over MaxAccessUnit: every later Next returns it
 }
 
 func newReader(c Codec) *Reader {
@@ -167,9 +175,15 @@ func codecOfName(path string) Codec {
 }
 
 // findInfo reads ahead to the first sequence parameter set and rewinds.
+// One that cannot be used, with no good one before the first picture, is
+// the reason the stream cannot be played.
 func (r *Reader) findInfo() error {
+	var bad error
 	for {
 		au, err := r.Next()
+		if err == io.EOF && bad != nil {
+			return fmt.Errorf("%w (%w)", bad, ErrNoStream)
+		}
 		if err == io.EOF {
 			return fmt.Errorf("holds no %s sequence parameter set: is it an %s stream? (%w)", r.codec, r.codec, ErrNoStream)
 		}
@@ -178,6 +192,12 @@ func (r *Reader) findInfo() error {
 		}
 		if au.Info != nil {
 			break
+		}
+		if au.SPSError != nil && bad == nil {
+			bad = fmt.Errorf("access unit %d (byte %d): %w", au.Index, au.Offset, au.SPSError)
+		}
+		if au.Pictures && bad != nil {
+			return fmt.Errorf("%w; no picture of the stream can be decoded", bad)
 		}
 		if au.Pictures {
 			return fmt.Errorf("its first picture comes before any %s sequence parameter set: it is no %s stream that can be decoded from its start", r.codec, r.codec)
@@ -239,6 +259,9 @@ func (r *Reader) hdrLen() int {
 
 // Next returns the next access unit, or io.EOF after the last one.
 func (r *Reader) Next() (AccessUnit, error) {
+	if r.fatal != nil {
+		return AccessUnit{}, r.fatal
+	}
 	if r.done {
 		return AccessUnit{}, io.EOF
 	}
@@ -255,6 +278,9 @@ func (r *Reader) Next() (AccessUnit, error) {
 			var au AccessUnit
 			emit := starts && r.auNALs > 0
 			if emit {
+				if err := r.bound(r.boundary); err != nil {
+					return AccessUnit{}, err
+				}
 				au = r.cut(r.boundary)
 				r.auStart, r.auCode = r.boundary, r.code
 			}
@@ -346,7 +372,10 @@ func (r *Reader) parseSPS(nal []byte) {
 	r.spsAt = -1
 	info, err := parseSPS(r.codec, nal, &r.scratch)
 	if err != nil {
-		return // a broken parameter set says nothing; the decoder reports it
+		// The access unit says why; the reader goes on, as a decoder
+		// would, and its user decides.
+		r.spsErr = err
+		return
 	}
 	r.info = &info
 	if r.first == nil {
@@ -359,7 +388,7 @@ func (r *Reader) parseSPS(nal []byte) {
 // index), and resets the gathering.
 func (r *Reader) cut(end int) AccessUnit {
 	au := AccessUnit{Data: r.buf[r.auStart:end:end], Index: r.index, Offset: r.base + int64(r.auStart),
-		Key: r.key, Pictures: r.seenVCL, Info: r.info}
+		Key: r.key, Pictures: r.seenVCL, Info: r.info, SPSError: r.spsErr}
 	r.auNALsOut = r.auNALsOut[:0]
 	for _, off := range r.nals {
 		r.auNALsOut = append(r.auNALsOut, int32(off-au.Offset))
@@ -376,7 +405,7 @@ func (r *Reader) cut(end int) AccessUnit {
 		r.marks = append(r.marks[:0], r.marks[k:]...)
 	}
 	r.index++
-	r.auNALs, r.seenVCL, r.key, r.info = 0, false, false, nil
+	r.auNALs, r.seenVCL, r.key, r.info, r.spsErr = 0, false, false, nil, nil
 	return au
 }
 
@@ -403,7 +432,26 @@ func (r *Reader) last() (AccessUnit, error) {
 		}
 		return AccessUnit{}, io.EOF
 	}
+	if err := r.bound(end); err != nil {
+		return AccessUnit{}, err
+	}
 	return r.cut(end), nil
+}
+
+// bound refuses the access unit being gathered when, ending at end, it
+// would be longer than MaxAccessUnit.
+func (r *Reader) bound(end int) error {
+	if end-r.auStart <= MaxAccessUnit {
+		return nil
+	}
+	return r.tooLong()
+}
+
+func (r *Reader) tooLong() error {
+	r.fatal = fmt.Errorf("%s: access unit %d (byte %d) runs past %d MiB, the most one access unit may hold: is it %s video?",
+		r.name(), r.index, r.base+int64(max(r.auStart, 0)), MaxAccessUnit>>20, r.codec)
+	r.err, r.eof = r.fatal, true
+	return r.fatal
 }
 
 // fill compacts the buffer (dropping what was returned or skipped) and
@@ -437,7 +485,7 @@ func (r *Reader) fill() error {
 		return r.fillPayload()
 	}
 	if r.n == len(r.buf) {
-		if err := r.grow(r.n + 1); err != nil {
+		if err := r.grow(r.n+1, initialBuffer); err != nil {
 			return err
 		}
 	}
@@ -463,7 +511,7 @@ func (r *Reader) fillPayload() error {
 		return nil
 	}
 	if r.n+len(data) > len(r.buf) {
-		if err := r.grow(r.n + len(data)); err != nil {
+		if err := r.grow(r.n+len(data), len(data)); err != nil {
 			return err
 		}
 	}
@@ -474,12 +522,16 @@ func (r *Reader) fillPayload() error {
 	return nil
 }
 
-func (r *Reader) grow(need int) error {
-	if need > MaxAccessUnit+initialBuffer {
-		r.err, r.eof = fmt.Errorf("%s: an access unit runs past %d MiB without a start code: is it %s video?", r.name(), MaxAccessUnit>>20, r.codec), true
-		return r.err
+// grow makes the buffer hold need bytes, doubling it up to the access unit
+// being gathered (at most MaxAccessUnit) and one read of read bytes past
+// it. The buffer holds nothing before that access unit (fill dropped it),
+// so a need past the bound is an access unit longer than MaxAccessUnit.
+func (r *Reader) grow(need, read int) error {
+	limit := MaxAccessUnit + max(read, initialBuffer)
+	if need > limit {
+		return r.tooLong()
 	}
-	nb := make([]byte, max(2*len(r.buf), need))
+	nb := make([]byte, min(max(2*len(r.buf), need), limit))
 	copy(nb, r.buf[:r.n])
 	r.buf = nb
 	return nil

@@ -44,7 +44,7 @@ func parseSPS(c Codec, nal []byte, scratch *[]byte) (Info, error) {
 		err = r.Err
 	}
 	if err != nil {
-		return Info{}, fmt.Errorf("%s sequence parameter set: %w", c, err)
+		return Info{}, fmt.Errorf("%s sequence parameter set (SPS): %w", c, err)
 	}
 	return info, nil
 }
@@ -216,12 +216,14 @@ func parseHEVCSPS(r *bitstream.Reader) (Info, error) {
 
 // finish applies the crop and checks the sizes.
 func finish(info Info) (Info, error) {
-	const maxSide = 16384
-	if info.CodedWidth <= 0 || info.CodedHeight <= 0 || info.CodedWidth > maxSide || info.CodedHeight > maxSide {
+	if info.CodedWidth > MaxSide || info.CodedHeight > MaxSide {
+		return info, fmt.Errorf("declares %dx%d, over the %d limit (onair plays pictures of at most %d on a side: scale the video down)", info.CodedWidth, info.CodedHeight, MaxSide, MaxSide)
+	}
+	if info.CodedWidth <= 0 || info.CodedHeight <= 0 {
 		return info, fmt.Errorf("coded size %dx%d out of range", info.CodedWidth, info.CodedHeight)
 	}
 	for _, c := range info.Crop {
-		if c < 0 || c > maxSide {
+		if c < 0 || c > MaxSide {
 			return info, fmt.Errorf("cropping %v out of range", info.Crop)
 		}
 	}

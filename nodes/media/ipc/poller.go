@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/onairhq/onair/internal/panics"
 )
 
 // Poller serves several receivers on one thread: one poll(2) over every
@@ -106,9 +108,25 @@ func (p *Poller) Run() error {
 			drainWake(p.wakeFd)
 		}
 		for _, s := range sets {
-			s.e.r.dispatch(pfds[s.from:s.to], conns[s.cfrom:s.cto], s.e.sb, s.e.deliver)
+			p.dispatch(s, pfds, conns)
 		}
 	}
+}
+
+// dispatch serves one receiver's round; a panic in it shuts that receiver
+// down (its producer gets its buffers back) and is reported to its owner.
+func (p *Poller) dispatch(s pollSet, pfds []unix.PollFd, conns []*conn) {
+	r := s.e.r
+	defer func() {
+		if v := recover(); v != nil {
+			err := panics.From("serving socket "+r.cfg.Path, v, r.log)
+			p.finish(r)
+			if r.cfg.OnPanic != nil {
+				r.cfg.OnPanic(err)
+			}
+		}
+	}()
+	r.dispatch(pfds[s.from:s.to], conns[s.cfrom:s.cto], s.e.sb, s.e.deliver)
 }
 
 type pollSet struct {

@@ -77,6 +77,11 @@ type ReceiverConfig struct {
 	// retired (every buffer back, DRAIN sent, descriptors closed that no
 	// frame holds), on the goroutine that retired it.
 	OnRetire func(connection uint64, reason DrainReason)
+	// OnPanic, when set, is told of a panic in the receiver's work on a
+	// Poller (its producer's messages, deliver): the receiver is shut
+	// down, the poller's other receivers go on, and the owner fails its
+	// source with the error (a *panics.Error, its stack in Log).
+	OnPanic func(error)
 }
 
 // Buffer is one of a producer's buffers as onair holds it.
