@@ -7,6 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
@@ -88,5 +91,68 @@ func TestTheShowsSocketIsTheShowUsersOnly(t *testing.T) {
 		if st.Mode().Perm() != c.want {
 			t.Errorf("canvas %q under umask 000: the socket is %04o, want %04o", c.canvas, st.Mode().Perm(), c.want)
 		}
+	}
+}
+
+// TestAProducerWhoseBufferFailsImportIsTold is issue 27's fifteenth item,
+// the producer's part: a buffer onair could not import (here a memfd not
+// sealed against shrinking, which the CPU refuses to map) was reported in
+// the log and /status only; the producer went on sending into the void.
+// It now gets ERROR (code import) naming the buffer and the reason, and
+// its connection is retired; the show goes on.
+func TestAProducerWhoseBufferFailsImportIsTold(t *testing.T) {
+	dir, start := compileShow(t, patternShow)
+	socket := filepath.Join(dir, "gfx.sock")
+	connected := make(chan *ipc.Producer, 1)
+	go func() {
+		p := patternProducer(t, socket)
+		if p != nil && !sendPattern(t, p, 1) {
+			p = nil
+		}
+		connected <- p
+	}()
+	s := start()
+	defer s.Stop()
+	good := <-connected
+	if good == nil {
+		t.FailNow()
+	}
+	good.Close()
+	unsealed := func(size int) (ipc.BufferMemory, error) {
+		fd, err := unix.MemfdCreate("onair-producer-unsealed", unix.MFD_CLOEXEC)
+		if err != nil {
+			return ipc.BufferMemory{}, err
+		}
+		unix.Ftruncate(fd, int64(size))
+		mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			unix.Close(fd)
+			return ipc.BufferMemory{}, err
+		}
+		return ipc.BufferMemory{Fd: fd, Pixels: mem, Free: func() { unix.Munmap(mem); unix.Close(fd) }}, nil
+	}
+	p, err := ipc.DialWait(ipc.ProducerConfig{Socket: socket, Picture: ipc.NewPicture(ipc.BGRA, ipc.AlphaPremultiplied, 320, 180), Alloc: unsealed}, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if !sendPattern(t, p, 2) {
+		t.FailNow()
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(wait):
+		t.Fatal("the producer was never told its buffer could not be imported")
+	}
+	var refused *ipc.RefusedError
+	if err := p.Err(); !errors.As(err, &refused) || refused.Code != ipc.CodeImport || !strings.Contains(refused.Text, "F_SEAL_SHRINK") {
+		t.Fatalf("the producer of an unsealed buffer: %v, want ERROR import saying what to seal", err)
+	}
+	if d, ok := p.Drained(); !ok || d.Reason != ipc.DrainError {
+		t.Errorf("drain %+v %v, want one after the ERROR", d, ok)
+	}
+	src := s.State.Summary().Sources[0]
+	if src.Browser.Refused != 1 || !strings.Contains(src.LastError, "F_SEAL_SHRINK") {
+		t.Errorf("/status: %d refused, last error %q", src.Browser.Refused, src.LastError)
 	}
 }

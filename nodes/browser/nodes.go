@@ -349,6 +349,9 @@ func (l *importLoop[F]) frame(tok F, now int64) (out F, ok bool, err error) {
 	if !have {
 		if mp, err = l.imp.Import(f.Buffer); err != nil {
 			l.report(err)
+			// The producer is told too, and its connection retired:
+			// every frame of the buffer would fail the same way.
+			f.Refuse(ipc.CodeImport, fmt.Sprintf("onair could not import buffer %d: %v", f.Buffer.ID, err))
 			return out, false, err
 		}
 		l.imports.Put(f.Buffer, mp, now)

@@ -166,6 +166,35 @@ func Claim(h uint64) (*Frame, bool) {
 	return f, true
 }
 
+// Refuse says onair cannot use the frame's buffer (the backend could not
+// import it): the frame is finished, as Release does, and the producer is
+// told with ERROR (code, text) and its connection retired, by the
+// receiver's thread (a retire waits for frames being converted, such as
+// this one). Refusing a frame whose connection is retiring already only
+// releases it.
+func (f *Frame) Refuse(code ErrorCode, text string) {
+	c := f.conn
+	c.mu.Lock()
+	if c.refusal == nil && !c.closed && !c.retiring {
+		c.refusal = &ErrorMsg{Code: code, Text: text}
+		wake(c.r.wakeFd)
+	}
+	c.mu.Unlock()
+	f.Release()
+}
+
+// takeRefusal returns the refusal a Refuse left for the receiver's thread.
+func (c *conn) takeRefusal() *ErrorMsg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.refusal
+	c.refusal = nil
+	if c.closed {
+		return nil
+	}
+	return e
+}
+
 // Release says onair has finished with the frame: its buffer goes to the
 // return queue. Releasing twice, or after the connection's retire gave the
 // buffer back, does nothing.
@@ -354,7 +383,9 @@ func (r *Receiver) dispatch(pfds []unix.PollFd, conns []*conn, sb *serveBuffers,
 				deliver(f)
 			}
 		}
-		if c.broken() {
+		if e := c.takeRefusal(); e != nil {
+			r.refuse(c, e.Code, e.Text)
+		} else if c.broken() {
 			r.drop(c, DrainStop, nil)
 		}
 	}
@@ -607,8 +638,9 @@ type conn struct {
 	arrivals uint64
 	returns  *ReturnQueue
 	scratch  []Release
-	outbox   [][]byte // messages the socket had no room for
-	failed   error    // a send failed: the producer is gone
+	outbox   [][]byte  // messages the socket had no room for
+	failed   error     // a send failed: the producer is gone
+	refusal  *ErrorMsg // Refuse's, for Serve's goroutine to send
 	returned uint32
 	retiring bool
 	closed   bool
