@@ -258,7 +258,7 @@ type DrainReason uint16
 
 const (
 	DrainStop     DrainReason = 1 // the source stopped (the show ended, or its group restarts)
-	DrainReplaced DrainReason = 2 // a new connection on the socket replaced this one
+	DrainReplaced DrainReason = 2 // no longer sent: a second producer is refused (CodeBusy) instead of replacing the one streaming
 	DrainBye      DrainReason = 3 // the producer said BYE
 	DrainError    DrainReason = 4 // a protocol error, sent as ERROR just before
 )
