@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/media/ipc"
@@ -125,6 +126,12 @@ func TestProducerFasterThanTheShowIsRetimed(t *testing.T) {
 			t.Fatalf("Program showed frame %d after frame %d", shown[i], shown[i-1])
 		}
 	}
+	var early float64
+	s.Collect(func(x control.Sample) {
+		if x.Name == "onair_browser_early_total" {
+			early = x.Value
+		}
+	})
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +146,9 @@ func TestProducerFasterThanTheShowIsRetimed(t *testing.T) {
 	}
 	if bs.Early == 0 || bs.Early >= frames {
 		t.Errorf("%d of %d frames counted early, want some and not all", bs.Early, frames)
+	}
+	if early == 0 {
+		t.Error("/metrics has no onair_browser_early_total, or it is 0")
 	}
 	t.Logf("%d frames sent in %d ticks; Program showed frame %d %d ticks after frame 1; %d early, %d paced, %d underruns",
 		frames, during, frames, took, bs.Early, sum.Sources[0].Paced, sum.Sources[0].Underruns)

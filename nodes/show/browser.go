@@ -96,8 +96,12 @@ func (b *BrowserSummary) text() string {
 	if b == nil {
 		return ""
 	}
-	return fmt.Sprintf("; browser: %d frames, %d buffers, %d returned, %d queued, %d imports (%d live, %d released)",
-		b.Frames, b.Buffers, b.Returned, b.ReturnsQueued, b.Imports, b.ImportsLive, b.ImportReleases)
+	early := ""
+	if b.Early > 0 {
+		early = fmt.Sprintf(", %d early (the producer paints faster than the show)", b.Early)
+	}
+	return fmt.Sprintf("; browser: %d frames, %d buffers, %d returned, %d queued, %d imports (%d live, %d released)%s",
+		b.Frames, b.Buffers, b.Returned, b.ReturnsQueued, b.Imports, b.ImportsLive, b.ImportReleases, early)
 }
 
 // collectBrowser emits a browser source's metrics.
