@@ -10,7 +10,8 @@ package ipc
 //     retired first, so one that crashed is replaced at once.
 //   - The socket is created with the config's Mode (0600 unless set),
 //     whatever the umask; with PeerUIDs set, a connection from another
-//     user (SO_PEERCRED) is refused with ERROR before it says anything.
+//     user (SO_PEERCRED) is answered ERROR at its first message, and
+//     nothing it sends is taken.
 //   - A buffer's descriptor arrives once, with its first frame; the
 //     receiver keeps it (the importer may need it again after an import
 //     expired) until the producer FORGETs the buffer or the connection is
