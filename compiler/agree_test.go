@@ -20,6 +20,8 @@ var canvasParams = []struct{ canvas, kind, param string }{
 	{"aux_input_poll_ms", "compositor", "input_poll_ms"},
 	{"browser_frame_queue", "ipc_dmabuf_source", "frames_in_flight"},
 	{"import_ttl_ms", "gpu_import", "import_ttl_ms"},
+	{"browser_socket_mode", "ipc_dmabuf_source", "socket_mode"},
+	{"browser_peer", "ipc_dmabuf_source", "peer"},
 	{"nvdec_parser", "nvdec_file", "parser"}, // fuse_decode_loops.go
 	{"timecode_start", "compositor", "timecode_start"},
 }

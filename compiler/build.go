@@ -294,7 +294,13 @@ func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Si
 		return p
 	case "ipc_dmabuf_source":
 		q := st.Show.Canvas.Int("browser_frame_queue")
-		return map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}
+		p := map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}
+		for param, canvas := range map[string]string{"socket_mode": "browser_socket_mode", "peer": "browser_peer"} {
+			if v := st.Show.Canvas.String(canvas); v != "" && v != paramDefault(kind, param) { // plans say only what differs
+				p[param] = v
+			}
+		}
+		return p
 	case "gpu_import":
 		// The mixer purges what start-up left idle as it goes on air (seed 003).
 		p := map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format}

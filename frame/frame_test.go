@@ -194,3 +194,24 @@ func TestWriteToPacksPaddedFrames(t *testing.T) {
 		t.Error("a padded frame writes different bytes from the packed one")
 	}
 }
+
+// TestClosedPoolKeepsNothing: a closed pool lets go of its free frames at
+// once and of a frame still out when its last reference goes (the pools
+// of a picture size no longer used, issue 27).
+func TestClosedPoolKeepsNothing(t *testing.T) {
+	p, err := NewPool(NV12, 64, 32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.Get()
+	b, _ := p.Get()
+	a.Release()
+	p.Close()
+	if p.Free() != 0 || p.Allocated() != 1 {
+		t.Fatalf("after Close: %d free, %d allocated; want 0 and 1 (the frame still out)", p.Free(), p.Allocated())
+	}
+	b.Release()
+	if p.Free() != 0 || p.Allocated() != 0 {
+		t.Fatalf("after the last frame came back: %d free, %d allocated; want 0 and 0", p.Free(), p.Allocated())
+	}
+}

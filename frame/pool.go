@@ -17,6 +17,7 @@ type Pool struct {
 	free      []*Frame
 	allocated int
 	max       int
+	closed    bool
 }
 
 // NewPool returns a pool of w×h frames of format f. max bounds the number of
@@ -101,6 +102,24 @@ func (p *Pool) Put(fr *Frame) {
 
 func (p *Pool) put(fr *Frame) {
 	p.mu.Lock()
+	if p.closed { // left to the garbage collector
+		p.allocated--
+		p.mu.Unlock()
+		fr.pool = nil
+		return
+	}
 	p.free = append(p.free, fr)
+	p.mu.Unlock()
+}
+
+// Close lets go of the frames waiting in the pool, and of each frame still
+// out when its last reference goes: a pool of a size no longer used (a
+// producer that changed its picture) holds no memory once its frames are
+// back. Get still works after Close, allocating each time.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.allocated -= len(p.free)
+	clear(p.free)
+	p.free, p.closed = nil, true
 	p.mu.Unlock()
 }

@@ -216,18 +216,34 @@ func TestSmoother(t *testing.T) {
 		arrivals    func(i int) int64
 		frames      int
 		wantResyncs bool
-		maxLagNs    int64 // |real time - stamped time| at the end
+		maxLagNs    int64     // |real time - stamped time| at the end
+		wantEarly   [2]uint64 // frames refused: too early for their slot
+		wantGaps    [2]uint64
 	}{
 		{"jitter of 8 ms around 30 fps", func(i int) int64 {
 			return int64(i)*T + int64((i*7919)%17-8)*1_000_000
-		}, 300, false, 20_000_000},
-		{"a source painting at 25 fps", func(i int) int64 { return int64(i) * 40_000_000 }, 250, true, 2 * T},
+		}, 300, false, 20_000_000, [2]uint64{0, 0}, [2]uint64{0, 0}},
+		{"jitter of 8 ms around 30 fps, the first frame late", func(i int) int64 {
+			return int64(i)*T + int64(8-(i*7919)%17)*1_000_000
+		}, 300, false, 20_000_000, [2]uint64{0, 0}, [2]uint64{0, 0}},
+		{"a source painting at 25 fps", func(i int) int64 { return int64(i) * 40_000_000 }, 250, true, 2 * T, [2]uint64{0, 0}, [2]uint64{49, 50}},
 		{"a one second pause", func(i int) int64 {
 			if i >= 100 {
 				return int64(i)*T + 1_000_000_000
 			}
 			return int64(i) * T
-		}, 200, true, 2 * T},
+		}, 200, true, 2 * T, [2]uint64{0, 0}, [2]uint64{30, 30}},
+		// Issue 27: 60 fps into 30 stamped every frame a slot later, so
+		// the stamps ran ahead of real time without bound (12 s late after
+		// 24 s). Half the frames are dropped, none is stamped ahead.
+		{"a source painting at 60 fps", func(i int) int64 { return int64(i) * T / 2 }, 600, false, T / 2, [2]uint64{299, 300}, [2]uint64{0, 0}},
+		{"a source painting at 33 fps", func(i int) int64 { return int64(i) * 1e9 / 33 }, 330, false, T / 2, [2]uint64{29, 30}, [2]uint64{0, 0}},
+		{"a burst of 100 frames at once", func(i int) int64 {
+			if i < 50 {
+				return int64(i) * T
+			}
+			return 50 * T
+		}, 150, false, T / 2, [2]uint64{99, 99}, [2]uint64{0, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,23 +252,43 @@ func TestSmoother(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := int64(5_000_000_000)
+			first := tc.arrivals(0)
 			prev := int64(-1)
 			var last int64
+			var early uint64
 			for i := 0; i < tc.frames; i++ {
-				pts := s.Stamp(base + tc.arrivals(i))
+				due := s.Due()
+				pts, keep := s.Stamp(base + tc.arrivals(i))
+				if keep != (base+tc.arrivals(i) >= due) {
+					t.Fatalf("frame %d arrived at %d, due %d: keep %v", i, base+tc.arrivals(i), due, keep)
+				}
+				if !keep {
+					early++
+					continue
+				}
 				if pts <= prev {
 					t.Fatalf("frame %d stamped %d after %d: timestamps must grow", i, pts, prev)
 				}
-				if s.Resyncs() == 0 && prev >= 0 && pts != prev+4000 {
+				if s.Resyncs() == 0 && early == 0 && prev >= 0 && pts != prev+4000 {
 					t.Fatalf("frame %d stamped %d, want previous slot + 1 (%d)", i, pts, prev+4000)
+				}
+				// A frame is never stamped more than MaxLead after it arrived.
+				if lead := first + Base120k.ToNanos(pts) - tc.arrivals(i); lead > T/2 {
+					t.Fatalf("frame %d stamped %d ns after its arrival, more than half a period", i, lead)
 				}
 				prev, last = pts, tc.arrivals(i)
 			}
 			if (s.Resyncs() > 0) != tc.wantResyncs {
 				t.Fatalf("%d resyncs", s.Resyncs())
 			}
-			if lag := Base120k.ToNanos(prev) - last; lag > tc.maxLagNs || -lag > tc.maxLagNs {
+			if lag := first + Base120k.ToNanos(prev) - last; lag > tc.maxLagNs || -lag > tc.maxLagNs {
 				t.Fatalf("stamped time is %d ns off real time after %d frames", lag, tc.frames)
+			}
+			if e := early; e < tc.wantEarly[0] || e > tc.wantEarly[1] {
+				t.Errorf("%d frames dropped early, want %d to %d", e, tc.wantEarly[0], tc.wantEarly[1])
+			}
+			if g := s.Gaps(); g < tc.wantGaps[0] || g > tc.wantGaps[1] {
+				t.Errorf("%d slots without a frame, want %d to %d", g, tc.wantGaps[0], tc.wantGaps[1])
 			}
 		})
 	}

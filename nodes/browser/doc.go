@@ -20,6 +20,19 @@
 // run on a thread of their own; purge_idle releases, as the show goes on
 // air, what start-up went through and left unused for 500 ms.
 //
+// Every source is bounded whatever its producer does. Its rate:
+// smooth_timestamps (nodes/show) retimes frames against the show's clock,
+// so a producer faster than the show loses frames (counted as early)
+// instead of running ahead. Its size: a picture larger than the source's
+// declared size is refused at HELLO (ERROR, format), not scaled down.
+// Refusing costs nothing and bounds all that follows (the buffers mapped,
+// every conversion, the pools) by what the show declared; scaling would
+// still map and read every full-size buffer (an 8192x8192 BGRA buffer is
+// 256 MiB, and a producer may send 64) and resample each frame, the whole
+// of a CPU source's budget, to hide a mistake the producer should be told
+// of. Its pools: at most MaxPools sizes, each at most PoolFrames frames,
+// a pool let go closed.
+//
 // browser must never import lang/, compiler/ (but compiler/plan), nodes/cpu,
 // nodes/cuda or cuda/: backends import it, not the other way round.
 package browser

@@ -3,7 +3,6 @@ package browser
 import (
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -29,15 +28,7 @@ type HostImporter struct {
 	key    bool // pictures with alpha get frames with an alpha plane
 	log    *slog.Logger
 
-	mu    sync.Mutex
-	pools map[poolKey]*frame.Pool
-}
-
-// poolKey is what a picture's frames are pooled by: its size and whether
-// they have an alpha plane.
-type poolKey struct {
-	w, h  int
-	alpha bool
+	pools Pools[*frame.Pool]
 }
 
 // hostMapping is one mapped buffer.
@@ -49,7 +40,9 @@ func NewHostImporter(f frame.Format, key bool, log *slog.Logger) (Importer[*fram
 	if f != frame.NV12 && f != frame.P010 {
 		return nil, fmt.Errorf("gpu_import converts to nv12 or p010, not %v", f)
 	}
-	return &HostImporter{format: f, key: key, log: log, pools: map[poolKey]*frame.Pool{}}, nil
+	h := &HostImporter{format: f, key: key, log: log}
+	h.pools = Pools[*frame.Pool]{New: h.newPool, Close: (*frame.Pool).Close}
+	return h, nil
 }
 
 // Import maps b read-only (MapBuffer).
@@ -87,7 +80,7 @@ func (h *HostImporter) Convert(m Mapping, b *ipc.Buffer) (*frame.Frame, error) {
 	if !ok {
 		return nil, fmt.Errorf("buffer %d: not a host mapping (%T)", b.ID, m)
 	}
-	pool, err := h.pool(poolKey{b.Picture.Width, b.Picture.Height, h.key && HasAlpha(b.Picture)})
+	pool, err := h.pools.Get(PoolKey{b.Picture.Width, b.Picture.Height, h.key && HasAlpha(b.Picture)})
 	if err != nil {
 		return nil, err
 	}
@@ -103,22 +96,17 @@ func (h *HostImporter) Convert(m Mapping, b *ipc.Buffer) (*frame.Frame, error) {
 	return f, nil
 }
 
-func (h *HostImporter) pool(k poolKey) (*frame.Pool, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	p := h.pools[k]
-	if p == nil {
-		newPool := frame.NewPool
-		if k.alpha {
-			newPool = frame.NewAlphaPool
-		}
-		var err error
-		if p, err = newPool(h.format, k.w, k.h, 0); err != nil {
-			return nil, err
-		}
-		h.pools[k] = p
+// PoolFrames bounds the frames a pool of a browser source's pictures
+// allocates: what its edges, the retimer and the buses hold, with room to
+// spare. A conversion that finds every frame out fails (reported on the
+// source) rather than grow memory without bound.
+const PoolFrames = 24
+
+func (h *HostImporter) newPool(k PoolKey) (*frame.Pool, error) {
+	if k.Alpha {
+		return frame.NewAlphaPool(h.format, k.W, k.H, PoolFrames)
 	}
-	return p, nil
+	return frame.NewPool(h.format, k.W, k.H, PoolFrames)
 }
 
 // Release unmaps the buffer.
@@ -130,9 +118,8 @@ func (h *HostImporter) Release(m Mapping) error {
 	return UnmapBuffer(hm.mem)
 }
 
-// Close drops the pools; frames still out are garbage collected.
-func (h *HostImporter) Close() {
-	h.mu.Lock()
-	clear(h.pools)
-	h.mu.Unlock()
-}
+// Close closes the pools; frames still out are let go as they come back.
+func (h *HostImporter) Close() { h.pools.CloseAll() }
+
+// PoolsKept is how many frame pools the importer keeps.
+func (h *HostImporter) PoolsKept() int { return h.pools.Len() }

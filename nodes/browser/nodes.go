@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -34,6 +36,8 @@ func (be *Backend[F]) newSource(st *show.State, n plan.Node, ctx *runtime.NodeCo
 		Socket         string `param:"socket"`
 		ReturnQueue    int    `param:"return_queue"`
 		FramesInFlight int    `param:"frames_in_flight"`
+		SocketMode     string `param:"socket_mode"`
+		Peer           string `param:"peer"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -48,9 +52,24 @@ func (be *Backend[F]) newSource(st *show.State, n plan.Node, ctx *runtime.NodeCo
 	if src == nil {
 		return nil, fmt.Errorf("node %s: no source %s in the show's state", n.ID, n.Address)
 	}
+	mode, err := strconv.ParseUint(prm.SocketMode, 8, 32)
+	if err != nil || mode&^0o777 != 0 {
+		return nil, fmt.Errorf("node %s: socket_mode %q: an octal file mode, such as 0600", n.ID, prm.SocketMode)
+	}
+	var peers []int
+	if prm.Peer != "any" {
+		peers = []int{os.Getuid()}
+	}
+	// The source's declared size bounds what a producer may announce:
+	// larger pictures are refused, not scaled (nodes/browser's doc says why).
+	_, w, h, _, err := st.Video(&n)
+	if err != nil {
+		return nil, err
+	}
 	bs := src.Browser()
 	return &source[F]{be: be, st: src, bs: bs, cfg: ipc.ReceiverConfig{
-		Path: st.Resolve(prm.Socket), ReturnQueue: prm.ReturnQueue, FramesInFlight: prm.FramesInFlight,
+		Path: st.Resolve(prm.Socket), Mode: os.FileMode(mode), PeerUIDs: peers, MaxWidth: w, MaxHeight: h,
+		ReturnQueue: prm.ReturnQueue, FramesInFlight: prm.FramesInFlight,
 		Memories: be.Memories, Counters: &bs.Counters, Log: ctx.Log, Now: st.Clock,
 	}}, nil
 }
@@ -342,6 +361,9 @@ func (l *importLoop[F]) frame(tok F, now int64) (out F, ok bool, err error) {
 	if !have {
 		if mp, err = l.imp.Import(f.Buffer); err != nil {
 			l.report(err)
+			// The producer is told too, and its connection retired:
+			// every frame of the buffer would fail the same way.
+			f.Refuse(ipc.CodeImport, fmt.Sprintf("onair could not import buffer %d: %v", f.Buffer.ID, err))
 			return out, false, err
 		}
 		l.imports.Put(f.Buffer, mp, now)

@@ -198,6 +198,9 @@ func RunPattern(ctx context.Context, cfg PatternConfig, st *PatternStats) error 
 		if p != nil {
 			select {
 			case <-p.Done():
+				if refused := (*ipc.RefusedError)(nil); errors.As(p.Err(), &refused) {
+					return fmt.Errorf("pattern producer %s: %w", cfg.Socket, refused)
+				}
 				log.Warn("onair went away; connecting again", "socket", cfg.Socket, "error", p.Err())
 				hangUp()
 			default:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
@@ -68,15 +67,7 @@ type Importer struct {
 	read    *gpu.Event        // the conversion no longer reads the buffer
 	staging *gpu.DeviceMemory // memfd pictures are copied here for the kernel
 
-	mu    sync.Mutex
-	pools map[poolKey]*gpu.FramePool
-}
-
-// poolKey is what a picture's frames are pooled by: its size and whether
-// they have an alpha plane.
-type poolKey struct {
-	w, h  int
-	alpha bool
+	pools browser.Pools[*gpu.FramePool] // at most browser.MaxPools, one per picture size
 }
 
 // hostImport is a mapped memfd, page-locked when reg is set.
@@ -97,7 +88,8 @@ func NewImporter(c *gpu.Context, f frame.Format, log *slog.Logger, register bool
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	im := &Importer{ctx: c, format: f, coeffs: gpu.Coeffs(browser.CoeffsFor(f)), log: log, register: register, pools: map[poolKey]*gpu.FramePool{}}
+	im := &Importer{ctx: c, format: f, coeffs: gpu.Coeffs(browser.CoeffsFor(f)), log: log, register: register}
+	im.pools = browser.Pools[*gpu.FramePool]{New: im.newPool, Close: (*gpu.FramePool).Close}
 	var err error
 	if im.stream, err = c.NewStream(); err == nil {
 		if im.conv, err = gpu.NewPictureConverter(im.stream); err == nil {
@@ -140,7 +132,7 @@ func (im *Importer) Import(b *ipc.Buffer) (browser.Mapping, error) {
 // stream and returns once the buffer is no longer read.
 func (im *Importer) Convert(m browser.Mapping, b *ipc.Buffer) (Frame, error) {
 	p := b.Picture
-	pool, err := im.pool(poolKey{p.Width, p.Height, im.Key && browser.HasAlpha(p)})
+	pool, err := im.pools.Get(browser.PoolKey{W: p.Width, H: p.Height, Alpha: im.Key && browser.HasAlpha(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -202,22 +194,11 @@ func DevicePicture(p ipc.Picture, k gpu.Coeffs) gpu.Picture {
 	}
 }
 
-func (im *Importer) pool(k poolKey) (*gpu.FramePool, error) {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	p := im.pools[k]
-	if p == nil {
-		newPool := gpu.NewFramePool
-		if k.alpha {
-			newPool = gpu.NewAlphaFramePool
-		}
-		var err error
-		if p, err = newPool(im.ctx, im.format, k.w, k.h, 0); err != nil {
-			return nil, err
-		}
-		im.pools[k] = p
+func (im *Importer) newPool(k browser.PoolKey) (*gpu.FramePool, error) {
+	if k.Alpha {
+		return gpu.NewAlphaFramePool(im.ctx, im.format, k.W, k.H, browser.PoolFrames)
 	}
-	return p, nil
+	return gpu.NewFramePool(im.ctx, im.format, k.W, k.H, browser.PoolFrames)
 }
 
 // Release undoes an Import: unregister and unmap a memfd, or unmap and
@@ -239,12 +220,7 @@ func (im *Importer) Close() {
 	if im.stream != nil {
 		im.stream.Synchronize()
 	}
-	im.mu.Lock()
-	for _, p := range im.pools {
-		p.Close()
-	}
-	clear(im.pools)
-	im.mu.Unlock()
+	im.pools.CloseAll()
 	if im.staging != nil {
 		im.staging.Free()
 	}

@@ -35,6 +35,9 @@ type BrowserState struct {
 	ttlSet atomic.Bool
 	ttlMs  atomic.Int64
 	Stale  atomic.Uint64 // frames whose connection was retired before the import took them
+	// Early are frames smooth_timestamps dropped because they came before
+	// their slot: the producer paints faster than the show's rate.
+	Early atomic.Uint64
 }
 
 // Releases counts imports released, for every reason.
@@ -71,6 +74,7 @@ type BrowserSummary struct {
 	Dead           uint64 `json:"dead"`
 	Converted      uint64 `json:"converted"`
 	Stale          uint64 `json:"stale"`
+	Early          uint64 `json:"early"`
 }
 
 func (s *SourceState) browserSummary() *BrowserSummary {
@@ -83,7 +87,7 @@ func (s *SourceState) browserSummary() *BrowserSummary {
 		Forgotten: b.Forgotten.Load(), Returned: b.Returned.Load(), ReturnsQueued: b.ReturnsQueued.Load(), Drains: b.Drains.Load(),
 		Dropped: b.Dropped.Load(), Unreturned: b.Unreturned.Load(),
 		Imports: b.Imports.Load(), ImportsLive: b.Live.Load(), ImportReleases: b.Releases(), Expired: b.Expired.Load(),
-		Purged: b.Purged.Load(), Dead: b.Dead.Load(), Converted: b.Converted.Load(), Stale: b.Stale.Load(),
+		Purged: b.Purged.Load(), Dead: b.Dead.Load(), Converted: b.Converted.Load(), Stale: b.Stale.Load(), Early: b.Early.Load(),
 	}
 }
 
@@ -92,8 +96,12 @@ func (b *BrowserSummary) text() string {
 	if b == nil {
 		return ""
 	}
-	return fmt.Sprintf("; browser: %d frames, %d buffers, %d returned, %d queued, %d imports (%d live, %d released)",
-		b.Frames, b.Buffers, b.Returned, b.ReturnsQueued, b.Imports, b.ImportsLive, b.ImportReleases)
+	early := ""
+	if b.Early > 0 {
+		early = fmt.Sprintf(", %d early (the producer paints faster than the show)", b.Early)
+	}
+	return fmt.Sprintf("; browser: %d frames, %d buffers, %d returned, %d queued, %d imports (%d live, %d released)%s",
+		b.Frames, b.Buffers, b.Returned, b.ReturnsQueued, b.Imports, b.ImportsLive, b.ImportReleases, early)
 }
 
 // collectBrowser emits a browser source's metrics.
@@ -117,6 +125,7 @@ func collectBrowser(emit func(control.Sample), src SourceSummary) {
 	gauge("onair_browser_returns_queued", "Finished frames waiting in the return queue (returns_queued).", b.ReturnsQueued)
 	counter("onair_browser_drains_total", "Connections retired with a drain marker.", b.Drains)
 	counter("onair_browser_dropped_total", "Frames the source could not hand on, given back at once.", b.Dropped)
+	counter("onair_browser_early_total", "Frames dropped because they came before their slot: the producer paints faster than the show's rate.", b.Early)
 	counter("onair_browser_imports_total", "Buffers imported (mapped on the CPU, imported into CUDA on the GPU).", b.Imports)
 	gauge("onair_browser_imports_live", "Imports held now.", b.ImportsLive)
 	for _, r := range []struct {

@@ -173,15 +173,28 @@ func (o *fanOutThread[F]) Stop() {}
 
 // smoother is smooth_timestamps: it re-times the frames of a source that
 // paints unevenly (a browser window) onto the show's frame grid, on its
-// source's pacing loop. Each frame is stamped one slot after the one
-// before; the slots re-anchor only when the average drift of arrivals
-// passes a frame period (runtime.Smoother), so jitter never moves them.
+// source's pacing loop, against the show's clock. Each frame is stamped one
+// slot after the one before; the slots re-anchor only when the average
+// drift of arrivals passes a frame period (runtime.Smoother), so jitter
+// never moves them. A frame that arrives too early for its slot (the
+// producer paints faster than the show's rate) is held until its slot is
+// near (runtime.MaxLead), and dropped, counted as early, when a newer frame
+// comes first: the newest picture is always shown, no frame waits more
+// than half a period for its slot, and what waits for a bus stays bounded.
+// Slots of real time with no frame (a producer slower than the rate) are
+// counted as the source's underruns.
 type smoother[F Frame] struct {
 	b     *State
 	st    *SourceState
 	sm    *runtime.Smoother
 	unit  runtime.TimeBase
 	first int64 // arrival of the first frame: slot 0, monotonic ns
+
+	// On the loop: the frame held for its slot, and the timer that
+	// releases it.
+	held    F
+	holding bool
+	timer   *runtime.Timer
 }
 
 func newSmoother[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
@@ -211,28 +224,81 @@ func newSmoother[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 }
 
 func (s *smoother[F]) Start(ctx *runtime.NodeContext[F]) error {
-	_, err := ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
+	t, err := ctx.AddTimer(runtime.Now(), func() { s.release(ctx) })
+	if err != nil {
+		return err
+	}
+	s.timer = t
+	_, err = ctx.Watch(ctx.Inputs[0].Produced(), func(r *runtime.Registration) {
 		for {
 			f, ok := ctx.Get(0)
 			if !ok {
 				break
 			}
-			arrival := clock(s.b)
-			slot := s.sm.Stamp(arrival)
-			if s.first < 0 {
-				s.first = arrival
+			if s.holding { // a newer frame came before the held one's slot
+				s.drop()
 			}
-			m := f.Metadata()
-			m.PTS, m.TimeBase = s.first+s.unit.ToNanos(slot), frame.Rational{Num: 1, Den: 1_000_000_000}
-			s.st.Paced.Add(1)
-			if ok, _ := ctx.Put(0, f); !ok {
-				s.st.refused(ctx.Stopping(), ctx.Outputs[0].Taken())
-				f.Release()
-			}
+			s.offer(ctx, f)
 		}
 		r.Rearm()
 	})
 	return err
 }
 
-func (s *smoother[F]) Stop() {}
+// offer stamps f and hands it on, or holds it until its slot is near.
+func (s *smoother[F]) offer(ctx *runtime.NodeContext[F], f F) {
+	arrival := clock(s.b)
+	gaps := s.sm.Gaps()
+	slot, keep := s.sm.Stamp(arrival)
+	if g := s.sm.Gaps() - gaps; g > 0 {
+		s.st.Underrun.Add(g)
+	}
+	if !keep {
+		s.held, s.holding = f, true
+		s.timer.Reset(runtime.Now() + max(0, s.sm.Due()-arrival))
+		return
+	}
+	if s.first < 0 {
+		s.first = arrival
+	}
+	s.put(ctx, f, s.first+s.unit.ToNanos(slot))
+}
+
+// release offers the held frame again, its slot being near.
+func (s *smoother[F]) release(ctx *runtime.NodeContext[F]) {
+	if !s.holding {
+		return
+	}
+	f := s.held
+	s.holding = false
+	var zero F
+	s.held = zero
+	s.offer(ctx, f)
+}
+
+func (s *smoother[F]) put(ctx *runtime.NodeContext[F], f F, pts int64) {
+	m := f.Metadata()
+	m.PTS, m.TimeBase = pts, frame.Rational{Num: 1, Den: 1_000_000_000}
+	s.st.Paced.Add(1)
+	if ok, _ := ctx.Put(0, f); !ok {
+		s.st.refused(ctx.Stopping(), ctx.Outputs[0].Taken())
+		f.Release()
+	}
+}
+
+// drop lets the held frame go, counted early.
+func (s *smoother[F]) drop() {
+	s.st.Browser().Early.Add(1)
+	s.held.Release()
+	var zero F
+	s.held, s.holding = zero, false
+}
+
+// Stop lets go of a held frame (the loop has stopped running the node).
+func (s *smoother[F]) Stop() {
+	if s.holding {
+		s.held.Release()
+		var zero F
+		s.held, s.holding = zero, false
+	}
+}

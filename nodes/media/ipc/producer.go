@@ -400,10 +400,15 @@ func (p *Producer) Drained() (Drain, bool) {
 	return *p.drain, true
 }
 
-// Err is why the connection ended: nil while it lasts and after a DRAIN.
+// Err is why the connection ended: nil while it lasts and after a DRAIN,
+// but a *RefusedError when onair refused the producer (an ERROR, then its
+// DRAIN: a buffer it could not import, say).
 func (p *Producer) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if refused, ok := p.err.(*RefusedError); ok {
+		return refused
+	}
 	if p.drain != nil {
 		return nil
 	}

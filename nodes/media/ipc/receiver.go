@@ -3,8 +3,15 @@ package ipc
 // Receiver is onair's side of the producer protocol.
 //
 // Invariants:
-//   - One producer streams at a time. A new connection replaces the one
-//     streaming once its HELLO is accepted; until then the old one goes on.
+//   - One producer streams at a time. A HELLO while another producer is
+//     connected is refused (ERROR, code busy) and the one streaming goes
+//     on: a local program that can reach the socket cannot take a source
+//     off air by connecting. A producer whose connection hung up is
+//     retired first, so one that crashed is replaced at once.
+//   - The socket is created with the config's Mode (0600 unless set),
+//     whatever the umask; with PeerUIDs set, a connection from another
+//     user (SO_PEERCRED) is answered ERROR at its first message, and
+//     nothing it sends is taken.
 //   - A buffer's descriptor arrives once, with its first frame; the
 //     receiver keeps it (the importer may need it again after an import
 //     expired) until the producer FORGETs the buffer or the connection is
@@ -53,14 +60,26 @@ type Counters struct {
 
 // ReceiverConfig configures a Receiver.
 type ReceiverConfig struct {
-	// Path is the socket's path; a stale socket file there is replaced.
+	// Path is the socket's path; a stale socket file there is replaced,
+	// one a live socket of any type holds is refused.
 	Path string
+	// Mode is the socket file's mode; 0 is DefaultSocketMode (0600).
+	Mode os.FileMode
+	// PeerUIDs, when not nil, are the users whose producers may connect
+	// (the peer's uid, SO_PEERCRED); any other is refused with ERROR
+	// (CodePermission).
+	PeerUIDs []int
 	// ReturnQueue is how many finished frames wait to go back, one per
 	// arriving frame (0..MaxReturnQueue); 0 gives every frame back at once.
 	ReturnQueue int
 	// FramesInFlight is how many frames the producer should have out at
 	// once, announced in WELCOME (the show's browser_frame_queue).
 	FramesInFlight int
+	// MaxWidth and MaxHeight are the source's declared picture size: a
+	// HELLO of a larger picture is refused (CodeFormat), so what a
+	// producer can make onair map and convert is bounded by what the show
+	// declared. 0 bounds only by the protocol's limits.
+	MaxWidth, MaxHeight int
 	// Memories are the buffer memories the backend can import; a HELLO of
 	// another is refused (CodeFormat). Nil: memfds only.
 	Memories []Memory
@@ -153,6 +172,35 @@ func Claim(h uint64) (*Frame, bool) {
 	return f, true
 }
 
+// Refuse says onair cannot use the frame's buffer (the backend could not
+// import it): the frame is finished, as Release does, and the producer is
+// told with ERROR (code, text) and its connection retired, by the
+// receiver's thread (a retire waits for frames being converted, such as
+// this one). Refusing a frame whose connection is retiring already only
+// releases it.
+func (f *Frame) Refuse(code ErrorCode, text string) {
+	c := f.conn
+	c.mu.Lock()
+	if c.refusal == nil && !c.closed && !c.retiring {
+		c.refusal = &ErrorMsg{Code: code, Text: text}
+		wake(c.r.wakeFd)
+	}
+	c.mu.Unlock()
+	f.Release()
+}
+
+// takeRefusal returns the refusal a Refuse left for the receiver's thread.
+func (c *conn) takeRefusal() *ErrorMsg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.refusal
+	c.refusal = nil
+	if c.closed {
+		return nil
+	}
+	return e
+}
+
 // Release says onair has finished with the frame: its buffer goes to the
 // return queue. Releasing twice, or after the connection's retire gave the
 // buffer back, does nothing.
@@ -208,7 +256,7 @@ func Listen(cfg ReceiverConfig) (*Receiver, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	lfd, err := listen(cfg.Path)
+	lfd, err := listen(cfg.Path, cfg.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +389,9 @@ func (r *Receiver) dispatch(pfds []unix.PollFd, conns []*conn, sb *serveBuffers,
 				deliver(f)
 			}
 		}
-		if c.broken() {
+		if e := c.takeRefusal(); e != nil {
+			r.refuse(c, e.Code, e.Text)
+		} else if c.broken() {
 			r.drop(c, DrainStop, nil)
 		}
 	}
@@ -403,6 +453,7 @@ func (r *Receiver) accept() {
 		r.nconn++
 		c := &conn{r: r, fd: fd, n: r.nconn, buffers: map[uint32]*Buffer{}, out: map[uint32]*Frame{}, returns: NewReturnQueue(r.cfg.ReturnQueue)}
 		c.cond = sync.NewCond(&c.mu)
+		c.denied = r.peerRefused(fd) // told at its first message: an unread HELLO would reset the connection before the ERROR
 		r.pending = append(r.pending, c)
 		var evict *conn
 		if len(r.pending) > maxPending {
@@ -414,6 +465,22 @@ func (r *Receiver) accept() {
 			evict.retire(DrainStop, &ErrorMsg{Code: CodeResource, Text: "too many connections waiting to say HELLO; this one was the oldest"})
 		}
 	}
+}
+
+// peerRefused says why the peer of connection fd may not connect ("" when
+// it may): PeerUIDs is set and its uid is not among them.
+func (r *Receiver) peerRefused(fd int) string {
+	if r.cfg.PeerUIDs == nil {
+		return ""
+	}
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return fmt.Sprintf("onair cannot tell which user connected (%v), and this source takes producers of user %v only", err, r.cfg.PeerUIDs)
+	}
+	if slices.Contains(r.cfg.PeerUIDs, int(cred.Uid)) {
+		return ""
+	}
+	return fmt.Sprintf("this source takes producers of user %v only, and this one (pid %d) runs as user %d: run it as the show's user, or set the canvas's browser_peer = \"any\" to let in whoever the socket's mode lets in", r.cfg.PeerUIDs, cred.Pid, cred.Uid)
 }
 
 // read takes every message waiting on c and appends the frames that
@@ -446,6 +513,11 @@ func (r *Receiver) read(c *conn, buf, oob []byte, ready []*Frame) []*Frame {
 
 // handle acts on one message; stop means the connection is gone.
 func (r *Receiver) handle(c *conn, b []byte, fds []int) (f *Frame, stop bool) {
+	if c.denied != "" {
+		closeAll(fds)
+		r.refuse(c, CodePermission, c.denied)
+		return nil, true
+	}
 	m, err := Parse(b)
 	if err != nil {
 		closeAll(fds)
@@ -478,9 +550,24 @@ func (r *Receiver) handle(c *conn, b []byte, fds []int) (f *Frame, stop bool) {
 				r.memories(), m.Memory, m.Memory))
 			return nil, true
 		}
-		c.hello = &hello
+		if (r.cfg.MaxWidth > 0 && m.Width > r.cfg.MaxWidth) || (r.cfg.MaxHeight > 0 && m.Height > r.cfg.MaxHeight) {
+			r.refuse(c, CodeFormat, fmt.Sprintf("a %dx%d picture is larger than the source's %dx%d: paint at that size or smaller, or declare the source's size larger in the show", m.Width, m.Height, r.cfg.MaxWidth, r.cfg.MaxHeight))
+			return nil, true
+		}
 		r.mu.Lock()
 		old := r.active
+		r.mu.Unlock()
+		if old != nil && old.hungUp() {
+			r.log.Info("the producer streaming hung up; a new one takes over", "socket", r.cfg.Path, "old", old.n, "new", c.n)
+			r.drop(old, DrainStop, nil)
+			old = nil
+		}
+		if old != nil {
+			r.refuse(c, CodeBusy, fmt.Sprintf("another producer (%q, connection %d) is streaming on this socket; one producer streams at a time: stop that one (BYE, or close its connection) before connecting another", old.hello.Name, old.n))
+			return nil, true
+		}
+		c.hello = &hello
+		r.mu.Lock()
 		r.active = c
 		for i, p := range r.pending {
 			if p == c {
@@ -489,10 +576,6 @@ func (r *Receiver) handle(c *conn, b []byte, fds []int) (f *Frame, stop bool) {
 			}
 		}
 		r.mu.Unlock()
-		if old != nil {
-			r.log.Info("a new producer replaces the one streaming", "socket", r.cfg.Path, "old", old.n, "new", c.n)
-			old.retire(DrainReplaced, nil)
-		}
 		c.send(Welcome{Version: c.hello.Version, ReturnQueue: uint16(r.cfg.ReturnQueue), FramesInFlight: uint16(r.cfg.FramesInFlight), Connection: c.n}.Append(nil))
 		r.counters.Connections.Add(1)
 		r.log.Info("producer connected", "socket", r.cfg.Path, "connection", c.n, "name", m.Name,
@@ -550,6 +633,9 @@ type conn struct {
 	fd    int
 	n     uint64
 	hello *Hello // set once by Serve's goroutine
+	// denied, when set, is why the peer may not connect (PeerUIDs): its
+	// first message is answered with ERROR.
+	denied string
 
 	mu       sync.Mutex
 	cond     *sync.Cond // a frame finished while retiring
@@ -558,8 +644,9 @@ type conn struct {
 	arrivals uint64
 	returns  *ReturnQueue
 	scratch  []Release
-	outbox   [][]byte // messages the socket had no room for
-	failed   error    // a send failed: the producer is gone
+	outbox   [][]byte  // messages the socket had no room for
+	failed   error     // a send failed: the producer is gone
+	refusal  *ErrorMsg // Refuse's, for Serve's goroutine to send
 	returned uint32
 	retiring bool
 	closed   bool
@@ -570,6 +657,19 @@ func (c *conn) wantsOut() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.outbox) > 0 && !c.closed
+}
+
+// hungUp reports whether the producer has closed its end (it crashed, or
+// left without BYE), though Serve has not read that yet.
+func (c *conn) hungUp() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.failed != nil {
+		return true
+	}
+	p := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLRDHUP}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n > 0 && p[0].Revents&(unix.POLLHUP|unix.POLLRDHUP|unix.POLLERR) != 0
 }
 
 func (c *conn) isClosed() bool {

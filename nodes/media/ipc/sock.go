@@ -8,15 +8,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// listen binds a SOCK_SEQPACKET socket at path. A socket file left by a
-// process that is gone is replaced; one that still answers is refused.
-func listen(path string) (int, error) {
+// DefaultSocketMode is the mode a receiver's socket is created with when
+// its config names none: the show's own user may connect, nobody else
+// (root aside). The umask plays no part.
+const DefaultSocketMode os.FileMode = 0o600
+
+// listen binds a SOCK_SEQPACKET socket at path, with mode (the umask plays
+// no part: the mode is set before the socket listens, so no connection is
+// taken under another). A socket file left by a process that is gone is
+// replaced; one that a live socket of any type holds is refused, and so is
+// one that cannot be told apart (a probe refused permission).
+func listen(path string, mode os.FileMode) (int, error) {
 	if path == "" {
 		return -1, errors.New("no socket path: set the browser source's socket")
 	}
@@ -32,11 +41,13 @@ func listen(path string) (int, error) {
 		if st.Mode()&os.ModeSocket == 0 {
 			return -1, fmt.Errorf("socket %s: a file that is not a socket is in the way: remove it or choose another path", path)
 		}
-		if fd, err := dial(path); err == nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("socket %s is in use: another process listens on it (another onair running the same show?)", path)
+		if why := inUse(path); why != "" {
+			return -1, fmt.Errorf("socket %s is in use: %s", path, why)
 		}
-		os.Remove(path) // stale: its listener is gone
+		os.Remove(path) // stale: no socket holds it
+	}
+	if mode == 0 {
+		mode = DefaultSocketMode
 	}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
@@ -46,12 +57,71 @@ func listen(path string) (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("socket %s: bind: %w", path, err)
 	}
+	// Until Listen, a connection is refused: the mode is in place first.
+	if err := os.Chmod(path, mode.Perm()); err != nil {
+		unix.Close(fd)
+		os.Remove(path)
+		return -1, fmt.Errorf("socket %s: mode %04o: %w", path, mode.Perm(), err)
+	}
 	if err := unix.Listen(fd, 4); err != nil {
 		unix.Close(fd)
 		os.Remove(path)
 		return -1, fmt.Errorf("socket %s: listen: %w", path, err)
 	}
 	return fd, nil
+}
+
+// inUse says why the socket file at path is not stale ("" when it is):
+// a socket of any type answers there (the probe dials each type without
+// blocking: a listener whose backlog is full is live too), or one is bound
+// there without listening (/proc/net/unix lists it), or the probe was
+// refused permission, so it cannot tell.
+func inUse(path string) string {
+	for _, typ := range []struct {
+		t    int
+		name string
+	}{{unix.SOCK_SEQPACKET, "SOCK_SEQPACKET"}, {unix.SOCK_STREAM, "SOCK_STREAM"}, {unix.SOCK_DGRAM, "SOCK_DGRAM"}} {
+		fd, err := unix.Socket(unix.AF_UNIX, typ.t|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return fmt.Sprintf("cannot probe it (%v); remove it yourself if no program uses it", err)
+		}
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+		unix.Close(fd)
+		switch err {
+		case nil, unix.EAGAIN, unix.EINPROGRESS:
+			if typ.t == unix.SOCK_SEQPACKET {
+				return "another process listens on it (another onair running the same show?)"
+			}
+			return fmt.Sprintf("another program's %s socket listens on it: point the source's socket elsewhere", typ.name)
+		case unix.EPROTOTYPE, unix.ECONNREFUSED, unix.ENOENT:
+			// another type, or nobody listening with this one
+		case unix.EACCES, unix.EPERM:
+			return fmt.Sprintf("cannot probe it (%v): it may belong to another user; remove it yourself if no program uses it", err)
+		default:
+			return fmt.Sprintf("cannot probe it (%v); remove it yourself if no program uses it", err)
+		}
+	}
+	if boundInProc(path) {
+		return "a socket is bound there (listed in /proc/net/unix) without listening: point the source's socket elsewhere"
+	}
+	return ""
+}
+
+// boundInProc reports whether /proc/net/unix lists a socket bound at path
+// (as given, or absolute).
+func boundInProc(path string) bool {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return false
+	}
+	abs, _ := filepath.Abs(path)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) >= 8 && (f[7] == path || f[7] == abs) {
+			return true
+		}
+	}
+	return false
 }
 
 // dial connects a blocking SOCK_SEQPACKET socket to path.

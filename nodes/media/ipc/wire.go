@@ -258,7 +258,7 @@ type DrainReason uint16
 
 const (
 	DrainStop     DrainReason = 1 // the source stopped (the show ended, or its group restarts)
-	DrainReplaced DrainReason = 2 // a new connection on the socket replaced this one
+	DrainReplaced DrainReason = 2 // no longer sent: a second producer is refused (CodeBusy) instead of replacing the one streaming
 	DrainBye      DrainReason = 3 // the producer said BYE
 	DrainError    DrainReason = 4 // a protocol error, sent as ERROR just before
 )
@@ -289,11 +289,14 @@ type ErrorMsg struct {
 type ErrorCode uint16
 
 const (
-	CodeVersion   ErrorCode = 1 // the producer speaks another protocol version
-	CodeMalformed ErrorCode = 2 // a message that does not parse
-	CodeProtocol  ErrorCode = 3 // a message that parses but breaks the rules (a frame for an unknown buffer)
-	CodeFormat    ErrorCode = 4 // a picture onair cannot take (size, pitch, format)
-	CodeResource  ErrorCode = 5 // too many buffers, a descriptor that cannot be used
+	CodeVersion    ErrorCode = 1 // the producer speaks another protocol version
+	CodeMalformed  ErrorCode = 2 // a message that does not parse
+	CodeProtocol   ErrorCode = 3 // a message that parses but breaks the rules (a frame for an unknown buffer)
+	CodeFormat     ErrorCode = 4 // a picture onair cannot take (size, pitch, format)
+	CodeResource   ErrorCode = 5 // too many buffers, a descriptor that cannot be used
+	CodeBusy       ErrorCode = 6 // another producer is streaming on the socket
+	CodePermission ErrorCode = 7 // the producer's user may not connect (SO_PEERCRED)
+	CodeImport     ErrorCode = 8 // a buffer the backend could not import or convert
 )
 
 // Message is one message of either side.
