@@ -81,20 +81,11 @@ func (j *planeJob[T]) runShrink(tmp []int32, ix0, ix1, iy0, iy1 int) []int32 {
 		o := (j.sy0+int(j.fy.Start[y]))*j.srcPitch + sx
 		p := j.srcPitch
 		if r == 2 {
-			r0, r1, r2, r3 := j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n]
-			for e := range v {
-				v[e] = int32(r0[e])>>shift + 3*(int32(r1[e])>>shift+int32(r2[e])>>shift) + int32(r3[e])>>shift
-			}
+			rowSum2(v, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
 		} else {
-			r0, r1, r2, r3 := j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n]
+			rowSum4(v, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
 			o += 4 * p
-			r4, r5, r6, r7 := j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n]
-			for e := range v {
-				v[e] = int32(r0[e])>>shift + int32(r7[e])>>shift +
-					3*(int32(r1[e])>>shift+int32(r6[e])>>shift) +
-					5*(int32(r2[e])>>shift+int32(r5[e])>>shift) +
-					7*(int32(r3[e])>>shift+int32(r4[e])>>shift)
-			}
+			rowSum4Add(v, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+ix0)*ch:]
 		drow = drow[:cnt*ch]
@@ -134,4 +125,47 @@ func (j *planeJob[T]) out(v int32, d T, a, na int32) T {
 		v = (v*a + (int32(d)>>j.shift)*na + 128) >> 8
 	}
 	return T(v << j.shift)
+}
+
+// rowSum2 is the 2:1 shrink's sum of four rows, weights 1 3 3 1; the
+// shift (the P010 words' padding) a constant in each loop.
+func rowSum2[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
+	r1, r2, r3, v = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)], v[:len(r0)]
+	if shift == 6 {
+		for e := range r0 {
+			v[e] = int32(r0[e]>>6) + 3*(int32(r1[e]>>6)+int32(r2[e]>>6)) + int32(r3[e]>>6)
+		}
+		return
+	}
+	for e := range r0 {
+		v[e] = int32(r0[e]) + 3*(int32(r1[e])+int32(r2[e])) + int32(r3[e])
+	}
+}
+
+// rowSum4 is the 4:1 shrink's first four rows, weights 1 3 5 7 …
+func rowSum4[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
+	r1, r2, r3, v = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)], v[:len(r0)]
+	if shift == 6 {
+		for e := range r0 {
+			v[e] = int32(r0[e]>>6) + 3*int32(r1[e]>>6) + 5*int32(r2[e]>>6) + 7*int32(r3[e]>>6)
+		}
+		return
+	}
+	for e := range r0 {
+		v[e] = int32(r0[e]) + 3*int32(r1[e]) + 5*int32(r2[e]) + 7*int32(r3[e])
+	}
+}
+
+// rowSum4Add adds its last four, … 7 5 3 1.
+func rowSum4Add[T sample](v []int32, r4, r5, r6, r7 []T, shift uint) {
+	r5, r6, r7, v = r5[:len(r4)], r6[:len(r4)], r7[:len(r4)], v[:len(r4)]
+	if shift == 6 {
+		for e := range r4 {
+			v[e] += 7*int32(r4[e]>>6) + 5*int32(r5[e]>>6) + 3*int32(r6[e]>>6) + int32(r7[e]>>6)
+		}
+		return
+	}
+	for e := range r4 {
+		v[e] += 7*int32(r4[e]) + 5*int32(r5[e]) + 3*int32(r6[e]) + int32(r7[e])
+	}
 }
