@@ -71,21 +71,32 @@ func (j *planeJob[T]) runShrink(tmp []int32, ix0, ix1, iy0, iy1 int) []int32 {
 	r, ch, shift := j.rx.r, j.ch, j.shift
 	cnt := ix1 - ix0
 	n := (r*cnt + r) * ch
-	if cap(tmp) < n {
-		tmp = make([]int32, n)
+	if cap(tmp) < 2*n {
+		tmp = make([]int32, 2*n)
 	}
-	v := tmp[:n]
+	// A row of output sums the 2r source rows from Start[y]; the next
+	// row's starts r further on, so each half is shared by two output
+	// rows: with weights w (first half) and their reverse (second), the
+	// second half's sum under w is 2r times its plain sum less its sum
+	// under the reverse, carried from row to row.
+	v, carry := tmp[:n], tmp[n:2*n]
 	sx := (j.sx0 + int(j.fx.Start[ix0])) * ch
 	a, na := j.alpha, 256-j.alpha
 	for y := iy0; y < iy1; y++ {
 		o := (j.sy0+int(j.fy.Start[y]))*j.srcPitch + sx
 		p := j.srcPitch
 		if r == 2 {
-			rowSum2(v, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
+			if y == iy0 {
+				rowHead2(carry, j.src[o:o+n], j.src[o+p:o+p+n], shift)
+			}
+			o += 2 * p
+			rowTail2(v, carry, j.src[o:o+n], j.src[o+p:o+p+n], shift)
 		} else {
-			rowSum4(v, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
+			if y == iy0 {
+				rowSum4(carry, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
+			}
 			o += 4 * p
-			rowSum4Add(v, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
+			rowTail4(v, carry, j.src[o:o+n], j.src[o+p:o+p+n], j.src[o+2*p:o+2*p+n], j.src[o+3*p:o+3*p+n], shift)
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+ix0)*ch:]
 		drow = drow[:cnt*ch]
@@ -127,21 +138,6 @@ func (j *planeJob[T]) out(v int32, d T, a, na int32) T {
 	return T(v << j.shift)
 }
 
-// rowSum2 is the 2:1 shrink's sum of four rows, weights 1 3 3 1; the
-// shift (the P010 words' padding) a constant in each loop.
-func rowSum2[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
-	r1, r2, r3, v = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)], v[:len(r0)]
-	if shift == 6 {
-		for e := range r0 {
-			v[e] = int32(r0[e]>>6) + 3*(int32(r1[e]>>6)+int32(r2[e]>>6)) + int32(r3[e]>>6)
-		}
-		return
-	}
-	for e := range r0 {
-		v[e] = int32(r0[e]) + 3*(int32(r1[e])+int32(r2[e])) + int32(r3[e])
-	}
-}
-
 // rowSum4 is the 4:1 shrink's first four rows, weights 1 3 5 7 …
 func rowSum4[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
 	r1, r2, r3, v = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)], v[:len(r0)]
@@ -156,16 +152,57 @@ func rowSum4[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
 	}
 }
 
-// rowSum4Add adds its last four, … 7 5 3 1.
-func rowSum4Add[T sample](v []int32, r4, r5, r6, r7 []T, shift uint) {
-	r5, r6, r7, v = r5[:len(r4)], r6[:len(r4)], r7[:len(r4)], v[:len(r4)]
+// rowHead2 is the first half of a 2:1 output row, weights 1 3.
+func rowHead2[T sample](c []int32, r0, r1 []T, shift uint) {
+	r1, c = r1[:len(r0)], c[:len(r0)]
+	if shift == 6 {
+		for e := range r0 {
+			c[e] = int32(r0[e]>>6) + 3*int32(r1[e]>>6)
+		}
+		return
+	}
+	for e := range r0 {
+		c[e] = int32(r0[e]) + 3*int32(r1[e])
+	}
+}
+
+// rowTail2 adds the second half (3 1) to the carried first into v and
+// carries these rows' sum under 1 3 on.
+func rowTail2[T sample](v, c []int32, r2, r3 []T, shift uint) {
+	r3, v, c = r3[:len(r2)], v[:len(r2)], c[:len(r2)]
+	if shift == 6 {
+		for e := range r2 {
+			a, b := int32(r2[e]>>6), int32(r3[e]>>6)
+			t := 3*a + b
+			v[e] = c[e] + t
+			c[e] = 4*(a+b) - t
+		}
+		return
+	}
+	for e := range r2 {
+		a, b := int32(r2[e]), int32(r3[e])
+		t := 3*a + b
+		v[e] = c[e] + t
+		c[e] = 4*(a+b) - t
+	}
+}
+
+// rowTail4 is rowTail2's 4:1 (7 5 3 1, carried as 1 3 5 7).
+func rowTail4[T sample](v, c []int32, r4, r5, r6, r7 []T, shift uint) {
+	r5, r6, r7, v, c = r5[:len(r4)], r6[:len(r4)], r7[:len(r4)], v[:len(r4)], c[:len(r4)]
 	if shift == 6 {
 		for e := range r4 {
-			v[e] += 7*int32(r4[e]>>6) + 5*int32(r5[e]>>6) + 3*int32(r6[e]>>6) + int32(r7[e]>>6)
+			a, b, d, f := int32(r4[e]>>6), int32(r5[e]>>6), int32(r6[e]>>6), int32(r7[e]>>6)
+			t := 7*a + 5*b + 3*d + f
+			v[e] = c[e] + t
+			c[e] = 8*(a+b+d+f) - t
 		}
 		return
 	}
 	for e := range r4 {
-		v[e] += 7*int32(r4[e]) + 5*int32(r5[e]) + 3*int32(r6[e]) + int32(r7[e])
+		a, b, d, f := int32(r4[e]), int32(r5[e]), int32(r6[e]), int32(r7[e])
+		t := 7*a + 5*b + 3*d + f
+		v[e] = c[e] + t
+		c[e] = 8*(a+b+d+f) - t
 	}
 }
