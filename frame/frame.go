@@ -276,33 +276,34 @@ func (fr *Frame) FillRect(x, y, w, h int, Y, Cb, Cr uint16) {
 	if x1 <= x0 || y1 <= y0 {
 		return
 	}
-	if fr.Format == P010 {
-		yp, cp := fr.Plane16(0), fr.Plane16(1)
-		ps0, ps1 := fr.Pitch[0]/2, fr.Pitch[1]/2
-		for r := y0; r < y1; r++ {
-			row := yp[r*ps0+x0 : r*ps0+x1]
+	// The first row of each plane painted sample by sample, the others
+	// copies of it (memmove).
+	bps := fr.Format.BytesPerSample()
+	b0, b1 := x0*bps, x1*bps
+	for p, h := range [2][2]int{{y0, y1}, {y0 / 2, y1 / 2}} {
+		first := fr.Data[p][h[0]*fr.Pitch[p]+b0 : h[0]*fr.Pitch[p]+b1]
+		switch {
+		case fr.Format == P010 && p == 0:
+			row := fr.Plane16(0)[h[0]*fr.Pitch[0]/2+x0 : h[0]*fr.Pitch[0]/2+x1]
 			for i := range row {
 				row[i] = Y
 			}
-		}
-		for r := y0 / 2; r < y1/2; r++ {
-			row := cp[r*ps1+x0 : r*ps1+x1]
-			for i := 0; i < len(row); i += 2 {
+		case fr.Format == P010:
+			row := fr.Plane16(1)[h[0]*fr.Pitch[1]/2+x0 : h[0]*fr.Pitch[1]/2+x1]
+			for i := 0; i+1 < len(row); i += 2 {
 				row[i], row[i+1] = Cb, Cr
 			}
+		case p == 0:
+			for i := range first {
+				first[i] = byte(Y)
+			}
+		default:
+			for i := 0; i+1 < len(first); i += 2 {
+				first[i], first[i+1] = byte(Cb), byte(Cr)
+			}
 		}
-		return
-	}
-	for r := y0; r < y1; r++ {
-		row := fr.Data[0][r*fr.Pitch[0]+x0 : r*fr.Pitch[0]+x1]
-		for i := range row {
-			row[i] = byte(Y)
-		}
-	}
-	for r := y0 / 2; r < y1/2; r++ {
-		row := fr.Data[1][r*fr.Pitch[1]+x0 : r*fr.Pitch[1]+x1]
-		for i := 0; i < len(row); i += 2 {
-			row[i], row[i+1] = byte(Cb), byte(Cr)
+		for r := h[0] + 1; r < h[1]; r++ {
+			copy(fr.Data[p][r*fr.Pitch[p]+b0:r*fr.Pitch[p]+b1], first)
 		}
 	}
 }

@@ -59,6 +59,7 @@ func (c *Compositor) scalerFor(k scalerKey) *scaler {
 		cx: frame.NewFilterPart(k.sw/2, k.dw/2, k.x0/2, k.x1/2), cy: frame.NewFilterPart(k.sh/2, k.dh/2, k.y0/2, k.y1/2),
 		used: c.renders,
 	}
+	s.lxs, s.lys, s.cxs, s.cys = findShrink(s.lx), findShrink(s.ly), findShrink(s.cx), findShrink(s.cy)
 	c.scalers[k] = s
 	return s
 }

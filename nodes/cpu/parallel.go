@@ -10,7 +10,8 @@ import (
 // Parallel renders a canvas with several compositors at once, each drawing
 // a band of rows on a goroutine of its own: the output is the same, byte for
 // byte, as one Compositor's. It pays off for large canvases (a 1080p canvas
-// of four layers costs about 39 ms of CPU on one core). Workers are started
+// of four layers from 1080p sources costs about 13 to 25 ms of CPU on one
+// core of the dev VM, nodes/cpu/BENCHMARKS.md). Workers are started
 // once and kept, so a steady show renders without allocating. A Parallel is
 // not safe for concurrent use; Close stops its workers.
 type Parallel struct {

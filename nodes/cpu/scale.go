@@ -39,9 +39,36 @@ type planeJob[T sample] struct {
 	key                []uint8
 	keyPitch           int
 	black              int32
+	rx, ry             shrink // the exact 2:1 or 4:1 runs of fx and fy
 }
 
+// run draws the job: the part inside both filters' exact shrinks
+// (shrink) by the fast path, the rest (edges, other ratios, keyed
+// layers) by the general one; the two compute the same bytes.
 func (j *planeJob[T]) run(tmp []int32) []int32 {
+	if j.key != nil || j.rx.r == 0 || j.rx.r != j.ry.r {
+		return j.runGeneral(tmp)
+	}
+	ix0, ix1 := max(j.vx0, j.rx.lo), min(j.vx1, j.rx.hi)
+	iy0, iy1 := max(j.vy0, j.ry.lo), min(j.vy1, j.ry.hi)
+	if ix1-ix0 < 8 || iy1 <= iy0 {
+		return j.runGeneral(tmp)
+	}
+	part := func(x0, x1, y0, y1 int) {
+		if x1 > x0 && y1 > y0 {
+			p := *j
+			p.vx0, p.vx1, p.vy0, p.vy1 = x0, x1, y0, y1
+			tmp = p.runGeneral(tmp)
+		}
+	}
+	part(j.vx0, j.vx1, j.vy0, iy0)
+	part(j.vx0, j.vx1, iy1, j.vy1)
+	part(j.vx0, ix0, iy0, iy1)
+	part(ix1, j.vx1, iy0, iy1)
+	return j.runShrink(tmp, ix0, ix1, iy0, iy1)
+}
+
+func (j *planeJob[T]) runGeneral(tmp []int32) []int32 {
 	vw := j.vx1 - j.vx0
 	if vw <= 0 || j.vy1 <= j.vy0 {
 		return tmp
@@ -216,6 +243,8 @@ type scalerKey struct{ sw, sh, dw, dh, x0, x1, y0, y1 int }
 
 type scaler struct {
 	lx, ly, cx, cy *frame.Filter
+	lxs, lys       shrink // their exact-shrink runs (findShrink), found once
+	cxs, cys       shrink
 	used           uint64 // the compositor's render count when last used
 }
 
@@ -259,7 +288,7 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 			c.tmp = (&planeJob[uint8]{
 				src: src.Alpha, srcPitch: src.Width, sx0: crop.X, sy0: crop.Y,
 				dst: key, dstPitch: vw, dx0: -vx0, dy0: -vy0,
-				vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: 256, fx: sc.lx, fy: sc.ly,
+				vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: 256, fx: sc.lx, fy: sc.ly, rx: sc.lxs, ry: sc.lys,
 			}).run(c.tmp)
 		}
 	}
@@ -268,13 +297,13 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 		c.tmp = (&planeJob[uint16]{
 			src: src.Plane16(0), srcPitch: src.Pitch[0] / 2, sx0: crop.X, sy0: crop.Y,
 			dst: dst.Plane16(0), dstPitch: dst.Pitch[0] / 2, dx0: rect.X, dy0: rect.Y,
-			vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, shift: 6, alpha: alpha, fx: sc.lx, fy: sc.ly,
+			vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, shift: 6, alpha: alpha, fx: sc.lx, fy: sc.ly, rx: sc.lxs, ry: sc.lys,
 			key: key, keyPitch: keyPitch, black: int32(by >> 6),
 		}).run(c.tmp)
 		c.tmp = (&planeJob[uint16]{
 			src: src.Plane16(1), srcPitch: src.Pitch[1] / 2, sx0: crop.X / 2, sy0: crop.Y / 2,
 			dst: dst.Plane16(1), dstPitch: dst.Pitch[1] / 2, dx0: rect.X / 2, dy0: rect.Y / 2,
-			vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, shift: 6, alpha: alpha, fx: sc.cx, fy: sc.cy,
+			vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, shift: 6, alpha: alpha, fx: sc.cx, fy: sc.cy, rx: sc.cxs, ry: sc.cys,
 			key: key, keyPitch: keyPitch, black: int32(bc >> 6),
 		}).run(c.tmp)
 		return
@@ -282,13 +311,13 @@ func (c *Compositor) scaleInto(dst, src *frame.Frame, crop, rect frame.Rect, alp
 	c.tmp = (&planeJob[uint8]{
 		src: src.Data[0], srcPitch: src.Pitch[0], sx0: crop.X, sy0: crop.Y,
 		dst: dst.Data[0], dstPitch: dst.Pitch[0], dx0: rect.X, dy0: rect.Y,
-		vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: alpha, fx: sc.lx, fy: sc.ly,
+		vx0: vx0, vx1: vx1, vy0: vy0, vy1: vy1, ch: 1, alpha: alpha, fx: sc.lx, fy: sc.ly, rx: sc.lxs, ry: sc.lys,
 		key: key, keyPitch: keyPitch, black: int32(by),
 	}).run(c.tmp)
 	c.tmp = (&planeJob[uint8]{
 		src: src.Data[1], srcPitch: src.Pitch[1], sx0: crop.X / 2, sy0: crop.Y / 2,
 		dst: dst.Data[1], dstPitch: dst.Pitch[1], dx0: rect.X / 2, dy0: rect.Y / 2,
-		vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, alpha: alpha, fx: sc.cx, fy: sc.cy,
+		vx0: vx0 / 2, vx1: vx1 / 2, vy0: vy0 / 2, vy1: vy1 / 2, ch: 2, alpha: alpha, fx: sc.cx, fy: sc.cy, rx: sc.cxs, ry: sc.cys,
 		key: key, keyPitch: keyPitch, black: int32(bc),
 	}).run(c.tmp)
 }
