@@ -231,6 +231,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	reloads := make(chan struct{}, 1)
+	watching := ctx.Done() // ctx itself is wrapped below for -duration
 	go func() {
 		for {
 			select {
@@ -243,7 +244,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 					continue
 				}
 				stopWith(fmt.Errorf("%s received", signalName(sg)))
-			case <-ctx.Done():
+			case <-watching:
 				return
 			}
 		}
