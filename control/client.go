@@ -20,9 +20,12 @@ import (
 // from everything it hands on, so that what it prints cannot drive the
 // terminal.
 type Client struct {
-	Addr  string // host:port
+	Addr  string // host:port, or http:// or https:// with host:port
 	Token string
-	HTTP  *http.Client // nil: a client that follows no redirect, with a DefaultClientTimeout (POST /plan: ApplyWait)
+	// CA names a PEM file of the CA certificates an https:// server's
+	// certificate must chain to; "" trusts the system's roots.
+	CA   string
+	HTTP *http.Client // nil: a client that follows no redirect, with a DefaultClientTimeout (POST /plan: ApplyWait)
 }
 
 // ErrNoAnswer: the request may have been sent, but no answer came back
@@ -53,8 +56,13 @@ func (c *Client) do(method, path string, body []byte) ([]byte, error) {
 func (c *Client) doWithin(timeout time.Duration, method, path string, body []byte) ([]byte, error) {
 	hc := c.HTTP
 	if hc == nil {
+		tr, err := c.transport(0)
+		if err != nil {
+			return nil, err
+		}
 		hc = &http.Client{
 			Timeout:       timeout,
+			Transport:     tr,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}

@@ -30,6 +30,7 @@ package control
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ import (
 	"net/http"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -128,6 +130,11 @@ type Options struct {
 	Log *slog.Logger
 	// Now reads the wall clock for the login limit; nil is time.Now.
 	Now func() time.Time
+	// TLSCert and TLSKey name PEM files: the server then speaks only
+	// HTTPS. A token on an address other than loopback needs them unless
+	// InsecureRemoteToken (see CheckTLS).
+	TLSCert, TLSKey     string
+	InsecureRemoteToken bool
 }
 
 // VersionHeader is the response header by which a client knows it talks
@@ -153,6 +160,11 @@ type Server struct {
 	sessions sessions      // the page's logins
 	logins   loginLimiter  // failed logins by client address
 	closing  chan struct{} // closed by Close: event streams end
+
+	tls     bool                        // the server speaks HTTPS
+	cross   *http.CrossOriginProtection // state changes from other origins
+	onAir   atomic.Bool                 // Serve was called: show is set
+	probing bool                        // ServeProbes started the HTTP server
 }
 
 // CheckListen reports whether a server may listen on addr with token: a
@@ -203,9 +215,18 @@ func Bind(opts Options) (*Server, error) {
 	if err := CheckListen(addr, opts.Token); err != nil {
 		return nil, err
 	}
+	if err := CheckTLS(addr, opts.Token, opts.TLSCert, opts.TLSKey, opts.InsecureRemoteToken); err != nil {
+		return nil, err
+	}
 	names, err := parseNames(opts.Hosts)
 	if err != nil {
 		return nil, err
+	}
+	var tlsConf *tls.Config
+	if opts.TLSCert != "" {
+		if tlsConf, err = loadServerTLS(opts.TLSCert, opts.TLSKey); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -220,21 +241,38 @@ func Bind(opts Options) (*Server, error) {
 	if now == nil {
 		now = time.Now
 	}
+	own := ownHosts(ln.Addr(), names)
+	var served net.Listener = newLimitListener(ln, limits.MaxConns)
+	if tlsConf != nil {
+		served = tls.NewListener(served, tlsConf)
+	}
 	return &Server{
 		logins:  loginLimiter{now: now, log: opts.Log},
-		ln:      newLimitListener(ln, limits.MaxConns),
+		ln:      served,
+		tls:     tlsConf != nil,
+		cross:   crossOrigin(own),
 		token:   opts.Token,
 		version: version,
 		limits:  limits,
-		own:     ownHosts(ln.Addr(), names),
+		own:     own,
 		done:    make(chan error, 1),
 		closing: make(chan struct{}),
 	}, nil
 }
 
-// Serve serves show on the bound socket, in the background.
+// Serve serves show on the bound socket, in the background (after
+// ServeProbes: from now on, every route).
 func (s *Server) Serve(show Show) {
 	s.show = show
+	s.onAir.Store(true)
+	if s.probing {
+		return
+	}
+	s.start()
+}
+
+// start starts the HTTP server on the bound socket.
+func (s *Server) start() {
 	s.srv = &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
@@ -249,6 +287,15 @@ func (s *Server) Serve(show Show) {
 // Addr is the address the server listens on (with the real port when the
 // requested one was 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the server's base address: https://ADDR with TLS, else
+// http://ADDR.
+func (s *Server) URL() string {
+	if s.tls {
+		return "https://" + s.Addr()
+	}
+	return "http://" + s.Addr()
+}
 
 // Close stops the server and waits for it (or only releases the socket of
 // a server that never served).
@@ -282,6 +329,8 @@ func isLoopback(host string) bool {
 func (s *Server) Handler() http.Handler {
 
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthzHandler)
+	mux.HandleFunc("GET /readyz", s.readyzHandler)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.show.Status())
@@ -324,7 +373,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint %s %s; try GET / (the page), GET /status, GET /events, GET /metrics, GET /plan or POST /buses/BUS/cut", r.Method, r.URL.Path))
 	})
-	return s.guard(mux)
+	return s.guard(s.untilOnAir(mux))
 }
 
 func (s *Server) applyHandler(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -104,20 +103,32 @@ func (h hosts) String() string {
 	return strings.Join(s, " or ")
 }
 
-// allowsOrigin reports whether origin (an Origin header) is a page of this
-// server.
-func (h hosts) allowsOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
-		return false
+// crossOrigin is the check of a state change's origin
+// (net/http.CrossOriginProtection: a browser's Sec-Fetch-Site, else an
+// Origin naming the request's Host), trusting the pages of this server's
+// other names too: localhost for a loopback or wildcard address, and
+// Options.Hosts, over http and https (behind a proxy that terminates TLS).
+func crossOrigin(h hosts) *http.CrossOriginProtection {
+	c := http.NewCrossOriginProtection()
+	trust := func(host, port string) {
+		for _, scheme := range []string{"http", "https"} {
+			c.AddTrustedOrigin(scheme + "://" + net.JoinHostPort(host, port))
+		}
 	}
-	switch u.Scheme {
-	case "http":
-		return h.allows(u.Host, "80")
-	case "https": // behind a proxy that terminates TLS
-		return h.allows(u.Host, "443")
+	if h.wildcard || h.ip.IsLoopback() {
+		trust("localhost", h.port)
 	}
-	return false
+	if h.ip != nil && !h.wildcard {
+		trust(h.ip.String(), h.port)
+	}
+	for _, n := range h.names {
+		p := n.port
+		if p == "" {
+			p = h.port
+		}
+		trust(n.host, p)
+	}
+	return c
 }
 
 // public reports whether r asks for what needs no token: the page's files
@@ -174,11 +185,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s takes a JSON body: send Content-Type: application/json (got %q)", r.Method, r.URL.Path, ct))
 				return
 			}
-			for _, o := range r.Header.Values("Origin") {
-				if !s.own.allowsOrigin(o) {
-					writeError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not this server (%s): changes are accepted only from this server's own pages and from clients that send no Origin, so that another web site cannot switch the show", o, s.own))
-					return
-				}
+			if err := s.cross.Check(r); err != nil {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not this server (%s): changes are accepted only from this server's own pages and from clients that send no Origin, so that another web site cannot switch the show", r.Header.Get("Origin"), s.own))
+				return
 			}
 		}
 		next.ServeHTTP(w, r)

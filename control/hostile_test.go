@@ -174,7 +174,7 @@ func TestForeignHostIsRefused(t *testing.T) {
 // not to a name.
 func TestWildcardAddressAnswersToIPs(t *testing.T) {
 	const token = "0123456789abcdef"
-	s, _ := start(t, Options{Addr: "0.0.0.0:0", Token: token})
+	s, _ := start(t, Options{Addr: "0.0.0.0:0", Token: token, InsecureRemoteToken: true}) // its subject is names, not TLS
 	_, port, _ := net.SplitHostPort(s.Addr())
 	base := "http://127.0.0.1:" + port
 	auth := "Bearer " + token

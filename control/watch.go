@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,14 +25,15 @@ const MaxEventBytes = MaxPlanBytes
 func (c *Client) Watch(ctx context.Context, after uint64, f func(Event)) (uint64, error) {
 	hc := c.HTTP
 	if hc == nil {
+		// No overall timeout: the stream lasts. The connection and the
+		// answer's headers are bounded, and the server sends a comment
+		// every DefaultEventKeepAlive.
+		tr, err := c.transport(5 * time.Second)
+		if err != nil {
+			return after, err
+		}
 		hc = &http.Client{
-			// No overall timeout: the stream lasts. The connection and the
-			// answer's headers are bounded, and the server sends a comment
-			// every DefaultEventKeepAlive.
-			Transport: &http.Transport{
-				DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-				ResponseHeaderTimeout: 5 * time.Second,
-			},
+			Transport:     tr,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}

@@ -153,7 +153,7 @@ switches() {
 		cues+=(-cue "$((i * SWITCH_EVERY))s bus.b scene.full[$((i % n_src))] $kb$db")
 	done
 	log "  $((${#cues[@]} / 2)) cues"
-	timeout --kill-after=10 $((total + 120)) "$ONAIR" run -backend "$BACKEND" -quiet -listen "127.0.0.1:$PORT" -duration "${total}s" "${cues[@]}" \
+	timeout --kill-after=10 $((total + 120)) "$ONAIR" run -backend "$BACKEND" -quiet -listen "127.0.0.1:$PORT" -duration "$((total + 60))s" "${cues[@]}" \
 		-var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" \
 		-var n_hevc="$N_HEVC" -var n_raw="$N_RAW" -var n_browser="$N_BROWSER" -var aux="$AUX" -var scenes="$SCENES" \
 		"$SEEDS" > "$OUT/switches.run.txt" 2>&1 &

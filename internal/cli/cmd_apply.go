@@ -27,7 +27,7 @@ func init() {
 		summary: "Change a running show to an edited show file without going off air: prints the diff against the plan on air, " +
 			"then applies it when every change can be made live (scenes and their layers, scenes added to a bus, the params " +
 			"the registry marks live); anything else is refused whole.",
-		usage: "[-addr HOST:PORT] [-token TOKEN] [-var NAME=VALUE ...] [-dry-run] SHOW",
+		usage: "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-var NAME=VALUE ...] [-dry-run] SHOW",
 		run:   runApply,
 	})
 }
@@ -37,6 +37,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	var client control.Client
 	fs.StringVar(&client.Addr, "addr", control.DefaultAddr, "address of the show's status server (onair run -listen)")
 	fs.StringVar(&client.Token, "token", os.Getenv("ONAIR_TOKEN"), "token for a server on a non-loopback address (default $ONAIR_TOKEN)")
+	fs.StringVar(&client.CA, "tls-ca", "", "trust the CA certificates in this PEM `FILE` for an https:// -addr (default: the system's)")
 	dry := fs.Bool("dry-run", false, "print the diff against the show on air and change nothing")
 	vf := addVarFlags(fs)
 	if rc := parseFlags(fs, args); rc >= 0 {

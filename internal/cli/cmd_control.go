@@ -19,13 +19,13 @@ func init() {
 	register(&command{
 		name:    "status",
 		summary: "Print the status of a running show (buses, sources, loops, edges, timing).",
-		usage:   "[-addr HOST:PORT] [-token TOKEN] [-json | -watch]",
+		usage:   "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-json | -watch]",
 		run:     runStatus,
 	})
 	register(&command{
 		name:    "cut",
 		summary: "Put a scene on a bus of a running show: a cut, or a fade or wipe with -fade/-wipe.",
-		usage:   "[-addr HOST:PORT] [-token TOKEN] [-fade D | -wipe D] [-at TIMECODE] BUS SCENE",
+		usage:   "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-fade D | -wipe D] [-at TIMECODE] BUS SCENE",
 		run:     runCut,
 	})
 }
@@ -44,6 +44,7 @@ func newControlCLI(c *command, stderr io.Writer) *controlCLI {
 	cc := &controlCLI{fs: newFlags(c, stderr)}
 	cc.fs.StringVar(&cc.client.Addr, "addr", control.DefaultAddr, "address of the show's status server (onair run -listen)")
 	cc.fs.StringVar(&cc.client.Token, "token", os.Getenv("ONAIR_TOKEN"), "token for a server on a non-loopback address (default $ONAIR_TOKEN)")
+	cc.fs.StringVar(&cc.client.CA, "tls-ca", "", "trust the CA certificates in this PEM `FILE` for an https:// -addr (default: the system's)")
 	if c.name == "status" {
 		cc.fs.BoolVar(&cc.json, "json", false, "print the whole status as JSON (every loop, edge, node and thread)")
 		cc.fs.BoolVar(&cc.watch, "watch", false, "follow the show's events (switches, tally, source errors, missed deadlines) as they happen, until Ctrl-C")
@@ -177,8 +178,8 @@ func writeStatus(w io.Writer, r *show.StatusReport) {
 	}
 	fmt.Fprintln(w, "Loops:")
 	for _, l := range r.Runtime.Loops {
-		fmt.Fprintf(w, "  %-10s %8d wake-ups, %8d handlers, handler p99 %.1f µs, timers late p99 %.1f µs, cpu %.2f s, run queue %.2f s\n",
-			l.Name, l.Wakeups, l.Handlers, float64(l.HandlerNs.P99Ns)/1e3, float64(l.TimerLateNs.P99Ns)/1e3, float64(l.Thread.CPUNs)/1e9, float64(l.Thread.RunQueueNs)/1e9)
+		fmt.Fprintf(w, "  %-10s %8d wake-ups, %8d handlers, handler p99 %s, timers late p99 %s, cpu %.2f s, run queue %.2f s\n",
+			l.Name, l.Wakeups, l.Handlers, bucketBound(l.HandlerNs.P99Ns), bucketBound(l.TimerLateNs.P99Ns), float64(l.Thread.CPUNs)/1e9, float64(l.Thread.RunQueueNs)/1e9)
 	}
 	var edges []string
 	for _, e := range r.Runtime.Edges {
@@ -208,4 +209,27 @@ func sortedBusKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// bucketBound writes a quantile the runtime's histograms give as the
+// upper bound of a power-of-two bucket (runtime.HistogramStatus) as the
+// bound it is, to two figures: 8388607 ns is "≤ 8.4 ms", not 8388.6 µs.
+func bucketBound(ns int64) string {
+	if ns <= 0 {
+		return "0"
+	}
+	v, unit := float64(ns), "ns"
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}} {
+		if float64(ns) >= u.div {
+			v, unit = float64(ns)/u.div, u.name
+			break
+		}
+	}
+	if v < 9.95 {
+		return fmt.Sprintf("≤ %.1f %s", v, unit)
+	}
+	return fmt.Sprintf("≤ %.0f %s", v, unit)
 }

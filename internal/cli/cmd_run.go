@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,7 +31,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "Compile a show and run it until Ctrl-C or -duration, serving status and control over HTTP; print a summary at the end.",
-		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE] [-plan FILE] [-var NAME=VALUE]... PATH...",
+		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-tls-cert FILE -tls-key FILE] [-log-format text|json] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE] [-plan FILE] [-var NAME=VALUE]... PATH...",
 		run:     runRun,
 	})
 }
@@ -94,6 +95,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "log only warnings and errors while running")
 	var cues cueList
 	fs.Var(&cues, "cue", "schedule a switch: 'AT BUS SCENE [cut|fade|wipe [DURATION]]' (repeatable), AT a time after the start such as '5s bus.pgm scene.clip' or the timecode of the tick it lands on, such as '10:00:05:00 bus.pgm scene.clip'")
+	logFormat := fs.String("log-format", "text", "`FORMAT` of the log on stderr: text (key=value) or json (a JSON object a line)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate `FILE` (its chain after it); with -tls-key")
+	tlsKey := fs.String("tls-key", "", "the PEM private key `FILE` of -tls-cert")
+	insecureToken := fs.Bool("insecure-remote-token", false, "allow a token on a non-loopback -listen address without TLS (it travels in clear): only behind a proxy that terminates TLS")
 	asRun := fs.String("as-run", "", "append the as-run log to `FILE`: a JSON line per switch asked for and drawn, missed deadline, source error and recovery, and change on air (default: none)")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -124,6 +129,14 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := control.CheckListen(*listen, *token); *listen != "" && err != nil {
 		fmt.Fprintf(stderr, "onair run: -listen: %v\n", err)
+		return 2
+	}
+	if err := control.CheckTLS(*listen, *token, *tlsCert, *tlsKey, *insecureToken); *listen != "" && err != nil {
+		fmt.Fprintf(stderr, "onair run: -listen: %v\n", err)
+		return 2
+	}
+	if _, err := newRunLogger(*logFormat, io.Discard, 0); err != nil {
+		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 2
 	}
 	if *asRun != "" {
@@ -209,24 +222,52 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	if *quiet {
 		level = slog.LevelWarn
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	log, _ := newRunLogger(*logFormat, stderr, level)
+	// SIGINT and SIGTERM stop the show, naming the signal; SIGHUP reloads
+	// the show file once it is on air (run_sre.go).
+	ctx, stopWith := context.WithCancelCause(context.Background())
+	defer stopWith(nil)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	reloads := make(chan struct{}, 1)
+	watching := ctx.Done() // ctx itself is wrapped below for -duration
+	go func() {
+		for {
+			select {
+			case sg := <-sigs:
+				if sg == syscall.SIGHUP {
+					select {
+					case reloads <- struct{}{}:
+					default: // one is waiting already
+					}
+					continue
+				}
+				stopWith(fmt.Errorf("%s received", signalName(sg)))
+			case <-watching:
+				return
+			}
+		}
+	}()
 	if *duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
+		ctx, cancel = context.WithTimeoutCause(ctx, *duration, fmt.Errorf("%w (%v)", errDurationReached, *duration))
 		defer cancel()
 	}
+	notify := newNotifier(log)
+	defer notify.close()
 	// The status server's socket first: a show nobody could watch or cut
 	// does not go on air (and does not touch its recordings).
 	var srv *control.Server
 	if *listen != "" {
-		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version, Log: log})
+		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version, Log: log,
+			TLSCert: *tlsCert, TLSKey: *tlsKey, InsecureRemoteToken: *insecureToken})
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
 			return 2
 		}
 		defer srv.Close()
+		srv.ServeProbes() // /healthz and /readyz while the show starts
 	}
 	started := time.Now()
 	opts := show.Options{BaseDir: loaded.Dir, AsRun: *asRun, Log: log}
@@ -247,8 +288,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stdout, "interrupted while starting: nothing went on air")
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			log.Info("stopped while starting", "reason", stopReason(ctx, nil))
+			notify.send("STOPPING=1", "STATUS=stopped while starting: "+stopReason(ctx, nil))
+			fmt.Fprintf(stdout, "interrupted while starting (%s): nothing went on air\n", stopReason(ctx, nil))
 			return 0
 		}
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
@@ -259,11 +302,22 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, l)
 	}
 	onAir, usage := time.Now(), runtime.ReadUsage()
+	live := &liveApply{show: running, cur: p}
 	if srv != nil {
-		srv.SetApplier(&liveApply{show: running, cur: p})
+		srv.SetApplier(live)
 		srv.Serve(running)
-		fmt.Fprintf(stdout, "page: http://%s/  status: http://%s/status  events: http://%s/events  metrics: http://%s/metrics\n", srv.Addr(), srv.Addr(), srv.Addr(), srv.Addr())
+		u := srv.URL()
+		fmt.Fprintf(stdout, "page: %s/  status: %s/status  events: %s/events  metrics: %s/metrics  probes: %s/healthz %s/readyz\n", u, u, u, u, u, u)
 	}
+	ready := func() error {
+		if rd, ok := running.(control.Readier); ok {
+			return rd.Ready()
+		}
+		return nil
+	}
+	notify.send("READY=1", fmt.Sprintf("STATUS=on air: %s, %d nodes on %d loops on the %s backend", p.Show, len(p.Nodes), len(p.Loops), be.Name), "MAINPID="+strconv.Itoa(os.Getpid()))
+	go notify.keepAlive(ctx, ready)
+	reload := &reloader{paths: fs.Args(), vars: vars.options(), apply: live, log: log}
 	var timers []*time.Timer
 	for _, cu := range cues {
 		cu := cu
@@ -284,18 +338,28 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}))
 	}
 	var failure error
-	select {
-	case <-ctx.Done():
-	case <-running.Failed():
-		failure = running.Err()
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			waiting = false
+		case <-running.Failed():
+			failure = running.Err()
+			waiting = false
+		case <-reloads:
+			reload.reload()
+		}
 	}
+	stopWhy := stopReason(ctx, failure)
+	log.Info("stopping", "reason", stopWhy)
+	notify.send("STOPPING=1", "STATUS=stopping: "+stopWhy)
+	stopWith(nil) // the keep-alives and the signal watch end
 	for _, t := range timers {
 		t.Stop()
 	}
 	if err := running.Stop(); err != nil && failure == nil {
 		failure = err
 	}
-	fmt.Fprintf(stdout, "\nRan %s for %v.\n", p.Show, time.Since(started).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "\nRan %s for %v.\nStopped: %s.\n", p.Show, time.Since(started).Round(time.Millisecond), stopWhy)
 	fmt.Fprintln(stdout, runtime.ReadUsage().Since(usage, time.Since(onAir)))
 	running.Summary().WriteText(stdout)
 	if failure != nil && !errors.Is(failure, context.Canceled) {
