@@ -163,9 +163,6 @@ func (g *Graph) Splice(id string) {
 // Node returns the node with the given id, or nil.
 func (g *Graph) Node(id string) *Node { return g.nodes[id] }
 
-// Len is the number of nodes.
-func (g *Graph) Len() int { return len(g.nodes) }
-
 // Nodes returns the nodes in the order they were added (which follows the
 // show's declaration order); a replacement stands where its original stood.
 func (g *Graph) Nodes() []*Node {

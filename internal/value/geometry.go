@@ -93,12 +93,6 @@ func CheckCrop(s Size, r [4]int) error {
 	return checkReach("crop", "of the source's "+s.String()+" picture", s, r, CropReach, limit("crop_reach"))
 }
 
-// RectBounds are the least x and y and the greatest x + width and
-// y + height of a layer's rect on a canvas of size c.
-func RectBounds(c Size) (x0, y0, x1, y1 int) {
-	return -RectReach * c.W, -RectReach * c.H, (RectReach + 1) * c.W, (RectReach + 1) * c.H
-}
-
 func checkReach(what, where string, s Size, r [4]int, reach int, l GeometryLimit) error {
 	x, y, w, h := r[0], r[1], r[2], r[3]
 	if w <= 0 || h <= 0 {

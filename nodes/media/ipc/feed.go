@@ -34,8 +34,7 @@ type Feed struct {
 	OnConnect func(*Producer)
 	OnLost    func(error)
 
-	p           *Producer
-	connections uint64
+	p *Producer
 }
 
 // Acquire returns a buffer of the current connection to paint into,
@@ -67,7 +66,6 @@ func (f *Feed) Acquire(wait time.Duration) (*ProducerBuffer, error) {
 			return nil, ErrNotConnected
 		}
 		f.p = p
-		f.connections++
 		if f.OnConnect != nil {
 			f.OnConnect(p)
 		}
@@ -82,9 +80,6 @@ func (f *Feed) Send(b *ProducerBuffer, seq uint64, ts int64) error {
 	}
 	return f.p.Send(b, seq, ts)
 }
-
-// Connections counts the connections made.
-func (f *Feed) Connections() uint64 { return f.connections }
 
 // Close ends the current connection, if any.
 func (f *Feed) Close() {

@@ -131,19 +131,18 @@ type Producer struct {
 	welcome Welcome
 	done    chan struct{} // the reading goroutine ended
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	bufs     map[uint32]*ProducerBuffer
-	idle     []*ProducerBuffer // oldest returned first
-	nextID   uint32
-	stats    ProducerStats
-	drain    *Drain
-	err      error // why the connection ended
-	closing  bool
-	freed    bool
-	sendMu   sync.Mutex
-	sendBuf  [FrameSize]byte
-	released []Release
+	mu      sync.Mutex
+	cond    *sync.Cond
+	bufs    map[uint32]*ProducerBuffer
+	idle    []*ProducerBuffer // oldest returned first
+	nextID  uint32
+	stats   ProducerStats
+	drain   *Drain
+	err     error // why the connection ended
+	closing bool
+	freed   bool
+	sendMu  sync.Mutex
+	sendBuf [FrameSize]byte
 }
 
 // Dial connects to the receiver at cfg.Socket, says HELLO and waits for
@@ -379,13 +378,6 @@ func (p *Producer) Stats() ProducerStats {
 	return s
 }
 
-// Releases are the RELEASEs received so far, in order.
-func (p *Producer) Releases() []Release {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Release(nil), p.released...)
-}
-
 // Done is closed when the connection has ended (DRAIN, refusal, a broken
 // socket, Close).
 func (p *Producer) Done() <-chan struct{} { return p.done }
@@ -474,7 +466,6 @@ func (p *Producer) release(m Release) {
 	b.out = false
 	p.stats.Out--
 	p.stats.Released++
-	p.released = append(p.released, m)
 	if p.cfg.MaxIdle > 0 && len(p.idle) >= p.cfg.MaxIdle && !p.closing {
 		// The pool keeps MaxIdle idle and destroys the rest.
 		send(p.fd, Forget{Buffer: b.id}.Append(nil), -1, false)
