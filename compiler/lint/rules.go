@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -494,23 +495,31 @@ var pacingLoopImbalance = &compiler.Rule{
 	Ignorable: true,
 	Doc: `One pacing loop is far busier than the others.
 
-Source i paces on pacing_{i % pacing_loops}, which balances sources by count
-but not by rate: when the fast sources fall on the same loop, that loop wakes
+Each source paces on the loop its address picks, which shares sources out
+about evenly by count but not by rate: when the fast sources fall on the same
+loop, that loop wakes
 for most of the show's frames while the others idle, and its cost grows as
 the square of what it carries. The rule weighs each loop by the frames per
 second it paces and fires when the busiest carries at least 1.5 times the
-average and 60 frames a second more. Reorder the sources or change
-pacing_loops so the fast ones spread.`,
+average and 60 frames a second more. Change pacing_loops so the fast ones
+spread (or rename one: a source's loop follows from its address).`,
 	Run: func(p *compiler.Pass) {
 		n := p.Show.Canvas.Int("pacing_loops")
 		if n < 2 || len(p.Show.Sources) < 8 {
 			return
 		}
+		// Where each source paces, as placed: the loop of its nodes.
+		loopOf := map[*lang.Source]int{}
+		for _, nd := range p.Graph.Nodes() {
+			if i, err := strconv.Atoi(strings.TrimPrefix(nd.Placement.Loop, "pacing_")); nd.Source != nil && err == nil && i < n && strings.HasPrefix(nd.Placement.Loop, "pacing_") {
+				loopOf[nd.Source] = i
+			}
+		}
 		load := make([]float64, n)
-		count := make([]int, n)
-		for i, s := range p.Show.Sources {
-			load[i%n] += rate(s.FrameRate, p.Show.FrameRate)
-			count[i%n]++
+		for _, s := range p.Show.Sources {
+			if i, ok := loopOf[s]; ok {
+				load[i] += rate(s.FrameRate, p.Show.FrameRate)
+			}
 		}
 		busiest, total := 0, 0.0
 		for i, l := range load {
@@ -529,7 +538,7 @@ pacing_loops so the fast ones spread.`,
 		}
 		report(p, canvasRange(p.Show, "pacing_loops"),
 			fmt.Sprintf("pacing_%d paces %.0f frames a second, %.1f× the average of %.0f", busiest, load[busiest], load[busiest]/mean, mean),
-			fmt.Sprintf("Frames a second per loop: %s. Source i paces on pacing_{i %% %d}: put the fast sources at indices that spread over the loops, or change pacing_loops.", strings.Join(parts, ", "), n))
+			fmt.Sprintf("Frames a second per loop: %s. A source paces on the loop its address picks among the %d: change pacing_loops so the fast sources spread, or rename one.", strings.Join(parts, ", "), n))
 	},
 }
 

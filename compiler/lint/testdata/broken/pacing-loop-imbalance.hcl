@@ -1,4 +1,4 @@
-# Every fourth source runs at 60 fps, so pacing_0 gets all of them.
+# Three sources run at 60 fps and fall, with three more, on pacing_2 (a source paces on the loop its address picks).
 show {
   name       = "lint-imbalance"
   size       = "1280x720"
