@@ -137,6 +137,23 @@ func (e *Edge[T]) Consumed() *Signal { return e.consumed }
 // counts a drop: a loop node that must not block uses it and waits on
 // Consumed for room.
 func (e *Edge[T]) TryPut(v T) (bool, error) {
+	_, _, ok, err := e.put(v, false)
+	return ok, err
+}
+
+// PutNewest queues v; on a full edge it first takes the oldest item out
+// and returns it (the caller releases it), counting a drop. It is for a
+// producer whose consumer has not started yet (Taken is false): the edge
+// then holds the newest items, not the first ones, when the consumer
+// starts. Taking the oldest out does not count as the consumer's take.
+func (e *Edge[T]) PutNewest(v T) (old T, replaced bool, err error) {
+	old, replaced, _, err = e.put(v, true)
+	return old, replaced, err
+}
+
+// put queues v; on a full edge it gives up (evict false) or takes the
+// oldest item out for v, counting a drop (evict true).
+func (e *Edge[T]) put(v T, evict bool) (old T, replaced, ok bool, err error) {
 	// Read v's timestamp before v is queued: once it is, its consumer owns
 	// it and may be changing it.
 	ts, stamped := any(v).(Timestamped)
@@ -147,44 +164,13 @@ func (e *Edge[T]) TryPut(v T) (bool, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return false, fmt.Errorf("edge %s: put: %w", e.name, ErrClosed)
+		return old, false, false, fmt.Errorf("edge %s: put: %w", e.name, ErrClosed)
 	}
 	if e.n == len(e.buf) {
-		e.mu.Unlock()
-		return false, nil
-	}
-	e.buf[(e.head+e.n)%len(e.buf)] = v
-	e.n++
-	e.enqueued.Add(1)
-	e.mu.Unlock()
-	e.lastPut.Store(Now())
-	if stamped {
-		e.lastTS.Store(at)
-	}
-	if rl := e.ready.Load(); rl != nil {
-		rl.set.Mark(rl.i)
-	}
-	e.produced.Notify()
-	return true, nil
-}
-
-// PutNewest queues v; on a full edge it first takes the oldest item out
-// and returns it (the caller releases it), counting a drop. It is for a
-// producer whose consumer has not started yet (Taken is false): the edge
-// then holds the newest items, not the first ones, when the consumer
-// starts. Taking the oldest out does not count as the consumer's take.
-func (e *Edge[T]) PutNewest(v T) (old T, replaced bool, err error) {
-	ts, stamped := any(v).(Timestamped)
-	var at int64
-	if stamped {
-		at = ts.Timestamp()
-	}
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return old, false, fmt.Errorf("edge %s: put: %w", e.name, ErrClosed)
-	}
-	if e.n == len(e.buf) {
+		if !evict {
+			e.mu.Unlock()
+			return old, false, false, nil
+		}
 		var zero T
 		old, replaced = e.buf[e.head], true
 		e.buf[e.head] = zero
@@ -204,7 +190,7 @@ func (e *Edge[T]) PutNewest(v T) (old T, replaced bool, err error) {
 		rl.set.Mark(rl.i)
 	}
 	e.produced.Notify()
-	return old, replaced, nil
+	return old, replaced, true, nil
 }
 
 // Put queues v following the edge's policy. On a full drop edge it refuses
