@@ -21,6 +21,9 @@
 //   - Frame and FramePool: NV12/P010 pictures in pitched device memory
 //     with frame.Frame's metadata, reference counted back to a capped pool,
 //     and ordered by events (written / read) rather than by blocking.
+//   - NVDEC (nvdec_lib.go, nvdec_decoder.go, nvdec_loop.go, nvdec.h):
+//     libnvcuvid's cuvid entry points only, opened on a Context, decoding
+//     into Frames of a FramePool; its CUDA calls go through the loader.
 //   - Uploader: a page-locked block, a private stream and an ordering
 //     event; the primitives of the raw sources' four upload modes.
 //   - Compositor: package cpu's compositor, fades and wipes on the GPU, one

@@ -58,7 +58,7 @@ func (b *backend) nvdecLib() (*gpu.NVDEC, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.nvdec == nil {
-		n, err := gpu.OpenNVDEC(b.ctx.Device(), true)
+		n, err := gpu.OpenNVDEC(b.ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -619,14 +619,13 @@ func (s *nvdecSource) source() (gpu.NVDECUnit, error) {
 }
 
 // onFrame stamps a decoded picture and hands it on.
-func (s *nvdecSource) onFrame(nf *gpu.NVDECFrame) {
-	d := nf.TakeDevice()
+func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 	d.Stamps = frame.Stamps{}
 	if s.keys.Has(frame.DecodeTime) {
 		d.Stamps.Stamp(frame.DecodeTime, time.Now().UnixNano())
 	}
-	if s.keys.Has(frame.InputRecTime) && nf.Timestamp >= 0 {
-		if at := s.readAt[nf.Timestamp%int64(len(s.readAt))]; at != 0 {
+	if s.keys.Has(frame.InputRecTime) && pic.Timestamp >= 0 {
+		if at := s.readAt[pic.Timestamp%int64(len(s.readAt))]; at != 0 {
 			d.Stamps.Stamp(frame.InputRecTime, at)
 		}
 	}
