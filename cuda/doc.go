@@ -11,8 +11,7 @@
 //     a clear error. Failed calls are *Error values that name the call and
 //     the driver's error: "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of
 //     memory)".
-//   - Probe, for `onair run -backend auto`, and MeasureUpload, behind the
-//     capacity profiles' PCIe figures.
+//   - Probe, for `onair run -backend auto`.
 //   - Context (the device's primary context, with its Sched: spin or
 //     blocking sync), Stream, Event, DeviceMemory (plain and pitched),
 //     HostMemory (page-locked, portable or write-combined), 2D copies
