@@ -191,7 +191,7 @@ var builtin = []*Kind{
 		Name: "gpu_import",
 		Doc:  "Imports each received buffer once (on the GPU the producer's exported CUDA memory, mapped with cuMemImportFromShareableHandle, or a memfd mapped and page-locked; on the CPU a memfd mapped), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA with straight or premultiplied alpha, or NV12) to the canvas format in BT.709 limited range, keeping the alpha of pictures that have it (an alpha plane beside the colour, premultiplied over black) so that the compositor keys them over the scene; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
-			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
+			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Canvas: []string{"import_ttl_ms"}, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
 			{Name: "purge_idle", Type: Bool, Default: false, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
 			formatParam,
 			{Name: "key", Type: Enum, Enum: []string{"alpha", "none"}, Default: "alpha", Doc: "What a picture's alpha does: alpha keys it over the scene (each pixel's alpha times the layer's opacity, the scene seen through transparent pixels); none composites it over black, as an opaque picture (no alpha plane is allocated)."},
@@ -257,7 +257,7 @@ var builtin = []*Kind{
 		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut). A Program compositor has a thread of its own; an AUX compositor is paced by the default loop.",
 		Params: []Param{
 			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
-			{Name: "input_poll_ms", Type: Int, Default: 8, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
+			{Name: "input_poll_ms", Type: Int, Default: 8, Min: ptr(0), Max: ptr(1000), Live: true, Canvas: []string{"input_poll_ms", "aux_input_poll_ms"}, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
 			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			{Name: "colour", Type: String, Doc: "The show's colour tags, stamped on every picture the bus draws: primaries/transfer/matrix/range."},

@@ -103,8 +103,13 @@ type Param struct {
 	Enum    []string // Enum: the allowed values
 	Doc     string
 	// Live is true when the value can change on a running show without
-	// re-creating the node (a diff may update it in place).
+	// re-creating the node (a diff may update it in place): the kind's
+	// live hook on the running show applies it (nodes/show).
 	Live bool
+	// Canvas names the canvas settings the compiler feeds this param from
+	// (input_poll_ms from canvas input_poll_ms and aux_input_poll_ms): a
+	// live param's settings change on air through it (LiveCanvas).
+	Canvas []string
 }
 
 // Traits are what the compiler's rules read.
