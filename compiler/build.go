@@ -91,6 +91,7 @@ func build(st *state) {
 				e.Attrs[name] = v
 			}
 		}
+		st.extraAttrs(e.Attrs, "output", out.Kind, out.Extra)
 		n := st.elementNode("output."+out.Kind, e, out.DeclRange)
 		if n == nil {
 			continue
@@ -118,6 +119,19 @@ func (st *state) elementNode(elem string, e *nodes.Element, rng hcl.Range) *Node
 		return nil
 	}
 	return &Node{ID: e.Address + "/" + k.Name, Kind: k.Name, Address: e.Address, Group: e.Address, Range: rng, Params: lower(k, e)}
+}
+
+// extraAttrs adds to attrs the attributes of an element of block type typ
+// and kind that the show language holds in no field of its own (Extra):
+// those a new kind reads in its lowering. Paths become relative to the
+// show's directory, as every path in a plan is.
+func (st *state) extraAttrs(attrs map[string]any, typ, kind string, extra map[string]any) {
+	for name, v := range extra {
+		if p, isStr := v.(string); isStr && lang.IsPath(typ, kind, name) {
+			v = st.Show.Rel(p)
+		}
+		attrs[name] = v
+	}
 }
 
 // lower is the params a node of kind k takes from element e.
@@ -248,6 +262,7 @@ func (st *state) sourceElement(src *lang.Source) *nodes.Element {
 			attrs[name] = v
 		}
 	}
+	st.extraAttrs(attrs, "source", src.Kind, src.Extra)
 	return &nodes.Element{Kind: src.Kind, Address: src.Address(), Path: show.Rel(src.Path), Loop: src.Loop, Format: format,
 		Size: sizeString(size), Rate: ratString(rate), Colour: colourString(src.Colour, lang.PixelFormat(format)),
 		OnError: src.OnError, Codec: src.Codec(), Streams: max(1, src.Streams), Canvas: show.Canvas.Settings, Attrs: attrs}
