@@ -106,9 +106,11 @@ type Param struct {
 	// re-creating the node (a diff may update it in place): the kind's
 	// live hook on the running show applies it (nodes/show).
 	Live bool
-	// Canvas names the canvas settings the compiler feeds this param from
-	// (input_poll_ms from canvas input_poll_ms and aux_input_poll_ms): a
-	// live param's settings change on air through it (LiveCanvas).
+	// Canvas names the canvas settings that feed this param (the kind's
+	// Lower reads them: a compositor's input_poll_ms is canvas
+	// input_poll_ms on a Program bus, aux_input_poll_ms on an AUX one): a
+	// live param's settings change on air through it (LiveCanvas), and a
+	// test holds each setting's type, default and range to the param's.
 	Canvas []string
 }
 
