@@ -8,6 +8,11 @@ package compiler
 // hwupload chain, every fan-out its own thread), one compositor per bus fed
 // through each source's fan-out, and one sink per output. Every node
 // carries its kind declaration, its group and the show range that made it.
+//
+// build names no kind: a source's chain is the backend's lowering's
+// (Lowering.Chains), a bus's and an output's node is the kind that
+// declares it (Kind.From, nodes.For), and each node's params are its
+// kind's Lower of the element (nodes.Element, filled here from the show).
 
 import (
 	"fmt"
