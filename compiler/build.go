@@ -118,6 +118,10 @@ func build(st *state) {
 // name elem: "bus", "output.record") lowers to, as the kind that declares
 // it in its From says; nil, reported at rng, when no kind does.
 func (st *state) elementNode(elem string, e *nodes.Element, rng hcl.Range) *Node {
+	if c := st.Options.Target.Chains[elem]; c.Refuse != "" {
+		st.errorf(&rng, "Element cannot run on this backend", "%s is a %s: %s", e.Address, elem, c.Refuse)
+		return nil
+	}
 	k, ok := nodes.For(elem)
 	if !ok {
 		st.errorf(&rng, "Unknown node kind", "%s is a %s, which no node kind in nodes/ lowers (Kind.From).", e.Address, elem)
