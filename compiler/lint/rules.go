@@ -26,6 +26,7 @@ var rules = []*compiler.Rule{
 	residentWithoutLoop,
 	compositorPollInterval,
 	capacityHeadroom,
+	gpuOverBudget,
 	singlePacingLoop,
 	pacingLoopImbalance,
 	decoderThreads,
@@ -356,6 +357,35 @@ show ran clean at 25 fps and collapsed at 30 with every gauge showing room.`,
 			report(p, showRange(p.Show, "profile"),
 				fmt.Sprintf("%s at %.0f %% of profile %s's limit: the show needs %s, the profile allows %s", capitalise(compiler.BudgetLabel(b.Name)), 100*b.Used/b.Limit, p.Plan.Profile, compiler.FmtAmount(b.Used, b.Unit), compiler.FmtAmount(b.Limit, b.Unit)),
 				"Less than 10 % headroom: a late change or an optimistic estimate takes the show over. Move sources to another GPU or pick a cheaper canvas setting.")
+		}
+	},
+}
+
+var gpuOverBudget = &compiler.Rule{
+	ID:        "gpu-over-budget",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `One GPU of a show spread over several carries more than its profile allows.
+
+With canvas gpus above 1 the compiler checks the show against all the GPUs
+together and places each source where it fits; a source that fits nowhere
+stays on its bus's GPU. That GPU is then over one GPU's VRAM, PCIe upload or
+NVDEC budget while the others may have room: the show's totals look fine and
+the GPU drops frames on air. Add a GPU, move a bus (a bus goes where its
+address picks) or drop a source.`,
+	Run: func(p *compiler.Pass) {
+		if p.Plan == nil {
+			return
+		}
+		for _, g := range p.Plan.Estimates.GPUs {
+			for _, b := range g.Budgets {
+				if b.OK {
+					continue
+				}
+				report(p, canvasRange(p.Show, "gpus"),
+					fmt.Sprintf("GPU %d is over profile %s's %s: its sources and buses need %s, one GPU has %s", g.GPU, p.Plan.Profile, compiler.BudgetLabel(b.Name), compiler.FmtAmount(b.Used, b.Unit), compiler.FmtAmount(b.Limit, b.Unit)),
+					fmt.Sprintf("GPU %d carries %d of the show's sources and %d of its buses. Raise canvas gpus, or take sources off the buses on GPU %d.", g.GPU, g.Sources, g.Buses, g.GPU))
+			}
 		}
 	},
 }
