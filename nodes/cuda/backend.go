@@ -59,7 +59,7 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 	if log != nil {
 		b.log = log
 	}
-	b.gpu = newGPUMonitor()
+	b.gpu = newGPUMonitor(p.Canvas.Int("gpus")) // NVML for each GPU the plan spans
 	sb := b.show()
 	sb.Device = func() any {
 		st := b.gpu.Read()
