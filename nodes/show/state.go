@@ -77,6 +77,7 @@ type State struct {
 	originOnce sync.Once
 	rate       frame.Rational
 	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
+	marks      atomic.Pointer[onAirMarks] // the counts when it did (onair.go); nil before
 
 	nodes map[string]*plan.Node // by id
 	// scenes are the show's scenes, by address. ApplyLive swaps an
