@@ -269,18 +269,18 @@ type BusSummary struct {
 	OnAir          string            `json:"on_air,omitempty"`
 	Ticks          uint64            `json:"ticks"`
 	FirstTick      int64             `json:"first_tick"` // the first tick drawn (tick 0 is the start of the run)
-	Missed         uint64            `json:"missed_deadlines"` // from the moment the show went on air
-	Repeats        uint64            `json:"repeats"`          // the same
-	// StartMissed and StartRepeats are the start's: before the show went
-	// on air (onair.go).
-	StartMissed  uint64 `json:"start_missed_deadlines"`
-	StartRepeats uint64 `json:"start_repeats"`
+	Missed         uint64            `json:"missed_deadlines"`
+	Repeats        uint64            `json:"repeats"`
 	Skipped        uint64            `json:"skipped"` // input frames replaced by a newer one before any tick showed them
 	OutputDrops    uint64            `json:"output_drops"`
 	Switches       uint64            `json:"switches"`                   // every switch asked for
 	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
 	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
 	Timing         TimingSummary     `json:"timing"`
+	// Missed and Repeats count from the moment the show went on air;
+	// StartMissed and StartRepeats are the start's, before it (onair.go).
+	StartMissed  uint64 `json:"start_missed_deadlines"`
+	StartRepeats uint64 `json:"start_repeats"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -323,8 +323,6 @@ type SourceSummary struct {
 	// the bus they were for had started (SourceState.StartDrops), or while
 	// later groups were starting. The start's, not counted as drops.
 	StartDrops uint64 `json:"start_drops"`
-	// StartUnderruns are underruns before the show went on air.
-	StartUnderruns uint64 `json:"start_underruns"`
 	Errors     uint64 `json:"errors"`
 	LastError  string `json:"last_error,omitempty"`
 	// Browser is a browser source's receiver and import counts.
@@ -334,6 +332,8 @@ type SourceSummary struct {
 	// moment was: decode_time 40 is a picture decoded 40 ms before it went
 	// to the buses. Absent when the show stamps nothing (the default).
 	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
+	// StartUnderruns are underruns before the show went on air.
+	StartUnderruns uint64 `json:"start_underruns"`
 }
 
 var bucketLabels = func() []string {

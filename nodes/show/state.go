@@ -77,7 +77,9 @@ type State struct {
 	originOnce sync.Once
 	rate       frame.Rational
 	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
-	marks      atomic.Pointer[onAirMarks] // the counts when it did (onair.go); nil before
+	// marks are the counts when the show went on air (onair.go); nil
+	// before.
+	marks atomic.Pointer[onAirMarks]
 
 	nodes map[string]*plan.Node // by id
 	// scenes are the show's scenes, by address. ApplyLive swaps an
