@@ -22,7 +22,8 @@ import (
 // by the pattern producer), each on a bus of its own, started as onair run
 // starts it: the show goes on air once every part is ready, says how long
 // it waited and for which source, and from that moment no source underruns
-// or drops and no bus repeats a frame, over every loop point of the clips.
+// or drops and no bus repeats a frame, over every loop point of the clips,
+// but for a tick a bus counted missed (a machine busy with other work).
 // At loopsRate (5 fps), so that a busy machine's scheduling delay does not
 // become a late frame; the producer paints at twice the show's rate (the
 // smoother shows the newest picture; the rest are counted early).
@@ -111,15 +112,22 @@ func TestEverySourceKindIsCleanFromItsFirstTickOnAir(t *testing.T) {
 	if len(sum.Sources) != len(names) || len(sum.Buses) != len(names) {
 		t.Fatalf("%d sources and %d buses, want %d of each", len(sum.Sources), len(sum.Buses), len(names))
 	}
-	for _, src := range sum.Sources {
-		if src.Underruns != 0 || src.Drops != 0 || src.Errors != 0 {
-			t.Errorf("%s: %d underruns, %d drops, %d errors (%s) on air, want none (while starting: %d underruns, %d refused)",
-				src.Address, src.Underruns, src.Drops, src.Errors, src.LastError, src.StartUnderruns, src.StartDrops)
+	// A tick the bus missed (counted: the machine held the show past a
+	// deadline) may cost that bus a dropped frame, a repeat, and the
+	// browser's producer, stalled with it, an underrun: the only faults
+	// allowed, and no more of them than the bus counted missed.
+	buses := map[string]show.BusSummary{}
+	for _, b := range sum.Buses {
+		buses[b.Address] = b
+		if b.OutputDrops != 0 || b.Repeats > b.Missed {
+			t.Errorf("%s: %d repeats, %d output drops, %d missed deadlines on air, want no output drop and no repeat but for a missed tick", b.Address, b.Repeats, b.OutputDrops, b.Missed)
 		}
 	}
-	for _, b := range sum.Buses {
-		if b.Repeats != 0 || b.OutputDrops != 0 {
-			t.Errorf("%s: %d repeats, %d output drops on air, want none", b.Address, b.Repeats, b.OutputDrops)
+	for _, src := range sum.Sources {
+		missed := buses["bus."+strings.TrimPrefix(src.Address, "source.")].Missed
+		if src.Underruns > missed || src.Drops > missed || src.Errors != 0 {
+			t.Errorf("%s: %d underruns, %d drops, %d errors (%s) on air with its bus's %d missed deadlines, want none but for a missed tick (while starting: %d underruns, %d refused)",
+				src.Address, src.Underruns, src.Drops, src.Errors, src.LastError, missed, src.StartUnderruns, src.StartDrops)
 		}
 	}
 	var text strings.Builder
