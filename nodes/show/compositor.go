@@ -253,14 +253,18 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 		return err
 	}
 	pollTimer.Stop()
-	// A tick is drawn in two handlers: at its deadline the picture is
-	// queued (draw), and the wait for it and the hand-off (finish) come in
-	// a handler of their own, due just after. The loop runs every handler
-	// due at the deadline first, so the AUX buses on one loop queue their
-	// pictures one after another and then wait for them, rather than each
-	// waiting for its own picture (on the GPU, a stream synchronized and
-	// the thread woken) before the next bus can queue: the last bus's tick
-	// no longer takes the sum of every bus's wait.
+	// On a canvas that queues its work (the GPU's) a tick is drawn in two
+	// handlers: at its deadline the picture is queued (draw), and the wait
+	// for it and the hand-off (finish) come in a handler of their own, due
+	// just after. The loop runs every handler due at the deadline first,
+	// so the AUX buses on one loop queue their pictures one after another
+	// and then wait for them, rather than each waiting for its own picture
+	// (a stream synchronized and the thread woken) before the next bus can
+	// queue: the last bus's tick no longer takes the sum of every bus's
+	// wait. A canvas that draws in place (the CPU's) has no wait to gather:
+	// splitting would only make each bus's hand-off wait for every other
+	// bus's drawing, so its ticks are drawn whole (tick).
+	_, inPlace := c.canvas.(DrawsInPlace)
 	var finishTimer *runtime.Timer
 	finishTimer, err = ctx.AddTimer(0, func() {
 		if !c.pending.ok {
@@ -283,7 +287,13 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 			return
 		}
 		now := clock()
-		if k, due := sched.Due(now); due {
+		if k, due := sched.Due(now); due && inPlace {
+			look()
+			if err := c.tick(ctx, sched, grid, k, now); err != nil {
+				ctx.Fail(err)
+				return
+			}
+		} else if due {
 			look()
 			d, err := c.draw(ctx, sched, grid, k, now)
 			if err != nil {
