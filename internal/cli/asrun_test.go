@@ -91,6 +91,8 @@ func TestRunRefusesAnUnwritableAsRunLogAndBadTimecodes(t *testing.T) {
 	}{
 		{[]string{"-as-run", filepath.Join(dir, "no", "such", "dir", "as-run.jsonl")}, "the directory " + filepath.Join(dir, "no", "such", "dir") + " does not exist"},
 		{[]string{"-as-run", dir}, "is not a regular file"},
+		{[]string{"-as-run", filepath.Join(dir, "a.jsonl"), "-as-run-fsync", "often"}, `fsync "often": give one of second, line`},
+		{[]string{"-as-run-fsync", "line"}, "-as-run-fsync line without -as-run"},
 		{[]string{"-cue", "00:00:00:30 bus.pgm scene.b"}, `timecode "00:00:00:30": frame 30: at 30 non-drop frames run from 00 to 29`},
 		{[]string{"-cue", "00:00:0x:00 bus.pgm scene.b"}, `seconds "0x" is not a number`},
 	}

@@ -31,7 +31,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "Compile a show and run it until Ctrl-C or -duration, serving status and control over HTTP; print a summary at the end.",
-		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-tls-cert FILE -tls-key FILE] [-log-format text|json] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE] [-plan FILE] [-var NAME=VALUE]... PATH...",
+		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-tls-cert FILE -tls-key FILE] [-log-format text|json] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE [-as-run-fsync second|line]] [-plan FILE] [-var NAME=VALUE]... PATH...",
 		run:     runRun,
 	})
 }
@@ -100,6 +100,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	tlsKey := fs.String("tls-key", "", "the PEM private key `FILE` of -tls-cert")
 	insecureToken := fs.Bool("insecure-remote-token", false, "allow a token on a non-loopback -listen address without TLS (it travels in clear): only behind a proxy that terminates TLS")
 	asRun := fs.String("as-run", "", "append the as-run log to `FILE`: a JSON line per switch asked for and drawn, missed deadline, source error and recovery, and change on air (default: none)")
+	asRunFsync := fs.String("as-run-fsync", show.AsRunFsyncs[0], "when the as-run log is fsynced: `WHEN` is "+strings.Join(show.AsRunFsyncs, " or ")+" (second: once a second while lines come, so a power cut loses at most the last second; line: after every line; a crash of onair loses no line either way)")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -139,12 +140,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 2
 	}
+	if *asRun == "" && *asRunFsync != show.AsRunFsyncs[0] {
+		fmt.Fprintf(stderr, "onair run: -as-run-fsync %s without -as-run: give the as-run log's FILE too\n", *asRunFsync)
+		return 2
+	}
 	if *asRun != "" {
 		// Refused before anything starts: the show would open it the same
 		// way (show.Options.AsRun).
 		abs, err := filepath.Abs(*asRun)
 		if err == nil {
-			err = show.CheckAsRun(abs)
+			err = show.CheckAsRun(abs, *asRunFsync)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: -as-run: %v\n", err)
@@ -270,7 +275,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		srv.ServeProbes() // /healthz and /readyz while the show starts
 	}
 	started := time.Now()
-	opts := show.Options{BaseDir: loaded.Dir, AsRun: *asRun, Log: log}
+	opts := show.Options{BaseDir: loaded.Dir, AsRun: *asRun, AsRunFsync: *asRunFsync, Log: log}
 	running, err := be.Start(ctx, p, planJSON, opts, log)
 	if err != nil && *backend == "auto" && *savedPlan == "" && !errors.Is(err, context.Canceled) {
 		// The GPU was there but the show could not start on it (out of

@@ -64,6 +64,9 @@ type Options struct {
 	// to BaseDir); "" keeps none. A path that cannot be written refuses
 	// the show before anything starts. It is opened through OpenFile.
 	AsRun string
+	// AsRunFsync is when the as-run log is fsynced (AsRunFsyncs): "" and
+	// "second", once a second while lines come; "line", after every line.
+	AsRunFsync string
 	// Log takes the as-run lines at info level; nil: none.
 	Log *slog.Logger
 }
@@ -353,7 +356,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		b.tc, _ = newShowClock(tcRate, "", wall, b.origin)
 	}
 	if len(problems) == 0 && opts.AsRun != "" {
-		if b.asRun, err = OpenAsRun(opts.AsRun, opts.OpenFile, opts.Log); err != nil {
+		if b.asRun, err = OpenAsRun(opts.AsRun, opts.AsRunFsync, opts.OpenFile, opts.Log); err != nil {
 			b.Close()
 			return nil, err
 		}
