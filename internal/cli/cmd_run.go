@@ -21,6 +21,7 @@ import (
 	"github.com/onairhq/onair/compiler/lint"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes/show"
@@ -451,3 +452,15 @@ func checkCue(p *plan.Plan, cu cue) error {
 	}
 	return fmt.Errorf("the show has no bus %s", bus)
 }
+
+// A show on air is what the control server serves: nodes/show states the
+// methods without importing control, and this is where the two meet.
+var _ interface {
+	control.Show
+	control.TimedSwitcher
+	control.Operator
+	control.Eventer
+	control.Snapshotter
+	control.Readier
+	control.Collectors
+} = (*show.Show[*frame.Frame])(nil)

@@ -14,9 +14,9 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/browser/chromium"
 	"github.com/onairhq/onair/nodes/cpu"
@@ -258,8 +258,8 @@ func testBrowserSource(t *testing.T, edits ...func(*plan.Plan)) {
 	if q := bs.ReturnsQueued.Load(); q < 0 || q > 3 {
 		t.Errorf("returns_queued %d while streaming, want 0 to 3", q)
 	}
-	var samples []control.Sample
-	s.Collect(func(x control.Sample) { samples = append(samples, x) })
+	var samples []metrics.Sample
+	s.Collect(func(x metrics.Sample) { samples = append(samples, x) })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/events"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -70,7 +71,7 @@ func TestSwitchAtATimecodeOverHTTP(t *testing.T) {
 	var onAir map[string]any
 	timeout := time.After(generous)
 	for onAir == nil {
-		var e control.Event
+		var e events.Event
 		select {
 		case got, open := <-ev.ch:
 			if !open {

@@ -37,13 +37,13 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
+	"github.com/onairhq/onair/showerr"
 	"github.com/onairhq/onair/timecode"
 )
 
@@ -97,7 +97,7 @@ type State struct {
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
-	metrics *metrics   // histograms (metrics.go)
+	metrics *timings   // histograms (metrics.go)
 	tc      *showClock // the show's timecode (timecode.go)
 	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
 }
@@ -508,8 +508,8 @@ func (bs *BusState) recentSwitches() []CutRecord {
 
 // Errors Switch wraps, which the control server maps to HTTP codes.
 var (
-	ErrNotFound = control.ErrNotFound
-	ErrInvalid  = control.ErrInvalid
+	ErrNotFound = showerr.ErrNotFound
+	ErrInvalid  = showerr.ErrInvalid
 )
 
 func (b *State) busNames() []string {
