@@ -53,7 +53,8 @@ var floors = []floor{
 	{name: "cpu backend", pkgs: []string{"nodes/cpu"}, on: []string{"contract", "registry", "syntax", "frames", "clock", "runtime", "media", "show", "browser"}},
 	{name: "cuda backend", pkgs: []string{"nodes/cuda"}, on: []string{"contract", "registry", "syntax", "frames", "clock", "runtime", "producers", "media", "device", "show", "browser"}},
 	{name: "backend table", pkgs: []string{"internal/backends"}, on: []string{"contract", "registry", "show", "cpu backend", "cuda backend"}},
-	{name: "cli", pkgs: []string{"internal/cli"}, on: []string{"language", "contract", "registry", "compiler", "frames", "runtime", "producers", "media", "device", "control", "show", "browser", "cuda backend", "backend table"}},
+	{name: "measurement", pkgs: []string{"bench"}, on: []string{"contract", "registry", "runtime", "show", "browser"}, doc: "what onair bench measures of a running show"},
+	{name: "cli", pkgs: []string{"internal/cli"}, on: []string{"language", "contract", "registry", "compiler", "frames", "runtime", "producers", "media", "device", "control", "show", "browser", "cuda backend", "backend table", "measurement"}},
 	{name: "main", pkgs: []string{"."}, on: []string{"cli"}},
 }
 
