@@ -24,6 +24,7 @@ import (
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/timecode"
 )
@@ -164,39 +165,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be)}, stderr)
+	res, p, rc := loadOrVerify(fs.Args(), vars.options(), be, *savedPlan, stderr)
 	if rc != 0 {
 		return rc
 	}
-	loaded, p := res.Show, res.Plan
-	if *savedPlan != "" {
-		data, err := files.ReadRegular(*savedPlan, maxPlanBytes)
-		if err != nil {
-			fmt.Fprintf(stderr, "onair run: %v\n", err)
-			return 1
-		}
-		p, err = plan.Load(bytes.NewReader(data))
-		if err == nil {
-			err = plan.CheckShow(p, loaded.Hash)
-		}
-		if err == nil && p.Backend != "" && p.Backend != chosen {
-			err = fmt.Errorf("compiled for the %s backend, and this run uses %s: compile it again with onair plan -backend %s -out FILE", p.Backend, chosen, chosen)
-		}
-		if err == nil {
-			// Same show, same tool: the plan must be what the show compiles
-			// to (its paths are relative to the show, so this holds from
-			// any directory). It is not when it was edited by hand.
-			saved, _ := plan.Marshal(p)
-			fresh, _ := plan.Marshal(res.Plan)
-			if !bytes.Equal(saved, fresh) {
-				err = fmt.Errorf("it is not what %s compiles to: was it edited by hand? Compile it again (onair plan -backend %s -out FILE SHOW)", strings.Join(fs.Args(), " "), chosen)
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "onair run: saved plan %s: %v\n", *savedPlan, err)
-			return 1
-		}
-	}
+	loaded := res.Show
 	planJSON, err := plan.Marshal(p)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
@@ -228,28 +201,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// the show file once it is on air (run_sre.go).
 	ctx, stopWith := context.WithCancelCause(context.Background())
 	defer stopWith(nil)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	reloads := make(chan struct{}, 1)
-	watching := ctx.Done() // ctx itself is wrapped below for -duration
-	go func() {
-		for {
-			select {
-			case sg := <-sigs:
-				if sg == syscall.SIGHUP {
-					select {
-					case reloads <- struct{}{}:
-					default: // one is waiting already
-					}
-					continue
-				}
-				stopWith(fmt.Errorf("%s received", signalName(sg)))
-			case <-watching:
-				return
-			}
-		}
-	}()
+	reloads, stopSignals := watchSignals(ctx, stopWith) // before ctx is wrapped for -duration
+	defer stopSignals()
 	if *duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, *duration, fmt.Errorf("%w (%v)", errDurationReached, *duration))
@@ -272,21 +225,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now()
 	opts := show.Options{BaseDir: loaded.Dir, AsRun: *asRun, Log: log}
-	running, err := be.Start(ctx, p, planJSON, opts, log)
-	if err != nil && *backend == "auto" && *savedPlan == "" && !errors.Is(err, context.Canceled) {
-		// The GPU was there but the show could not start on it (out of
-		// memory, a kernel the driver refused): the next usable backend.
-		if next := nextUsable(be); next != nil {
-			fmt.Fprintf(stdout, "backend: %s could not start the show (%v); falling back to %s\n", be.Name, err, next.Name)
-			res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next)}, stderr)
-			if rc != 0 {
-				return rc
-			}
-			be, p = next, res.Plan
-			if planJSON, err = plan.Marshal(p); err == nil {
-				running, err = be.Start(ctx, p, planJSON, opts, log)
-			}
+	fallback := *backend == "auto" && *savedPlan == ""
+	running, be, p, err := startWithFallback(ctx, be, p, planJSON, fallback, opts, log, stdout, func(next *backends.Backend) (*plan.Plan, int) {
+		res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next)}, stderr)
+		if rc != 0 {
+			return nil, rc
 		}
+		return res.Plan, 0
+	})
+	if rc := compileFailed(0); errors.As(err, &rc) {
+		return int(rc)
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -319,25 +267,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	notify.send("READY=1", fmt.Sprintf("STATUS=on air: %s, %d nodes on %d loops on the %s backend", p.Show, len(p.Nodes), len(p.Loops), be.Name), "MAINPID="+strconv.Itoa(os.Getpid()))
 	go notify.keepAlive(ctx, ready)
 	reload := &reloader{paths: fs.Args(), vars: vars.options(), apply: live, log: log}
-	var timers []*time.Timer
-	for _, cu := range cues {
-		cu := cu
-		if cu.tc != "" { // the show lands it on its tick
-			if err := running.SwitchAt(cu.bus, cu.scene, cu.kind, cu.d, cu.tc, show.OriginCue); err != nil {
-				log.Error("cue", "at", cu.tc, "error", err)
-				continue
-			}
-			log.Info("cue", "at", cu.tc, "bus", cu.bus, "scene", cu.scene, "transition", cu.kind)
-			continue
-		}
-		timers = append(timers, time.AfterFunc(cu.at-time.Since(started), func() {
-			if err := running.SwitchAt(cu.bus, cu.scene, cu.kind, cu.d, "", show.OriginCue); err != nil {
-				log.Error("cue", "error", err)
-				return
-			}
-			log.Info("cue", "bus", cu.bus, "scene", cu.scene, "transition", cu.kind)
-		}))
-	}
+	timers := scheduleCues(running, cues, started, log)
 	var failure error
 	for waiting := true; waiting; {
 		select {
@@ -368,6 +298,143 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// watchSignals stops the show on SIGINT and SIGTERM, naming the signal
+// (stopWith), until ctx is done; a SIGHUP is handed to the returned
+// channel, which holds one (run_sre.go reloads the show file on it).
+// The signals stay caught until the returned func is called.
+func watchSignals(ctx context.Context, stopWith context.CancelCauseFunc) (<-chan struct{}, func()) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	reloads := make(chan struct{}, 1)
+	watching := ctx.Done()
+	go func() {
+		for {
+			select {
+			case sg := <-sigs:
+				if sg == syscall.SIGHUP {
+					select {
+					case reloads <- struct{}{}:
+					default: // one is waiting already
+					}
+					continue
+				}
+				stopWith(fmt.Errorf("%s received", signalName(sg)))
+			case <-watching:
+				return
+			}
+		}
+	}()
+	return reloads, func() { signal.Stop(sigs) }
+}
+
+// scheduleCues puts the -cue switches on the show: one at a timecode lands
+// on its tick (the show schedules it), one at a time after started on a
+// timer, which the caller stops.
+func scheduleCues(running show.Running, cues cueList, started time.Time, log *slog.Logger) []*time.Timer {
+	var timers []*time.Timer
+	for _, cu := range cues {
+		cu := cu
+		if cu.tc != "" { // the show lands it on its tick
+			if err := running.SwitchAt(cu.bus, cu.scene, cu.kind, cu.d, cu.tc, show.OriginCue); err != nil {
+				log.Error("cue", "at", cu.tc, "error", err)
+				continue
+			}
+			log.Info("cue", "at", cu.tc, "bus", cu.bus, "scene", cu.scene, "transition", cu.kind)
+			continue
+		}
+		timers = append(timers, time.AfterFunc(cu.at-time.Since(started), func() {
+			if err := running.SwitchAt(cu.bus, cu.scene, cu.kind, cu.d, "", show.OriginCue); err != nil {
+				log.Error("cue", "error", err)
+				return
+			}
+			log.Info("cue", "bus", cu.bus, "scene", cu.scene, "transition", cu.kind)
+		}))
+	}
+	return timers
+}
+
+// loadOrVerify compiles the show for be and, given a saved plan (-plan),
+// loads it and verifies that it is what the show compiles to now: the same
+// show and tool, the same backend, and byte for byte the same plan.
+// It returns the fresh compile, the plan to run and a non-zero exit status
+// when either fails (the reason written to stderr).
+func loadOrVerify(paths []string, lopts lang.Options, be *backends.Backend, savedPlan string, stderr io.Writer) (*compiler.Result, *plan.Plan, int) {
+	res, rc := compileShow(paths, lopts, compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be)}, stderr)
+	if rc != 0 || savedPlan == "" {
+		return res, res.Plan, rc
+	}
+	p, err := verifySaved(savedPlan, res, paths, be.Name)
+	if err != nil {
+		fmt.Fprintf(stderr, "onair run: saved plan %s: %v\n", savedPlan, err)
+		return res, nil, 1
+	}
+	return res, p, 0
+}
+
+// verifySaved loads the plan saved at path and checks it against res, the
+// show compiled afresh for the backend named chosen.
+func verifySaved(path string, res *compiler.Result, paths []string, chosen string) (*plan.Plan, error) {
+	data, err := files.ReadRegular(path, maxPlanBytes)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Load(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.CheckShow(p, res.Show.Hash); err != nil {
+		return nil, err
+	}
+	if p.Backend != "" && p.Backend != chosen {
+		return nil, fmt.Errorf("compiled for the %s backend, and this run uses %s: compile it again with onair plan -backend %s -out FILE", p.Backend, chosen, chosen)
+	}
+	// Same show, same tool: the plan must be what the show compiles to (its
+	// paths are relative to the show, so this holds from any directory). It
+	// is not when it was edited by hand.
+	saved, _ := plan.Marshal(p)
+	fresh, _ := plan.Marshal(res.Plan)
+	if !bytes.Equal(saved, fresh) {
+		return nil, fmt.Errorf("it is not what %s compiles to: was it edited by hand? Compile it again (onair plan -backend %s -out FILE SHOW)", strings.Join(paths, " "), chosen)
+	}
+	return p, nil
+}
+
+// compileFailed is startWithFallback's error when compiling the show for
+// the fallback backend failed: the exit status, the reason written already.
+type compileFailed int
+
+func (c compileFailed) Error() string {
+	return fmt.Sprintf("compiling for the fallback backend failed (exit %d)", int(c))
+}
+
+// startWithFallback starts p on be. When that fails and fallback is set (a
+// -backend auto run of a fresh compile), and not because the run was
+// stopped, the show goes on the next usable backend instead, compiled for
+// it by compile: the GPU was there, but the show could not start on it (out
+// of memory, a kernel the driver refused). It returns the show running,
+// the backend and the plan it runs.
+func startWithFallback(ctx context.Context, be *backends.Backend, p *plan.Plan, planJSON []byte, fallback bool, opts show.Options, log *slog.Logger, stdout io.Writer,
+	compile func(*backends.Backend) (*plan.Plan, int)) (show.Running, *backends.Backend, *plan.Plan, error) {
+	running, err := be.Start(ctx, p, planJSON, opts, log)
+	if err == nil || !fallback || errors.Is(err, context.Canceled) {
+		return running, be, p, err
+	}
+	next := nextUsable(be)
+	if next == nil {
+		return nil, be, p, err
+	}
+	fmt.Fprintf(stdout, "backend: %s could not start the show (%v); falling back to %s\n", be.Name, err, next.Name)
+	np, rc := compile(next)
+	if rc != 0 {
+		return nil, be, p, compileFailed(rc)
+	}
+	if planJSON, err = plan.Marshal(np); err != nil {
+		return nil, next, np, err
+	}
+	running, err = next.Start(ctx, np, planJSON, opts, log)
+	return running, next, np, err
 }
 
 // deviceProfile names the capacity profile of the GPU be would run on
