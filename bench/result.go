@@ -255,7 +255,7 @@ func (b Snapshot) Since(a Snapshot) Result {
 // rate, buses (its compositors) and the plan's estimate for its sources
 // (Since counted them).
 func (r *Result) Describe(p *plan.Plan) {
-	r.Show, r.FrameRate = p.Show, p.FrameRate
+	r.Show, r.FrameRate = p.Show, p.FrameRate.String()
 	r.Buses = 0
 	for _, n := range p.Nodes {
 		if k, ok := nodes.Lookup(n.Kind); ok && k.Has(nodes.Compositor) {

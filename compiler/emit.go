@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/lang"
 )
 
@@ -28,14 +29,17 @@ func emit(st *state) {
 		Show:          show.Name,
 		ShowHash:      show.Hash,
 		Backend:       st.Options.Target.Backend,
-		Size:          sizeString(show.Size),
-		FrameRate:     ratString(show.FrameRate),
-		Format:        string(show.Format),
+		Size:          show.Size,
+		FrameRate:     show.FrameRate,
 		Canvas:        show.Canvas.Settings.Clone(),
 		Fusions:       append([]plan.Fusion{}, st.fusions...),
 	}
 	if st.Profile != nil {
 		p.Profile = st.Profile.Name
+	}
+	var err error
+	if p.Format, err = value.ParsePixelFormat(string(show.Format)); err != nil {
+		st.errorf(nil, "Internal error: the show's pixel format", "%v. Please report this with the show.", err)
 	}
 	all := g.Nodes()
 	p.Nodes = make([]plan.Node, 0, len(all))
@@ -122,12 +126,12 @@ func emit(st *state) {
 	st.Plan = p
 }
 
-// frameSize is the size of the frames a node emits, "" when it emits none.
-func frameSize(n *Node) string {
-	if !isFrame(n.Format) || n.Size == (lang.Size{}) || len(n.Decl.Traits.Emits) == 0 {
-		return ""
+// frameSize is the size of the frames a node emits, none when it emits none.
+func frameSize(n *Node) value.Size {
+	if !isFrame(n.Format) || len(n.Decl.Traits.Emits) == 0 {
+		return value.Size{}
 	}
-	return sizeString(n.Size)
+	return n.Size
 }
 
 // groupReadiness states a group's readiness from its nodes' kinds: each

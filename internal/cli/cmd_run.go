@@ -23,7 +23,6 @@ import (
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/backends"
-	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/timecode"
@@ -484,11 +483,7 @@ func nextUsable(be *backends.Backend) *backends.Backend {
 // the show starts.
 func checkCue(p *plan.Plan, cu cue) error {
 	if cu.tc != "" {
-		rate, err := value.ParseRational(p.FrameRate)
-		if err != nil {
-			return err
-		}
-		r, err := timecode.NewRate(rate.Num, rate.Den)
+		r, err := timecode.NewRate(p.FrameRate.Num, p.FrameRate.Den)
 		if err == nil {
 			_, err = r.Parse(cu.tc)
 		}

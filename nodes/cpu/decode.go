@@ -50,13 +50,13 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 		return nil, err
 	}
 	prm, err := show.Params[struct {
-		Path    string   `param:"path"`
-		Loop    bool     `param:"loop"`
-		Codec   string   `param:"codec"`
-		Colour  string   `param:"colour"`
-		OnError string   `param:"on_error"`
-		Threads int      `param:"threads"`
-		Keys    []string `param:"timestamp_keys"`
+		Path    string       `param:"path"`
+		Loop    bool         `param:"loop"`
+		Codec   string       `param:"codec"`
+		Colour  frame.Colour `param:"colour"`
+		OnError string       `param:"on_error"`
+		Threads int          `param:"threads"`
+		Keys    []string     `param:"timestamp_keys"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 		return nil, err
 	}
 	return &ffmpegDecode{
-		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: show.ParseColour(prm.Colour),
+		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: prm.Colour.Or(frame.BT709),
 		retry: time.Second, hold: prm.OnError == "hold", keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
 	}, nil

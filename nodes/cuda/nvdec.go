@@ -405,9 +405,9 @@ type nvdecSource struct {
 
 func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
 	prm, err := show.Params[struct {
-		Colour   string `param:"colour"`
-		OnError  string `param:"on_error"`
-		Surfaces int    `param:"surfaces"`
+		Colour   frame.Colour `param:"colour"`
+		OnError  string       `param:"on_error"`
+		Surfaces int          `param:"surfaces"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -424,7 +424,7 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 	if err != nil {
 		return nil, err
 	}
-	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: show.ParseColour(prm.Colour),
+	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: prm.Colour.Or(frame.BT709),
 		hold: prm.OnError == "hold", surfaces: prm.Surfaces, retry: time.Second, loopName: n.Placement.Loop}
 	if n.Kind == "dec_video" {
 		s.fromEdge = true

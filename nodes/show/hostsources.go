@@ -49,8 +49,8 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Pattern string `param:"pattern"`
-		Colour  string `param:"colour"`
+		Pattern string       `param:"pattern"`
+		Colour  frame.Colour `param:"colour"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 	}
 	tp, err := media.NewTestPattern(media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
-		Rate: rate, Colour: ParseColour(prm.Colour),
+		Rate: rate, Colour: prm.Colour.Or(frame.BT709),
 	})
 	if err != nil {
 		return nil, err
@@ -182,9 +182,9 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Path   string `param:"path"`
-		Loop   bool   `param:"loop"`
-		Colour string `param:"colour"`
+		Path   string       `param:"path"`
+		Loop   bool         `param:"loop"`
+		Colour frame.Colour `param:"colour"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	return &rawFile[F]{
 		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, check: time.Second, hold: onError == "hold",
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
-			Colour: ParseColour(prm.Colour), Loop: prm.Loop},
+			Colour: prm.Colour.Or(frame.BT709), Loop: prm.Loop},
 	}, nil
 }
 

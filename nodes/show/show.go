@@ -251,7 +251,7 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate,
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate.String(),
 		Timecode: s.State.timecodeStatus(), AsRun: s.State.asRun.Status()}
 	if s.backend.Device != nil {
 		rep.Device = s.backend.Device()

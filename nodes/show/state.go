@@ -38,7 +38,6 @@ import (
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/playout"
@@ -277,10 +276,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if opts.Clock == nil {
 		opts.Clock = runtime.Now
 	}
-	rate, err := value.ParseRational(p.FrameRate)
-	if err != nil {
-		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
-	}
+	rate := p.FrameRate
 	tcRate, err := timecode.NewRate(rate.Num, rate.Den)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: %v", p.Show, err)
