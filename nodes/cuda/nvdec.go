@@ -83,7 +83,7 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 		return nil, err
 	}
 	l := &decodeLoop{loop: lib.NewLoopOn(s), stream: s, done: make(chan struct{})}
-	l.loop.SetName("onair-" + name) // onair-decode_N
+	l.loop.SetName(runtime.ThreadName(name)) // onair-decode_N: the plan's loop, as bench groups it
 	go func() {
 		defer close(l.done)
 		if err := l.loop.Run(); err != nil {
@@ -487,7 +487,7 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 			return err
 		}
 		s.dl = &decodeLoop{loop: lib.NewLoopOn(st), stream: st, done: make(chan struct{})}
-		s.dl.loop.SetName("onair-nvdec")
+		s.dl.loop.SetName(runtime.ThreadName("nvdec")) // a decoder's own loop
 		go func() {
 			defer close(s.dl.done)
 			if err := s.dl.loop.Run(); err != nil {
