@@ -39,7 +39,7 @@ type Result struct {
 	// same in % of one core, as the seeds wrote it.
 	RunQueueMs      float64 `json:"run_queue_ms"`
 	RunQueuePercent float64 `json:"run_queue_percent"`
-	// GroupCPU is % of one core by what the threads do (benchGroups);
+	// GroupCPU is % of one core by what the threads do (Groups: by the plan's loops and node traits);
 	// GroupThreads the threads of each group at the end of the window.
 	GroupCPU     map[string]float64 `json:"group_cpu_percent"`
 	GroupThreads map[string]int     `json:"group_threads,omitempty"`
