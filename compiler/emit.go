@@ -53,7 +53,7 @@ func emit(st *state) {
 		}
 		p.Nodes = append(p.Nodes, plan.Node{
 			ID: n.ID, Kind: n.Kind, Address: n.Address, Group: n.Group, Placement: n.Placement,
-			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Size: frameSize(n), Range: st.planRange(n.Range),
+			Params: n.Params, Format: value.Stream(n.Format), Domain: string(n.Domain), Size: frameSize(n), Range: st.planRange(n.Range),
 		})
 		if n.Placement.Loop != "" {
 			loopNodes[n.Placement.Loop] = append(loopNodes[n.Placement.Loop], n.ID)
@@ -62,7 +62,7 @@ func emit(st *state) {
 	edges := g.Edges()
 	p.Edges = make([]plan.Edge, 0, len(edges))
 	for _, e := range edges {
-		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: e.Format})
+		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: value.Stream(e.Format)})
 	}
 	n := max(show.Canvas.Int("pacing_loops"), 1)
 	p.Loops = append(p.Loops, plan.Loop{Name: "default", Nodes: loopNodes["default"]})

@@ -556,7 +556,7 @@ func edgeDesc(e plan.Edge) string {
 		s += ", " + e.Policy
 	}
 	if e.Format != "" {
-		s += ", " + e.Format
+		s += ", " + string(e.Format)
 	}
 	return s
 }

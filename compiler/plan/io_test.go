@@ -102,6 +102,9 @@ func TestLoadRefuses(t *testing.T) {
 		{"a pixel format onair lacks", strings.Replace(string(good), `"format": "nv12",`, `"format": "rgb24",`, 1), "", `unknown pixel format "rgb24": use nv12 or p010`},
 		{"no pixel format", strings.Replace(string(good), `"format": "nv12",`, ``, 1), "", "no pixel format"},
 		{"a size spelt wrong", strings.Replace(string(crop([4]int{0, 0, 10, 10})), `"size": "1280x720"`, `"size": "1280*720"`, 1), "", `size "1280*720": want WIDTHxHEIGHT`},
+		{"an edge's stream spelt wrong", strings.Replace(string(good), `"format": "nv12"
+    }`, `"format": "nv21"
+    }`, 1), "", `stream format "nv21" is none of nv12, p010, packets, dmabuf`},
 		{"a source too large", sized(value.Size{W: 1280, H: 720}, value.Size{W: 100000, H: 2}), "", `node "source.a/test_pattern": size 100000x2`},
 	}
 	for _, c := range cases {

@@ -90,7 +90,7 @@ type Node struct {
 
 	Placement Placement      `json:"placement"`
 	Params    value.Settings `json:"params,omitempty"` // string, int, bool or []string, the same read back from JSON
-	Format    string         `json:"format,omitempty"` // the format it emits: nv12 | p010
+	Format    value.Stream   `json:"format,omitempty"` // what it emits: nv12 | p010 | packets | dmabuf
 	Domain    string         `json:"domain,omitempty"` // where its output lives: host | device
 	Size      value.Size     `json:"size,omitzero"`    // the frame size it emits, "1920x1080"; none for packets and sinks
 
@@ -106,11 +106,11 @@ type Placement struct {
 
 // Edge is a bounded queue between two nodes.
 type Edge struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Capacity int    `json:"capacity"`
-	Policy   string `json:"policy"`           // block | drop
-	Format   string `json:"format,omitempty"` // what travels: nv12, p010, packets
+	From     string       `json:"from"`
+	To       string       `json:"to"`
+	Capacity int          `json:"capacity"`
+	Policy   string       `json:"policy"`           // block | drop
+	Format   value.Stream `json:"format,omitempty"` // what travels: nv12, p010, packets, dmabuf
 }
 
 // Loop is an event loop ("default" or "pacing_N") or, with a Kind, a loop

@@ -1,6 +1,9 @@
 package value
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // PixelFormat is the pixel layout of a picture: in the plan (its JSON
 // spells it "nv12" or "p010") and in every frame.
@@ -79,5 +82,45 @@ func (f *PixelFormat) UnmarshalText(b []byte) error {
 		return err
 	}
 	*f = x
+	return nil
+}
+
+// Stream names what a node emits and an edge carries: frames of a pixel
+// format ("nv12", "p010"), "packets" (compressed or raw, from a reader or
+// demuxer) or "dmabuf" (foreign GPU buffers handed over a socket). The
+// plan spells it as text; one spelt otherwise is refused as it is read.
+type Stream string
+
+// The streams onair knows (the registry's formats are these).
+const (
+	StreamNV12    Stream = "nv12"
+	StreamP010    Stream = "p010"
+	StreamPackets Stream = "packets"
+	StreamDMABUF  Stream = "dmabuf"
+)
+
+// Streams are the streams onair knows, frames first.
+var Streams = []Stream{StreamNV12, StreamP010, StreamPackets, StreamDMABUF}
+
+// Pixel is the pixel format of a stream of frames; false for packets and
+// foreign buffers.
+func (s Stream) Pixel() (PixelFormat, bool) {
+	switch s {
+	case StreamNV12:
+		return NV12, true
+	case StreamP010:
+		return P010, true
+	}
+	return 0, false
+}
+
+// UnmarshalText reads a stream onair knows ("" is none: a sink emits
+// nothing).
+func (s *Stream) UnmarshalText(b []byte) error {
+	x := Stream(b)
+	if x != "" && !slices.Contains(Streams, x) {
+		return fmt.Errorf("stream format %q is none of nv12, p010, packets, dmabuf", x)
+	}
+	*s = x
 	return nil
 }

@@ -25,7 +25,7 @@ func Params[T any](n *plan.Node) (T, error) {
 // plan says the node emits, else the show's.
 func (b *State) Video(n *plan.Node) (frame.Format, int, int, frame.Rational, error) {
 	f, sz, rate := b.plan.Format, b.plan.Size, b.plan.FrameRate
-	if pf, err := value.ParsePixelFormat(n.Format); err == nil { // not packets nor foreign buffers
+	if pf, ok := n.Format.Pixel(); ok { // not packets nor foreign buffers
 		f = pf
 	}
 	if n.Size != (value.Size{}) {
