@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"github.com/onairhq/onair/internal/files"
 	"github.com/onairhq/onair/runtime"
@@ -84,66 +85,74 @@ func (c *cueList) Set(s string) error {
 	return nil
 }
 
-func runRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags(commands["run"], stderr)
-	vars := addVarFlags(fs)
-	backend := fs.String("backend", "auto", "`BACKEND` to run on: auto (the first of "+strings.Join(backends.Names(), ", ")+" usable here) or one of them")
-	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
-	listen := fs.String("listen", control.DefaultAddr, "`ADDR` of the status and control server (the page at /; GET /status, /events, /metrics, /plan; POST /buses/BUS/cut); empty: none")
-	token := fs.String("token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
-	listenNames := fs.String("listen-name", "", "extra `NAMES` (comma-separated host or host:port) clients may reach the server by, besides its address")
-	savedPlan := fs.String("plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
-	quiet := fs.Bool("quiet", false, "log only warnings and errors while running")
-	var cues cueList
-	fs.Var(&cues, "cue", "schedule a switch: 'AT BUS SCENE [cut|fade|wipe [DURATION]]' (repeatable), AT a time after the start such as '5s bus.pgm scene.clip' or the timecode of the tick it lands on, such as '10:00:05:00 bus.pgm scene.clip'")
-	logFormat := fs.String("log-format", "text", "`FORMAT` of the log on stderr: text (key=value) or json (a JSON object a line)")
-	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate `FILE` (its chain after it); with -tls-key")
-	tlsKey := fs.String("tls-key", "", "the PEM private key `FILE` of -tls-cert")
-	insecureToken := fs.Bool("insecure-remote-token", false, "allow a token on a non-loopback -listen address without TLS (it travels in clear): only behind a proxy that terminates TLS")
-	asRun := fs.String("as-run", "", "append the as-run log to `FILE`: a JSON line per switch asked for and drawn, missed deadline, source error and recovery, and change on air (default: none)")
-	if rc := parseFlags(fs, args); rc >= 0 {
-		return rc
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
-	}
-	if _, err := backends.Lookup(*backend); err != nil && *backend != "auto" {
+// runFlags are onair run's flags.
+type runFlags struct {
+	backend, savedPlan, logFormat, asRun string
+	duration                             time.Duration
+	quiet                                bool
+	cues                                 cueList
+	// The status server's.
+	listen, token, listenNames, tlsCert, tlsKey string
+	insecureToken                               bool
+}
+
+// define declares the flags on fs.
+func (f *runFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.backend, "backend", "auto", "`BACKEND` to run on: auto (the first of "+strings.Join(backends.Names(), ", ")+" usable here) or one of them")
+	fs.DurationVar(&f.duration, "duration", 0, "stop after this long (0: run until Ctrl-C)")
+	fs.StringVar(&f.listen, "listen", control.DefaultAddr, "`ADDR` of the status and control server (the page at /; GET /status, /events, /metrics, /plan; POST /buses/BUS/cut); empty: none")
+	fs.StringVar(&f.token, "token", os.Getenv("ONAIR_TOKEN"), "token the server requires (needed to listen on a non-loopback address; default $ONAIR_TOKEN)")
+	fs.StringVar(&f.listenNames, "listen-name", "", "extra `NAMES` (comma-separated host or host:port) clients may reach the server by, besides its address")
+	fs.StringVar(&f.savedPlan, "plan", "", "run this saved plan (from onair plan -out) instead of compiling afresh; refused if the show or tool version differs")
+	fs.BoolVar(&f.quiet, "quiet", false, "log only warnings and errors while running")
+	fs.Var(&f.cues, "cue", "schedule a switch: 'AT BUS SCENE [cut|fade|wipe [DURATION]]' (repeatable), AT a time after the start such as '5s bus.pgm scene.clip' or the timecode of the tick it lands on, such as '10:00:05:00 bus.pgm scene.clip'")
+	fs.StringVar(&f.logFormat, "log-format", "text", "`FORMAT` of the log on stderr: text (key=value) or json (a JSON object a line)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `FILE` (its chain after it); with -tls-key")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key `FILE` of -tls-cert")
+	fs.BoolVar(&f.insecureToken, "insecure-remote-token", false, "allow a token on a non-loopback -listen address without TLS (it travels in clear): only behind a proxy that terminates TLS")
+	fs.StringVar(&f.asRun, "as-run", "", "append the as-run log to `FILE`: a JSON line per switch asked for and drawn, missed deadline, source error and recovery, and change on air (default: none)")
+}
+
+// check refuses flags that cannot make a run, before anything starts: it
+// returns the exit status (2, the reason written to stderr), or -1. An
+// -as-run path is made absolute.
+func (f *runFlags) check(stderr io.Writer) int {
+	if _, err := backends.Lookup(f.backend); err != nil && f.backend != "auto" {
 		fmt.Fprintf(stderr, "onair run: -backend: %v, or auto\n", err)
 		return 2
 	}
-	if *duration < 0 {
-		fmt.Fprintf(stderr, "onair run: -duration %v: write a positive duration, or 0 to run until Ctrl-C\n", *duration)
+	if f.duration < 0 {
+		fmt.Fprintf(stderr, "onair run: -duration %v: write a positive duration, or 0 to run until Ctrl-C\n", f.duration)
 		return 2
 	}
-	for _, cu := range cues {
+	for _, cu := range f.cues {
 		if cu.tc != "" {
 			continue
 		}
-		if *duration > 0 && cu.at >= *duration {
-			fmt.Fprintf(stderr, "onair run: -cue at %v comes after the end of the run (-duration %v)\n", cu.at, *duration)
+		if f.duration > 0 && cu.at >= f.duration {
+			fmt.Fprintf(stderr, "onair run: -cue at %v comes after the end of the run (-duration %v)\n", cu.at, f.duration)
 			return 2
 		}
-		if *duration > 0 && cu.at+cu.d > *duration {
-			fmt.Fprintf(stderr, "onair run: warning: the %s at %v lasts %v, past the end of the run (-duration %v)\n", cu.kind, cu.at, cu.d, *duration)
+		if f.duration > 0 && cu.at+cu.d > f.duration {
+			fmt.Fprintf(stderr, "onair run: warning: the %s at %v lasts %v, past the end of the run (-duration %v)\n", cu.kind, cu.at, cu.d, f.duration)
 		}
 	}
-	if err := control.CheckListen(*listen, *token); *listen != "" && err != nil {
+	if err := control.CheckListen(f.listen, f.token); f.listen != "" && err != nil {
 		fmt.Fprintf(stderr, "onair run: -listen: %v\n", err)
 		return 2
 	}
-	if err := control.CheckTLS(*listen, *token, *tlsCert, *tlsKey, *insecureToken); *listen != "" && err != nil {
+	if err := control.CheckTLS(f.listen, f.token, f.tlsCert, f.tlsKey, f.insecureToken); f.listen != "" && err != nil {
 		fmt.Fprintf(stderr, "onair run: -listen: %v\n", err)
 		return 2
 	}
-	if _, err := newRunLogger(*logFormat, io.Discard, 0); err != nil {
+	if _, err := newRunLogger(f.logFormat, io.Discard, 0); err != nil {
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 2
 	}
-	if *asRun != "" {
+	if f.asRun != "" {
 		// Refused before anything starts: the show would open it the same
 		// way (show.Options.AsRun).
-		abs, err := filepath.Abs(*asRun)
+		abs, err := filepath.Abs(f.asRun)
 		if err == nil {
 			err = show.CheckAsRun(abs)
 		}
@@ -151,11 +160,30 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "onair run: -as-run: %v\n", err)
 			return 2
 		}
-		*asRun = abs
+		f.asRun = abs
+	}
+
+	return -1
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(commands["run"], stderr)
+	vars := addVarFlags(fs)
+	var f runFlags
+	f.define(fs)
+	if rc := parseFlags(fs, args); rc >= 0 {
+		return rc
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	if rc := f.check(stderr); rc >= 0 {
+		return rc
 	}
 
 	// The backend.
-	be, why := pickBackend(*backend)
+	be, why := pickBackend(f.backend)
 	if be == nil {
 		fmt.Fprintf(stderr, "onair run: %s\n", why)
 		return 1
@@ -164,7 +192,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", chosen, why)
 
 	// The show and its plan.
-	res, p, rc := loadOrVerify(fs.Args(), vars.options(), be, *savedPlan, stderr)
+	res, p, rc := loadOrVerify(fs.Args(), vars.options(), be, f.savedPlan, stderr)
 	if rc != 0 {
 		return rc
 	}
@@ -174,7 +202,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 1
 	}
-	for _, cu := range cues {
+	for _, cu := range f.cues {
 		if err := checkCue(p, cu); err != nil {
 			fmt.Fprintf(stderr, "onair run: -cue: %v\n", err)
 			return 2
@@ -192,19 +220,19 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 
 	// Run.
 	level := slog.LevelInfo
-	if *quiet {
+	if f.quiet {
 		level = slog.LevelWarn
 	}
-	log, _ := newRunLogger(*logFormat, stderr, level)
+	log, _ := newRunLogger(f.logFormat, stderr, level)
 	// SIGINT and SIGTERM stop the show, naming the signal; SIGHUP reloads
 	// the show file once it is on air (run_sre.go).
 	ctx, stopWith := context.WithCancelCause(context.Background())
 	defer stopWith(nil)
 	reloads, stopSignals := watchSignals(ctx, stopWith) // before ctx is wrapped for -duration
 	defer stopSignals()
-	if *duration > 0 {
+	if f.duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, *duration, fmt.Errorf("%w (%v)", errDurationReached, *duration))
+		ctx, cancel = context.WithTimeoutCause(ctx, f.duration, fmt.Errorf("%w (%v)", errDurationReached, f.duration))
 		defer cancel()
 	}
 	notify := newNotifier(log)
@@ -212,9 +240,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// The status server's socket first: a show nobody could watch or cut
 	// does not go on air (and does not touch its recordings).
 	var srv *control.Server
-	if *listen != "" {
-		srv, err = control.Bind(control.Options{Addr: *listen, Token: *token, Hosts: strings.Split(*listenNames, ","), Version: version, Log: log,
-			TLSCert: *tlsCert, TLSKey: *tlsKey, InsecureRemoteToken: *insecureToken})
+	if f.listen != "" {
+		srv, err = control.Bind(control.Options{Addr: f.listen, Token: f.token, Hosts: strings.Split(f.listenNames, ","), Version: version, Log: log,
+			TLSCert: f.tlsCert, TLSKey: f.tlsKey, InsecureRemoteToken: f.insecureToken})
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: no status server: %v (choose another -listen address, or -listen '' for none)\n", err)
 			return 2
@@ -223,8 +251,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		srv.ServeProbes() // /healthz and /readyz while the show starts
 	}
 	started := time.Now()
-	opts := show.Options{BaseDir: loaded.Dir, AsRun: *asRun, Log: log}
-	fallback := *backend == "auto" && *savedPlan == ""
+	opts := show.Options{BaseDir: loaded.Dir, AsRun: f.asRun, Log: log}
+	fallback := f.backend == "auto" && f.savedPlan == ""
 	running, be, p, err := startWithFallback(ctx, be, p, planJSON, fallback, opts, log, stdout, func(next *backends.Backend) (*plan.Plan, int) {
 		res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next)}, stderr)
 		if rc != 0 {
@@ -266,7 +294,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	notify.send("READY=1", fmt.Sprintf("STATUS=on air: %s, %d nodes on %d loops on the %s backend", p.Show, len(p.Nodes), len(p.Loops), be.Name), "MAINPID="+strconv.Itoa(os.Getpid()))
 	go notify.keepAlive(ctx, ready)
 	reload := &reloader{paths: fs.Args(), vars: vars.options(), apply: live, log: log}
-	timers := scheduleCues(running, cues, started, log)
+	timers := scheduleCues(running, f.cues, started, log)
 	var failure error
 	for waiting := true; waiting; {
 		select {
