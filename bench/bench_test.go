@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
+	"github.com/onairhq/onair/plan"
 )
 
 // The CUDA backend's device report says what it page-locked: bench adds

@@ -14,9 +14,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // Result is what `onair bench` measures over its window.

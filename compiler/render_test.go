@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // Folded groups list every param that differs between them, the ones the

@@ -4,7 +4,7 @@
 // restarts failed groups and reports status.
 //
 // It is Linux only (epoll, eventfd, timerfd, /proc) and must never import
-// nodes/, lang/ or compiler/ other than compiler/plan (of the rest of onair
+// nodes/, lang/ or compiler/ other than plan (of the rest of onair
 // it uses internal/panics, to turn a panic into a node's failure, logged and
 // counted): node kinds reach it as
 // Constructors through a Lookup the caller passes, so the CPU and CUDA

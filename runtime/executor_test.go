@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // tframe is the test's frame: no pixels, just where it came from.

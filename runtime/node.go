@@ -28,8 +28,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/panics"
+	"github.com/onairhq/onair/plan"
 )
 
 // Node is a running node of a plan.

@@ -138,7 +138,7 @@ func TestMultiWaitSaysWhichFired(t *testing.T) {
 }
 
 // TestImports: the runtime never imports nodes/, lang/ or compiler/ other
-// than compiler/plan; of the rest of onair, only internal/panics (which
+// than plan; of the rest of onair, only internal/panics (which
 // imports nothing of onair's).
 func TestImports(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
@@ -158,8 +158,8 @@ func TestImports(t *testing.T) {
 		for _, imp := range af.Imports {
 			path := strings.Trim(imp.Path.Value, `"`)
 			rest, ours := strings.CutPrefix(path, "github.com/onairhq/onair/")
-			if ours && rest != "compiler/plan" && rest != "internal/panics" {
-				t.Errorf("%s imports %s: the runtime may import only compiler/plan and internal/panics from this module", f, path)
+			if ours && rest != "plan" && rest != "internal/panics" {
+				t.Errorf("%s imports %s: the runtime may import only plan and internal/panics from this module", f, path)
 			}
 		}
 	}

@@ -5,7 +5,7 @@
 //
 // It reads plans only, so that a saved plan and a freshly compiled show
 // compare alike. This package must never import lang/, compiler/ (except
-// compiler/plan) or runtime/; it reads nodes/ only for which params are live.
+// plan) or runtime/; it reads nodes/ only for which params are live.
 package diff
 
 import (
@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // Action is what applying the new plan does to one element or node. The set

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	v "github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // A hand-built plan: two sources feeding one program bus with one output.

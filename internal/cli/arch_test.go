@@ -37,7 +37,7 @@ var floors = []floor{
 	{name: "tests", pkgs: []string{"internal/golden", "internal/peer", "internal/testwait"},
 		doc: "test support: no floor stands on it, so only tests import it"},
 	{name: "language", pkgs: []string{"lang"}},
-	{name: "contract", pkgs: []string{"compiler/plan"}, doc: "the plan every layer reads"},
+	{name: "contract", pkgs: []string{"plan"}, doc: "the plan every layer reads"},
 	{name: "registry", pkgs: []string{"nodes"}, doc: "node kinds as data"},
 	{name: "compiler", pkgs: []string{"compiler", "compiler/diff", "compiler/lint"}, on: []string{"language", "contract", "registry"}, own: true},
 	{name: "syntax", pkgs: []string{"cuda/hevc", "nodes/media/es"}, doc: "bitstream syntax, pure Go"},

@@ -16,9 +16,9 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/diff"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/showerr"
 )
 

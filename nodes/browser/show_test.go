@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/showtest"
 	"github.com/onairhq/onair/metrics"
@@ -21,6 +20,7 @@ import (
 	"github.com/onairhq/onair/nodes/cpu"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // wait bounds every wait for an event: generous, for a busy machine.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // seedsSizedPlan is a plan of the seeds' shape for the operator's state:

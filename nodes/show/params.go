@@ -3,10 +3,10 @@ package show
 import (
 	"fmt"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // Params decodes node n's params into T, a struct whose fields are tagged

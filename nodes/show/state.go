@@ -22,7 +22,7 @@
 // as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
 // nodes/ (the registry), nodes/media and nodes/media/ipc (the host-side
 // outputs, the local socket's checks), internal/value, control/ and
-// compiler/plan.
+// plan.
 package show
 
 import (
@@ -36,10 +36,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 	"github.com/onairhq/onair/showerr"
