@@ -8,7 +8,7 @@
 // its own file whose doc comment says what it needs and what it leaves.
 //
 // This package must never import runtime/ or the CLI: the runtime executes
-// the plan it emits, through plan only.
+// the plan it emits, through plan/ only.
 package compiler
 
 import (

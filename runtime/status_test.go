@@ -137,9 +137,8 @@ func TestMultiWaitSaysWhichFired(t *testing.T) {
 	}
 }
 
-// TestImports: the runtime never imports nodes/, lang/ or compiler/ other
-// than plan; of the rest of onair, only internal/panics (which
-// imports nothing of onair's).
+// TestImports: the runtime never imports nodes/, lang/ or compiler/; of
+// the rest of onair, only plan/ and internal/panics.
 func TestImports(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()

@@ -4,8 +4,8 @@
 // and which buses glitch and which sources restart because of it.
 //
 // It reads plans only, so that a saved plan and a freshly compiled show
-// compare alike. This package must never import lang/, compiler/ (except
-// plan) or runtime/; it reads nodes/ only for which params are live.
+// compare alike. This package must never import lang/, the compiler's
+// passes or runtime/; it reads nodes/ only for which params are live.
 package diff
 
 import (

@@ -8,7 +8,7 @@
 // pixel work and constructors behind nodes/show's interfaces, and its
 // lowering) and one entry here.
 //
-// backends may import the backends' packages, nodes/ and plan; it
+// backends may import the backends' packages, nodes/ and plan/; it
 // must never import lang/ or compiler/ (the compiler's tests import it).
 package backends
 

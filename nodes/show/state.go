@@ -21,8 +21,8 @@
 // show must never import lang/ or compiler/ (it runs a saved plan as well
 // as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
 // nodes/ (the registry), nodes/media and nodes/media/ipc (the host-side
-// outputs, the local socket's checks), internal/value, control/ and
-// plan.
+// outputs, the local socket's checks), internal/value, metrics/,
+// events/, showerr/ and plan/.
 package show
 
 import (
