@@ -121,6 +121,8 @@ func build(st *state) {
 			n.Params["path"] = st.Show.Rel(out.Path)
 		case "ffmpeg":
 			n.Params["args"] = append([]string{}, out.Args...)
+		case "stream", "file", "hls":
+			st.deliveryParams(n, out) // build_delivery.go
 		case "preview":
 			if out.IntervalMs > 0 {
 				n.Params["interval_ms"] = out.IntervalMs

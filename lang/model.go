@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/internal/value"
 )
 
@@ -162,15 +163,18 @@ func (b *Bus) Address() string { return "bus." + b.Name + b.Key.String() }
 
 // Output is one expanded output instance.
 type Output struct {
-	Kind string // record | null | ffmpeg | preview
+	Kind string // record | null | ffmpeg | preview | stream | file | hls
 	Name string
 	Key  Key
 	Bus  *Bus
 
-	Path       string   // record: Y4M file to write
-	Args       []string // ffmpeg: arguments after the input options
-	IntervalMs int      // preview: time between JPEG snapshots
-	Quality    int      // preview: JPEG quality 1..100
+	Path string   // record: Y4M file to write
+	Args []string // ffmpeg: arguments after the input options
+	// stream, file, hls (decode_delivery.go): Path is the file or the HLS
+	// directory.
+	Delivery   *delivery.Output
+	IntervalMs int // preview: time between JPEG snapshots
+	Quality    int // preview: JPEG quality 1..100
 
 	DeclRange hcl.Range
 	Attrs     Attrs
