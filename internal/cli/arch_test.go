@@ -35,6 +35,7 @@ var forbidden = map[string][]string{
 	"internal/backends":      {"lang", "compiler"},
 	"internal/files":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal/cli", "internal/backends"},
 	"internal/panics":        {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
+	"delivery":               {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 	"timecode":               {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 	"internal/value":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 }

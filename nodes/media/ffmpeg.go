@@ -28,8 +28,11 @@ import (
 // and ffprobe read the show's range, matrix, primaries and transfer; ARGS
 // may override them.
 type FFmpegConfig struct {
-	Bin    string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
-	Args   []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	Bin  string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
+	Args []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	// Dir is the directory the process runs in, where relative paths in
+	// Args resolve (a show's: like every other path in it); "" is ours.
+	Dir    string
 	Format frame.Format
 	Width  int
 	Height int
@@ -54,6 +57,10 @@ type FFmpegConfig struct {
 	// -timecode and that frame's Meta.Timecode before Args: the file's
 	// timecode names its first picture.
 	Timecode bool
+	// Prepare, if set, is called before each process starts with Args and
+	// returns the arguments that process runs with (a recording that must
+	// not overwrite what an earlier process wrote picks its file here).
+	Prepare func(args []string) []string
 }
 
 // FFmpegEventKind says what happened to the process.
@@ -341,6 +348,9 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		return 0, false
 	}
 	args := o.args
+	if o.cfg.Prepare != nil {
+		args = append(append([]string{}, o.args[:o.user]...), o.cfg.Prepare(slices.Clone(o.args[o.user:]))...)
+	}
 	if o.cfg.Timecode {
 		tc, ok := o.nextTimecode()
 		if !ok { // closed with nothing to write
@@ -349,11 +359,11 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 			o.drop()
 			return 0, true
 		}
-		args = append(append(append([]string{}, o.args[:o.user]...), "-timecode", tc), o.args[o.user:]...)
+		args = append(append(append([]string{}, args[:o.user]...), "-timecode", tc), args[o.user:]...)
 	}
 	var stderr tailBuffer
 	cmd := exec.Command(o.cfg.Bin, args...)
-	cmd.Stdin, cmd.Stderr = pr, &stderr
+	cmd.Stdin, cmd.Stderr, cmd.Dir = pr, &stderr, o.cfg.Dir
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()

@@ -69,6 +69,9 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		"output_null":       with(newNullOutput[F]),
 		"output_ffmpeg":     with(newFFmpegOutput[F]),
 		"output_preview":    with(newPreviewOutput[F]),
+		"output_stream":     with(newDeliveryOutput[F]), // delivery.go
+		"output_file":       with(newDeliveryOutput[F]),
+		"output_hls":        with(newDeliveryOutput[F]),
 	}
 }
 
