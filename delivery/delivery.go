@@ -232,17 +232,30 @@ func Args(o Output, encoder string, audio bool) []string {
 	}
 	if o.Segment > 0 {
 		a = append(a, "-f", "segment", "-segment_time", strconv.Itoa(int(o.Segment/time.Second)), "-segment_format", mux,
-			"-reset_timestamps", "1", "-strftime", "1")
+			"-reset_timestamps", "1")
 		if mux == "mp4" || mux == "mov" {
 			a = append(a, "-segment_format_options", "movflags="+fragmented)
 		}
-		return append(a, strings.TrimSuffix(o.Dest, filepath.Ext(o.Dest))+"-%Y%m%d-%H%M%S"+filepath.Ext(o.Dest))
+		return append(a, SegmentPattern(o.Dest, ""))
 	}
 	a = append(a, "-f", mux)
 	if mux == "mp4" || mux == "mov" {
 		a = append(a, "-movflags", fragmented)
 	}
 	return append(a, o.Dest)
+}
+
+// SegmentPattern is the name of a rolled file's segments: PATH-%03d.EXT,
+// numbered from 0, with start (a process's start time, which keeps a
+// restart from overwriting) before the number when set:
+// PATH-START-%03d.EXT.
+func SegmentPattern(path, start string) string {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	if start != "" {
+		base += "-" + start
+	}
+	return base + "-%03d" + ext
 }
 
 // AudioInputArgs are the input options of a bus's sound when it joins the

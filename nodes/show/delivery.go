@@ -79,9 +79,18 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 		args = delivery.Args(o, enc, false)
 	}
 	ctx.Log.Info("ffmpeg output", "output", n.Address, "ffmpeg", ff.Path, "args", strings.Join(args, " "))
-	cfg := media.FFmpegConfig{Args: args, StallTimeout: deliveryStall}
-	if o.Kind == "file" && o.Segment == 0 {
+	_, _, _, rate, err := busVideo(b, n, ctx)
+	if err != nil {
+		return nil, err
+	}
+	// A second of frames waits for the encoder at most: its start, a
+	// reconnect and an encoder's lookahead take that much, not 8 frames.
+	cfg := media.FFmpegConfig{Args: args, StallTimeout: deliveryStall, Queue: max(8, int((rate.Num+rate.Den-1)/rate.Den))}
+	switch {
+	case o.Kind == "file" && o.Segment == 0:
 		cfg.Prepare = func(args []string) []string { return b.freshFile(ctx.Log, args) }
+	case o.Kind == "file":
+		cfg.Prepare = func(args []string) []string { return b.freshSegments(o.Dest, args) }
 	}
 	return ffmpegSink(b, be, n, ctx, cfg)
 }
@@ -133,4 +142,21 @@ func destination(n *plan.Node, o *delivery.Output) error {
 	}](n)
 	o.Dest, o.Segment, o.ListSize = p.Dir, time.Duration(p.SegmentS)*time.Second, p.ListSize
 	return err
+}
+
+// freshSegments names a rolled recording's segments for the process about
+// to start: PATH-YYYYMMDD-HHMMSS-NNN.EXT from its start time (with -2,
+// -3, ... after the time when a process of the same second wrote some),
+// so that a restart never overwrites a segment.
+func (b *State) freshSegments(path string, args []string) []string {
+	start := time.Now().Format("20060102-150405")
+	for i := 2; ; i++ {
+		taken, _ := filepath.Glob(strings.ReplaceAll(b.Resolve(delivery.SegmentPattern(path, start)), "%03d", "*"))
+		if len(taken) == 0 {
+			break
+		}
+		start = time.Now().Format("20060102-150405") + "-" + strconv.Itoa(i)
+	}
+	args[len(args)-1] = delivery.SegmentPattern(path, start)
+	return args
 }
