@@ -232,13 +232,15 @@ func Args(o Output, encoder string, audio bool) []string {
 	}
 	if o.Segment > 0 {
 		a = append(a, "-f", "segment", "-segment_time", strconv.Itoa(int(o.Segment/time.Second)), "-segment_format", mux,
-			"-reset_timestamps", "1")
+			"-reset_timestamps", "1", "-flush_packets", "1")
 		if mux == "mp4" || mux == "mov" {
 			a = append(a, "-segment_format_options", "movflags="+fragmented)
 		}
 		return append(a, SegmentPattern(o.Dest, ""))
 	}
-	a = append(a, "-f", mux)
+	// Each fragment goes to the file as it is made, not when ffmpeg's
+	// buffer fills: a recording cut off holds what was encoded.
+	a = append(a, "-f", mux, "-flush_packets", "1")
 	if mux == "mp4" || mux == "mov" {
 		a = append(a, "-movflags", fragmented)
 	}

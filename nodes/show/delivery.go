@@ -2,8 +2,8 @@ package show
 
 import (
 	"fmt"
-	"os"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"

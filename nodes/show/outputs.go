@@ -31,7 +31,7 @@ type sink[F Frame] struct {
 	write  func(*frame.Frame) error
 	close  func() error
 	// delivered, if set, is how many frames the output has delivered (an
-	// ffmpeg output's frames that went into its process), which the
+	// ffmpeg output's frames its processes encoded), which the
 	// output's frame count then reads instead of counting writes.
 	delivered func() uint64
 }
@@ -185,7 +185,7 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 // directory are filled in here). A process that exits, stalls or fails to
 // start is reported (the output's error, the log, an output_error event)
 // and started again with backoff: the output fails alone. The output's
-// frames are those that went into a process.
+// frames are those its processes encoded (their -progress reports).
 func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F], cfg media.FFmpegConfig) (runtime.Node[F], error) {
 	f, w, h, rate, err := busVideo(b, n, ctx)
 	if err != nil {
@@ -225,7 +225,7 @@ func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.Nod
 			dropped = d
 		}
 		return nil
-	}, close: o.Close, delivered: func() uint64 { return before + uint64(o.Stats().Written) }}, nil
+	}, close: o.Close, delivered: func() uint64 { return before + uint64(o.Stats().Encoded) }}, nil
 }
 
 // outputFailed reports an output's failure: its last error and count,
