@@ -214,7 +214,7 @@ func Args(o Output, encoder string, audio bool) []string {
 		if v.Codec == "hevc" && mux == "flv" {
 			a = append(a, "-tag:v", "hvc1")
 		}
-		a = append(a, "-f", mux)
+		a = append(a, "-f", mux, "-flush_packets", "1")
 		if mux == "mpegts" {
 			a = append(a, "-mpegts_flags", "+resend_headers") // a receiver joining late finds the tables
 		}

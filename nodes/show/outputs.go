@@ -214,6 +214,9 @@ func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.Nod
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
+	st.mu.Lock()
+	st.ffmpeg = o
+	st.mu.Unlock()
 	var dropped int64
 	before := st.Written.Load() // a node restarted counts on
 	return &sink[F]{st: st, toHost: be.ToHost, write: func(fr *frame.Frame) error {

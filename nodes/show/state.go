@@ -262,7 +262,8 @@ type OutputState struct {
 	// plan, then only by ApplyLive, so a restarted node keeps a change.
 	previewInterval, previewQuality atomic.Int64
 
-	recorder *recorder // record: the file, kept across restarts
+	recorder *recorder     // record: the file, kept across restarts
+	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
 }
 
 func (o *OutputState) fail(err error) {
