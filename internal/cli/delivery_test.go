@@ -152,3 +152,41 @@ func TestRunFailsWhenAnOutputNeverDelivers(t *testing.T) {
 		t.Errorf("the recording holds %d frames; the summary says %d went into its encoder", got, want)
 	}
 }
+
+// TestPlanShowsTheFFmpegCommandLines: onair plan prints, under each
+// delivery output, the ffmpeg arguments it runs (the settings with their
+// defaults, the container's flags, the destination relative to the show),
+// and validate names the ffmpeg that lacks an encoder, at its line.
+func TestPlanShowsTheFFmpegCommandLines(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	rc, out, errs := runCLI(t, "plan", "-backend", "cpu", "examples/delivery.hcl")
+	if rc != 0 {
+		t.Fatalf("plan: exit %d\n%s", rc, errs)
+	}
+	for _, want := range []string{
+		"runs: ffmpeg [the bus's raw nv12 on pipe:0, its colour tags, -timecode of its first frame] -map 0:v:0 -c:v libx264 -preset veryfast -b:v 8000000 -maxrate 8000000 -bufsize 16000000 -g 60 -keyint_min 60 -sc_threshold 0 -f segment -segment_time 3600 -segment_format mp4 ",
+		"movflags=+frag_keyframe+empty_moov+default_base_moof out/pgm-%03d.mp4\n",
+		"-g 30 -keyint_min 30 -sc_threshold 0 -f mpegts -flush_packets 1 -mpegts_flags +resend_headers srt://127.0.0.1:9000\n",
+		"-f hls -hls_time 2 -hls_list_size 6 ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "show.hcl")
+	src := strings.Replace(recordingShow, "MORE", `output "stream" "x" {
+  bus = bus.pgm
+  url = "udp://127.0.0.1:9"
+  video {
+    encoder = "libnothing"
+  }
+}`, 1)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, errs = runCLI(t, "validate", path)
+	if rc != 1 || !strings.Contains(errs, path+":21:5: error: Encoder not available") || !strings.Contains(errs, `has no encoder "libnothing"`) {
+		t.Errorf("validate: exit %d\n%s", rc, errs)
+	}
+}
