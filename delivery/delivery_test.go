@@ -17,8 +17,8 @@ func h264(bitrate string) Video {
 
 // TestArgsRecordWhatTheyName runs the arguments Args makes for each
 // container, a rolled file and HLS through ffmpeg itself (ten frames of
-// its test source in place of a bus, and a sine as the bus's sound on
-// input 1 where audio is on) and reads what came out with ffprobe: the
+// its test source in place of a bus, and where audio is on, silence as
+// the bus's sound will come: input 1, float PCM on the process's fd 3) and reads what came out with ffprobe: the
 // container, the codec asked for, and the sound where it was mapped.
 func TestArgsRecordWhatTheyName(t *testing.T) {
 	peer.NeedFFmpeg(t)
@@ -48,13 +48,27 @@ func TestArgsRecordWhatTheyName(t *testing.T) {
 				t.Skip(err)
 			}
 			args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25"}
-			if c.audio {
-				args = append(args, "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000")
+			var sound *os.File
+			if c.audio { // as a bus's sound will come: float PCM on a pipe of its own
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				sound = r
+				go func() {
+					defer w.Close()
+					w.Write(make([]byte, 48000*2*4*2)) // two seconds of stereo silence
+				}()
+				args = append(args, AudioInputArgs(3)...)
 			}
-			args = append(args, "-frames:v", "30", "-shortest")
+			args = append(args, "-frames:v", "30")
 			args = append(args, Args(c.out, ff.Resolve(c.out.Video), c.audio)...)
 			cmd := exec.Command(ff.Path, args...)
 			cmd.Dir = dir
+			if sound != nil {
+				cmd.ExtraFiles = []*os.File{sound}
+			}
 			if c.out.Kind == "hls" {
 				if err := os.MkdirAll(filepath.Join(dir, "hls"), 0o755); err != nil {
 					t.Fatal(err)
