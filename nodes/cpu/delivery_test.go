@@ -313,3 +313,26 @@ func labelsATick(s *show.Show[Frame], bus show.BusSummary, tc string, last int64
 	}
 	return false
 }
+
+// TestFFmpegOutputPathsAreRelativeToTheShow: a relative path in an ffmpeg
+// output's args lands beside the show file, like every other path of a
+// show, not in the directory onair was started from.
+func TestFFmpegOutputPathsAreRelativeToTheShow(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	path := writeShow(t, strings.Replace(deliveryShow, "OUTPUTS", `output "ffmpeg" "rel" {
+  bus  = bus.pgm
+  args = ["-c:v", "mpeg4", "-f", "matroska", "rel-out.mkv"]
+}`, 1))
+	s := startShow(t, compile(t, path, nil))
+	waitShow(t, s, "25 frames encoded", func(sum show.Summary) bool { return outputOf(sum, "output.rel").Written >= 25 })
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := ffprobe(t, filepath.Join(filepath.Dir(path), "rel-out.mkv")); uint64(n) != outputOf(s.State.Summary(), "output.rel").Written {
+		t.Errorf("rel-out.mkv beside the show holds %d frames; %d were encoded", n, outputOf(s.State.Summary(), "output.rel").Written)
+	}
+	if _, err := os.Stat("rel-out.mkv"); err == nil {
+		os.Remove("rel-out.mkv")
+		t.Error("rel-out.mkv was written in the working directory")
+	}
+}
