@@ -30,6 +30,9 @@ func (st *state) deliveryParams(n *Node, out *lang.Output) {
 		n.Params["dir"] = o.Dest
 		n.Params["segment_s"] = int(o.Segment / time.Second)
 		n.Params["list_size"] = o.ListSize
+		if out.Serve {
+			n.Params["serve"] = true
+		}
 	}
 	if o.Video.GOP == 0 { // two seconds of frames, rounded up
 		r := st.Show.FrameRate

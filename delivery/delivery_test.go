@@ -201,4 +201,3 @@ func FuzzParseEncoders(f *testing.F) {
 		}
 	})
 }
-

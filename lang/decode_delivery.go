@@ -43,6 +43,7 @@ func (l *loader) decodeDelivery(d *dec, o *Output) {
 		out.Dest = o.Path
 		out.Segment = l.segment(at("segment"), d.str("segment"))
 		out.ListSize = d.integer("list_size")
+		o.Serve = d.boolean("serve")
 	}
 	v := d.nested("video")
 	out.Video = delivery.Video{Codec: v.str("codec"), Encoder: v.str("encoder"), Bitrate: v.str("bitrate"),

@@ -173,8 +173,9 @@ type Output struct {
 	// stream, file, hls (decode_delivery.go): Path is the file or the HLS
 	// directory.
 	Delivery   *delivery.Output
-	IntervalMs int // preview: time between JPEG snapshots
-	Quality    int // preview: JPEG quality 1..100
+	Serve      bool // hls: served by the status server
+	IntervalMs int  // preview: time between JPEG snapshots
+	Quality    int  // preview: JPEG quality 1..100
 
 	DeclRange hcl.Range
 	Attrs     Attrs

@@ -55,6 +55,7 @@ var hlsOutput = &Block{
 		{Name: "dir", Type: TypePath, Required: true, Doc: "The directory of segments and playlist; relative to the show file's directory; made if missing."},
 		{Name: "segment", Type: TypeString, Default: "2s", Doc: "Segment length (a whole number of seconds, at least the GOP), e.g. \"2s\"."},
 		{Name: "list_size", Type: TypeInt, Default: 6, Range: rng(1, 1000), Doc: "Segments the playlist lists."},
+		{Name: "serve", Type: TypeBool, Default: false, Doc: "Serve the directory from the status server too: GET /hls/NAME/index.m3u8 and its segments."},
 	},
 	Blocks: []*Block{videoBlock, audioBlock},
 }

@@ -36,7 +36,8 @@ func init() {
 			Name: "output_hls",
 			Doc:  "Encodes a bus with ffmpeg into an HLS directory: MPEG-TS segments and a live playlist index.m3u8.",
 			Params: with(Param{Name: "dir", Type: String, Doc: "The directory, relative to the show file's directory."}, segment,
-				Param{Name: "list_size", Type: Int, Default: 6, Min: ptr(1), Max: ptr(1000), Doc: "Segments the playlist lists."}),
+				Param{Name: "list_size", Type: Int, Default: 6, Min: ptr(1), Max: ptr(1000), Doc: "Segments the playlist lists."},
+				Param{Name: "serve", Type: Bool, Default: false, Doc: "The status server serves the directory: GET /hls/NAME/index.m3u8."}),
 			Traits: traits, Readiness: ready,
 		},
 	} {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/show"
@@ -246,21 +248,40 @@ output "stream" "srt" {
 }
 
 // TestHLSOutputWritesAPlaylistFFprobeReads writes an HLS directory and
-// reads it back through its playlist.
+// reads it back through its playlist: from the directory, and from the
+// status server (serve = true), where nothing but the playlist and its
+// segments is served.
 func TestHLSOutputWritesAPlaylistFFprobeReads(t *testing.T) {
 	peer.NeedFFmpeg(t)
 	path := writeShow(t, strings.Replace(deliveryShow, "OUTPUTS", `output "hls" "web" {
   bus     = bus.pgm
   dir     = "hls"
   segment = "1s"
+  serve   = true
   video { gop = 25 }
 }`, 1))
 	s := startShow(t, compile(t, path, nil))
+	srv, err := control.Start(s, control.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
 	playlist := filepath.Join(filepath.Dir(path), "hls", "index.m3u8")
 	testwait.Until(t, eventBound, "a playlist of two segments", func() bool {
 		b, err := os.ReadFile(playlist)
 		return err == nil && strings.Count(string(b), "#EXTINF") >= 2
 	})
+	base := "http://" + srv.Addr() + "/hls/web/"
+	// A live playlist has no end: ffprobe reads its streams, not every frame.
+	live, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", base+"index.m3u8").Output()
+	if got := strings.TrimSpace(string(live)); err != nil || !strings.HasPrefix(got, "h264,320,180") {
+		t.Errorf("ffprobe %sindex.m3u8: %q, %v; want h264,320,180", base, got, err)
+	}
+	for _, bad := range []string{"..%2Fshow.hcl", "show.hcl", "index.m3u8.tmp"} {
+		if resp, err := http.Get(base + bad); err != nil || resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s%s: %v %v; want 404", base, bad, resp.Status, err)
+		}
+	}
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

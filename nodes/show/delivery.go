@@ -67,6 +67,11 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 		err = os.MkdirAll(filepath.Dir(b.Resolve(o.Dest)), 0o755)
 	case "hls":
 		err = os.MkdirAll(b.Resolve(o.Dest), 0o755)
+		if serve, _ := n.Params["serve"].(bool); serve && err == nil {
+			st.mu.Lock()
+			st.served = b.Resolve(o.Dest)
+			st.mu.Unlock()
+		}
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s: %v", n.Address, err))
@@ -144,6 +149,18 @@ func destination(n *plan.Node, o *delivery.Output) error {
 	return err
 }
 
+// HLSDir is the directory of an HLS output whose show says serve = true,
+// for the status server's GET /hls/{output}/{file}.
+func (b *State) HLSDir(output string) (string, bool) {
+	st, ok := b.outputs[withPrefix("output.", output)]
+	if !ok {
+		return "", false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.served, st.served != ""
+}
+
 // freshSegments names a rolled recording's segments for the process about
 // to start: PATH-YYYYMMDD-HHMMSS-NNN.EXT from its start time (with -2,
 // -3, ... after the time when a process of the same second wrote some),
@@ -160,3 +177,6 @@ func (b *State) freshSegments(path string, args []string) []string {
 	args[len(args)-1] = delivery.SegmentPattern(path, start)
 	return args
 }
+
+// HLSDir implements control.HLSServer.
+func (s *Show[F]) HLSDir(output string) (string, bool) { return s.State.HLSDir(output) }

@@ -264,6 +264,7 @@ type OutputState struct {
 
 	recorder *recorder     // record: the file, kept across restarts
 	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
+	served   string        // hls with serve: the directory the status server serves (delivery.go)
 }
 
 func (o *OutputState) fail(err error) {
