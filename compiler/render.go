@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/delivery"
 )
 
 // WriteText renders a plan for people: counts by kind, loops and their
@@ -224,6 +225,14 @@ func viewGroups(p *plan.Plan) []groupView {
 			nv := nodeView{kind: n.Kind, format: n.Format, where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params), command: ffmpegCommand(n)}
 			if !n.Placement.Thread {
 				nv.where = n.Placement.Loop
+			}
+			if u, ok := n.Params["url"].(string); ok { // a stream's credentials stay out of the text
+				for _, m := range []map[string]string{nv.params, nv.hidden} {
+					for k, v := range m {
+						m[k] = delivery.Redact(v, u)
+					}
+				}
+				nv.command = delivery.Redact(nv.command, u)
 			}
 			for _, ed := range out[n.ID] {
 				if nodeGroup[ed.To] != g.Name {

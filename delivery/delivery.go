@@ -103,6 +103,36 @@ func CheckURL(u string) error {
 	return nil
 }
 
+// secretParams are the query parameters of a stream URL that hold
+// secrets: SRT's passphrase, RIST's secret, and passwords.
+var secretParams = []string{"passphrase", "secret", "password", "pass"}
+
+// Redact replaces, in s, the secrets of the stream URL u (its password
+// and secretParams' values) with "REDACTED", for the plan's text, logs
+// and /status: a URL's credentials are the show's to use, not to show.
+func Redact(s, u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return s
+	}
+	var secrets []string
+	if pw, ok := p.User.Password(); ok && pw != "" {
+		secrets = append(secrets, pw)
+	}
+	q := p.Query()
+	for _, k := range secretParams {
+		for _, v := range q[k] {
+			if v != "" {
+				secrets = append(secrets, v, url.QueryEscape(v))
+			}
+		}
+	}
+	for _, v := range secrets {
+		s = strings.ReplaceAll(s, v, "REDACTED")
+	}
+	return s
+}
+
 // CheckPath says whether a file output can write path.
 func CheckPath(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))

@@ -48,4 +48,5 @@ output "hls" "pgm_web" {
   bus     = bus.pgm
   dir     = "out/hls"
   segment = "2s"
+  serve   = true
 }

@@ -189,4 +189,16 @@ func TestPlanShowsTheFFmpegCommandLines(t *testing.T) {
 	if rc != 1 || !strings.Contains(errs, path+":21:5: error: Encoder not available") || !strings.Contains(errs, `has no encoder "libnothing"`) {
 		t.Errorf("validate: exit %d\n%s", rc, errs)
 	}
+	// A stream's passphrase is the show's to use, not the plan's to print.
+	src = strings.Replace(recordingShow, "MORE", `output "stream" "x" {
+  bus = bus.pgm
+  url = "srt://127.0.0.1:9000?passphrase=topsecret0123"
+}`, 1)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc, out, errs = runCLI(t, "plan", "-backend", "cpu", path)
+	if rc != 0 || strings.Contains(out, "topsecret0123") || !strings.Contains(out, "srt://127.0.0.1:9000?passphrase=REDACTED\n") {
+		t.Errorf("plan: exit %d, the passphrase printed or the URL missing:\n%s%s", rc, out, errs)
+	}
 }

@@ -83,7 +83,11 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 		// as ffmpeg's second input on a pipe of its own.
 		args = delivery.Args(o, enc, false)
 	}
-	ctx.Log.Info("ffmpeg output", "output", n.Address, "ffmpeg", ff.Path, "args", strings.Join(args, " "))
+	redact := func(s string) string { return s }
+	if o.Kind == "stream" {
+		redact = func(s string) string { return delivery.Redact(s, o.Dest) }
+	}
+	ctx.Log.Info("ffmpeg output", "output", n.Address, "ffmpeg", ff.Path, "args", redact(strings.Join(args, " ")))
 	_, _, _, rate, err := busVideo(b, n, ctx)
 	if err != nil {
 		return nil, err
@@ -97,7 +101,7 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 	case o.Kind == "file":
 		cfg.Prepare = func(args []string) []string { return b.freshSegments(o.Dest, args) }
 	}
-	return ffmpegSink(b, be, n, ctx, cfg)
+	return ffmpegSink(b, be, n, ctx, cfg, redact)
 }
 
 // freshFile makes a recording's process write a file of its own: the

@@ -177,7 +177,7 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	if err != nil {
 		return nil, err
 	}
-	return ffmpegSink(b, be, n, ctx, media.FFmpegConfig{Args: prm.Args})
+	return ffmpegSink(b, be, n, ctx, media.FFmpegConfig{Args: prm.Args}, nil)
 }
 
 // ffmpegSink feeds the bus to the ffmpeg process cfg describes (its Args;
@@ -186,7 +186,8 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 // start is reported (the output's error, the log, an output_error event)
 // and started again with backoff: the output fails alone. The output's
 // frames are those its processes encoded (their -progress reports).
-func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F], cfg media.FFmpegConfig) (runtime.Node[F], error) {
+// redact, if set, takes secrets out of what it reports.
+func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F], cfg media.FFmpegConfig, redact func(string) string) (runtime.Node[F], error) {
 	f, w, h, rate, err := busVideo(b, n, ctx)
 	if err != nil {
 		return nil, err
@@ -204,7 +205,11 @@ func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.Nod
 				ctx.Log.Warn("ffmpeg restarted", "pid", e.PID, "restarts", e.Restarts)
 			}
 		default:
-			b.outputFailed(st, ctx.Log, fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err))
+			err := fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err)
+			if redact != nil {
+				err = errors.New(redact(err.Error()))
+			}
+			b.outputFailed(st, ctx.Log, err)
 			if pe := (*panics.Error)(nil); errors.As(e.Err, &pe) {
 				pe.Log(ctx.Log) // feeding the process panicked: its stack
 			}
