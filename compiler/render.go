@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/delivery"
+	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // WriteText renders a plan for people: counts by kind, loops and their
@@ -181,7 +182,7 @@ type nodeView struct {
 // decide) abridged: ffmpeg … -i pipe:0 ARGS. "" for other nodes.
 func ffmpegCommand(n plan.Node) string {
 	args, ok := n.Params["args"]
-	if !ok || !strings.HasPrefix(n.Kind, "output_") {
+	if k, known := nodes.Lookup(n.Kind); !ok || !known || !k.Has(nodes.Sink) {
 		return ""
 	}
 	var words []string
@@ -222,7 +223,7 @@ func viewGroups(p *plan.Plan) []groupView {
 		}
 		for _, ni := range byGroup[g.Name] {
 			n := p.Nodes[ni]
-			nv := nodeView{kind: n.Kind, format: n.Format, where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params), command: ffmpegCommand(n)}
+			nv := nodeView{kind: n.Kind, format: string(n.Format), where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params), command: ffmpegCommand(n)}
 			if !n.Placement.Thread {
 				nv.where = n.Placement.Loop
 			}

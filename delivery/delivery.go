@@ -54,8 +54,13 @@ var AudioCodecs = map[string]string{"aac": "aac", "opus": "libopus", "mp2": "mp2
 
 // fragmented is the MP4/MOV flags that write the file as a series of
 // self-contained fragments: a file cut off (onair killed) plays up to
-// its last whole fragment, one GOP at most.
+// its last whole fragment.
 const fragmented = "+frag_keyframe+empty_moov+default_base_moof"
+
+// fragDuration, in µs, cuts a fragment at least every half second between
+// keyframes too: what a kill loses is that and the encoder's lookahead,
+// under a second, whatever the GOP.
+const fragDuration = "500000"
 
 // Video is an output's video block.
 type Video struct {
@@ -82,8 +87,10 @@ type Output struct {
 	// Segment is, for a file, the length of each file it rolls to (0: one
 	// file); for HLS, the length of a segment.
 	Segment time.Duration
-	// ListSize is how many segments an HLS playlist lists.
+	// ListSize is how many segments an HLS playlist lists; Serve, whether
+	// the status server serves the HLS directory too.
 	ListSize int
+	Serve    bool
 	Video    Video
 	Audio    Audio
 }
@@ -264,7 +271,7 @@ func Args(o Output, encoder string, audio bool) []string {
 		a = append(a, "-f", "segment", "-segment_time", strconv.Itoa(int(o.Segment/time.Second)), "-segment_format", mux,
 			"-reset_timestamps", "1", "-flush_packets", "1")
 		if mux == "mp4" || mux == "mov" {
-			a = append(a, "-segment_format_options", "movflags="+fragmented)
+			a = append(a, "-segment_format_options", "movflags="+fragmented+":frag_duration="+fragDuration)
 		}
 		return append(a, SegmentPattern(o.Dest, ""))
 	}
@@ -272,7 +279,7 @@ func Args(o Output, encoder string, audio bool) []string {
 	// buffer fills: a recording cut off holds what was encoded.
 	a = append(a, "-f", mux, "-flush_packets", "1")
 	if mux == "mp4" || mux == "mov" {
-		a = append(a, "-movflags", fragmented)
+		a = append(a, "-movflags", fragmented, "-frag_duration", fragDuration)
 	}
 	return append(a, o.Dest)
 }

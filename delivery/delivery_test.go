@@ -205,9 +205,9 @@ func FuzzParseEncoders(f *testing.F) {
 func TestRedactTakesTheSecretsOut(t *testing.T) {
 	for u, secret := range map[string]string{
 		"srt://h:9000?passphrase=topsecret0123&latency=200": "topsecret0123",
-		"rist://h:1968?secret=s3cr3t-word":                 "s3cr3t-word",
-		"rtmps://user:hunter22@live.example/app/key":       "hunter22",
-		"srt://h:9000?passphrase=a%2Fb%26c0123456":         "a%2Fb%26c0123456",
+		"rist://h:1968?secret=s3cr3t-word":                  "s3cr3t-word",
+		"rtmps://user:hunter22@live.example/app/key":        "hunter22",
+		"srt://h:9000?passphrase=a%2Fb%26c0123456":          "a%2Fb%26c0123456",
 	} {
 		got := Redact("ffmpeg -f mpegts "+u+": Connection refused", u)
 		if strings.Contains(got, secret) || !strings.Contains(got, "REDACTED") || !strings.Contains(got, "Connection refused") {

@@ -43,11 +43,14 @@ func (l *loader) decodeDelivery(d *dec, o *Output) {
 		out.Dest = o.Path
 		out.Segment = l.segment(at("segment"), d.str("segment"))
 		out.ListSize = d.integer("list_size")
-		o.Serve = d.boolean("serve")
+		out.Serve = d.boolean("serve")
 	}
 	v := d.nested("video")
 	out.Video = delivery.Video{Codec: v.str("codec"), Encoder: v.str("encoder"), Bitrate: v.str("bitrate"),
 		GOP: v.integer("gop"), Preset: v.str("preset"), Profile: v.str("profile")}
+	if r := l.show.FrameRate; out.Video.GOP == 0 && r.Den > 0 { // two seconds of frames, rounded up
+		out.Video.GOP = int((2*r.Num + r.Den - 1) / r.Den)
+	}
 	if out.Video.Encoder == "" {
 		l.errorf(at("video.encoder"), "Invalid encoder", "encoder must be \"auto\" or the name of an ffmpeg encoder, such as %q.", delivery.Codecs[out.Video.Codec].Software)
 	}

@@ -110,10 +110,22 @@ type Source struct {
 	Keying    string      // browser: the key attribute, alpha | none: what the page's alpha does ("": alpha)
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
+	// Extra are the attributes of the source's kind that the fields above
+	// do not hold, by name, as the show wrote them (paths resolved): what
+	// a kind added to the schema reads through its node kinds' lowering
+	// (nodes.Element.Attrs) with no field of its own here.
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs
 }
+
+// Codec is what an encoded file source holds (hevc, h264); "" for raw
+// pictures and the sources that read no file.
+func (s *Source) Codec() string { return fileCodecs[s.Kind] }
+
+// fileCodecs is the coding of each encoded file source kind.
+var fileCodecs = map[string]string{"hevc_file": "hevc", "h264_file": "h264"}
 
 // Address is the source's name as written in a show: source.cam,
 // source.cam[3] or source.cam["left"].
@@ -168,14 +180,16 @@ type Output struct {
 	Key  Key
 	Bus  *Bus
 
-	Path string   // record: Y4M file to write
-	Args []string // ffmpeg: arguments after the input options
+	Path       string   // record: Y4M file to write
+	Args       []string // ffmpeg: arguments after the input options
+	IntervalMs int      // preview: time between JPEG snapshots
+	Quality    int      // preview: JPEG quality 1..100
 	// stream, file, hls (decode_delivery.go): Path is the file or the HLS
-	// directory.
-	Delivery   *delivery.Output
-	Serve      bool // hls: served by the status server
-	IntervalMs int  // preview: time between JPEG snapshots
-	Quality    int  // preview: JPEG quality 1..100
+	// directory; Delivery the settings package delivery reads.
+	Delivery *delivery.Output
+	// Extra are the output kind's attributes the fields above do not
+	// hold (Source.Extra).
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs

@@ -79,7 +79,7 @@ func countFrames(t *testing.T, path string) int {
 // TestKilledRecordingStillPlays kills onair and its ffmpeg with SIGKILL
 // (the whole process group, as a power cut or the OOM killer of a cgroup
 // would) in the middle of an MP4 recording: the file plays, to within a
-// second of what had gone into the encoder.
+// second and a fragment of what had been encoded.
 func TestKilledRecordingStillPlays(t *testing.T) {
 	peer.NeedFFmpeg(t)
 	dir := t.TempDir()
@@ -105,8 +105,12 @@ func TestKilledRecordingStillPlays(t *testing.T) {
 	kill()
 	<-p.ended
 	got := countFrames(t, filepath.Join(dir, "rec", "pgm.mp4"))
-	if got < int(before)-25 {
-		t.Errorf("the killed recording plays %d frames; %d had gone into the encoder before the kill (a second is 25)", got, before)
+	t.Logf("%d frames encoded before the kill, %d in the file", before, got)
+	// What a kill loses: the encoder's delay (x264's lookahead and frame
+	// threads, well under a second at a live preset) and the fragment
+	// being written (a GOP, here 10 frames, or half a second).
+	if got < int(before)-25-10 {
+		t.Errorf("the killed recording plays %d frames; %d had been encoded before the kill (a second is 25, a GOP 10)", got, before)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
