@@ -325,12 +325,33 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nRan %s for %v.\nStopped: %s.\n", p.Show, time.Since(started).Round(time.Millisecond), stopWhy)
 	fmt.Fprintln(stdout, runtime.ReadUsage().Since(usage, time.Since(onAir)))
-	running.Summary().WriteText(stdout)
+	sum := running.Summary()
+	sum.WriteText(stdout)
 	if failure != nil && !errors.Is(failure, context.Canceled) {
 		fmt.Fprintf(stderr, "onair run: %v\n", failure)
 		return 1
 	}
+	if failed := undelivered(sum); len(failed) > 0 {
+		for _, o := range failed {
+			fmt.Fprintf(stderr, "onair run: %s delivered no frame in the whole run: %s\n", o.Address, o.LastError)
+		}
+		return 1
+	}
 	return 0
+}
+
+// undelivered lists the outputs that failed for the whole run: an error
+// and not one frame delivered (an encoder ffmpeg lacks, a destination that
+// never answered). A run with such an output did not do its job, however
+// well the rest of it went.
+func undelivered(sum show.Summary) []show.OutputSummary {
+	var out []show.OutputSummary
+	for _, o := range sum.Outputs {
+		if o.Written == 0 && o.Errors > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // watchSignals stops the show on SIGINT and SIGTERM, naming the signal

@@ -75,6 +75,9 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		"output_null":       with(newNullOutput[F]),
 		"output_ffmpeg":     with(newFFmpegOutput[F]),
 		"output_preview":    with(newPreviewOutput[F]),
+		"output_stream":     with(newDeliveryOutput[F]), // delivery.go
+		"output_file":       with(newDeliveryOutput[F]),
+		"output_hls":        with(newDeliveryOutput[F]),
 	}
 }
 
@@ -316,6 +319,11 @@ type OutputSummary struct {
 	HandOffDrops     uint64  `json:"hand_off_drops"`
 	HandOffMaxWaitMs float64 `json:"hand_off_max_wait_ms"`
 	HandOffWaitS     float64 `json:"hand_off_wait_seconds"` // every wait, summed
+	// An ffmpeg output's encoder: bytes out (every process's) and the
+	// running one's speed against real time (1 keeps up; below 1 it falls
+	// behind and its queue drops frames).
+	Bytes       uint64  `json:"bytes,omitempty"`
+	EncodeSpeed float64 `json:"encode_speed,omitempty"`
 }
 
 // SourceSummary is one source's counts.
@@ -386,7 +394,12 @@ func (b *State) Summary() Summary {
 		s.Outputs = append(s.Outputs, OutputSummary{Address: a, Kind: o.Kind, Written: o.Written.Load(), Drops: o.Drops.Load(),
 			Errors: o.errors, Restarts: o.restart, LastError: o.lastErr,
 			HandOffWaits: o.HandOffWaits.Load(), HandOffDrops: o.HandOffDrops.Load(), HandOffMaxWaitMs: float64(o.HandOffMaxNs.Load()) / 1e6, HandOffWaitS: float64(o.HandOffWaitNs.Load()) / 1e9})
+		ff := o.ffmpeg
 		o.mu.Unlock()
+		if ff != nil {
+			fs := ff.Stats()
+			s.Outputs[len(s.Outputs)-1].Bytes, s.Outputs[len(s.Outputs)-1].EncodeSpeed = uint64(fs.Bytes), fs.Speed
+		}
 	}
 	for _, a := range sortedKeys(b.sources) {
 		src := b.sources[a]
@@ -450,6 +463,9 @@ func (s Summary) WriteText(w io.Writer) {
 		if o.HandOffWaits > 0 {
 			fmt.Fprintf(w, ", %d hand-offs waited (longest %.1f ms, %d gave up)", o.HandOffWaits, o.HandOffMaxWaitMs, o.HandOffDrops)
 		}
+		if o.Bytes > 0 {
+			fmt.Fprintf(w, ", %d bytes", o.Bytes)
+		}
 		if o.LastError != "" {
 			fmt.Fprintf(w, ", last error: %s", o.LastError)
 		}
@@ -498,6 +514,10 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		emit(metrics.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
 		emit(metrics.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
 		emit(metrics.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: metrics.Counter, Labels: lo, Value: o.HandOffWaitS})
+		if o.Bytes > 0 || o.EncodeSpeed > 0 {
+			emit(metrics.Sample{Name: "onair_output_bytes_total", Help: "Bytes an ffmpeg output's encoder wrote.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Bytes)})
+			emit(metrics.Sample{Name: "onair_output_encode_speed", Help: "An ffmpeg output's encoding speed against real time (1 keeps up).", Kind: metrics.Gauge, Labels: lo, Value: o.EncodeSpeed})
+		}
 		emit(metrics.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {

@@ -267,7 +267,9 @@ type OutputState struct {
 	// plan, then only by ApplyLive, so a restarted node keeps a change.
 	previewInterval, previewQuality atomic.Int64
 
-	recorder *recorder // record: the file, kept across restarts
+	recorder *recorder     // record: the file, kept across restarts
+	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
+	served   string        // hls with serve: the directory the status server serves (delivery.go)
 }
 
 func (o *OutputState) fail(err error) {
