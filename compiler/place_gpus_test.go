@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // gpuShow writes a show on gpus GPUs of an H200 host: for each bus name (an
