@@ -209,10 +209,13 @@ func readGPU(dev nvml.Device) GPUReading {
 	return s
 }
 
-// Collect emits the reading as metrics: labelled by the GPU's name, and on
-// a show of several GPUs by its index (device) too.
-func (m *gpuMonitor) Collect(emit func(metrics.Sample)) {
-	s := m.Read()
+// Collect emits the reading as metrics.
+func (m *gpuMonitor) Collect(emit func(metrics.Sample)) { m.Read().collectGPUs(emit) }
+
+// collectGPUs emits what the host holds page-locked and each GPU's
+// reading: labelled by the GPU's name, and on a show of several GPUs by
+// its index (device) too, so that two GPUs of one model are two series.
+func (s GPUStatus) collectGPUs(emit func(metrics.Sample)) {
 	emit(metrics.Sample{Name: "onair_page_locked_host_bytes", Help: "Host memory onair holds page-locked through CUDA (not in VmLck or VmPin).",
 		Kind: metrics.Gauge, Value: float64(s.PageLockedHostBytes)})
 	if len(s.GPUs) == 0 {
