@@ -230,6 +230,15 @@ static const struct {
 };
 
 static int onair_nsyms(void) { return (int)(sizeof onair_syms / sizeof onair_syms[0]); }
+// The entries from cuCtxCreate_v2 on serve only shows over several GPUs:
+// a driver without one loads all the same, and their trampolines answer
+// onair_res_missing (peer.go says which call).
+static int onair_first_optional(void) {
+	for (int i = 0; i < onair_nsyms(); i++)
+		if (onair_syms[i].off == offsetof(onair_cu, CtxCreate)) return i;
+	return onair_nsyms();
+}
+enum { onair_res_missing = 500 };  // CUDA_ERROR_NOT_FOUND
 static const char *onair_sym_name(int i) { return onair_syms[i].name; }
 
 // onair_load opens lib and fills a new table. It returns the table, or NULL
@@ -246,6 +255,7 @@ static onair_cu *onair_load(const char *lib, int *missing, const char **dlerr) {
 	t->lib = h;
 	for (int i = 0; i < onair_nsyms(); i++) {
 		void *p = dlsym(h, onair_syms[i].name);
+		if (p == NULL && i >= onair_first_optional()) continue;
 		if (p == NULL) {
 			free(t);
 			dlclose(h);
@@ -308,10 +318,12 @@ static onair_res onair_ctx_push_pop(const onair_cu *t, onair_h ctx) {
 // second GPU on a host with one (peer.go). cuCtxCreate leaves it current on
 // the calling thread, which every trampoline's ONAIR_CUR makes harmless.
 static onair_res onair_ctx_create(const onair_cu *t, onair_h *ctx, unsigned flags, int dev) {
+	if (t->CtxCreate == NULL || t->CtxDestroy == NULL) return onair_res_missing;
 	return t->CtxCreate(ctx, flags, dev);
 }
 static onair_res onair_ctx_destroy(const onair_cu *t, onair_h ctx) { return t->CtxDestroy(ctx); }
 static onair_res onair_can_access_peer(const onair_cu *t, int *can, int dev, int peer) {
+	if (t->DeviceCanAccessPeer == NULL || t->CtxEnablePeerAccess == NULL) return onair_res_missing;
 	return t->DeviceCanAccessPeer(can, dev, peer);
 }
 // onair_enable_peer lets ctx read and write peer's memory directly.
@@ -323,6 +335,7 @@ static onair_res onair_enable_peer(const onair_cu *t, onair_h ctx, onair_h peer)
 // on stream s, a stream of ctx.
 static onair_res onair_peer_copy(const onair_cu *t, onair_h ctx, onair_dptr dst, onair_h dst_ctx, onair_dptr src,
                                  onair_h src_ctx, size_t n, onair_h s) {
+	if (t->MemcpyPeerAsync == NULL) return onair_res_missing;
 	ONAIR_CUR(t, ctx);
 	return t->MemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, s);
 }
