@@ -60,6 +60,11 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 		b.log = log
 	}
 	b.gpu = newGPUMonitor(p.Canvas.Int("gpus")) // NVML for each GPU the plan spans
+	if n := p.Canvas.Int("gpus"); n > 1 {
+		// The plan's GPU placement is not run yet (issue 30): say so
+		// rather than let the operator believe the load is spread.
+		b.log.Warn("the CUDA backend runs every node on GPU 0; the plan's placement over several GPUs is shown and monitored, not yet run", "gpus", n)
+	}
 	sb := b.show()
 	sb.Device = func() any {
 		st := b.gpu.Read()
