@@ -234,3 +234,36 @@ func TestGPUPlansDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// A Program bus reads every source it can cut to, so on a show whose two
+// Program buses run on two GPUs every source's frame crosses to the GPU
+// it does not decode on: once per tick each, counted as copies and bytes.
+func TestGPUsProgramBusesReadEverySource(t *testing.T) {
+	var b strings.Builder
+	buses := busesOn(t, 2, 0, 1)
+	b.WriteString("show {\n  name = \"pgm\"\n  size = \"1920x1080\"\n  frame_rate = \"30\"\n  profile = \"nvidia_h200\"\n}\ncanvas {\n  gpus = 2\n}\n")
+	b.WriteString("source \"hevc_file\" \"cam\" {\n  count = 10\n  path = \"c${count.index}.hevc\"\n}\n")
+	b.WriteString("scene \"s\" {\n  count = 10\n  layer {\n    source = source.cam[count.index]\n  }\n}\n")
+	for i, bus := range buses {
+		fmt.Fprintf(&b, "bus \"program\" %q {\n  scene = scene.s[%d]\n}\noutput \"null\" %q {\n  bus = bus.%s\n}\n", bus, i, bus, bus)
+	}
+	path := filepath.Join(t.TempDir(), "pgm.hcl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := compile(t, load(t, path, nil), Options{})
+	at := gpuOf(t, res.Plan)
+	on := [2]int{}
+	for i := 0; i < 10; i++ {
+		on[at[fmt.Sprintf("source.cam[%d]", i)]]++
+	}
+	// source.cam[0] is on air on the first bus at the start, cam[1] on the
+	// second; the others go home to the first bus that reads them.
+	if at["source.cam[0]"] != 0 || at["source.cam[1]"] != 1 || on != [2]int{9, 1} {
+		t.Errorf("sources on GPUs 0, 1: %v (cam[0] on %d, cam[1] on %d)", on, at["source.cam[0]"], at["source.cam[1]"])
+	}
+	g := res.Plan.Estimates.GPUs
+	if g[0].PeerCopiesPerSec != 30 || g[1].PeerCopiesPerSec != 9*30 || len(crossings(res.Plan)) != 10 {
+		t.Errorf("copies in: GPU 0 %g/s, GPU 1 %g/s, %d edges crossing; want 30, 270, 10", g[0].PeerCopiesPerSec, g[1].PeerCopiesPerSec, len(crossings(res.Plan)))
+	}
+}
