@@ -16,7 +16,7 @@ func TestPeerCopyBetweenStandIns(t *testing.T) {
 	c := gpu(t)
 	c2, err := cuda.NewOwnContext(0, cuda.SchedBlockingSync)
 	must(t, err)
-	defer c2.Close()
+	t.Cleanup(func() { must(t, c2.Close()) }) // after its streams' cleanups
 	there, err := cuda.NewPeer(c, c2)
 	must(t, err)
 	defer there.Close()
