@@ -358,6 +358,19 @@ output "file" "rec" {
 	if rec.Errors != 0 {
 		t.Errorf("the recording beside it has errors: %+v", rec)
 	}
+	if rec.Bytes == 0 {
+		t.Errorf("the recording reports no bytes out of its encoder: %+v", rec)
+	}
+	evs, _, _ := s.State.Events().Since(0, nil)
+	var told bool
+	for _, e := range evs {
+		if d, ok := e.Data.(map[string]any); ok && e.Type == "output_error" && d["output"] == "output.bad" && strings.Contains(fmt.Sprint(d["error"]), "libnosuchencoder") {
+			told = true
+		}
+	}
+	if !told {
+		t.Errorf("no output_error event for output.bad among %d events", len(evs))
+	}
 	if _, n := ffprobe(t, filepath.Join(filepath.Dir(path), "rec", "pgm.mkv")); uint64(n) != rec.Written {
 		t.Errorf("the recording holds %d frames; %d went into its encoder", n, rec.Written)
 	}
