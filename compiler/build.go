@@ -86,6 +86,9 @@ func build(st *state) {
 		var inputs []*lang.Source
 		var scenes []string
 		switch {
+		case bus.Kind == "aux" && len(bus.Routes) > 0:
+			scenes, inputs = auxRoutes(show.Sources, bus)
+			comp.Params["scene"] = scenes[0]
 		case bus.Kind == "program":
 			for _, sc := range show.Scenes {
 				scenes = append(scenes, sc.Address())
@@ -97,7 +100,7 @@ func build(st *state) {
 			scenes = []string{bus.Scene.Address()}
 			inputs = sourcesOfScenes(show.Sources, []*lang.Scene{bus.Scene})
 		}
-		if bus.Scene != nil {
+		if bus.Scene != nil && comp.Params["scene"] == nil {
 			comp.Params["scene"] = bus.Scene.Address()
 		}
 		if scenes != nil {

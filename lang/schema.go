@@ -25,6 +25,7 @@ const (
 	TypeSourceRef                   // a reference to one source instance: source.cam[0]
 	TypeSceneRef                    // a reference to one scene instance: scene.quad
 	TypeBusRef                      // a reference to one bus instance: bus.a
+	TypeRouteList                   // a list of source and scene references (a whole source or scene block takes every instance)
 	TypeAny                         // any value (variable defaults, locals)
 	TypeTypeExpr                    // a type constraint: string, number, list(string), ...
 	TypeTraversal                   // an address, not evaluated: source.a, source.cam[3]
@@ -34,7 +35,7 @@ var typeNames = map[ValueType]string{
 	TypeString: "string", TypeInt: "integer", TypeNumber: "number", TypeBool: "bool",
 	TypeSize: "size", TypeRate: "frame rate", TypeRect: "rect", TypeEnum: "enum",
 	TypePath: "path", TypeStringList: "list(string)", TypeEnumList: "list(enum)",
-	TypeSourceRef: "source reference", TypeSceneRef: "scene reference", TypeBusRef: "bus reference",
+	TypeSourceRef: "source reference", TypeSceneRef: "scene reference", TypeBusRef: "bus reference", TypeRouteList: "list of source and scene references",
 	TypeAny: "any", TypeTypeExpr: "type", TypeTraversal: "address",
 }
 
@@ -320,6 +321,7 @@ var Schema = []*Block{
 		Attrs: []Attr{
 			{Name: "source", Type: TypeSourceRef, Doc: "The source shown: source.NAME[...]."},
 			{Name: "scene", Type: TypeSceneRef, Doc: "The scene shown: scene.NAME."},
+			{Name: "routes", Type: TypeRouteList, DefaultDoc: "none: the bus shows only what it starts with", Doc: "What an operator may switch the bus to on air (cut, fade, wipe), besides what it starts with: sources (drawn over the whole canvas) and scenes; source.NAME takes every instance. Each source routed, or drawn by a scene routed, feeds the bus's compositor: an edge each in the plan."},
 		},
 	},
 	{

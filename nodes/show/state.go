@@ -328,7 +328,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				start = index(scenes, prm.Scene)
 			}
 			for _, sc := range scenes {
-				if _, ok := b.scenes[sc]; !ok {
+				if _, ok := b.scenes[sc]; !ok && !isSourceView(sc) { // a source's view joins below (aux.go)
 					problems = append(problems, fmt.Sprintf("%s names %s, which the plan does not hold", n.ID, sc))
 				}
 			}
@@ -344,6 +344,13 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		}
 		if !runs(n.Kind) {
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
+		}
+	}
+	for _, n := range b.nodes {
+		if bs := b.buses[n.Address]; bs != nil && n.Kind == "compositor" {
+			if err := b.addSourceViews(n, bs.Scenes()); err != nil {
+				problems = append(problems, err.Error())
+			}
 		}
 	}
 	if b.tc == nil { // a plan without buses still has a clock
@@ -422,9 +429,9 @@ func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin st
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, ErrInvalid)
 	}
-	sc := withPrefix("scene.", scene)
+	sc := routeAddress(scene)
 	if bs.Kind == "aux" && len(bs.Scenes()) == 0 {
-		return fmt.Errorf("%s is an AUX bus showing one source; it has no scenes to switch to: %w", bs.Address, ErrInvalid)
+		return fmt.Errorf("%s is an AUX bus showing one source and routes to nothing else (list what it may show in its routes, and restart): %w", bs.Address, ErrInvalid)
 	}
 	i := index(bs.Scenes(), sc)
 	if i < 0 {
