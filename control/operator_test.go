@@ -53,14 +53,14 @@ func (s *opShow) Take(bus, kind string, d time.Duration) error {
 
 func (s *opShow) Events() *Hub     { return s.hub }
 func (s *opShow) EventsHello() any { return map[string]string{"show": "test"} }
-func (s *opShow) Snapshot(name string) ([]byte, error) {
+func (s *opShow) Snapshot(name string, fps int) (Tile, error) {
 	switch name {
 	case "bus.a":
-		return []byte("\xff\xd8jpeg"), nil
+		return Tile{JPEG: []byte("\xff\xd8jpeg"), Age: time.Duration(fps) * time.Millisecond}, nil
 	case "bus.b":
-		return nil, fmt.Errorf("bus.b: the first snapshot is being taken: %w", ErrNotReady)
+		return Tile{}, fmt.Errorf("bus.b: the first snapshot is being taken: %w", ErrNotReady)
 	}
-	return nil, fmt.Errorf("no bus or source %q: %w", name, ErrNotFound)
+	return Tile{}, fmt.Errorf("no bus or source %q: %w", name, ErrNotFound)
 }
 
 func startOp(t *testing.T, opts Options) (*Server, *opShow) {

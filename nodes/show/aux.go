@@ -8,6 +8,9 @@ package show
 // source's own address that draws the source over the whole canvas
 // (contain), so the switcher, the transitions, the tally and the page
 // treat a source and a scene alike.
+//
+// Every Program bus may also fade to black: BlackView, a scene of no
+// layers at the end of its list (the page's FTB).
 
 import (
 	"fmt"
@@ -21,10 +24,19 @@ import (
 // drawn over the whole canvas rather than a scene.
 func isSourceView(addr string) bool { return strings.HasPrefix(addr, "source.") }
 
-// addSourceViews puts a view of every source in list into the show's
-// scenes (once each), sized to the compositor n's canvas; it says which
-// entry names no source of the plan.
-func (b *State) addSourceViews(n *plan.Node, list []string) error {
+// BlackView is the scene of no layers every Program bus may show.
+const BlackView = "black"
+
+// addViews puts a view of every source in bs's list into the show's scenes
+// (once each), sized to the compositor n's canvas, and BlackView at the end
+// of a Program bus's list; it says which entry names no source of the plan.
+func (b *State) addViews(n *plan.Node, bs *BusState) error {
+	list := bs.Scenes()
+	if bs.Kind == "program" && !contains(list, BlackView) {
+		l := append(list[:len(list):len(list)], BlackView)
+		bs.scenes.Store(&l)
+		b.scenes[BlackView] = &plan.Scene{Address: BlackView}
+	}
 	for _, addr := range list {
 		if !isSourceView(addr) || b.scenes[addr] != nil {
 			continue
@@ -44,8 +56,12 @@ func (b *State) addSourceViews(n *plan.Node, list []string) error {
 // routeAddress is what an operator names in a switch: a scene (with or
 // without "scene."), or on an AUX bus a source (source.NAME[...]).
 func routeAddress(s string) string {
-	if isSourceView(s) {
+	if isSourceView(s) || s == BlackView {
 		return s
 	}
 	return withPrefix("scene.", s)
 }
+
+// FrameRate implements control.FrameRater: a transition may be given in
+// frames of the show's rate.
+func (s *Show[F]) FrameRate() (num, den int64) { return s.State.rate.Num, s.State.rate.Den }

@@ -282,7 +282,7 @@ func (b *State) TakeAt(bus, kind string, d time.Duration, at, origin string) err
 	if err := b.switchTo(bs.Address, pv, kind, d, at, origin); err != nil {
 		return err
 	}
-	if was != "" && was != pv {
+	if was != "" && was != pv && was != BlackView { // back from black: the preview stays
 		op.mu.Lock()
 		if op.preview[bs.Address] == pv {
 			op.preview[bs.Address] = was
@@ -342,4 +342,6 @@ func (s *Show[F]) EventsHello() any {
 }
 
 // Snapshot implements control.Snapshotter.
-func (s *Show[F]) Snapshot(name string) ([]byte, error) { return s.State.Snapshot(name) }
+func (s *Show[F]) Snapshot(name string, fps int) (control.Tile, error) {
+	return s.State.Snapshot(name, fps)
+}

@@ -348,7 +348,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	}
 	for _, n := range b.nodes {
 		if bs := b.buses[n.Address]; bs != nil && n.Kind == "compositor" {
-			if err := b.addSourceViews(n, bs.Scenes()); err != nil {
+			if err := b.addViews(n, bs); err != nil {
 				problems = append(problems, err.Error())
 			}
 		}
