@@ -87,12 +87,13 @@ func (op *operator) computeTally() map[string]Tally {
 	for a := range op.b.sources {
 		t[a] = Tally{}
 	}
-	mark := func(scene string, f func(*Tally)) {
+	w, h := op.b.canvasSize()
+	mark := func(scene string, f func(*Tally)) { // the sources visible in it (tally.go)
 		sc := op.b.scene(scene)
 		if sc == nil {
 			return
 		}
-		for _, l := range sc.Layers {
+		for _, l := range op.b.visibleLayers(sc, w, h) {
 			x := t[l.Source]
 			f(&x)
 			t[l.Source] = x
@@ -137,6 +138,7 @@ func (op *operator) retally() {
 	}
 	op.tally = t
 	op.hub.Publish("tally", map[string]any{"tally": t})
+	op.b.tally.changed()
 }
 
 // renamed follows scenes renamed on air (old address → new) in what the

@@ -100,6 +100,7 @@ type State struct {
 	metrics *metrics   // histograms (metrics.go)
 	tc      *showClock // the show's timecode (timecode.go)
 	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
+	tally   *tallyOut  // TSL 5.0 out; nil: none (tally.go)
 }
 
 // SourceState is what a source has done, kept across restarts.
@@ -371,6 +372,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		for _, src := range b.sources {
 			src.op = b.op
 		}
+		b.tally = startTally(b)
 	}
 	if len(problems) > 0 {
 		b.Close()
@@ -400,6 +402,7 @@ func (b *State) Close() {
 	if b.snaps != nil {
 		b.snaps.close()
 	}
+	b.tally.close()
 	if b.op != nil {
 		b.op.close()
 	}
