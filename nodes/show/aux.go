@@ -24,19 +24,30 @@ import (
 // drawn over the whole canvas rather than a scene.
 func isSourceView(addr string) bool { return strings.HasPrefix(addr, "source.") }
 
-// BlackView is the scene of no layers every Program bus may show.
+// BlackView is what every Program bus may show besides its scenes: no
+// layer, a black picture. It is in no bus's list (a list the plan holds,
+// which onair apply grows): the switcher holds it as blackIndex, an index
+// past every list, which the compositor draws as no layers.
 const BlackView = "black"
 
+const blackIndex = 1 << 30
+
+// sceneAt is what index i of bs's switcher shows.
+func (bs *BusState) sceneAt(i int) (string, bool) {
+	if list := bs.Scenes(); i >= 0 && i < len(list) {
+		return list[i], true
+	}
+	if i == blackIndex && bs.Kind == "program" {
+		return BlackView, true
+	}
+	return "", false
+}
+
 // addViews puts a view of every source in bs's list into the show's scenes
-// (once each), sized to the compositor n's canvas, and BlackView at the end
-// of a Program bus's list; it says which entry names no source of the plan.
+// (once each), sized to the compositor n's canvas; it says which entry
+// names no source of the plan.
 func (b *State) addViews(n *plan.Node, bs *BusState) error {
 	list := bs.Scenes()
-	if bs.Kind == "program" && !contains(list, BlackView) {
-		l := append(list[:len(list):len(list)], BlackView)
-		bs.scenes.Store(&l)
-		b.scenes[BlackView] = &plan.Scene{Address: BlackView}
-	}
 	for _, addr := range list {
 		if !isSourceView(addr) || b.scenes[addr] != nil {
 			continue

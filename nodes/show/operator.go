@@ -113,13 +113,14 @@ func (op *operator) computeTally() map[string]Tally {
 			continue
 		}
 		for _, i := range op.visible[a] {
-			if i < 0 || i >= len(bs.Scenes()) {
+			sc, ok := bs.sceneAt(i)
+			if !ok {
 				continue
 			}
 			if bs.Kind == "program" {
-				mark(bs.Scenes()[i], func(x *Tally) { x.Program = true })
+				mark(sc, func(x *Tally) { x.Program = true })
 			} else {
-				mark(bs.Scenes()[i], onAux)
+				mark(sc, onAux)
 			}
 		}
 		if p := op.preview[a]; p != "" {
@@ -191,8 +192,8 @@ func (op *operator) ticked(bs *BusState, k, deadlineNs int64, from, to int, miss
 	op.visible[bs.Address] = append(old[:0], vis[:n]...)
 	var names []string
 	for _, i := range vis[:n] {
-		if i >= 0 && i < len(bs.Scenes()) {
-			names = append(names, bs.Scenes()[i])
+		if sc, ok := bs.sceneAt(i); ok {
+			names = append(names, sc)
 		}
 	}
 	op.hub.Publish("on_air", map[string]any{"bus": bs.Address, "on_air": names, "tick": k, "timecode": op.b.TimecodeAt(k).String(), "deadline_ns": deadlineNs - op.b.origin})
@@ -221,8 +222,8 @@ func (op *operator) status() OperatorStatus {
 		bs := op.b.buses[a]
 		bo := BusOperator{Address: a, Kind: bs.Kind, Scenes: bs.Scenes(), OnAir: []string{}, Next: op.next[a], Preview: op.preview[a], Missed: op.missed[a]}
 		for _, i := range op.visible[a] {
-			if i >= 0 && i < len(bs.Scenes()) {
-				bo.OnAir = append(bo.OnAir, bs.Scenes()[i])
+			if sc, ok := bs.sceneAt(i); ok {
+				bo.OnAir = append(bo.OnAir, sc)
 			}
 		}
 		if src, ok := op.aux[a]; ok {

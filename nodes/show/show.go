@@ -351,8 +351,8 @@ func (b *State) Summary() Summary {
 				sum.SwitchesByKind[playout.Kind(k).String()] = n
 			}
 		}
-		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes()) {
-			sum.OnAir = bs.Scenes()[i]
+		if sc, ok := bs.sceneAt(bs.switcher.OnAir()); ok {
+			sum.OnAir = sc
 		}
 		t := bs.timing
 		bs.mu.Unlock()
