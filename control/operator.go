@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/onairhq/onair/showerr"
 )
 
 // The operator's surface: the page at / (a multiviewer with tally and the
@@ -34,18 +36,12 @@ type Operator interface {
 // Snapshotter is a Show that keeps small JPEG snapshots of its buses and
 // sources while someone watches them. Snapshot marks name as watched, asks
 // for fps snapshots a second of it while it is (the fastest of those
-// watching wins), and returns its latest snapshot; ErrNotFound when there
-// is no such bus or source, ErrNotReady while the first snapshot is being
-// taken, ErrUnused for a source no bus takes (it never has a picture).
+// watching wins), and returns its latest snapshot and how long before now
+// its picture was drawn; showerr.ErrNotFound when there is no such bus or
+// source, showerr.ErrNotReady while the first snapshot is being taken,
+// showerr.ErrUnused for a source no bus takes (it never has a picture).
 type Snapshotter interface {
-	Snapshot(name string, fps int) (Tile, error)
-}
-
-// Tile is one snapshot: the JPEG and how long before it was served its
-// picture was drawn (GET /snapshot's Onair-Age-Ms header).
-type Tile struct {
-	JPEG []byte
-	Age  time.Duration
+	Snapshot(name string, fps int) (jpeg []byte, age time.Duration, err error)
 }
 
 // A tile's refresh rate, as GET /snapshot/{name}?fps= asks for it.
@@ -53,12 +49,6 @@ const (
 	DefaultTileFPS = 5
 	MaxTileFPS     = 25
 )
-
-// ErrUnused is what a Snapshotter returns for a source that feeds no bus.
-var ErrUnused = errors.New("unused")
-
-// ErrNotReady is what a Snapshotter returns before its first snapshot.
-var ErrNotReady = errors.New("not ready yet")
 
 //go:embed ui
 var uiFiles embed.FS
@@ -105,15 +95,15 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, example string) boo
 func showError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, showerr.ErrNotFound):
 		code = http.StatusNotFound
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, showerr.ErrInvalid):
 		code = http.StatusBadRequest
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, showerr.ErrConflict):
 		code = http.StatusConflict
-	case errors.Is(err, ErrUnused):
+	case errors.Is(err, showerr.ErrUnused):
 		code = http.StatusNotFound
-	case errors.Is(err, ErrNotReady):
+	case errors.Is(err, showerr.ErrNotReady):
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
 	}
@@ -199,7 +189,7 @@ func (s *Server) takeHandler(w http.ResponseWriter, r *http.Request) {
 	if ts, ok := s.show.(TimedSwitcher); ok {
 		err = ts.TakeAt(bus, kind, d, req.At, origin(r))
 	} else if req.At != "" {
-		err = fmt.Errorf("this show cannot switch at a timecode: %w", ErrInvalid)
+		err = fmt.Errorf("this show cannot switch at a timecode: %w", showerr.ErrInvalid)
 	} else {
 		err = op.Take(bus, kind, d)
 	}
@@ -229,15 +219,15 @@ func (s *Server) snapshotHandler(w http.ResponseWriter, r *http.Request) {
 		}
 		fps = n
 	}
-	tile, err := sn.Snapshot(r.PathValue("name"), fps)
+	jpg, age, err := sn.Snapshot(r.PathValue("name"), fps)
 	if err != nil {
 		showError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Onair-Age-Ms", strconv.FormatInt(tile.Age.Milliseconds(), 10))
-	w.Write(tile.JPEG)
+	w.Header().Set("Onair-Age-Ms", strconv.FormatInt(age.Milliseconds(), 10))
+	w.Write(jpg)
 }
 
 // uiHandler serves the page and its files. They hold no show data (the

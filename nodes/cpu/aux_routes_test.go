@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 )
 
 // auxRouted is twoSources with an AUX bus that starts on source.one and

@@ -36,9 +36,9 @@ type Record struct {
 	rate   frame.Rational
 	buf    []byte // one whole frame: "FRAME\n" and its planes
 	frames int64
-	size   int64 // bytes of the header and the whole frames written
-	wrote  bool  // the header is out
-	cut    int64 // bytes of a partial last frame OpenRecord cut off
+	size   int64  // bytes of the header and the whole frames written
+	wrote  bool   // the header is out
+	cut    int64  // bytes of a partial last frame OpenRecord cut off
 	rng    string // RecordOptions.Range
 }
 

@@ -16,8 +16,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/plan"
 )
 
 // isSourceView reports whether an entry of a bus's list is a source

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
+	"github.com/onairhq/onair/showerr"
 )
 
 // Snapshots are the multiviewer's tiles: a small JPEG of a bus or a source,
@@ -191,7 +191,7 @@ func (s *snapshots) close() {
 // Snapshot marks a bus or source (with or without its "bus." or "source."
 // prefix) as watched at fps snapshots a second, and returns its latest
 // snapshot and its age.
-func (b *State) Snapshot(name string, fps int) (control.Tile, error) {
+func (b *State) Snapshot(name string, fps int) ([]byte, time.Duration, error) {
 	s := b.snaps
 	sl := s.slots[name]
 	if sl == nil {
@@ -205,15 +205,15 @@ func (b *State) Snapshot(name string, fps int) (control.Tile, error) {
 		for a := range s.slots {
 			names = append(names, a)
 		}
-		return control.Tile{}, fmt.Errorf("no bus or source %q in this show (try one of: %s): %w", name, strings.Join(sortedStrings(names), ", "), ErrNotFound)
+		return nil, 0, fmt.Errorf("no bus or source %q in this show (try one of: %s): %w", name, strings.Join(sortedStrings(names), ", "), ErrNotFound)
 	}
 	if sl.unused {
-		return control.Tile{}, fmt.Errorf("%s feeds no bus, so it is not running and has no picture: %w", sl.name, control.ErrUnused)
+		return nil, 0, fmt.Errorf("%s feeds no bus, so it is not running and has no picture: %w", sl.name, showerr.ErrUnused)
 	}
 	s.start.Do(func() { go s.run() })
 	now := s.clock()
 	until := now + SnapshotWatchNs
-	iv := int64(1_000_000_000 / max(1, min(fps, control.MaxTileFPS)))
+	iv := int64(1_000_000_000 / max(1, fps)) // control bounds fps
 	// The fastest rate asked for while the tile is watched; a slower ask
 	// takes over once the faster one's watch has lapsed.
 	if sl.watchUntil.Load() < now || iv < sl.intervalNs.Load() {
@@ -229,9 +229,9 @@ func (b *State) Snapshot(name string, fps int) (control.Tile, error) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.jpeg == nil {
-		return control.Tile{}, fmt.Errorf("%s: the first snapshot is being taken; ask again in a moment: %w", sl.name, control.ErrNotReady)
+		return nil, 0, fmt.Errorf("%s: the first snapshot is being taken; ask again in a moment: %w", sl.name, showerr.ErrNotReady)
 	}
-	return control.Tile{JPEG: append([]byte(nil), sl.jpeg...), Age: time.Duration(max(0, now-sl.drawn))}, nil
+	return append([]byte(nil), sl.jpeg...), time.Duration(max(0, now-sl.drawn)), nil
 }
 
 func sortedStrings(s []string) []string {

@@ -20,8 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/tsl5"
 )
 
@@ -69,11 +68,10 @@ func contains4(a, b [4]int) bool {
 
 // canvasSize is the show's canvas in pixels.
 func (b *State) canvasSize() (int, int) {
-	s, err := value.ParseSize(b.plan.Size)
-	if err != nil {
-		return 1 << 30, 1 << 30 // nothing is off an unknown canvas
+	if s := b.plan.Size; s.W > 0 && s.H > 0 {
+		return s.W, s.H
 	}
-	return s.W, s.H
+	return 1 << 30, 1 << 30 // nothing is off an unknown canvas
 }
 
 // tallyOut sends the tally as TSL 5.0 to the canvas's destinations.
