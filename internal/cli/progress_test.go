@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProgressOnlyOnATerminal: to a pipe or a file, nothing; to a
@@ -15,6 +16,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		p.frame(i)
 	}
 	p.done()
+	during(&pipe, "onair bench: measuring", 3*time.Second)()
 	if pipe.Len() != 0 {
 		t.Errorf("progress to a non-terminal: %q", pipe.String())
 	}
