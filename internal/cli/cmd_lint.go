@@ -32,7 +32,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print what the named rules check (all rules when none is named) and exit")
 	profile := fs.String("profile", "", "capacity profile `NAME` to check against, overriding the show's")
 	vf := addVarFlags(fs)
-	backend := fs.String("backend", backends.All()[0].Name, "check shows as compiled for `BACKEND`: "+strings.Join(backends.Names(), " or "))
+	backend := fs.String("backend", backends.All()[0].Name, "check shows as compiled for `BACKEND`: "+strings.Join(backends.Names(), " or ")+", or auto (the first usable here)")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -49,7 +49,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	}
 	shows := lang.SplitShows(fs.Args())
 	report := &lint.Report{Files: map[string][]byte{}, Rules: lint.Infos(), ToolVersion: version}
-	be, err := backends.Lookup(*backend)
+	be, err := compileBackend(*backend)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair lint: -backend: %v\n", err)
 		return 2
