@@ -22,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "diff",
 		summary: "Show what changes between two shows or saved plans: create, update in place, replace, delete, and which buses glitch.",
-		usage: "[-json] [-detailed-exitcode] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... OLD NEW\n\n" +
+		usage: "[-json] [-detailed-exitcode] [-backend auto|cuda|cpu] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... OLD NEW\n\n" +
 			"OLD and NEW are each a show (a .hcl file or a directory) or a plan saved with\n" +
 			"onair plan -out (recognised by its content). A saved plan must have been written\n" +
 			"by this onair: one from another version, or a corrupt one, is refused; compile\n" +

@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "lint",
 		summary: "Check shows against the compiler's checks and the lint rules; exit 1 on errors (or warnings with -strict).",
-		usage: "[-format text|json|sarif|github] [-strict] [-backend cuda|cpu] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... PATH...\n" +
+		usage: "[-format text|json|sarif|github] [-strict] [-backend auto|cuda|cpu] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... PATH...\n" +
 			"       onair lint -explain [RULE-ID]...\n\n" +
 			"Each PATH is a show: a .hcl file, or a directory whose .hcl files make one show.\n" +
 			"A directory in which several files each hold a show block is a directory of shows;\n" +

@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "Compile a show into a plan and show it: nodes, loops, threads, fusions and estimates against the GPU profile. Exit 1 when the show has errors or a check fails.",
-		usage:   "[-json] [-out FILE] [-summary] [-backend cuda|cpu] [-profile NAME] [-trace PASS] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
+		usage:   "[-json] [-out FILE] [-summary] [-backend auto|cuda|cpu] [-profile NAME] [-trace PASS] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
 		run:     runPlan,
 	})
 }
