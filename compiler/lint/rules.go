@@ -38,6 +38,7 @@ var rules = []*compiler.Rule{
 	sharedOutputPath,
 	layerOffCanvas,
 	cpuDrawCost,
+	sourceFrameRate,
 }
 
 // The rules an inline ignore comment itself can break. They have no Run:
@@ -606,6 +607,11 @@ remove it.`,
 			if b.Source != nil {
 				used[b.Source] = true
 			}
+			for _, r := range b.Routes {
+				if r.Source != nil {
+					used[r.Source] = true
+				}
+			}
 		}
 		for _, s := range p.Show.Sources {
 			if !used[s] {
@@ -900,6 +906,50 @@ func capitalise(s string) string {
 
 // showableScenes returns the scenes a bus can show: every scene when the
 // show has a Program bus (it can cut to any), else those AUX buses show.
+var sourceFrameRate = &compiler.Rule{
+	ID:        "source-frame-rate",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A source whose frame rate is not the show's.
+
+Every bus draws at the show's frame rate and shows each source's newest
+frame at each tick: a faster source has frames skipped (a 30 fps source in a
+25 fps show loses one frame in six, and motion judders), a slower one has
+frames repeated. Give the source the show's rate (convert the media), or set
+the show's rate to the sources'.`,
+	Run: func(p *compiler.Pass) {
+		show := p.Show.FrameRate
+		if show.Num <= 0 || show.Den <= 0 {
+			return
+		}
+		for _, s := range p.Show.Sources {
+			r := s.FrameRate
+			if r.Num <= 0 || r.Den <= 0 || r.Num*show.Den == show.Num*r.Den {
+				continue
+			}
+			rng := s.DeclRange
+			if a, ok := s.Attrs["frame_rate"]; ok {
+				rng = a
+			}
+			// Per second of the show: the source's frames against the bus's ticks.
+			src, bus := float64(r.Num)/float64(r.Den), float64(show.Num)/float64(show.Den)
+			what := fmt.Sprintf("the bus skips %.3g of its %.3g frames a second", src-bus, src)
+			if src < bus {
+				what = fmt.Sprintf("the bus repeats %.3g of its %.3g ticks a second", bus-src, bus)
+			}
+			report(p, rng, fmt.Sprintf("%s runs at %s fps; the show at %s", s.Address(), rateText(r), rateText(show)),
+				what+". Convert the media to the show's rate, or set the source's frame_rate to the show's.")
+		}
+	},
+}
+
+func rateText(r lang.Rational) string {
+	if r.Den == 1 {
+		return fmt.Sprint(r.Num)
+	}
+	return fmt.Sprintf("%d/%d", r.Num, r.Den)
+}
+
 func showableScenes(s *lang.Show) map[*lang.Scene]bool {
 	out := map[*lang.Scene]bool{}
 	program := false
@@ -909,6 +959,11 @@ func showableScenes(s *lang.Show) map[*lang.Scene]bool {
 		}
 		if b.Scene != nil {
 			out[b.Scene] = true
+		}
+		for _, r := range b.Routes { // an AUX bus may be switched to its routes
+			if r.Scene != nil {
+				out[r.Scene] = true
+			}
 		}
 	}
 	if program {
