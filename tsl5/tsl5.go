@@ -24,7 +24,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -274,12 +273,27 @@ func ParseDestination(s string) (Destination, error) {
 	if !ok || (tr != "udp" && tr != "tcp") {
 		return Destination{}, fmt.Errorf("%q: write udp://HOST:PORT or tcp://HOST:PORT", s)
 	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
+	host, port, ok := splitHostPort(addr)
+	if !ok || host == "" {
 		return Destination{}, fmt.Errorf("%q: write udp://HOST:PORT or tcp://HOST:PORT (%s is not HOST:PORT)", s, addr)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return Destination{}, fmt.Errorf("%q: the port must be 1 to 65535", s)
 	}
 	return Destination{Transport: tr, Addr: addr}, nil
+}
+
+// splitHostPort splits HOST:PORT or [IPV6]:PORT. It is written here, not
+// taken from package net, so that the show language, which checks
+// destinations, links no network code (and with it no cgo resolver).
+func splitHostPort(addr string) (host, port string, ok bool) {
+	if rest, found := strings.CutPrefix(addr, "["); found {
+		host, port, ok = strings.Cut(rest, "]:")
+		return host, port, ok && !strings.ContainsAny(host, "[]")
+	}
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 || strings.ContainsAny(addr[:i], ":[]") {
+		return "", "", false
+	}
+	return addr[:i], addr[i+1:], true
 }

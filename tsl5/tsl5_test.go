@@ -88,6 +88,8 @@ func TestParseDestination(t *testing.T) {
 		{"http://x:1", "", "write udp://HOST:PORT or tcp://HOST:PORT"},
 		{"udp://x", "", "is not HOST:PORT"},
 		{"udp://x:0", "", "port must be 1 to 65535"},
+		{"udp://::1:9000", "", "is not HOST:PORT"},
+		{"udp://[::1]9000", "", "is not HOST:PORT"},
 	} {
 		d, err := ParseDestination(c.in)
 		if c.err != "" {
