@@ -1,0 +1,61 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import "golang.org/x/sys/cpu"
+
+// The exact shrinks' row sums over bytes in AVX2 (shrink_amd64.s), where
+// the CPU has it; shrink_other.go is the rest of the world's.
+var haveAVX2 = cpu.X86.HasAVX2
+
+//go:noescape
+func head2AVX2(c *int32, r0, r1 *uint8, n int)
+
+//go:noescape
+func tail2AVX2(v, c *int32, r2, r3 *uint8, n int)
+
+//go:noescape
+func sum4AVX2(v *int32, r0, r1, r2, r3 *uint8, n int)
+
+//go:noescape
+func tail4AVX2(v, c *int32, r4, r5, r6, r7 *uint8, n int)
+
+// The vec functions do the leading multiple of 8 of the rows' samples
+// (all of the same length, checked by the callers) and return how many
+// they did: 0 without AVX2.
+
+func vecHead2(c []int32, r0, r1 []uint8) int {
+	n := len(r0) &^ 7
+	if !haveAVX2 || n == 0 {
+		return 0
+	}
+	head2AVX2(&c[0], &r0[0], &r1[0], n)
+	return n
+}
+
+func vecTail2(v, c []int32, r2, r3 []uint8) int {
+	n := len(r2) &^ 7
+	if !haveAVX2 || n == 0 {
+		return 0
+	}
+	tail2AVX2(&v[0], &c[0], &r2[0], &r3[0], n)
+	return n
+}
+
+func vecSum4(v []int32, r0, r1, r2, r3 []uint8) int {
+	n := len(r0) &^ 7
+	if !haveAVX2 || n == 0 {
+		return 0
+	}
+	sum4AVX2(&v[0], &r0[0], &r1[0], &r2[0], &r3[0], n)
+	return n
+}
+
+func vecTail4(v, c []int32, r4, r5, r6, r7 []uint8) int {
+	n := len(r4) &^ 7
+	if !haveAVX2 || n == 0 {
+		return 0
+	}
+	tail4AVX2(&v[0], &c[0], &r4[0], &r5[0], &r6[0], &r7[0], n)
+	return n
+}

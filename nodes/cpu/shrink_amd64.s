@@ -1,0 +1,129 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The exact shrinks' row sums over bytes (NV12), 8 samples a step with
+// AVX2: each byte widened to an int32 (VPMOVZXBD), the weights by shifts
+// and adds. Integer sums, so the same values as shrink.go's loops. n is
+// a multiple of 8.
+
+// func head2AVX2(c *int32, r0, r1 *uint8, n int)
+TEXT ·head2AVX2(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+head2loop:
+	CMPQ AX, CX
+	JGE  head2done
+	VPMOVZXBD (SI)(AX*1), Y0
+	VPMOVZXBD (DX)(AX*1), Y1
+	VPADDD    Y1, Y0, Y0     // a + b
+	VPADDD    Y1, Y1, Y1     // 2b
+	VPADDD    Y1, Y0, Y0     // a + 3b
+	VMOVDQU   Y0, (DI)(AX*4)
+	ADDQ      $8, AX
+	JMP       head2loop
+head2done:
+	VZEROUPPER
+	RET
+
+// func tail2AVX2(v, c *int32, r2, r3 *uint8, n int)
+TEXT ·tail2AVX2(SB), NOSPLIT, $0-40
+	MOVQ v+0(FP), DI
+	MOVQ c+8(FP), BX
+	MOVQ r2+16(FP), SI
+	MOVQ r3+24(FP), DX
+	MOVQ n+32(FP), CX
+	XORQ AX, AX
+tail2loop:
+	CMPQ AX, CX
+	JGE  tail2done
+	VPMOVZXBD (SI)(AX*1), Y0 // a
+	VPMOVZXBD (DX)(AX*1), Y1 // b
+	VPADDD    Y1, Y0, Y2     // a + b
+	VPADDD    Y0, Y0, Y3     // 2a
+	VPADDD    Y2, Y3, Y3     // t = 3a + b
+	VPSLLD    $2, Y2, Y2     // 4(a + b)
+	VPSUBD    Y3, Y2, Y2     // 4(a + b) - t
+	VMOVDQU   (BX)(AX*4), Y4
+	VPADDD    Y3, Y4, Y4     // c + t
+	VMOVDQU   Y4, (DI)(AX*4)
+	VMOVDQU   Y2, (BX)(AX*4)
+	ADDQ      $8, AX
+	JMP       tail2loop
+tail2done:
+	VZEROUPPER
+	RET
+
+// func sum4AVX2(v *int32, r0, r1, r2, r3 *uint8, n int)
+TEXT ·sum4AVX2(SB), NOSPLIT, $0-48
+	MOVQ v+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ r2+24(FP), R8
+	MOVQ r3+32(FP), R9
+	MOVQ n+40(FP), CX
+	XORQ AX, AX
+sum4loop:
+	CMPQ AX, CX
+	JGE  sum4done
+	VPMOVZXBD (SI)(AX*1), Y0 // a
+	VPMOVZXBD (DX)(AX*1), Y1 // b
+	VPMOVZXBD (R8)(AX*1), Y2 // d
+	VPMOVZXBD (R9)(AX*1), Y3 // f
+	// a + 3b + 5d + 7f = (a + b + d + f) + 2(b + 2d + 3f)
+	VPADDD    Y1, Y0, Y4
+	VPADDD    Y2, Y4, Y4
+	VPADDD    Y3, Y4, Y4     // s
+	VPADDD    Y3, Y2, Y5     // d + f
+	VPADDD    Y5, Y5, Y5     // 2(d + f)
+	VPADDD    Y1, Y5, Y5     // b + 2d + 2f
+	VPADDD    Y3, Y5, Y5     // b + 2d + 3f
+	VPADDD    Y5, Y5, Y5
+	VPADDD    Y5, Y4, Y4
+	VMOVDQU   Y4, (DI)(AX*4)
+	ADDQ      $8, AX
+	JMP       sum4loop
+sum4done:
+	VZEROUPPER
+	RET
+
+// func tail4AVX2(v, c *int32, r4, r5, r6, r7 *uint8, n int)
+TEXT ·tail4AVX2(SB), NOSPLIT, $0-56
+	MOVQ v+0(FP), DI
+	MOVQ c+8(FP), BX
+	MOVQ r4+16(FP), SI
+	MOVQ r5+24(FP), DX
+	MOVQ r6+32(FP), R8
+	MOVQ r7+40(FP), R9
+	MOVQ n+48(FP), CX
+	XORQ AX, AX
+tail4loop:
+	CMPQ AX, CX
+	JGE  tail4done
+	VPMOVZXBD (SI)(AX*1), Y0 // a
+	VPMOVZXBD (DX)(AX*1), Y1 // b
+	VPMOVZXBD (R8)(AX*1), Y2 // d
+	VPMOVZXBD (R9)(AX*1), Y3 // f
+	// t = 7a + 5b + 3d + f = s + 4(a + b) + 2(a + d), s = a + b + d + f
+	VPADDD    Y1, Y0, Y4     // a + b
+	VPADDD    Y2, Y0, Y5     // a + d
+	VPADDD    Y3, Y2, Y6     // d + f
+	VPADDD    Y4, Y6, Y6     // s
+	VPSLLD    $2, Y4, Y4
+	VPADDD    Y5, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPADDD    Y6, Y5, Y5     // t
+	VPSLLD    $3, Y6, Y6     // 8s
+	VPSUBD    Y5, Y6, Y6     // 8s - t
+	VMOVDQU   (BX)(AX*4), Y7
+	VPADDD    Y5, Y7, Y7     // c + t
+	VMOVDQU   Y7, (DI)(AX*4)
+	VMOVDQU   Y6, (BX)(AX*4)
+	ADDQ      $8, AX
+	JMP       tail4loop
+tail4done:
+	VZEROUPPER
+	RET
