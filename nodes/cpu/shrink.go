@@ -104,14 +104,18 @@ func (j *planeJob[T]) runShrink(tmp []int32, ix0, ix1, iy0, iy1 int) []int32 {
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+ix0)*ch:]
 		drow = drow[:cnt*ch]
+		done := 0 // the bytes drawn by the vector code
+		if r == 2 && a == 256 && unsafe.Sizeof(drow[0]) == 1 {
+			done = vecAcross2(asBytes(drow), v, ch)
+		}
 		switch {
 		case r == 2 && ch == 1:
-			for i := range drow {
+			for i := done; i < len(drow); i++ {
 				w := v[2*i : 2*i+4 : 2*i+4]
 				drow[i] = j.out((w[0]+3*(w[1]+w[2])+w[3]+32)>>6, drow[i], a, na)
 			}
 		case r == 2:
-			for i := 0; i+1 < len(drow); i += 2 {
+			for i := done; i+1 < len(drow); i += 2 {
 				w := v[2*i : 2*i+8 : 2*i+8]
 				drow[i] = j.out((w[0]+3*(w[2]+w[4])+w[6]+32)>>6, drow[i], a, na)
 				drow[i+1] = j.out((w[1]+3*(w[3]+w[5])+w[7]+32)>>6, drow[i+1], a, na)

@@ -20,6 +20,28 @@ func sum4AVX2(v *int32, r0, r1, r2, r3 *uint8, n int)
 //go:noescape
 func tail4AVX2(v, c *int32, r4, r5, r6, r7 *uint8, n int)
 
+//go:noescape
+func across2AVX2(d *uint8, w *int32, n int)
+
+//go:noescape
+func across2PairsAVX2(d *uint8, w *int32, n int)
+
+// vecAcross2 draws the leading multiple of 8 of d, opaque bytes, by the
+// 2:1 shrink's across pass over the row sums w (ch samples a unit) and
+// returns how many it drew: 0 without AVX2.
+func vecAcross2(d []uint8, w []int32, ch int) int {
+	n := len(d) &^ 7
+	if !haveAVX2 || n == 0 || len(w) < 2*n+2*ch {
+		return 0
+	}
+	if ch == 1 {
+		across2AVX2(&d[0], &w[0], n)
+	} else {
+		across2PairsAVX2(&d[0], &w[0], n)
+	}
+	return n
+}
+
 // The vec functions do the leading multiple of 8 of the rows' samples
 // (all of the same length, checked by the callers) and return how many
 // they did: 0 without AVX2.

@@ -127,3 +127,86 @@ tail4loop:
 tail4done:
 	VZEROUPPER
 	RET
+
+// The 2:1 shrink's across pass into opaque bytes: out[i] = (w[2i] +
+// 3w[2i+1] + 3w[2i+2] + w[2i+3] + 32) >> 6 over units of one int32
+// (luma) or of two (a chroma pair), 8 bytes out a step. The evens and
+// odds of the units from w and from w two units on are split apart
+// (their order within a register permuted alike), summed, rounded,
+// put back in order (VPERMQ) and packed to bytes. n (bytes out) is a
+// multiple of 8; w holds 2n+2 (luma) or 2n+4 (chroma) values.
+
+// SUM2 sums the split units (Y4 w[2k], Y5 w[2k+1], Y6 w[2k+2], Y7
+// w[2k+3]) with weights 1 3 3 1, rounds (Y15 holds 32), restores the
+// order and stores the 8 bytes at DI.
+#define SUM2 \
+	VPADDD       Y6, Y5, Y8 \
+	VPADDD       Y8, Y8, Y9 \
+	VPADDD       Y9, Y8, Y8 \
+	VPADDD       Y4, Y8, Y8 \
+	VPADDD       Y7, Y8, Y8 \
+	VPADDD       Y15, Y8, Y8 \
+	VPSRAD       $6, Y8, Y8 \
+	VPERMQ       $0xD8, Y8, Y8 \
+	VEXTRACTI128 $1, Y8, X9 \
+	VPACKUSDW    X9, X8, X8 \
+	VPACKUSWB    X8, X8, X8 \
+	MOVQ         X8, (DI)
+
+// func across2AVX2(d *uint8, w *int32, n int)
+TEXT ·across2AVX2(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $32, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, Y15
+	XORQ         AX, AX
+across2loop:
+	CMPQ    AX, CX
+	JGE     across2done
+	VMOVDQU (SI), Y0          // w[2i ..]
+	VMOVDQU 32(SI), Y1        // w[2i+8 ..]
+	VMOVDQU 8(SI), Y2         // w[2i+2 ..]
+	VMOVDQU 40(SI), Y3        // w[2i+10 ..]
+	VSHUFPS $0x88, Y1, Y0, Y4 // the evens, k = 0 1 4 5 | 2 3 6 7
+	VSHUFPS $0xDD, Y1, Y0, Y5 // the odds
+	VSHUFPS $0x88, Y3, Y2, Y6
+	VSHUFPS $0xDD, Y3, Y2, Y7
+	SUM2
+	ADDQ    $64, SI
+	ADDQ    $8, DI
+	ADDQ    $8, AX
+	JMP     across2loop
+across2done:
+	VZEROUPPER
+	RET
+
+// func across2PairsAVX2(d *uint8, w *int32, n int)
+TEXT ·across2PairsAVX2(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $32, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, Y15
+	XORQ         AX, AX
+pairsloop:
+	CMPQ        AX, CX
+	JGE         pairsdone
+	VMOVDQU     (SI), Y0      // pairs 2m ..
+	VMOVDQU     32(SI), Y1    // pairs 2m+4 ..
+	VMOVDQU     16(SI), Y2    // pairs 2m+2 ..
+	VMOVDQU     48(SI), Y3    // pairs 2m+6 ..
+	VPUNPCKLQDQ Y1, Y0, Y4    // the even pairs, k = 0 2 | 1 3
+	VPUNPCKHQDQ Y1, Y0, Y5    // the odd
+	VPUNPCKLQDQ Y3, Y2, Y6
+	VPUNPCKHQDQ Y3, Y2, Y7
+	SUM2
+	ADDQ        $64, SI
+	ADDQ        $8, DI
+	ADDQ        $8, AX
+	JMP         pairsloop
+pairsdone:
+	VZEROUPPER
+	RET
