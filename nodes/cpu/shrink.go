@@ -105,8 +105,12 @@ func (j *planeJob[T]) runShrink(tmp []int32, ix0, ix1, iy0, iy1 int) []int32 {
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+ix0)*ch:]
 		drow = drow[:cnt*ch]
 		done := 0 // the bytes drawn by the vector code
-		if r == 2 && a == 256 && unsafe.Sizeof(drow[0]) == 1 {
-			done = vecAcross2(asBytes(drow), v, ch)
+		if a == 256 && unsafe.Sizeof(drow[0]) == 1 {
+			if r == 2 {
+				done = vecAcross2(asBytes(drow), v, ch)
+			} else if ch == 1 {
+				done = vecAcross4(asBytes(drow), v)
+			}
 		}
 		switch {
 		case r == 2 && ch == 1:
@@ -121,7 +125,7 @@ func (j *planeJob[T]) runShrink(tmp []int32, ix0, ix1, iy0, iy1 int) []int32 {
 				drow[i+1] = j.out((w[1]+3*(w[3]+w[5])+w[7]+32)>>6, drow[i+1], a, na)
 			}
 		case ch == 1:
-			for i := range drow {
+			for i := done; i < len(drow); i++ {
 				w := v[4*i : 4*i+8 : 4*i+8]
 				drow[i] = j.out((w[0]+w[7]+3*(w[1]+w[6])+5*(w[2]+w[5])+7*(w[3]+w[4])+512)>>10, drow[i], a, na)
 			}

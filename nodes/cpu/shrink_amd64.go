@@ -26,6 +26,19 @@ func across2AVX2(d *uint8, w *int32, n int)
 //go:noescape
 func across2PairsAVX2(d *uint8, w *int32, n int)
 
+//go:noescape
+func across4AVX2(d *uint8, w *int32, n int)
+
+// vecAcross4 is vecAcross2's 4:1, for luma.
+func vecAcross4(d []uint8, w []int32) int {
+	n := len(d) &^ 7
+	if !haveAVX2 || n == 0 || len(w) < 4*n+4 {
+		return 0
+	}
+	across4AVX2(&d[0], &w[0], n)
+	return n
+}
+
 // vecAcross2 draws the leading multiple of 8 of d, opaque bytes, by the
 // 2:1 shrink's across pass over the row sums w (ch samples a unit) and
 // returns how many it drew: 0 without AVX2.

@@ -210,3 +210,90 @@ pairsloop:
 pairsdone:
 	VZEROUPPER
 	RET
+
+// The 4:1 shrink's across pass into opaque luma bytes: out[i] = (p[i] +
+// q[i+1] + 512) >> 10, p[k] and q[k] the sums of w[4k .. 4k+3] under
+// 1 3 5 7 and 7 5 3 1. Two rounds of VSHUFPS split 32 values into their
+// four phases (units in the order 0 2 4 6 | 1 3 5 7 in each), VPERMD
+// puts them back. n (bytes out) is a multiple of 8; w holds 4n+4 values.
+
+DATA across4order<>+0(SB)/4, $0
+DATA across4order<>+4(SB)/4, $4
+DATA across4order<>+8(SB)/4, $1
+DATA across4order<>+12(SB)/4, $5
+DATA across4order<>+16(SB)/4, $2
+DATA across4order<>+20(SB)/4, $6
+DATA across4order<>+24(SB)/4, $3
+DATA across4order<>+28(SB)/4, $7
+GLOBL across4order<>(SB), RODATA|NOPTR, $32
+
+// PHASES splits the 32 values at off(SI) into phases Y4 … Y7.
+#define PHASES(off) \
+	VMOVDQU off(SI), Y0 \
+	VMOVDQU off+32(SI), Y1 \
+	VMOVDQU off+64(SI), Y2 \
+	VMOVDQU off+96(SI), Y3 \
+	VSHUFPS $0x88, Y1, Y0, Y4 \
+	VSHUFPS $0xDD, Y1, Y0, Y5 \
+	VSHUFPS $0x88, Y3, Y2, Y6 \
+	VSHUFPS $0xDD, Y3, Y2, Y7 \
+	VSHUFPS $0x88, Y6, Y4, Y0 \
+	VSHUFPS $0xDD, Y6, Y4, Y2 \
+	VSHUFPS $0x88, Y7, Y5, Y1 \
+	VSHUFPS $0xDD, Y7, Y5, Y3 \
+	VMOVDQA Y0, Y4 \
+	VMOVDQA Y1, Y5 \
+	VMOVDQA Y2, Y6 \
+	VMOVDQA Y3, Y7
+
+// func across4AVX2(d *uint8, w *int32, n int)
+TEXT ·across4AVX2(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $3, AX
+	MOVD         AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL         $5, AX
+	MOVD         AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $7, AX
+	MOVD         AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $512, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, Y15
+	VMOVDQU      across4order<>(SB), Y11
+	XORQ         AX, AX
+across4loop:
+	CMPQ     AX, CX
+	JGE      across4done
+	PHASES(0)
+	VPMULLD  Y12, Y5, Y5
+	VPMULLD  Y13, Y6, Y6
+	VPMULLD  Y14, Y7, Y7
+	VPADDD   Y5, Y4, Y8
+	VPADDD   Y6, Y8, Y8
+	VPADDD   Y7, Y8, Y8   // p
+	PHASES(16)
+	VPMULLD  Y14, Y4, Y4
+	VPMULLD  Y13, Y5, Y5
+	VPMULLD  Y12, Y6, Y6
+	VPADDD   Y4, Y8, Y8
+	VPADDD   Y5, Y8, Y8
+	VPADDD   Y6, Y8, Y8
+	VPADDD   Y7, Y8, Y8   // p + q
+	VPADDD   Y15, Y8, Y8
+	VPSRAD   $10, Y8, Y8
+	VPERMD   Y8, Y11, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VPACKUSDW X9, X8, X8
+	VPACKUSWB X8, X8, X8
+	MOVQ     X8, (DI)
+	ADDQ     $128, SI
+	ADDQ     $8, DI
+	ADDQ     $8, AX
+	JMP      across4loop
+across4done:
+	VZEROUPPER
+	RET
