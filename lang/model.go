@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/internal/value"
 )
 
@@ -109,6 +110,11 @@ type Source struct {
 	Keying    string      // browser: the key attribute, alpha | none: what the page's alpha does ("": alpha)
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
+	// Extra are the attributes of the source's kind that the fields above
+	// do not hold, by name, as the show wrote them (paths resolved): what
+	// a kind added to the schema reads through its node kinds' lowering
+	// (nodes.Element.Attrs) with no field of its own here.
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs
@@ -169,7 +175,7 @@ func (b *Bus) Address() string { return "bus." + b.Name + b.Key.String() }
 
 // Output is one expanded output instance.
 type Output struct {
-	Kind string // record | null | ffmpeg | preview
+	Kind string // record | null | ffmpeg | preview | stream | file | hls
 	Name string
 	Key  Key
 	Bus  *Bus
@@ -178,6 +184,12 @@ type Output struct {
 	Args       []string // ffmpeg: arguments after the input options
 	IntervalMs int      // preview: time between JPEG snapshots
 	Quality    int      // preview: JPEG quality 1..100
+	// stream, file, hls (decode_delivery.go): Path is the file or the HLS
+	// directory; Delivery the settings package delivery reads.
+	Delivery *delivery.Output
+	// Extra are the output kind's attributes the fields above do not
+	// hold (Source.Extra).
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs

@@ -1,9 +1,9 @@
 package show
 
 import (
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -40,7 +40,7 @@ type Backend[F Frame] struct {
 	// Device, when set, reports the hardware the show runs on (a GPU's
 	// utilization and memory) for /status; DeviceMetrics for /metrics.
 	Device        func() any
-	DeviceMetrics func(emit func(control.Sample))
+	DeviceMetrics func(emit func(metrics.Sample))
 }
 
 // Constructor makes a node of a backend's own kind. st is the run's shared
@@ -62,6 +62,13 @@ type Canvas[F Frame] interface {
 	Wait(dst F) error
 	Close()
 }
+
+// DrawsInPlace is a canvas whose Draw and Transition do the work before
+// they return (the CPU's), so that Wait has nothing to wait for. On an
+// event loop such a canvas's ticks are drawn and handed off in one
+// handler; any other canvas's are queued in one and waited for in another
+// (compositor.startOnLoop).
+type DrawsInPlace interface{ DrawsInPlace() }
 
 // Layer is one picture of a scene on a canvas. A zero Frame draws nothing.
 type Layer[F Frame] struct {

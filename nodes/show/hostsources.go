@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -49,8 +49,8 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Pattern string `param:"pattern"`
-		Colour  string `param:"colour"`
+		Pattern string       `param:"pattern"`
+		Colour  frame.Colour `param:"colour"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 	}
 	tp, err := media.NewTestPattern(media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
-		Rate: rate, Colour: ParseColour(prm.Colour),
+		Rate: rate, Colour: prm.Colour.Or(frame.BT709),
 	})
 	if err != nil {
 		return nil, err
@@ -181,9 +181,9 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Path   string `param:"path"`
-		Loop   bool   `param:"loop"`
-		Colour string `param:"colour"`
+		Path   string       `param:"path"`
+		Loop   bool         `param:"loop"`
+		Colour frame.Colour `param:"colour"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	return &rawFile[F]{
 		st: b.Source(n.Address), pool: pool, rate: rate, check: time.Second, fb: NewFallback(b.Source(n.Address), onError, "its file is usable"),
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
-			Colour: ParseColour(prm.Colour), Loop: prm.Loop},
+			Colour: prm.Colour.Or(frame.BT709), Loop: prm.Loop},
 	}, nil
 }
 

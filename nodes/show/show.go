@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -18,10 +18,16 @@ import (
 // Running is a show on air, whatever its backend: what the CLI and the
 // control server need of it.
 type Running interface {
-	control.Show
+	// Status, Plan, Switch and Collect are what control.Show asks of a
+	// show (nodes never import control; internal/cli checks the fit).
+	Status() any
+	Plan() []byte
+	Switch(bus, scene, kind string, d time.Duration) error
+	Collect(func(metrics.Sample))
 	// SwitchAt and TakeAt switch on the tick a timecode names, and say
-	// where the switch came from (the as-run log's origin).
-	control.TimedSwitcher
+	// where the switch came from (the as-run log's origin): control.TimedSwitcher.
+	SwitchAt(bus, scene, kind string, d time.Duration, at, origin string) error
+	TakeAt(bus, kind string, d time.Duration, at, origin string) error
 	// Summary reads every bus, output and source.
 	Summary() Summary
 	// Failed is closed when a node failed for good; Err says why.
@@ -69,6 +75,9 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		"output_null":       with(newNullOutput[F]),
 		"output_ffmpeg":     with(newFFmpegOutput[F]),
 		"output_preview":    with(newPreviewOutput[F]),
+		"output_stream":     with(newDeliveryOutput[F]), // delivery.go
+		"output_file":       with(newDeliveryOutput[F]),
+		"output_hls":        with(newDeliveryOutput[F]),
 	}
 }
 
@@ -138,7 +147,7 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		s.free()
 		return nil, err
 	}
-	st.markOnAir()
+	st.markOnAir(newStartReport(x.Status().Groups, time.Since(s.started)))
 	return s, nil
 }
 
@@ -245,7 +254,7 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate,
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate.String(),
 		Timecode: s.State.timecodeStatus(), AsRun: s.State.asRun.Status()}
 	if s.backend.Device != nil {
 		rep.Device = s.backend.Device()
@@ -255,6 +264,8 @@ func (s *Show[F]) Status() any {
 
 // Summary is what a run did: per bus, output and source.
 type Summary struct {
+	// Start is how long the show waited to go on air; nil before it did.
+	Start   *StartReport    `json:"start,omitempty"`
 	Buses   []BusSummary    `json:"buses"`
 	Outputs []OutputSummary `json:"outputs"`
 	Sources []SourceSummary `json:"sources"`
@@ -275,6 +286,10 @@ type BusSummary struct {
 	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
 	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
 	Timing         TimingSummary     `json:"timing"`
+	// Missed and Repeats count from the moment the show went on air;
+	// StartMissed and StartRepeats are the start's, before it (onair.go).
+	StartMissed  uint64 `json:"start_missed_deadlines"`
+	StartRepeats uint64 `json:"start_repeats"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -304,6 +319,11 @@ type OutputSummary struct {
 	HandOffDrops     uint64  `json:"hand_off_drops"`
 	HandOffMaxWaitMs float64 `json:"hand_off_max_wait_ms"`
 	HandOffWaitS     float64 `json:"hand_off_wait_seconds"` // every wait, summed
+	// An ffmpeg output's encoder: bytes out (every process's) and the
+	// running one's speed against real time (1 keeps up; below 1 it falls
+	// behind and its queue drops frames).
+	Bytes       uint64  `json:"bytes,omitempty"`
+	EncodeSpeed float64 `json:"encode_speed,omitempty"`
 }
 
 // SourceSummary is one source's counts.
@@ -311,10 +331,11 @@ type SourceSummary struct {
 	Address   string `json:"address"`
 	Produced  uint64 `json:"produced"`
 	Paced     uint64 `json:"paced"`
-	Underruns uint64 `json:"underruns"`
-	Drops     uint64 `json:"drops"`
-	// StartDrops are frames refused before the bus they were for had
-	// started (SourceState.StartDrops): the start's, not counted as drops.
+	Underruns uint64 `json:"underruns"` // from the moment the show went on air
+	Drops     uint64 `json:"drops"`     // the same
+	// StartDrops are frames refused before the show went on air: before
+	// the bus they were for had started (SourceState.StartDrops), or while
+	// later groups were starting. The start's, not counted as drops.
 	StartDrops uint64 `json:"start_drops"`
 	Errors     uint64 `json:"errors"`
 	LastError  string `json:"last_error,omitempty"`
@@ -325,6 +346,8 @@ type SourceSummary struct {
 	// moment was: decode_time 40 is a picture decoded 40 ms before it went
 	// to the buses. Absent when the show stamps nothing (the default).
 	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
+	// StartUnderruns are underruns before the show went on air.
+	StartUnderruns uint64 `json:"start_underruns"`
 }
 
 var bucketLabels = func() []string {
@@ -337,7 +360,11 @@ var bucketLabels = func() []string {
 
 // Summary reads every bus, output and source, in address order.
 func (b *State) Summary() Summary {
+	marks := b.marks.Load()
 	var s Summary
+	if marks != nil {
+		s.Start = marks.start
+	}
 	for _, a := range sortedKeys(b.buses) {
 		bs := b.buses[a]
 		bs.mu.Lock()
@@ -358,6 +385,7 @@ func (b *State) Summary() Summary {
 		bs.mu.Unlock()
 		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Wake: t.Wake.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
 			MaxDrawMs: float64(t.Draw.MaxNs) / 1e6}
+		marks.bus(&sum)
 		s.Buses = append(s.Buses, sum)
 	}
 	for _, a := range sortedKeys(b.outputs) {
@@ -366,7 +394,12 @@ func (b *State) Summary() Summary {
 		s.Outputs = append(s.Outputs, OutputSummary{Address: a, Kind: o.Kind, Written: o.Written.Load(), Drops: o.Drops.Load(),
 			Errors: o.errors, Restarts: o.restart, LastError: o.lastErr,
 			HandOffWaits: o.HandOffWaits.Load(), HandOffDrops: o.HandOffDrops.Load(), HandOffMaxWaitMs: float64(o.HandOffMaxNs.Load()) / 1e6, HandOffWaitS: float64(o.HandOffWaitNs.Load()) / 1e9})
+		ff := o.ffmpeg
 		o.mu.Unlock()
+		if ff != nil {
+			fs := ff.Stats()
+			s.Outputs[len(s.Outputs)-1].Bytes, s.Outputs[len(s.Outputs)-1].EncodeSpeed = uint64(fs.Bytes), fs.Speed
+		}
 	}
 	for _, a := range sortedKeys(b.sources) {
 		src := b.sources[a]
@@ -375,12 +408,14 @@ func (b *State) Summary() Summary {
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
 			StampAgesMs: src.stampAges()})
 		src.mu.Unlock()
+		marks.source(&s.Sources[len(s.Sources)-1])
 	}
 	return s
 }
 
 // WriteText prints the summary for a person at the end of a run.
 func (s Summary) WriteText(w io.Writer) {
+	s.writeStart(w)
 	fmt.Fprintln(w, "Buses:")
 	for _, b := range s.Buses {
 		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d missed deadlines, %d repeats, %d skipped, %d output drops", b.Address, b.Kind, b.Ticks, b.Missed, b.Repeats, b.Skipped, b.OutputDrops)
@@ -428,6 +463,9 @@ func (s Summary) WriteText(w io.Writer) {
 		if o.HandOffWaits > 0 {
 			fmt.Fprintf(w, ", %d hand-offs waited (longest %.1f ms, %d gave up)", o.HandOffWaits, o.HandOffMaxWaitMs, o.HandOffDrops)
 		}
+		if o.Bytes > 0 {
+			fmt.Fprintf(w, ", %d bytes", o.Bytes)
+		}
 		if o.LastError != "" {
 			fmt.Fprintf(w, ", last error: %s", o.LastError)
 		}
@@ -437,7 +475,10 @@ func (s Summary) WriteText(w io.Writer) {
 	for _, src := range s.Sources {
 		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
 		if src.StartDrops > 0 {
-			fmt.Fprintf(w, ", %d paced before its buses started", src.StartDrops)
+			fmt.Fprintf(w, ", %d refused before going on air", src.StartDrops)
+		}
+		if src.StartUnderruns > 0 {
+			fmt.Fprintf(w, ", %d underruns before going on air", src.StartUnderruns)
 		}
 		fmt.Fprint(w, src.Browser.text())
 		if src.LastError != "" {
@@ -448,69 +489,77 @@ func (s Summary) WriteText(w io.Writer) {
 }
 
 // Collect implements control.Show: the Prometheus metrics.
-func (s *Show[F]) Collect(emit func(control.Sample)) {
+func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 	if s.backend.DeviceMetrics != nil {
 		s.backend.DeviceMetrics(emit)
 	}
 	sum := s.State.Summary()
 	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
+	if sum.Start != nil {
+		emit(metrics.Sample{Name: "onair_start_wait_seconds", Help: "How long the show's start waited for its groups to be ready before it went on air.", Kind: metrics.Gauge, Value: sum.Start.WaitedMs / 1e3})
+	}
 	for _, b := range sum.Buses {
 		lb := l("bus", b.Address)
-		emit(control.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: control.Counter, Labels: lb, Value: float64(b.Ticks)})
-		emit(control.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline.", Kind: control.Counter, Labels: lb, Value: float64(b.Missed)})
-		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
-		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
-		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
+		emit(metrics.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Ticks)})
+		emit(metrics.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline, from the moment the show went on air.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Missed)})
+		emit(metrics.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again, from the moment the show went on air.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Repeats)})
+		emit(metrics.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Skipped)})
+		emit(metrics.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: metrics.Counter, Labels: lb, Value: float64(b.OutputDrops)})
 	}
 	for _, o := range sum.Outputs {
 		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
-		emit(control.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: control.Counter, Labels: lo, Value: float64(o.Written)})
-		emit(control.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: control.Counter, Labels: lo, Value: float64(o.Drops)})
-		emit(control.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: control.Counter, Labels: lo, Value: float64(o.Errors)})
-		emit(control.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: control.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
-		emit(control.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: control.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
-		emit(control.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: control.Counter, Labels: lo, Value: o.HandOffWaitS})
-		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
+		emit(metrics.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Written)})
+		emit(metrics.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Drops)})
+		emit(metrics.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: metrics.Counter, Labels: lo, Value: float64(o.Errors)})
+		emit(metrics.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
+		emit(metrics.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
+		emit(metrics.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: metrics.Counter, Labels: lo, Value: o.HandOffWaitS})
+		if o.Bytes > 0 || o.EncodeSpeed > 0 {
+			emit(metrics.Sample{Name: "onair_output_bytes_total", Help: "Bytes an ffmpeg output's encoder wrote.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Bytes)})
+			emit(metrics.Sample{Name: "onair_output_encode_speed", Help: "An ffmpeg output's encoding speed against real time (1 keeps up).", Kind: metrics.Gauge, Labels: lo, Value: o.EncodeSpeed})
+		}
+		emit(metrics.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {
 		ls := l("source", src.Address)
-		emit(control.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: control.Counter, Labels: ls, Value: float64(src.Paced)})
-		emit(control.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: control.Counter, Labels: ls, Value: float64(src.Drops)})
-		emit(control.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced before the buses it feeds had started: never due on air, not counted as drops.", Kind: control.Counter, Labels: ls, Value: float64(src.StartDrops)})
-		emit(control.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, after its first frame.", Kind: control.Counter, Labels: ls, Value: float64(src.Underruns)})
-		emit(control.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: control.Counter, Labels: ls, Value: float64(src.Errors)})
+		emit(metrics.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Paced)})
+		emit(metrics.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses, from the moment the show went on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Drops)})
+		emit(metrics.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced that were refused before the show went on air: never due on air, not counted as drops.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartDrops)})
+		emit(metrics.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, from the moment the show went on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(metrics.Sample{Name: "onair_source_start_underruns_total", Help: "Releases that found no frame from the source after its first frame and before the show went on air: the start's, not on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartUnderruns)})
+		emit(metrics.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: metrics.Counter, Labels: ls, Value: float64(src.Errors)})
 		up := 1.0
 		if src.LastError != "" {
 			up = 0
 		}
-		emit(control.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: control.Gauge, Labels: ls, Value: up})
+		emit(metrics.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: metrics.Gauge, Labels: ls, Value: up})
 		collectBrowser(emit, src)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {
 		ll := l("loop", lp.Name)
-		emit(control.Sample{Name: "onair_loop_wakeups_total", Help: "Returns from epoll_wait.", Kind: control.Counter, Labels: ll, Value: float64(lp.Wakeups)})
-		emit(control.Sample{Name: "onair_loop_handlers_total", Help: "Handlers, timers and work items run.", Kind: control.Counter, Labels: ll, Value: float64(lp.Handlers)})
-		emit(control.Sample{Name: "onair_loop_cpu_seconds_total", Help: "CPU time of the loop's thread.", Kind: control.Counter, Labels: ll, Value: float64(lp.Thread.CPUNs) / 1e9})
-		emit(control.Sample{Name: "onair_loop_run_queue_seconds_total", Help: "Time the loop's thread was runnable without a core.", Kind: control.Counter, Labels: ll, Value: float64(lp.Thread.RunQueueNs) / 1e9})
+		emit(metrics.Sample{Name: "onair_loop_wakeups_total", Help: "Returns from epoll_wait.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Wakeups)})
+		emit(metrics.Sample{Name: "onair_loop_handlers_total", Help: "Handlers, timers and work items run.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Handlers)})
+		emit(metrics.Sample{Name: "onair_loop_cpu_seconds_total", Help: "CPU time of the loop's thread.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Thread.CPUNs) / 1e9})
+		emit(metrics.Sample{Name: "onair_loop_run_queue_seconds_total", Help: "Time the loop's thread was runnable without a core.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Thread.RunQueueNs) / 1e9})
 	}
 	for _, e := range rs.Edges {
 		le := l("edge", e.Name)
-		emit(control.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
-		emit(control.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: control.Gauge, Labels: le, Value: float64(e.Capacity)})
-		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
+		emit(metrics.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: metrics.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(metrics.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: metrics.Gauge, Labels: le, Value: float64(e.Capacity)})
+		emit(metrics.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: metrics.Counter, Labels: le, Value: float64(e.Drops)})
 	}
 	for _, n := range rs.Nodes {
 		if n.Panics > 0 { // only nodes that had one: a show has many nodes
-			emit(control.Sample{Name: "onair_node_panics_total", Help: "Failures of a node that were panics in its work (stacks in the log); its group restarted.", Kind: control.Counter, Labels: l("node", n.ID), Value: float64(n.Panics)})
+			emit(metrics.Sample{Name: "onair_node_panics_total", Help: "Failures of a node that were panics in its work (stacks in the log); its group restarted.", Kind: metrics.Counter, Labels: l("node", n.ID), Value: float64(n.Panics)})
 		}
 	}
-	emit(control.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: control.Counter, Value: float64(rs.Process.PanicsRecovered)})
+	emit(metrics.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: metrics.Counter, Value: float64(rs.Process.PanicsRecovered)})
 	if ar := s.State.asRun.Status(); ar != nil {
-		emit(control.Sample{Name: "onair_as_run_lines_total", Help: "Lines the as-run log wrote.", Kind: control.Counter, Value: float64(ar.Lines)})
-		emit(control.Sample{Name: "onair_as_run_lines_lost_total", Help: "As-run lines not written (a failed write, such as a full disk, or a full queue); the show stays on air.", Kind: control.Counter, Value: float64(ar.Lost)})
+		emit(metrics.Sample{Name: "onair_as_run_lines_total", Help: "Lines the as-run log wrote.", Kind: metrics.Counter, Value: float64(ar.Lines)})
+		emit(metrics.Sample{Name: "onair_as_run_lines_lost_total", Help: "As-run lines not written (a failed write, such as a full disk, or a full queue); the show stays on air.", Kind: metrics.Counter, Value: float64(ar.Lost)})
 	}
-	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
+	emit(metrics.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: metrics.Gauge, Value: float64(rs.Process.Threads)})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

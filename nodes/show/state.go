@@ -21,8 +21,8 @@
 // show must never import lang/ or compiler/ (it runs a saved plan as well
 // as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
 // nodes/ (the registry), nodes/media and nodes/media/ipc (the host-side
-// outputs, the local socket's checks), internal/value, control/ and
-// compiler/plan.
+// outputs, the local socket's checks), internal/value, metrics/,
+// events/, showerr/ and plan/.
 package show
 
 import (
@@ -36,14 +36,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
+	"github.com/onairhq/onair/showerr"
 	"github.com/onairhq/onair/timecode"
 )
 
@@ -64,6 +63,9 @@ type Options struct {
 	// to BaseDir); "" keeps none. A path that cannot be written refuses
 	// the show before anything starts. It is opened through OpenFile.
 	AsRun string
+	// AsRunFsync is when the as-run log is fsynced (AsRunFsyncs): "" and
+	// "second", once a second while lines come; "line", after every line.
+	AsRunFsync string
 	// Log takes the as-run lines at info level; nil: none.
 	Log *slog.Logger
 }
@@ -77,6 +79,9 @@ type State struct {
 	originOnce sync.Once
 	rate       frame.Rational
 	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
+	// marks are the counts when the show went on air (onair.go); nil
+	// before.
+	marks atomic.Pointer[onAirMarks]
 
 	nodes map[string]*plan.Node // by id
 	// scenes are the show's scenes, by address. ApplyLive swaps an
@@ -97,7 +102,7 @@ type State struct {
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
-	metrics *metrics   // histograms (metrics.go)
+	metrics *timings   // histograms (metrics.go)
 	tc      *showClock // the show's timecode (timecode.go)
 	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
 }
@@ -262,7 +267,9 @@ type OutputState struct {
 	// plan, then only by ApplyLive, so a restarted node keeps a change.
 	previewInterval, previewQuality atomic.Int64
 
-	recorder *recorder // record: the file, kept across restarts
+	recorder *recorder     // record: the file, kept across restarts
+	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
+	served   string        // hls with serve: the directory the status server serves (delivery.go)
 }
 
 func (o *OutputState) fail(err error) {
@@ -277,10 +284,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if opts.Clock == nil {
 		opts.Clock = runtime.Now
 	}
-	rate, err := value.ParseRational(p.FrameRate)
-	if err != nil {
-		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
-	}
+	rate := p.FrameRate
 	tcRate, err := timecode.NewRate(rate.Num, rate.Den)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: %v", p.Show, err)
@@ -350,7 +354,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		b.tc, _ = newShowClock(tcRate, "", wall, b.origin)
 	}
 	if len(problems) == 0 && opts.AsRun != "" {
-		if b.asRun, err = OpenAsRun(opts.AsRun, opts.OpenFile, opts.Log); err != nil {
+		if b.asRun, err = OpenAsRun(opts.AsRun, opts.AsRunFsync, opts.OpenFile, opts.Log); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -508,8 +512,8 @@ func (bs *BusState) recentSwitches() []CutRecord {
 
 // Errors Switch wraps, which the control server maps to HTTP codes.
 var (
-	ErrNotFound = control.ErrNotFound
-	ErrInvalid  = control.ErrInvalid
+	ErrNotFound = showerr.ErrNotFound
+	ErrInvalid  = showerr.ErrInvalid
 )
 
 func (b *State) busNames() []string {
