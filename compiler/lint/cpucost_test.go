@@ -52,8 +52,8 @@ func TestCPUDrawCostEstimate(t *testing.T) {
 		canvas, src [2]int
 		measuredMs  float64
 	}{
-		{[2]int{1920, 1080}, [2]int{1920, 1080}, 38.9},
-		{[2]int{640, 360}, [2]int{640, 360}, 4.3},
+		{[2]int{1920, 1080}, [2]int{1920, 1080}, 14.6}, // 2026-12-02, the shrinks in AVX2
+		{[2]int{640, 360}, [2]int{640, 360}, 1.4},
 		{[2]int{640, 360}, [2]int{1920, 1080}, 25.0},
 	} {
 		s, _ := loadShow(t, benchScene(tc.canvas, tc.src))

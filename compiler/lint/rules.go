@@ -741,8 +741,14 @@ const RuleCPUDrawCost = "cpu-draw-cost"
 // 25 ms. An opaque layer at its own size is a row copy: nv12-1080p-copy,
 // the canvas painted black and one such layer, took 1.9 to 3 ms, about
 // 0.5 ns a pixel to paint and 0.8 to copy.
+// An exact 2:1 or 4:1 shrink (a grid's cell, nodes/cpu/shrink.go) goes
+// a fast path instead: about 0.65 ns a source pixel read in NV12
+// (BenchmarkVersusFFmpeg's grids, 2026-12-02: 4.3–6.2 ms for the 1080p
+// 2×2, 22–25 for the 4×4), 1.3–1.9 in P010; the constant is NV12's with
+// some margin.
 const (
 	cpuNsPerTap       = 1.14
+	cpuShrinkNsPerSrc = 0.8
 	cpuCopyNsPerPixel = 0.8
 	cpuFillNsPerPixel = 0.5
 	cpuMaxBands       = 4 // the backend draws canvases of 720p and up in up to 4 bands
@@ -837,6 +843,10 @@ func cpuSceneCost(s *lang.Show, layers []*lang.Layer) (float64, int64) {
 			continue
 		}
 		rx, ry := sw/dw, sh/dh
+		if rx == ry && (rx == 2 || rx == 4) {
+			ns += cpuShrinkNsPerSrc * rx * ry * area
+			continue
+		}
 		taps := ry*(2*math.Max(1, rx)+2) + 2*math.Max(1, ry) + 2
 		ns += cpuNsPerTap * taps * area
 	}
@@ -850,8 +860,9 @@ var cpuDrawCost = &compiler.Rule{
 	Doc: `The CPU backend cannot draw a bus within its frame period.
 
 The cpu backend composites in Go on the host. Its cost per tick follows the
-pixels it draws: about 20 ns of one core a pixel for a layer shrunk 2:1 or
-blended, more for larger shrinks, under 1 ns for one shown opaque at its
+pixels it draws: about 3 ns of one core a pixel for a layer shrunk exactly
+2:1 and 13 for 4:1 (a grid's cells), 20 for other ratios or blended, more
+for larger shrinks, under 1 ns for one shown opaque at its
 own size (a row copy) and to paint the canvas black (nodes/cpu/BENCHMARKS.md).
 A canvas of 720p and up is drawn in bands on up to 4 cores. The rule estimates each bus's dearest
 scene and fires when even 4 cores (1 below 720p) would take longer than a

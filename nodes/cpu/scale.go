@@ -63,10 +63,23 @@ func (j *planeJob[T]) run(tmp []int32) []int32 {
 	}
 	part(j.vx0, j.vx1, j.vy0, iy0)
 	part(j.vx0, j.vx1, iy1, j.vy1)
-	part(j.vx0, ix0, iy0, iy1)
-	part(ix1, j.vx1, iy0, iy1)
-	return j.runShrink(tmp, ix0, ix1, iy0, iy1)
+	// The rows between in bands of shrinkBand, each band's edge columns
+	// right after its inside, while their source rows are in the cache:
+	// drawn alone, a column of a 1080p source reads a cache line from
+	// memory per source row (a third of a 4×4 grid's time).
+	for y := iy0; y < iy1; y += shrinkBand {
+		y1 := min(y+shrinkBand, iy1)
+		tmp = j.runShrink(tmp, ix0, ix1, y, y1)
+		part(j.vx0, ix0, y, y1)
+		part(ix1, j.vx1, y, y1)
+	}
+	return tmp
 }
+
+// shrinkBand is how many output rows the fast path draws before the
+// edge columns beside them: 4:1 reads 4·32 + 4 source rows for a band,
+// 250 KB of a 1080p luma plane, and starts its carried sums anew (4 rows).
+const shrinkBand = 32
 
 func (j *planeJob[T]) runGeneral(tmp []int32) []int32 {
 	vw := j.vx1 - j.vx0

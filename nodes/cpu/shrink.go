@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/onairhq/onair/frame"
+import (
+	"unsafe"
+
+	"github.com/onairhq/onair/frame"
+)
 
 // The exact 2:1 and 4:1 shrinks (a grid's cells): away from the edges
 // their filters are one fixed set of taps, the triangle frame.NewFilter
@@ -100,20 +104,28 @@ func (j *planeJob[T]) runShrink(tmp []int32, ix0, ix1, iy0, iy1 int) []int32 {
 		}
 		drow := j.dst[(j.dy0+y)*j.dstPitch+(j.dx0+ix0)*ch:]
 		drow = drow[:cnt*ch]
+		done := 0 // the bytes drawn by the vector code
+		if a == 256 && unsafe.Sizeof(drow[0]) == 1 {
+			if r == 2 {
+				done = vecAcross2(asBytes(drow), v, ch)
+			} else if ch == 1 {
+				done = vecAcross4(asBytes(drow), v)
+			}
+		}
 		switch {
 		case r == 2 && ch == 1:
-			for i := range drow {
+			for i := done; i < len(drow); i++ {
 				w := v[2*i : 2*i+4 : 2*i+4]
 				drow[i] = j.out((w[0]+3*(w[1]+w[2])+w[3]+32)>>6, drow[i], a, na)
 			}
 		case r == 2:
-			for i := 0; i+1 < len(drow); i += 2 {
+			for i := done; i+1 < len(drow); i += 2 {
 				w := v[2*i : 2*i+8 : 2*i+8]
 				drow[i] = j.out((w[0]+3*(w[2]+w[4])+w[6]+32)>>6, drow[i], a, na)
 				drow[i+1] = j.out((w[1]+3*(w[3]+w[5])+w[7]+32)>>6, drow[i+1], a, na)
 			}
 		case ch == 1:
-			for i := range drow {
+			for i := done; i < len(drow); i++ {
 				w := v[4*i : 4*i+8 : 4*i+8]
 				drow[i] = j.out((w[0]+w[7]+3*(w[1]+w[6])+5*(w[2]+w[5])+7*(w[3]+w[4])+512)>>10, drow[i], a, na)
 			}
@@ -138,9 +150,29 @@ func (j *planeJob[T]) out(v int32, d T, a, na int32) T {
 	return T(v << j.shift)
 }
 
+// The row sums below run over the whole rows of the window, channels
+// and all; for bytes their leading multiple of 8 goes to the vec
+// functions (AVX2 on amd64, shrink_amd64.s), the rest, and every P010
+// row, to the loops of the From functions, which start at sample from.
+// Integer sums: both give the same values (TestRowSumsVecMatchGo).
+
+// asBytes is s as bytes, for T of one byte.
+func asBytes[T sample](s []T) []uint8 {
+	return unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
 // rowSum4 is the 4:1 shrink's first four rows, weights 1 3 5 7 …
 func rowSum4[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
 	r1, r2, r3, v = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)], v[:len(r0)]
+	from := 0
+	if unsafe.Sizeof(r0[0]) == 1 {
+		from = vecSum4(v, asBytes(r0), asBytes(r1), asBytes(r2), asBytes(r3))
+	}
+	sum4From(v, r0, r1, r2, r3, shift, from)
+}
+
+func sum4From[T sample](v []int32, r0, r1, r2, r3 []T, shift uint, from int) {
+	r0, r1, r2, r3, v = r0[from:], r1[from:len(r0)], r2[from:len(r0)], r3[from:len(r0)], v[from:len(r0)]
 	if shift == 6 {
 		for e := range r0 {
 			v[e] = int32(r0[e]>>6) + 3*int32(r1[e]>>6) + 5*int32(r2[e]>>6) + 7*int32(r3[e]>>6)
@@ -155,6 +187,15 @@ func rowSum4[T sample](v []int32, r0, r1, r2, r3 []T, shift uint) {
 // rowHead2 is the first half of a 2:1 output row, weights 1 3.
 func rowHead2[T sample](c []int32, r0, r1 []T, shift uint) {
 	r1, c = r1[:len(r0)], c[:len(r0)]
+	from := 0
+	if unsafe.Sizeof(r0[0]) == 1 {
+		from = vecHead2(c, asBytes(r0), asBytes(r1))
+	}
+	head2From(c, r0, r1, shift, from)
+}
+
+func head2From[T sample](c []int32, r0, r1 []T, shift uint, from int) {
+	r0, r1, c = r0[from:], r1[from:len(r0)], c[from:len(r0)]
 	if shift == 6 {
 		for e := range r0 {
 			c[e] = int32(r0[e]>>6) + 3*int32(r1[e]>>6)
@@ -170,6 +211,15 @@ func rowHead2[T sample](c []int32, r0, r1 []T, shift uint) {
 // carries these rows' sum under 1 3 on.
 func rowTail2[T sample](v, c []int32, r2, r3 []T, shift uint) {
 	r3, v, c = r3[:len(r2)], v[:len(r2)], c[:len(r2)]
+	from := 0
+	if unsafe.Sizeof(r2[0]) == 1 {
+		from = vecTail2(v, c, asBytes(r2), asBytes(r3))
+	}
+	tail2From(v, c, r2, r3, shift, from)
+}
+
+func tail2From[T sample](v, c []int32, r2, r3 []T, shift uint, from int) {
+	r2, r3, v, c = r2[from:], r3[from:len(r2)], v[from:len(r2)], c[from:len(r2)]
 	if shift == 6 {
 		for e := range r2 {
 			a, b := int32(r2[e]>>6), int32(r3[e]>>6)
@@ -190,6 +240,15 @@ func rowTail2[T sample](v, c []int32, r2, r3 []T, shift uint) {
 // rowTail4 is rowTail2's 4:1 (7 5 3 1, carried as 1 3 5 7).
 func rowTail4[T sample](v, c []int32, r4, r5, r6, r7 []T, shift uint) {
 	r5, r6, r7, v, c = r5[:len(r4)], r6[:len(r4)], r7[:len(r4)], v[:len(r4)], c[:len(r4)]
+	from := 0
+	if unsafe.Sizeof(r4[0]) == 1 {
+		from = vecTail4(v, c, asBytes(r4), asBytes(r5), asBytes(r6), asBytes(r7))
+	}
+	tail4From(v, c, r4, r5, r6, r7, shift, from)
+}
+
+func tail4From[T sample](v, c []int32, r4, r5, r6, r7 []T, shift uint, from int) {
+	r4, r5, r6, r7, v, c = r4[from:], r5[from:len(r4)], r6[from:len(r4)], r7[from:len(r4)], v[from:len(r4)], c[from:len(r4)]
 	if shift == 6 {
 		for e := range r4 {
 			a, b, d, f := int32(r4[e]>>6), int32(r5[e]>>6), int32(r6[e]>>6), int32(r7[e]>>6)
