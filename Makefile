@@ -134,6 +134,9 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzAnnexB$$' -fuzztime 20000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzSPS$$' -fuzztime 40000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzLive$$' -fuzztime 10000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzContinuity$$' -fuzztime 100000x ./nodes/media/live/
+	$(FUZZ) -fuzz '^FuzzReorder$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/

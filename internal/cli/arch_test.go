@@ -23,6 +23,7 @@ var forbidden = map[string][]string{
 	"cuda":                   {"runtime", "lang", "compiler", "nodes", "control", "playout"},
 	"control":                {"lang", "compiler", "nodes", "cuda", "frame", "internal/cli", "internal/backends"},
 	"nodes/media":            {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control"},
+	"nodes/media/live":       {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control", "nodes/browser"},
 	"nodes/media/ipc":        {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control", "frame"},
 	"nodes/browser":          {"lang", "compiler", "nodes/cpu", "nodes/cuda", "cuda", "internal/cli", "internal/backends"},
 	"nodes/browser/chromium": {"runtime", "lang", "compiler", "nodes/show", "nodes/cpu", "nodes/cuda", "cuda", "control", "frame"},
