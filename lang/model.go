@@ -109,10 +109,22 @@ type Source struct {
 	Keying    string      // browser: the key attribute, alpha | none: what the page's alpha does ("": alpha)
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
+	// Extra are the attributes of the source's kind that the fields above
+	// do not hold, by name, as the show wrote them (paths resolved): what
+	// a kind added to the schema reads through its node kinds' lowering
+	// (nodes.Element.Attrs) with no field of its own here.
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs
 }
+
+// Codec is what an encoded file source holds (hevc, h264); "" for raw
+// pictures and the sources that read no file.
+func (s *Source) Codec() string { return fileCodecs[s.Kind] }
+
+// fileCodecs is the coding of each encoded file source kind.
+var fileCodecs = map[string]string{"hevc_file": "hevc", "h264_file": "h264"}
 
 // Address is the source's name as written in a show: source.cam,
 // source.cam[3] or source.cam["left"].
@@ -171,6 +183,9 @@ type Output struct {
 	Args       []string // ffmpeg: arguments after the input options
 	IntervalMs int      // preview: time between JPEG snapshots
 	Quality    int      // preview: JPEG quality 1..100
+	// Extra are the output kind's attributes the fields above do not
+	// hold (Source.Extra).
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs

@@ -4,8 +4,8 @@
 // restarts failed groups and reports status.
 //
 // It is Linux only (epoll, eventfd, timerfd, /proc) and must never import
-// nodes/, lang/ or compiler/ other than compiler/plan (of the rest of onair
-// it uses internal/panics, to turn a panic into a node's failure, logged and
+// nodes/, lang/ or compiler/; it reads the plan (plan/), and of the rest of
+// onair it uses internal/panics, to turn a panic into a node's failure, logged and
 // counted): node kinds reach it as
 // Constructors through a Lookup the caller passes, so the CPU and CUDA
 // backends plug in without changing this package.
@@ -27,7 +27,7 @@
 //   - TimeBase, Pacer, Smoother: rational time, release times that count a
 //     release inside the clock's current quantum as due, and slot numbering
 //     for irregular sources.
-//   - Executor[T] (NewExecutor, Start, Wait, Stop, Status) and Run.
+//   - Executor[T] (NewExecutor, Start, Wait, Stop, Status).
 //
 // # Writing a node
 //
@@ -137,8 +137,15 @@
 //
 // The caller runs a plan with its registry:
 //
-//	err := runtime.Run(ctx, thePlan, func(kind string) (runtime.Constructor[*frame.Frame], bool) {
+//	x, err := runtime.NewExecutor(thePlan, func(kind string) (runtime.Constructor[*frame.Frame], bool) {
 //		c, ok := registry[kind]
 //		return c, ok
 //	}, runtime.Options{})
+//	if err == nil {
+//		err = x.Start(ctx)
+//	}
+//	if err == nil {
+//		<-ctx.Done() // or x.Failed()
+//		err = x.Stop()
+//	}
 package runtime

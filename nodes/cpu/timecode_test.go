@@ -13,9 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/timecode"
 )
@@ -266,7 +268,7 @@ func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
 	showPath := writeShow(t, nullOutShow)
 	p := compile(t, showPath, nil)
 	asRun := filepath.Join(t.TempDir(), "as-run.jsonl")
-	disk := media.NewSmallDisk(100) // less than one line
+	disk := mediatest.NewSmallDisk(100) // less than one line
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := show.Start(context.Background(), Backend(), p, nil, show.Options{BaseDir: filepath.Dir(showPath), AsRun: asRun, OpenFile: disk.Open, Log: log}, log)
 	if err != nil {
@@ -292,7 +294,7 @@ func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
 		t.Errorf("as-run status on a full disk: %+v", st)
 	}
 	var metric float64 = -1
-	s.Collect(func(sm control.Sample) {
+	s.Collect(func(sm metrics.Sample) {
 		if sm.Name == "onair_as_run_lines_lost_total" {
 			metric = sm.Value
 		}
@@ -400,7 +402,7 @@ func TestAsRunLogsSourceErrorsAndLiveChanges(t *testing.T) {
 		src := sourceOf(sum, "source.gone")
 		return src.LastError == "" && src.Paced > 0
 	})
-	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 4}}, nil); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Updates: []nodes.Update{update("bus.pgm", "compositor", "input_poll_ms", 4)}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Stop(); err != nil {

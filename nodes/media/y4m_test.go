@@ -1,4 +1,4 @@
-package media
+package media_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/frame"
+	. "github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 )
 
 func TestRecordHeader(t *testing.T) {
@@ -41,7 +43,7 @@ func TestRecordHeader(t *testing.T) {
 func TestY4MRoundTrip(t *testing.T) {
 	for _, f := range []frame.Format{frame.NV12, frame.P010} {
 		path := filepath.Join(t.TempDir(), "rt.y4m")
-		frames, err := RecordPattern(path, f, Ramp, 96, 64, 4, 3)
+		frames, err := mediatest.RecordPattern(path, f, Ramp, 96, 64, 4, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,21 +152,6 @@ func TestFFprobeReadsRecord(t *testing.T) {
 				t.Errorf("%v: ffprobe says\n%s\nwant %s", tc.f, out, w)
 			}
 		}
-	}
-}
-
-func TestNullCounts(t *testing.T) {
-	var n Null
-	fr, _ := frame.New(frame.NV12, 64, 48)
-	for i := 0; i < 5; i++ {
-		fr.SourceFrame = int64(10 + i)
-		n.Write(fr)
-	}
-	if n.Frames() != 5 || n.LastSourceFrame() != 14 || n.Close() != nil {
-		t.Errorf("null: %d frames, last %d", n.Frames(), n.LastSourceFrame())
-	}
-	if fr.Refs() != 1 {
-		t.Error("null kept a reference")
 	}
 }
 
