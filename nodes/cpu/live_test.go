@@ -1,0 +1,160 @@
+package cpu
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/internal/testwait"
+)
+
+// liveShow writes a show of one live source of kind with attrs.
+func liveShow(t *testing.T, kind, attrs string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "show.hcl")
+	src := `
+show {
+  name       = "live"
+  size       = "640x360"
+  frame_rate = "30"
+}
+source "` + kind + `" "cam" {
+` + attrs + `
+}
+scene "cam" {
+  layer {
+    source = source.cam
+  }
+}
+bus "program" "pgm" {
+  scene = scene.cam
+}
+output "null" "pgm" {
+  bus = bus.pgm
+}
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// freePort is a UDP port nothing listens on just now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// send runs ffmpeg sending clip once at its own rate to url in format,
+// and waits for it to end.
+func send(t *testing.T, clip, format, url string) {
+	t.Helper()
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-i", filepath.Join(clipDir, clip),
+		"-c", "copy", "-f", format, url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sender: %v: %s", err, out)
+	}
+}
+
+func blackMD5(t *testing.T) string {
+	f, err := frame.New(frame.NV12, 640, 360)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Fill()
+	s := md5.Sum(f.Bytes())
+	return hex.EncodeToString(s[:])
+}
+
+// runs splits what a source handed on into its runs of stream frames and
+// of on_error (black) frames, in order.
+func runs(recs []captured, black string) (runs [][]string, blacks []int) {
+	inBlack := true
+	for _, c := range recs {
+		switch {
+		case c.md5 == black && inBlack && len(runs) > 0:
+			blacks[len(blacks)-1]++
+		case c.md5 == black:
+			if len(runs) > 0 {
+				inBlack = true
+				blacks = append(blacks, 1)
+			}
+		default:
+			if inBlack {
+				runs = append(runs, nil)
+				inBlack = false
+			}
+			runs[len(runs)-1] = append(runs[len(runs)-1], c.md5)
+		}
+	}
+	return runs, blacks
+}
+
+// TestLiveSourceLosesAndRestoresItsStream: a udp source on the CPU
+// backend fed by a real sender (ffmpeg) shows every frame ffmpeg decodes
+// from what was sent, in order (each frame the pacer did not take counted
+// as a sync drop); when the sender ends the source is lost (reported) and
+// sends black at its rate, and when a sender comes again its frames play
+// again and the error clears.
+func TestLiveSourceLosesAndRestoresItsStream(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	port := freePort(t)
+	s, rec := startCaptured(t, liveShow(t, "udp", fmt.Sprintf("  port = %d\n  loss_timeout_ms = 300\n", port)))
+	defer s.Stop()
+	want := peer.FrameMD5(t, filepath.Join(clipDir, "hevc8.ts"), "nv12")
+	black := blackMD5(t)
+	url := fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port)
+	for pass := 1; pass <= 2; pass++ {
+		send(t, "hevc8.ts", "mpegts", url)
+		testwait.Until(t, eventBound, fmt.Sprintf("the source lost after pass %d", pass), func() bool {
+			return strings.Contains(s.State.Summary().Sources[0].LastError, "lost")
+		})
+		testwait.Until(t, eventBound, "black frames after the loss", func() bool {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			r, b := runs(rec.recs, black)
+			return len(r) == pass && len(b) == pass
+		})
+	}
+	rec.mu.Lock()
+	got, _ := runs(rec.recs, black)
+	rec.mu.Unlock()
+	sum := s.State.Summary().Sources[0]
+	if sum.Live == nil {
+		t.Fatal("no live counts in the summary")
+	}
+	drops := int(sum.Live.SyncDrops)
+	seen := 0
+	for i, r := range got {
+		j := 0
+		for _, m := range r { // in order, only counted drops between
+			for j < len(want) && want[j] != m {
+				j++
+			}
+			if j == len(want) {
+				t.Fatalf("pass %d: a frame that is none of the stream's, or out of order", i+1)
+			}
+			j++
+		}
+		seen += len(r)
+	}
+	if seen > 2*len(want) || seen+drops < 2*len(want) {
+		t.Errorf("%d frames shown and %d sync drops of %d sent", seen, drops, 2*len(want))
+	}
+	if sum.Live.Connections != 2 || sum.Live.ErrorFrames == 0 || sum.Live.Continuity != 0 {
+		t.Errorf("live counts: %+v", sum.Live)
+	}
+}
