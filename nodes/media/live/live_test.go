@@ -4,7 +4,9 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -61,6 +63,22 @@ func sender(t *testing.T, clip, format, url string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// ourSender is onair send's pacer sending clip to w, on a goroutine.
+func ourSender(t *testing.T, clip string, w io.WriteCloser) {
+	f, err := os.Open(filepath.Join(clipDir, clip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer f.Close()
+		defer w.Close()
+		p := &Pacer{Sleep: time.Sleep, Now: time.Now}
+		if err := p.Send(w, f); err != nil {
+			t.Errorf("sending: %v", err)
+		}
+	}()
 }
 
 // decodeAll decodes one connection of in to its end, returning each
@@ -155,6 +173,34 @@ func TestLiveInputsDeliverEveryFrame(t *testing.T) {
 			}
 			return in
 		}, 6},
+		{"rtp from onair send", "h264.ts", es.H264, func(t *testing.T, clip string) Input {
+			in, err := NewUDP(UDPConfig{Config: Config{LossTimeout: loss}, RTP: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := DialUDP(addrOf(t, in).String(), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ourSender(t, clip, w)
+			return in
+		}, 0},
+		{"srt caller from onair send", "hevc8.ts", es.HEVC, func(t *testing.T, clip string) Input {
+			in, err := NewSRT(SRTConfig{Config: Config{LossTimeout: loss}, Listener: true, LatencyMs: 120, StreamID: "cam2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := addrOf(t, in)
+			go func() {
+				w, err := OpenSRT(SRTConfig{Config: Config{Address: "127.0.0.1", Port: a.Port}, LatencyMs: 120, StreamID: "cam2"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ourSender(t, clip, w)
+			}()
+			return in
+		}, 0},
 		{"stream", "h264.ts", es.H264, func(t *testing.T, clip string) Input {
 			in, err := NewStream(StreamConfig{Config: Config{LossTimeout: loss}, URL: filepath.Join(clipDir, clip)})
 			if err != nil {

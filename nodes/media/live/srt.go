@@ -88,6 +88,7 @@ const (
 	srtoRcvSyn     = 2
 	srtoSndSyn     = 1
 	srtoRcvTimeo   = 14
+	srtoSndData    = 19
 	srtoLatency    = 23
 	srtoPassphrase = 26
 	srtoConnTimeo  = 36
