@@ -158,3 +158,68 @@ func TestLiveSourceLosesAndRestoresItsStream(t *testing.T) {
 		t.Errorf("live counts: %+v", sum.Live)
 	}
 }
+
+// TestLiveKindsShowEveryFrame: an srt listener (encrypted, its passphrase
+// from the environment) fed by ffmpeg as a caller, and an MP4 file through
+// stream: every frame the source shows (black ones aside, before the
+// stream arrives) is the next frame ffmpeg decodes from what was sent,
+// but for the frames counted as sync drops.
+func TestLiveKindsShowEveryFrame(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	t.Setenv("ONAIR_TEST_SRT_PASSPHRASE", "correcthorsebattery")
+	mp4 := filepath.Join(t.TempDir(), "clip.mp4")
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-i", filepath.Join(clipDir, "h264.ts"), "-c", "copy", mp4).CombinedOutput(); err != nil {
+		t.Fatalf("making an MP4: %v: %s", err, out)
+	}
+	srtPort := freePort(t)
+	for _, c := range []struct {
+		name, kind, attrs, clip string
+		tail                    int // frames of the end a sender may not send whole
+		send                    func(t *testing.T)
+	}{
+		{"srt", "srt", fmt.Sprintf("  port = %d\n  passphrase_env = \"ONAIR_TEST_SRT_PASSPHRASE\"\n  loss_timeout_ms = 500\n", srtPort), "hevc8.ts", 6, func(t *testing.T) {
+			send(t, "hevc8.ts", "mpegts", fmt.Sprintf("srt://127.0.0.1:%d?mode=caller&latency=120000&passphrase=correcthorsebattery", srtPort))
+		}},
+		{"stream mp4", "stream", fmt.Sprintf("  url = %q\n  loss_timeout_ms = 500\n", mp4), "h264.ts", 0, func(*testing.T) {}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := liveShow(t, c.kind, c.attrs)
+			s, rec := startCaptured(t, path)
+			defer s.Stop()
+			black := blackMD5(t)
+			want := peer.FrameMD5(t, filepath.Join(clipDir, c.clip), "nv12")
+			c.send(t)
+			testwait.Until(t, eventBound, "the stream played to its end", func() bool {
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				_, b := runs(rec.recs, black)
+				// Lost, or connected again: stream opens the file again once it ends.
+				return len(b) >= 1 || s.State.Summary().Sources[0].Live.Connections >= 2
+			})
+			rec.mu.Lock()
+			got, _ := runs(rec.recs, black)
+			rec.mu.Unlock()
+			sum := s.State.Summary().Sources[0]
+			j := 0
+			first := got[0][:min(len(got[0]), len(want)-c.tail-int(sum.Live.SyncDrops))] // the first connection's whole frames
+			for i, m := range first {
+				for j < len(want) && want[j] != m {
+					j++
+				}
+				if j == len(want) {
+					t.Fatalf("frame %d shown is none of the stream's, or out of order", i)
+				}
+				j++
+			}
+			if n := len(got[0]) + int(sum.Live.SyncDrops); n < len(want)-c.tail {
+				t.Errorf("%d frames shown and %d sync drops of %d sent", len(got[0]), sum.Live.SyncDrops, len(want))
+			}
+			if sum.Live.Connections < 1 || sum.Live.Bytes == 0 {
+				t.Errorf("live counts: %+v", sum.Live)
+			}
+			if strings.Contains(fmt.Sprint(s.State.Summary()), "correcthorsebattery") {
+				t.Error("the passphrase is in the summary")
+			}
+		})
+	}
+}
