@@ -19,9 +19,10 @@ import (
 // liveDecode is live_decode: a live source's transport (package live)
 // received and decoded by ffmpeg on one goroutine, and the source's frames
 // sent on another at the source's own pace. The second is the frame
-// synchroniser's source half: a decoded frame goes on the edge to the
-// pacer replacing one the pacer has not taken (the source runs ahead of
-// the show's clock: counted as a sync drop), and while the stream brings
+// synchroniser's source half: decoded frames wait (syncDepth of them)
+// for room on the edge to the pacer, which takes one a period; one that
+// finds the wait full drops the oldest (the source runs ahead of the
+// show's clock: counted as a sync drop), and while the stream brings
 // nothing for loss_timeout_ms the source is lost: reported (an event), and
 // its on_error picture sent once a frame period until frames come again
 // (after the last frames of the connection that ended, so none comes
@@ -186,6 +187,26 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 	defer tick.Stop()
 	lastAt := time.Now()
 	n := int64(d.st.Produced.Load())
+	var q []*frame.Frame // decoded frames waiting for room on the edge, oldest first
+	defer func() {
+		for _, f := range q {
+			f.Release()
+		}
+	}()
+	flush := func() error { // hand on what the edge takes now
+		for len(q) > 0 {
+			ok, err := ctx.Outputs[0].TryPut(q[0])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+			q = q[1:]
+			ctx.Stats.Out.Add(1)
+		}
+		return nil
+	}
 	for {
 		var f *frame.Frame
 		select {
@@ -232,18 +253,22 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
 		n++
 		d.st.Produced.Add(1)
-		old, replaced, err := ctx.Outputs[0].PutNewest(f)
-		switch {
-		case err != nil:
-			f.Release()
-			return nil // stopping
-		case replaced:
-			old.Release()
+		if len(q) == syncDepth { // the source ran ahead of the show's clock by the whole buffer
+			q[0].Release()
+			q = q[1:]
 			d.ls.SyncDrops.Add(1)
 		}
-		ctx.Stats.Out.Add(1)
+		q = append(q, f)
+		if err := flush(); err != nil {
+			return nil // stopping
+		}
 	}
 }
+
+// syncDepth is how many decoded frames wait for the edge to the pacer
+// (beyond the edge's own): what absorbs a network's and a decoder's
+// bursts before a frame is dropped as early.
+const syncDepth = 4
 
 func (d *liveDecode) stopping() bool {
 	select {
