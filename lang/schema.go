@@ -384,6 +384,7 @@ var Schema = []*Block{
 			{Name: "args", Type: TypeStringList, Required: true, Doc: "ffmpeg arguments after the input options, e.g. [\"-c:v\", \"libx264\", \"out.mp4\"]."},
 		},
 	},
+	streamOutput, fileOutput, hlsOutput, // schema_delivery.go
 	{
 		Type: "output", Kind: "preview", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
 		Doc: "JPEG snapshots of a bus served by the status server.",

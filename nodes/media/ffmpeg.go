@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -28,8 +29,11 @@ import (
 // and ffprobe read the show's range, matrix, primaries and transfer; ARGS
 // may override them.
 type FFmpegConfig struct {
-	Bin    string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
-	Args   []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	Bin  string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
+	Args []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	// Dir is the directory the process runs in, where relative paths in
+	// Args resolve (a show's: like every other path in it); "" is ours.
+	Dir    string
 	Format frame.Format
 	Width  int
 	Height int
@@ -54,6 +58,10 @@ type FFmpegConfig struct {
 	// -timecode and that frame's Meta.Timecode before Args: the file's
 	// timecode names its first picture.
 	Timecode bool
+	// Prepare, if set, is called before each process starts with Args and
+	// returns the arguments that process runs with (a recording that must
+	// not overwrite what an earlier process wrote picks its file here).
+	Prepare func(args []string) []string
 }
 
 // FFmpegEventKind says what happened to the process.
@@ -80,7 +88,14 @@ type FFmpegEvent struct {
 
 // FFmpegStats is a snapshot of an ffmpeg output's counters.
 type FFmpegStats struct {
-	Written   int64 // frames that went into a process's pipe
+	Written int64 // frames that went into a process's pipe
+	// Encoded and Bytes are what the processes reported out of their
+	// encoders (ffmpeg's -progress: frame= and total_size=), summed over
+	// every process; Speed is the running one's encoding speed against
+	// real time (1 keeps up), 0 before its first report.
+	Encoded   int64
+	Bytes     int64
+	Speed     float64
 	Dropped   int64 // frames dropped because the queue was full
 	Restarts  int64 // processes started after the first
 	Exits     int64 // processes that exited or were killed before Close
@@ -341,6 +356,9 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		return 0, false
 	}
 	args := o.args
+	if o.cfg.Prepare != nil {
+		args = append(append([]string{}, o.args[:o.user]...), o.cfg.Prepare(slices.Clone(o.args[o.user:]))...)
+	}
 	if o.cfg.Timecode {
 		tc, ok := o.nextTimecode()
 		if !ok { // closed with nothing to write
@@ -349,18 +367,33 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 			o.drop()
 			return 0, true
 		}
-		args = append(append(append([]string{}, o.args[:o.user]...), "-timecode", tc), o.args[o.user:]...)
+		args = append(append(append([]string{}, args[:o.user]...), "-timecode", tc), args[o.user:]...)
 	}
+	progR, progW, err := os.Pipe()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
+		return 0, false
+	}
+	// -progress reports on the process's fd 3 (ExtraFiles[0]) every half
+	// second and at its end; a global option, so it goes first.
+	args = append([]string{"-progress", "pipe:3", "-stats_period", "0.5"}, args...)
 	var stderr tailBuffer
 	cmd := exec.Command(o.cfg.Bin, args...)
-	cmd.Stdin, cmd.Stderr = pr, &stderr
+	cmd.Stdin, cmd.Stderr, cmd.Dir, cmd.ExtraFiles = pr, &stderr, o.cfg.Dir, []*os.File{progW}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		progR.Close()
+		progW.Close()
 		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: starting %s: %w", o.cfg.Bin, err))
 		return 0, false
 	}
 	pr.Close()
+	progW.Close()
+	progressDone := make(chan struct{})
+	go o.readProgress(progR, progressDone)
 	start := time.Now()
 	pid := cmd.Process.Pid
 	o.mu.Lock()
@@ -370,7 +403,12 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	o.event(FFmpegEvent{Kind: FFmpegStarted, PID: pid, Restarts: restarts})
 
 	exited, gone := make(chan error, 1), make(chan struct{})
-	go func() { exited <- cmd.Wait(); close(gone) }()
+	go func() {
+		err := cmd.Wait()
+		<-progressDone // its last report is counted before anyone hears of the exit
+		exited <- err
+		close(gone)
+	}()
 	finish := func(kind FFmpegEventKind, err error) {
 		o.mu.Lock()
 		o.stats.Running, o.stats.PID, o.cmd = false, 0, nil
@@ -450,6 +488,41 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		}
 		o.mu.Lock()
 		o.stats.Written++
+		o.mu.Unlock()
+	}
+}
+
+// readProgress reads one process's -progress reports until it exits,
+// keeping its frames and bytes out and its speed in the stats (each
+// report's values are the process's totals so far).
+func (o *FFmpeg) readProgress(r *os.File, done chan<- struct{}) {
+	defer close(done)
+	defer r.Close()
+	o.mu.Lock()
+	baseFrames, baseBytes := o.stats.Encoded, o.stats.Bytes
+	o.mu.Unlock()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		o.mu.Lock()
+		switch key {
+		case "frame":
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+				o.stats.Encoded = baseFrames + n
+			}
+		case "total_size":
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+				o.stats.Bytes = baseBytes + n
+			}
+		case "speed":
+			if x, err := strconv.ParseFloat(strings.TrimSuffix(val, "x"), 64); err == nil {
+				o.stats.Speed = x
+			}
+		}
 		o.mu.Unlock()
 	}
 }
