@@ -165,6 +165,7 @@ func onErrorAttr() Attr {
 	return Attr{Name: "on_error", Type: TypeEnum, Enum: []string{"black", "hold"}, Default: "black",
 		Doc: "What the source shows while its file is missing or unreadable: black, or its last good frame (hold). The error is reported either way, the file is tried again every second, and the show keeps its deadlines."}
 }
+
 // liveAttrs are what every live source takes besides its transport's.
 func liveAttrs() []Attr {
 	return []Attr{

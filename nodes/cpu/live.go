@@ -46,8 +46,8 @@ type liveDecode struct {
 	// decoding is set while a connection's frames are being decoded: its
 	// end comes after the last of them (the decoder's reordered pictures).
 	decoding atomic.Bool
-	stop   chan struct{}
-	once   sync.Once
+	stop     chan struct{}
+	once     sync.Once
 
 	mu  sync.Mutex
 	in  live.Input

@@ -4,7 +4,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,17 +44,6 @@ output "null" "pgm" {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// freePort is a UDP port nothing listens on just now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
 // send runs ffmpeg sending clip once at its own rate to url in format,
@@ -111,7 +99,7 @@ func runs(recs []captured, black string) (runs [][]string, blacks []int) {
 // again and the error clears.
 func TestLiveSourceLosesAndRestoresItsStream(t *testing.T) {
 	peer.NeedFFmpeg(t)
-	port := freePort(t)
+	port := freePort(t, "udp")
 	s, rec := startCaptured(t, liveShow(t, "udp", fmt.Sprintf("  port = %d\n  loss_timeout_ms = 300\n", port)))
 	defer s.Stop()
 	want := peer.FrameMD5(t, filepath.Join(clipDir, "hevc8.ts"), "nv12")
@@ -171,7 +159,7 @@ func TestLiveKindsShowEveryFrame(t *testing.T) {
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-i", filepath.Join(clipDir, "h264.ts"), "-c", "copy", mp4).CombinedOutput(); err != nil {
 		t.Fatalf("making an MP4: %v: %s", err, out)
 	}
-	srtPort := freePort(t)
+	srtPort := freePort(t, "udp")
 	for _, c := range []struct {
 		name, kind, attrs, clip string
 		tail                    int // frames of the end a sender may not send whole
