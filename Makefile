@@ -32,7 +32,7 @@ examples/media/clip1.nv12: | build
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/browser/... ./cuda/
+	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/media/live/ ./nodes/browser/... ./cuda/
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
