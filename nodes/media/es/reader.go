@@ -122,6 +122,9 @@ func open(f *os.File, path string, want Codec) (*Reader, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if n >= 8 && string(head[4:8]) == "ftyp" {
+		return nil, fmt.Errorf("%s is an MP4/MOV file, which this source does not read: play it with a source \"stream\" (url = the file), which remuxes it (%w)", path, ErrNoStream)
+	}
 	var r *Reader
 	if isTS(head[:n]) {
 		ts, c, err := newTSSource(f, false, want)
