@@ -144,6 +144,9 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/
+	$(FUZZ) -fuzz '^FuzzParseDuration$$' -fuzztime 100000x ./control/
+	$(FUZZ) -fuzz '^FuzzDecode$$' -fuzztime 100000x ./tsl5/
+	$(FUZZ) -fuzz '^FuzzUnwrap$$' -fuzztime 100000x ./tsl5/
 	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
 
 bench:

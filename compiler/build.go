@@ -48,7 +48,11 @@ func build(st *state) {
 	for _, bus := range show.Buses {
 		var inputs []*lang.Source
 		var scenes []string
+		start := "" // what an AUX bus with routes starts with
 		switch {
+		case bus.Kind == "aux" && len(bus.Routes) > 0:
+			scenes, inputs = auxRoutes(show.Sources, bus)
+			start = scenes[0]
 		case bus.Kind == "program":
 			for _, sc := range show.Scenes {
 				scenes = append(scenes, sc.Address())
@@ -62,7 +66,9 @@ func build(st *state) {
 		}
 		e := &nodes.Element{Kind: bus.Kind, Address: bus.Address(), Format: string(show.Format), Size: sizeString(show.Size),
 			Rate: ratString(show.FrameRate), Colour: colourString(show.Colour, show.Format), Canvas: show.Canvas.Settings, Attrs: map[string]any{}}
-		if bus.Scene != nil {
+		if start != "" {
+			e.Attrs["scene"] = start
+		} else if bus.Scene != nil {
 			e.Attrs["scene"] = bus.Scene.Address()
 		}
 		if scenes != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
 )
 
@@ -62,7 +63,7 @@ func emit(st *state) {
 	edges := g.Edges()
 	p.Edges = make([]plan.Edge, 0, len(edges))
 	for _, e := range edges {
-		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: value.Stream(e.Format)})
+		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: value.Stream(e.Format), Cross: crossGPU(g.Node(e.From), g.Node(e.To))})
 	}
 	n := max(show.Canvas.Int("pacing_loops"), 1)
 	p.Loops = append(p.Loops, plan.Loop{Name: "default", Nodes: loopNodes["default"]})
@@ -183,4 +184,18 @@ func PlanRange(r hcl.Range) *plan.Range {
 	return &plan.Range{Filename: r.Filename,
 		Start: plan.Pos{Line: r.Start.Line, Column: r.Start.Column, Byte: r.Start.Byte},
 		End:   plan.Pos{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte}}
+}
+
+// crossGPU is the copy an edge needs when its ends run on different GPUs
+// and what travels is a frame in device memory; nil otherwise.
+func crossGPU(from, to *Node) *plan.CrossGPU {
+	if from == nil || to == nil || from.Domain != nodes.Device || !isFrame(from.Format) {
+		return nil
+	}
+	a, ok1 := from.Placement.OnGPU()
+	b, ok2 := to.Placement.OnGPU()
+	if !ok1 || !ok2 || a == b {
+		return nil
+	}
+	return &plan.CrossGPU{From: a, To: b}
 }

@@ -72,32 +72,12 @@ func estimate(st *state) {
 			pools[p]++
 		}
 		fb := FrameBytes(n.Size, n.Format)
-		rate := fps(st.Show.FrameRate)
-		if n.Source != nil && n.Source.FrameRate.Den != 0 {
-			rate = fps(n.Source.FrameRate)
-		}
-		if n.Domain == nodes.Device && isFrame(n.Format) {
-			for _, out := range g.Out(n.ID) {
-				vram += int64(out.Capacity) * fb
-			}
-		}
-		if n.Domain != nodes.Device {
-			// host memory: nothing held on the GPU
-		} else {
-			switch {
-			case t.Roles.Has(nodes.Compositor):
-				vram += canvasesPerBus * fb
-			case t.Roles.Has(nodes.Decoder): // NVDEC: dec_video (nvdec) or nvdec_file
-				vram += int64(intParam(n, "surfaces")) * fb
-				nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
-			case t.Roles.Has(nodes.Importer):
-				vram += int64(st.Show.Canvas.Int("browser_frame_queue")) * fb
-			case t.Roles.Has(nodes.Source | nodes.Uploader):
-				vram += 2 * fb // the reader's pool: one frame queued, one being filled
-			}
-		}
+		rate := st.nodeRate(n)
+		c := st.gpuCost(n)
+		vram += c.vram
+		pcie += c.pcie
+		nvdec += c.nvdec
 		if t.Roles.Has(nodes.Uploader) {
-			pcie += int64(rate * float64(fb))
 			if n.Source != nil && n.Source.Path != "" && n.Source.Codec() == "" { // raw pictures from a file
 				raw++
 			}
@@ -138,29 +118,33 @@ func estimate(st *state) {
 	if len(guessed) > 0 {
 		e.Notes = append(e.Notes, fmt.Sprintf("pinned host memory for %d resident source(s) estimated as frame size × frame rate × 2 s: their files could not be read (%s)", len(guessed), strings.Join(firstN(guessed, 3), ", ")))
 	}
+	e.GPUs = st.gpuEstimates()
 	if st.Profile == nil {
 		return
 	}
 	pr := st.Profile
+	// A show over several GPUs has, show-wide, the budgets of all of them;
+	// each GPU's own are in e.GPUs. Page-locked memory is the host's.
+	gpus := float64(max(st.Show.Canvas.Int("gpus"), 1))
 	budget := func(name string, used, limit float64, unit string) {
 		e.Budgets = append(e.Budgets, plan.Budget{Name: name, Used: used, Limit: limit, Unit: unit, OK: used <= limit})
 	}
 	sources := len(st.Show.Sources)
 	for _, l := range pr.SourceLimitFor(st.Show.Canvas.String("raw_upload"), fps(st.Show.FrameRate)) {
 		if l.MaxSources > 0 {
-			budget(fmt.Sprintf("sources at %g fps", l.FrameRate), float64(sources), float64(l.MaxSources), "sources")
+			budget(fmt.Sprintf("sources at %g fps", l.FrameRate), float64(sources), gpus*float64(l.MaxSources), "sources")
 		}
 		if l.MaxRawSources > 0 {
-			budget(fmt.Sprintf("raw %s sources at %g fps", l.Mode, l.FrameRate), float64(raw), float64(l.MaxRawSources), "sources")
+			budget(fmt.Sprintf("raw %s sources at %g fps", l.Mode, l.FrameRate), float64(raw), gpus*float64(l.MaxRawSources), "sources")
 		}
 	}
 	if st.Options.Target.Domain == nodes.Host { // nothing of it on a GPU
 		return
 	}
-	budget("vram", float64(vram), pr.VRAMBytes.Value, "bytes")
+	budget("vram", float64(vram), gpus*pr.VRAMBytes.Value, "bytes")
 	budget("pinned host memory", float64(pinned), pr.PinnedHostBytes.Value, "bytes")
-	budget("pcie upload", float64(pcie), pr.PCIeBytesPerSec.Value, "bytes/s")
-	budget("nvdec", e.NVDECFramesPerSec, pr.NVDECFramesPerSec.Value, "frames/s")
+	budget("pcie upload", float64(pcie), gpus*pr.PCIeBytesPerSec.Value, "bytes/s")
+	budget("nvdec", e.NVDECFramesPerSec, gpus*pr.NVDECFramesPerSec.Value, "frames/s")
 	nvenc := 0
 	for _, n := range st.Graph.Nodes() { // an output whose encoder arguments name NVENC
 		if args, ok := n.Params["args"].([]string); ok && n.Decl.Has(nodes.Sink) && strings.Contains(strings.Join(args, " "), "nvenc") {
@@ -172,6 +156,121 @@ func estimate(st *state) {
 		// output exceeds it.
 		budget("nvenc outputs", float64(nvenc), 0, "outputs")
 	}
+}
+
+// gpuEstimates is each GPU's share of a show placed on several: what its
+// nodes cost (gpuCost), its sources and buses, the frames copied onto it
+// from other GPUs (one copy per tick for each source's frame and GPU that
+// reads it, however many edges there read it), and, with a GPU profile,
+// each against one GPU's budget. Nil for a show on one GPU.
+func (st *state) gpuEstimates() []plan.GPUEstimate {
+	n := st.Show.Canvas.Int("gpus")
+	if n < 2 {
+		return nil
+	}
+	out := make([]plan.GPUEstimate, n)
+	costs := make([]cost, n)
+	counted := map[any]bool{}
+	for _, nd := range st.Graph.Nodes() {
+		i, ok := nd.Placement.OnGPU()
+		if !ok {
+			continue
+		}
+		costs[i].add(st.gpuCost(nd))
+		if nd.Source != nil && !counted[nd.Source] {
+			counted[nd.Source] = true
+			out[i].Sources++
+		}
+		if nd.Bus != nil && !counted[nd.Bus] {
+			counted[nd.Bus] = true
+			out[i].Buses++
+		}
+	}
+	type crossing struct {
+		from string // the node whose frames cross
+		to   int    // onto this GPU
+	}
+	copied := map[crossing]bool{}
+	for _, e := range st.Plan.Edges {
+		if e.Cross == nil || copied[crossing{e.From, e.Cross.To}] {
+			continue // none, or this frame reaches that GPU already
+		}
+		copied[crossing{e.From, e.Cross.To}] = true
+		from := st.Graph.Node(e.From)
+		rate := st.nodeRate(from)
+		out[e.Cross.To].PeerCopiesPerSec += rate
+		out[e.Cross.To].PeerBytesPerSec += int64(rate * float64(FrameBytes(from.Size, from.Format)))
+	}
+	target := st.Options.Target
+	for i := range out {
+		g := &out[i]
+		g.GPU = i
+		g.VRAMBytes, g.PCIeBytesPerSec, g.NVDECFramesPerSec = costs[i].vram, costs[i].pcie, round3(costs[i].nvdec)
+		g.PeerCopiesPerSec = round3(g.PeerCopiesPerSec)
+		if st.Profile == nil || (target != nil && target.Domain == nodes.Host) {
+			continue
+		}
+		pr := st.Profile
+		for _, b := range []plan.Budget{
+			{Name: "vram", Used: float64(g.VRAMBytes), Limit: pr.VRAMBytes.Value, Unit: "bytes"},
+			{Name: "pcie upload", Used: float64(g.PCIeBytesPerSec), Limit: pr.PCIeBytesPerSec.Value, Unit: "bytes/s"},
+			{Name: "nvdec", Used: g.NVDECFramesPerSec, Limit: pr.NVDECFramesPerSec.Value, Unit: "frames/s"},
+		} {
+			b.OK = b.Used <= b.Limit
+			g.Budgets = append(g.Budgets, b)
+		}
+	}
+	return out
+}
+
+// cost is what one node puts on the GPU it runs on.
+type cost struct {
+	vram, pcie int64
+	nvdec      float64 // 1080p-equivalent pictures/s
+}
+
+func (c *cost) add(o cost) { c.vram += o.vram; c.pcie += o.pcie; c.nvdec += o.nvdec }
+
+// nodeRate is the frames per second a node moves: its source's rate, else
+// the show's.
+func (st *state) nodeRate(n *Node) float64 {
+	if n.Source != nil && n.Source.FrameRate.Den != 0 {
+		return fps(n.Source.FrameRate)
+	}
+	return fps(st.Show.FrameRate)
+}
+
+// gpuCost is node n's share of VRAM, PCIe upload and NVDEC: the frames
+// held in its queues of device frames, the frames it keeps (NVDEC decode
+// surfaces, a raw reader's pool, a browser window's imported buffers, a
+// bus's canvases) and the frames it uploads.
+func (st *state) gpuCost(n *Node) cost {
+	var c cost
+	t := n.Decl.Traits
+	fb := FrameBytes(n.Size, n.Format)
+	rate := st.nodeRate(n)
+	if n.Domain == nodes.Device {
+		if isFrame(n.Format) {
+			for _, out := range st.Graph.Out(n.ID) {
+				c.vram += int64(out.Capacity) * fb
+			}
+		}
+		switch {
+		case t.Roles.Has(nodes.Compositor):
+			c.vram += canvasesPerBus * fb
+		case t.Roles.Has(nodes.Decoder): // NVDEC: dec_video (nvdec) or nvdec_file
+			c.vram += int64(intParam(n, "surfaces")) * fb
+			c.nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
+		case t.Roles.Has(nodes.Importer):
+			c.vram += int64(st.Show.Canvas.Int("browser_frame_queue")) * fb
+		case t.Roles.Has(nodes.Source | nodes.Uploader):
+			c.vram += 2 * fb // the reader's pool: one frame queued, one being filled
+		}
+	}
+	if t.Roles.Has(nodes.Uploader) {
+		c.pcie += int64(rate * float64(fb))
+	}
+	return c
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

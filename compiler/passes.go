@@ -24,6 +24,7 @@ var passes = [...]pass{
 	{name: "fuse frame metadata", fn: fuseFrameMetadata},  // prune timestamp keys nobody reads
 	{name: "recheck", fn: runChecks, stopOnError: true},   // the fused graph must still pass every check
 	{name: "place", fn: place},                            // loops and threads
+	{name: "place gpus", fn: placeGPUs},                   // sources' chains and buses on GPUs (canvas gpus)
 	{name: "emit", fn: emit},                              // the plan: nodes, edges, loops, groups, fusions
 	{name: "estimate", fn: estimate},                      // threads, VRAM, pinned memory, PCIe, NVDEC
 	{name: "capacity", fn: runCapacity},                   // estimates against the profile
@@ -50,6 +51,8 @@ var passOrder = [...]struct {
 	{"fuse frame metadata", "recheck", "the fused graph is rechecked"},
 	{"fuse fan-out", "place", "placement reads whether a fan-out is blocking"},
 	{"place", "emit", "the plan records each node's placement"},
+	{"place gpus", "emit", "the plan records each node's GPU and marks the edges crossing GPUs"},
+	{"fuse decode loops", "place gpus", "a source's chain is placed whole, as the fusions left it"},
 	{"emit", "estimate", "estimates are written into the plan"},
 	{"estimate", "capacity", "the capacity check compares estimates with the profile"},
 }

@@ -82,22 +82,27 @@ func PacingLoop(i int) string { return "pacing_" + strconv.Itoa(i) }
 func Slot(key string, n int) int {
 	best, bestScore := 0, uint64(0)
 	for i := 0; i < n; i++ {
-		h := fnv.New64a()
-		h.Write([]byte(key))
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(i))
-		h.Write(b[:])
-		// FNV's last bytes mix weakly into its high bits: finish with a
-		// 64-bit mixer (splitmix64's) before comparing.
-		x := h.Sum64()
-		x ^= x >> 30
-		x *= 0xbf58476d1ce4e5b9
-		x ^= x >> 27
-		x *= 0x94d049bb133111eb
-		x ^= x >> 31
-		if i == 0 || x > bestScore {
+		if x := score(key, i); i == 0 || x > bestScore {
 			best, bestScore = i, x
 		}
 	}
 	return best
+}
+
+// score is slot i's rendezvous score for key.
+func score(key string, i int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(i))
+	h.Write(b[:])
+	// FNV's last bytes mix weakly into its high bits: finish with a
+	// 64-bit mixer (splitmix64's) before comparing.
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }

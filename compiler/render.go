@@ -135,17 +135,12 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	pf("  %-20s %g frames/s (1080p-equivalent)\n", "nvdec", e.NVDECFramesPerSec)
 	if len(e.Budgets) > 0 {
 		pf("\n  %-20s %14s %14s  %s\n", "budget", "used", "limit", "")
-		for _, b := range e.Budgets {
-			verdict := "ok"
-			if !b.OK {
-				verdict = "EXCEEDED"
-			}
-			pct := ""
-			if b.Limit > 0 {
-				pct = fmt.Sprintf(" (%.0f %%)", 100*b.Used/b.Limit)
-			}
-			pf("  %-20s %14s %14s  %s%s\n", b.Name, fmtAmount(b.Used, b.Unit), fmtAmount(b.Limit, b.Unit), verdict, pct)
-		}
+		writeBudgets(bw, e.Budgets, "")
+	}
+	for _, g := range e.GPUs {
+		pf("\n  gpu %d: %d sources, %d buses, vram %s, pcie upload %.2f GB/s, nvdec %g frames/s, peer copies in %g/s (%.2f GB/s)\n",
+			g.GPU, g.Sources, g.Buses, gib(float64(g.VRAMBytes)), float64(g.PCIeBytesPerSec)/1e9, g.NVDECFramesPerSec, g.PeerCopiesPerSec, float64(g.PeerBytesPerSec)/1e9)
+		writeBudgets(bw, g.Budgets, "  ")
 	}
 	for _, n := range e.Notes {
 		pf("  note: %s\n", n)
@@ -157,6 +152,21 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	pf("\nGroups in start order (consecutive groups of one shape folded; * marks what differs between them):\n")
 	writeGroups(bw, p)
 	return bw.err
+}
+
+// writeBudgets prints one line per budget: used, limit and the verdict.
+func writeBudgets(bw *errWriter, bs []plan.Budget, indent string) {
+	for _, b := range bs {
+		verdict := "ok"
+		if !b.OK {
+			verdict = "EXCEEDED"
+		}
+		pct := ""
+		if b.Limit > 0 {
+			pct = fmt.Sprintf(" (%.0f %%)", 100*b.Used/b.Limit)
+		}
+		bw.printf("  %s%-20s %14s %14s  %s%s\n", indent, b.Name, fmtAmount(b.Used, b.Unit), fmtAmount(b.Limit, b.Unit), verdict, pct)
+	}
 }
 
 // groupView is what the detail prints of one group, slot by slot, so that
@@ -227,6 +237,9 @@ func viewGroups(p *plan.Plan) []groupView {
 			if !n.Placement.Thread {
 				nv.where = n.Placement.Loop
 			}
+			if i, ok := n.Placement.OnGPU(); ok {
+				nv.where += fmt.Sprintf(", gpu %d", i)
+			}
 			if u, ok := n.Params["url"].(string); ok { // a stream's credentials stay out of the text
 				for _, m := range []map[string]string{nv.params, nv.hidden} {
 					for k, v := range m {
@@ -236,9 +249,12 @@ func viewGroups(p *plan.Plan) []groupView {
 				nv.command = delivery.Redact(nv.command, u)
 			}
 			for _, ed := range out[n.ID] {
-				if nodeGroup[ed.To] != g.Name {
+				switch {
+				case ed.Cross != nil:
+					nv.tos = append(nv.tos, fmt.Sprintf("%s (%d, peer copy gpu %d → gpu %d)", ed.To, ed.Capacity, ed.Cross.From, ed.Cross.To))
+				case nodeGroup[ed.To] != g.Name:
 					nv.tos = append(nv.tos, fmt.Sprintf("%s (%d)", ed.To, ed.Capacity))
-				} else {
+				default:
 					// An edge inside the group is part of its shape.
 					nv.tos = append(nv.tos, "inside "+kindOfID(ed.To))
 				}

@@ -123,16 +123,18 @@ func (c *Client) Apply(planJSON []byte) ([]byte, error) {
 // Switch asks for a cut, fade or wipe to scene on bus, and checks that the
 // server says it did so.
 func (c *Client) Switch(bus, scene, kind string, d time.Duration) error {
-	return c.SwitchAt(bus, scene, kind, d, "")
+	dur := ""
+	if d > 0 {
+		dur = d.String()
+	}
+	return c.SwitchAt(bus, scene, kind, dur, "")
 }
 
 // SwitchAt is Switch on the tick labelled at (HH:MM:SS:FF; "" is the next
-// tick).
-func (c *Client) SwitchAt(bus, scene, kind string, d time.Duration, at string) error {
-	req := SwitchRequest{Scene: scene, At: at}
-	if d > 0 {
-		req.Duration = d.String()
-	}
+// tick) with the duration as an operator writes it, which the show reads
+// (ParseDuration: "15f", "12", "0.5s"; "" is its default).
+func (c *Client) SwitchAt(bus, scene, kind, duration, at string) error {
+	req := SwitchRequest{Scene: scene, At: at, Duration: duration}
 	b, _ := json.Marshal(req)
 	path := "/buses/" + bus + "/" + kind
 	ans, err := c.do("POST", path, b)

@@ -385,7 +385,7 @@ func (s *Server) applyHandler(w http.ResponseWriter, r *http.Request) {
 // SwitchRequest is the body of POST /buses/{bus}/{cut,fade,wipe}.
 type SwitchRequest struct {
 	Scene    string `json:"scene"`              // "scene.grid" or "grid"
-	Duration string `json:"duration,omitempty"` // fade and wipe: "500ms", "1s"
+	Duration string `json:"duration,omitempty"` // fade and wipe: "500ms", "1s", "15f" or "15" (frames)
 	// At is the timecode of the tick the switch starts on, HH:MM:SS:FF
 	// (HH:MM:SS;FF at drop-frame rates); "" is the next tick.
 	At string `json:"at,omitempty"`
@@ -412,18 +412,9 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, `the request names no scene; send {"scene": "scene.NAME"}`)
 			return
 		}
-		var d time.Duration
-		if req.Duration != "" {
-			d, err = time.ParseDuration(req.Duration)
-			if err != nil || d < 0 || d > time.Minute {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("duration %q: write a Go duration between 0 and 1m, such as 500ms", req.Duration))
-				return
-			}
-		} else if kind != "cut" {
-			d = time.Second
-		}
-		if kind == "cut" && d != 0 {
-			writeError(w, http.StatusBadRequest, "a cut has no duration; use fade or wipe")
+		d, msg := s.parseDuration(kind, req.Duration)
+		if msg != "" {
+			writeError(w, http.StatusBadRequest, msg)
 			return
 		}
 		bus := r.PathValue("bus")

@@ -105,7 +105,8 @@ func TestSwitchRequests(t *testing.T) {
 		{"/buses/a/cut", `{"scene":"scene.grid","sceen":"x"}`, 400, "unknown field"},
 		{"/buses/a/cut", `{}`, 400, "names no scene"},
 		{"/buses/a/cut", `{"scene":"scene.grid","duration":"1s"}`, 400, "a cut has no duration"},
-		{"/buses/a/fade", `{"scene":"scene.grid","duration":"soon"}`, 400, "Go duration"},
+		{"/buses/a/fade", `{"scene":"scene.grid","duration":"soon"}`, 400, "not a duration; write frames (15f, or 15) or a duration"},
+		{"/buses/a/fade", `{"scene":"scene.grid","duration":"15f"}`, 400, "does not say its frame rate"},
 		{"/buses/a/spin", `{"scene":"scene.grid"}`, 404, "no such endpoint"},
 	}
 	for _, c := range cases {

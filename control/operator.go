@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -33,12 +34,21 @@ type Operator interface {
 }
 
 // Snapshotter is a Show that keeps small JPEG snapshots of its buses and
-// sources while someone watches them. Snapshot marks name as watched and
-// returns its latest snapshot; showerr.ErrNotFound when there is no such bus or
-// source, showerr.ErrNotReady while the first snapshot is being taken.
+// sources while someone watches them. Snapshot marks name as watched, asks
+// for fps snapshots a second of it while it is (the fastest of those
+// watching wins), and returns its latest snapshot and how long before now
+// its picture was drawn; showerr.ErrNotFound when there is no such bus or
+// source, showerr.ErrNotReady while the first snapshot is being taken,
+// showerr.ErrUnused for a source no bus takes (it never has a picture).
 type Snapshotter interface {
-	Snapshot(name string) ([]byte, error)
+	Snapshot(name string, fps int) (jpeg []byte, age time.Duration, err error)
 }
+
+// A tile's refresh rate, as GET /snapshot/{name}?fps= asks for it.
+const (
+	DefaultTileFPS = 5
+	MaxTileFPS     = 25
+)
 
 //go:embed ui
 var uiFiles embed.FS
@@ -91,6 +101,8 @@ func showError(w http.ResponseWriter, err error) {
 		code = http.StatusBadRequest
 	case errors.Is(err, showerr.ErrConflict):
 		code = http.StatusConflict
+	case errors.Is(err, showerr.ErrUnused):
+		code = http.StatusNotFound
 	case errors.Is(err, showerr.ErrNotReady):
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
@@ -99,14 +111,18 @@ func showError(w http.ResponseWriter, err error) {
 }
 
 // parseDuration reads a transition's duration: "" is 1s for a fade or
-// wipe and 0 for a cut.
-func parseDuration(kind, s string) (time.Duration, string) {
+// wipe and 0 for a cut. Frames are at the show's rate (FrameRater); a
+// show that does not say refuses them.
+func (s *Server) parseDuration(kind, text string) (time.Duration, string) {
 	var d time.Duration
-	if s != "" {
+	if text != "" {
+		var num, den int64
+		if f, ok := s.show.(FrameRater); ok {
+			num, den = f.FrameRate()
+		}
 		var err error
-		d, err = time.ParseDuration(s)
-		if err != nil || d < 0 || d > time.Minute {
-			return 0, fmt.Sprintf("duration %q: write a Go duration between 0 and 1m, such as 500ms", s)
+		if d, err = ParseDuration(text, num, den); err != nil {
+			return 0, err.Error()
 		}
 	} else if kind != "cut" {
 		d = time.Second
@@ -163,7 +179,7 @@ func (s *Server) takeHandler(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("transition %q: use cut, fade or wipe", req.Transition))
 		return
 	}
-	d, msg := parseDuration(kind, req.Duration)
+	d, msg := s.parseDuration(kind, req.Duration)
 	if msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
@@ -194,13 +210,23 @@ func (s *Server) snapshotHandler(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "this show keeps no snapshots")
 		return
 	}
-	jpg, err := sn.Snapshot(r.PathValue("name"))
+	fps := DefaultTileFPS
+	if q := r.URL.Query().Get("fps"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > MaxTileFPS {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("fps %q: ask for 1 to %d snapshots a second", q, MaxTileFPS))
+			return
+		}
+		fps = n
+	}
+	jpg, age, err := sn.Snapshot(r.PathValue("name"), fps)
 	if err != nil {
 		showError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Onair-Age-Ms", strconv.FormatInt(age.Milliseconds(), 10))
 	w.Write(jpg)
 }
 

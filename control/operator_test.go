@@ -55,14 +55,14 @@ func (s *opShow) Take(bus, kind string, d time.Duration) error {
 
 func (s *opShow) Events() *events.Hub { return s.hub }
 func (s *opShow) EventsHello() any    { return map[string]string{"show": "test"} }
-func (s *opShow) Snapshot(name string) ([]byte, error) {
+func (s *opShow) Snapshot(name string, fps int) ([]byte, time.Duration, error) {
 	switch name {
 	case "bus.a":
-		return []byte("\xff\xd8jpeg"), nil
+		return []byte("\xff\xd8jpeg"), time.Duration(fps) * time.Millisecond, nil
 	case "bus.b":
-		return nil, fmt.Errorf("bus.b: the first snapshot is being taken: %w", showerr.ErrNotReady)
+		return nil, 0, fmt.Errorf("bus.b: the first snapshot is being taken: %w", showerr.ErrNotReady)
 	}
-	return nil, fmt.Errorf("no bus or source %q: %w", name, showerr.ErrNotFound)
+	return nil, 0, fmt.Errorf("no bus or source %q: %w", name, showerr.ErrNotFound)
 }
 
 func startOp(t *testing.T, opts Options) (*Server, *opShow) {

@@ -60,6 +60,7 @@ type Context struct {
 	d      *driver
 	h      C.onair_h
 	device int
+	own    bool // made by NewOwnContext: destroyed, not released
 
 	closeOnce sync.Once
 	modOnce   sync.Once
@@ -156,7 +157,11 @@ func (c *Context) Close() error {
 		if c.mod != nil {
 			err = c.mod.unload()
 		}
-		if rc := C.onair_primary_release(c.d.t, C.int(c.device)); rc != 0 && err == nil {
+		if c.own {
+			if rc := C.onair_ctx_destroy(c.d.t, c.h); rc != 0 && err == nil {
+				err = c.d.err("cuCtxDestroy", rc)
+			}
+		} else if rc := C.onair_primary_release(c.d.t, C.int(c.device)); rc != 0 && err == nil {
 			err = c.d.err("cuDevicePrimaryCtxRelease", rc)
 		}
 	})

@@ -152,6 +152,12 @@ typedef struct {
 	onair_res (*MemUnmap)(onair_dptr, size_t);
 	onair_res (*MemSetAccess)(onair_dptr, size_t, const onair_mem_access *, size_t);
 	onair_res (*MemRelease)(onair_vmm);
+	// Several GPUs (peer.go): contexts of one's own, peer access, peer copies.
+	onair_res (*CtxCreate)(onair_h *, unsigned, int);
+	onair_res (*CtxDestroy)(onair_h);
+	onair_res (*DeviceCanAccessPeer)(int *, int, int);
+	onair_res (*CtxEnablePeerAccess)(onair_h, unsigned);
+	onair_res (*MemcpyPeerAsync)(onair_dptr, onair_h, onair_dptr, onair_h, size_t, onair_h);
 } onair_cu;
 
 // The exported symbol behind each table entry: the _v2 entry points where
@@ -216,9 +222,23 @@ static const struct {
 	{"cuMemUnmap", offsetof(onair_cu, MemUnmap)},
 	{"cuMemSetAccess", offsetof(onair_cu, MemSetAccess)},
 	{"cuMemRelease", offsetof(onair_cu, MemRelease)},
+	{"cuCtxCreate_v2", offsetof(onair_cu, CtxCreate)},
+	{"cuCtxDestroy_v2", offsetof(onair_cu, CtxDestroy)},
+	{"cuDeviceCanAccessPeer", offsetof(onair_cu, DeviceCanAccessPeer)},
+	{"cuCtxEnablePeerAccess", offsetof(onair_cu, CtxEnablePeerAccess)},
+	{"cuMemcpyPeerAsync", offsetof(onair_cu, MemcpyPeerAsync)},
 };
 
 static int onair_nsyms(void) { return (int)(sizeof onair_syms / sizeof onair_syms[0]); }
+// The entries from cuCtxCreate_v2 on serve only shows over several GPUs:
+// a driver without one loads all the same, and their trampolines answer
+// onair_res_missing (peer.go says which call).
+static int onair_first_optional(void) {
+	for (int i = 0; i < onair_nsyms(); i++)
+		if (onair_syms[i].off == offsetof(onair_cu, CtxCreate)) return i;
+	return onair_nsyms();
+}
+enum { onair_res_missing = 500 };  // CUDA_ERROR_NOT_FOUND
 static const char *onair_sym_name(int i) { return onair_syms[i].name; }
 
 // onair_load opens lib and fills a new table. It returns the table, or NULL
@@ -235,6 +255,7 @@ static onair_cu *onair_load(const char *lib, int *missing, const char **dlerr) {
 	t->lib = h;
 	for (int i = 0; i < onair_nsyms(); i++) {
 		void *p = dlsym(h, onair_syms[i].name);
+		if (p == NULL && i >= onair_first_optional()) continue;
 		if (p == NULL) {
 			free(t);
 			dlclose(h);
@@ -292,6 +313,31 @@ static onair_res onair_ctx_push_pop(const onair_cu *t, onair_h ctx) {
 	if (r != 0) return r;
 	onair_h old = NULL;
 	return t->CtxPopCurrent(&old);
+}
+// A context of onair's own (not the primary one) on dev: the stand-in for a
+// second GPU on a host with one (peer.go). cuCtxCreate leaves it current on
+// the calling thread, which every trampoline's ONAIR_CUR makes harmless.
+static onair_res onair_ctx_create(const onair_cu *t, onair_h *ctx, unsigned flags, int dev) {
+	if (t->CtxCreate == NULL || t->CtxDestroy == NULL) return onair_res_missing;
+	return t->CtxCreate(ctx, flags, dev);
+}
+static onair_res onair_ctx_destroy(const onair_cu *t, onair_h ctx) { return t->CtxDestroy(ctx); }
+static onair_res onair_can_access_peer(const onair_cu *t, int *can, int dev, int peer) {
+	if (t->DeviceCanAccessPeer == NULL || t->CtxEnablePeerAccess == NULL) return onair_res_missing;
+	return t->DeviceCanAccessPeer(can, dev, peer);
+}
+// onair_enable_peer lets ctx read and write peer's memory directly.
+static onair_res onair_enable_peer(const onair_cu *t, onair_h ctx, onair_h peer) {
+	ONAIR_CUR(t, ctx);
+	return t->CtxEnablePeerAccess(peer, 0);
+}
+// onair_peer_copy queues n bytes from src (in src_ctx) to dst (in dst_ctx)
+// on stream s, a stream of ctx.
+static onair_res onair_peer_copy(const onair_cu *t, onair_h ctx, onair_dptr dst, onair_h dst_ctx, onair_dptr src,
+                                 onair_h src_ctx, size_t n, onair_h s) {
+	if (t->MemcpyPeerAsync == NULL) return onair_res_missing;
+	ONAIR_CUR(t, ctx);
+	return t->MemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, s);
 }
 static onair_res onair_mem_info(const onair_cu *t, onair_h ctx, size_t *free_b, size_t *total) {
 	ONAIR_CUR(t, ctx);

@@ -419,6 +419,59 @@ func (d *dec) ref(name, typ string) (string, bool) {
 	return "", false
 }
 
+// routes decodes a list of source and scene references, each one instance
+// or a whole block's instances (source.cam), into their addresses in the
+// order written, each once.
+func (d *dec) routes(name string) []string {
+	v, a, ok := d.value(name)
+	if !ok {
+		return nil
+	}
+	if ty := v.Type(); !(ty.IsTupleType() || ty.IsListType()) {
+		d.typeErr(a, "a list of source and scene references, e.g. [source.cam[1], scene.quad]", v)
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	var add func(e cty.Value, top bool)
+	add = func(e cty.Value, top bool) {
+		if !e.IsKnown() || e.IsNull() {
+			return
+		}
+		ty := e.Type()
+		if ty.IsObjectType() && ty.HasAttribute("address") && ty.AttributeType("address") == cty.String {
+			av := e.GetAttr("address")
+			if !av.IsKnown() || av.IsNull() {
+				return
+			}
+			addr := av.AsString()
+			switch {
+			case !strings.HasPrefix(addr, "source.") && !strings.HasPrefix(addr, "scene."):
+				d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes sources and scenes, but this list refers to %s.", name, addr)
+			case seen[addr]:
+				d.l.errorf(a.Expr.Range(), "Duplicate route", "%s names %s twice.", name, addr)
+			default:
+				seen[addr] = true
+				out = append(out, addr)
+			}
+			return
+		}
+		if top && (ty.IsTupleType() || ty.IsListType() || ty.IsObjectType() || ty.IsMapType()) {
+			for it := e.ElementIterator(); it.Next(); {
+				_, x := it.Element()
+				add(x, false)
+			}
+			return
+		}
+		d.l.errorf(a.Expr.Range(), "Invalid reference", "%s takes references such as source.NAME[0] or scene.NAME; got %s.", name, showValue(e))
+	}
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		add(e, true)
+	}
+	return out
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -781,6 +834,15 @@ func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
 	if n.spec.Attr("source") != nil {
 		if addr, ok := d.ref("source", "source"); ok {
 			b.Source = l.srcByAddr[addr]
+		}
+	}
+	if n.spec.Attr("routes") != nil {
+		for _, addr := range d.routes("routes") {
+			if src := l.srcByAddr[addr]; src != nil {
+				b.Routes = append(b.Routes, Route{Source: src})
+			} else if sc := l.sceneByAddr[addr]; sc != nil {
+				b.Routes = append(b.Routes, Route{Scene: sc})
+			}
 		}
 	}
 	return b

@@ -201,6 +201,7 @@ func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 	}
 	l.assemble()
 	l.checkTimecodeStart()
+	l.checkTally()
 	l.show.Hash = l.hash(files)
 	for _, d := range l.diags {
 		limitFromCall(d) // so that stoppedDiagnostic sees the limits' summaries

@@ -48,6 +48,8 @@ func diagRanges(diags hcl.Diagnostics, sev hcl.DiagnosticSeverity) []string {
 func TestMalformedShows(t *testing.T) {
 	cases := map[string][]string{
 		"aux_both":              {"15:3-15:19 Invalid combination of arguments"},
+		"tally_dest":            {"7:3-7:58 Invalid tally destination"},
+		"aux_routes":            {"15:12-15:30 Duplicate route", "19:12-19:23 Invalid reference", "23:12-23:21 Invalid reference"},
 		"bad_colour":            {"9:17-9:24 Invalid value"},
 		"bad_enum":              {"8:13-8:18 Invalid value"},
 		"bad_fit":               {"11:14-11:23 Invalid value", "12:15-12:18 Value out of range"},

@@ -165,9 +165,26 @@ type Bus struct {
 
 	Scene  *Scene  // program: the scene on air at start; aux: set when it shows a scene
 	Source *Source // aux: set when it shows one source
+	// Routes are what an AUX bus may be switched to on air besides what
+	// it starts with, in the order written (routes).
+	Routes []Route
 
 	DeclRange hcl.Range
 	Attrs     Attrs
+}
+
+// Route is one source or one scene an AUX bus may be switched to.
+type Route struct {
+	Source *Source
+	Scene  *Scene
+}
+
+// Address is the route's address: source.cam[0] or scene.quad.
+func (r Route) Address() string {
+	if r.Source != nil {
+		return r.Source.Address()
+	}
+	return r.Scene.Address()
 }
 
 // Address is the bus's name as written in a show: bus.a, bus.mon[3].

@@ -27,6 +27,7 @@ const (
 	TypeSourceRef                   // a reference to one source instance: source.cam[0]
 	TypeSceneRef                    // a reference to one scene instance: scene.quad
 	TypeBusRef                      // a reference to one bus instance: bus.a
+	TypeRouteList                   // a list of source and scene references (a whole source or scene block takes every instance)
 	TypeAny                         // any value (variable defaults, locals)
 	TypeTypeExpr                    // a type constraint: string, number, list(string), ...
 	TypeTraversal                   // an address, not evaluated: source.a, source.cam[3]
@@ -36,7 +37,7 @@ var typeNames = map[ValueType]string{
 	TypeString: "string", TypeInt: "integer", TypeNumber: "number", TypeBool: "bool",
 	TypeSize: "size", TypeRate: "frame rate", TypeRect: "rect", TypeEnum: "enum",
 	TypePath: "path", TypeStringList: "list(string)", TypeEnumList: "list(enum)",
-	TypeSourceRef: "source reference", TypeSceneRef: "scene reference", TypeBusRef: "bus reference",
+	TypeSourceRef: "source reference", TypeSceneRef: "scene reference", TypeBusRef: "bus reference", TypeRouteList: "list of source and scene references",
 	TypeAny: "any", TypeTypeExpr: "type", TypeTraversal: "address",
 }
 
@@ -208,6 +209,7 @@ var Schema = []*Block{
 			{Name: "input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "How often a Program compositor looks at its inputs, in ms; 0 wakes for every arriving frame."},
 			{Name: "aux_input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "The same for AUX compositors."},
 			{Name: "pacing_loops", Type: TypeInt, Default: 4, Range: rng(1, 64), Doc: "Number of source pacing loops; each source paces on the loop its address picks, so adding or removing a source moves no other."},
+			{Name: "gpus", Type: TypeInt, Default: 1, Range: rng(1, 8), Doc: "How many GPUs of the host the show runs on (devices 0 to gpus-1). Above 1 the compiler places each source's chain and each bus's compositor on a GPU from the estimates per GPU, keeping a bus's sources on its GPU where they fit; a frame a bus on another GPU needs is a peer copy once per tick (the plan's cross_gpu edges, counted in its estimate). Adding a source moves no other while every GPU has room. The CUDA backend shows and monitors the placement but still runs every node on GPU 0."},
 			{Name: "decoder_placement", Type: TypeEnum, Enum: []string{"decode_loops", "thread"}, Default: "decode_loops", Doc: "Where NVDEC decoders run: decode_loops shares a few decode loops (decode_loops) among every decoder of the show; thread gives each decoder a thread of its own, as the seeds' mixer did."},
 			{Name: "decode_loops", Type: TypeInt, Default: 0, Range: rng(0, 64), Doc: "Number of NVDEC decode loops; each decoder decodes on the loop its source's address picks, so adding or removing a source moves no other decoder. 0 takes the GPU profile's decode_loops."},
 			{Name: "nvdec_parser", Type: TypeEnum, Enum: []string{"nvidia", "onair"}, Default: "nvidia", Doc: "Which parser reads HEVC files for NVDEC: nvidia is NVIDIA's parser (libnvcuvid); onair is onair's own (cuda/hevc), which fills NVDEC's picture parameters itself, checked byte-exact against ffmpeg and field by field against NVIDIA's parameters on the H200. Only nvdec_file sources take it (input_routing = \"input\" on decode loops): H.264, and HEVC whose access units reach a dec_video over an edge (input_routing = \"demux\" or decoder_placement = \"thread\"), always use NVIDIA's parser."},
@@ -219,6 +221,8 @@ var Schema = []*Block{
 			{Name: "go_procs", Type: TypeInt, Default: 0, Range: rng(0, 1024), Doc: "How many processors Go's scheduler runs the show's goroutines and loops on (GOMAXPROCS), set when the show starts; 0 is Go's default (the machine's cores, or fewer where the process's CPU is limited). Go keeps about one OS thread for each processor it has used, so fewer means fewer threads; too few and loops wait for each other (above 30 fps, lint go-procs-narrow warns when it is under the plan's thread count). The environment variable GOMAXPROCS, when set, wins."},
 			{Name: "timecode_start", Type: TypeString, Default: "", DefaultDoc: "the time of day", Doc: "The SMPTE timecode of the show's first tick, HH:MM:SS:FF (HH:MM:SS;FF: drop-frame, which the rate decides: 30000/1001 and 60000/1001 count drop-frame, every other rate non-drop). Every bus stamps its ticks' timecode from it; /status, /events, the operator's page and the as-run log report it, and onair cut -at and -cue take it. Left out, the show counts from the time of day (the machine's local time) when it starts."},
 			{Name: "frame_metadata", Type: TypeEnumList, Enum: FrameMetadataKeys, Default: []string{}, Doc: "Timestamp keys stamped on decoded frames; keys nobody reads are pruned."},
+			{Name: "tally_tsl5", Type: TypeStringList, Default: []string{}, Doc: "Where the show sends tally as TSL UMD 5.0: udp://HOST:PORT and tcp://HOST:PORT destinations, each sent a display per source (index: the source's place in the sorted list /status gives; text: its name), red while it is visible on a Program bus's picture, green while on a preview, on every change and once a second."},
+			{Name: "tally_tsl5_screen", Type: TypeInt, Default: 0, Range: rng(0, 65534), Doc: "The TSL 5.0 screen the tally_tsl5 displays belong to."},
 		},
 	},
 	{
@@ -362,6 +366,7 @@ var Schema = []*Block{
 		Attrs: []Attr{
 			{Name: "source", Type: TypeSourceRef, Doc: "The source shown: source.NAME[...]."},
 			{Name: "scene", Type: TypeSceneRef, Doc: "The scene shown: scene.NAME."},
+			{Name: "routes", Type: TypeRouteList, DefaultDoc: "none: the bus shows only what it starts with", Doc: "What an operator may switch the bus to on air (cut, fade, wipe), besides what it starts with: sources (drawn over the whole canvas) and scenes; source.NAME takes every instance. Each source routed, or drawn by a scene routed, feeds the bus's compositor: an edge each in the plan."},
 		},
 	},
 	{

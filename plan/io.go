@@ -198,6 +198,9 @@ func (p *Plan) Validate() error {
 		if n.Placement.Thread == (n.Placement.Loop != "") {
 			return fmt.Errorf("node %q must run on a loop or on a thread of its own", n.ID)
 		}
+		if i, ok := n.Placement.OnGPU(); ok && (i < 0 || i >= max(p.Canvas.Int("gpus"), 1)) {
+			return fmt.Errorf("node %q is placed on GPU %d, and the canvas has %d (canvas gpus)", n.ID, i, max(p.Canvas.Int("gpus"), 1))
+		}
 	}
 	for _, e := range p.Edges {
 		if !ids[e.From] || !ids[e.To] {

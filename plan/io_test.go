@@ -70,9 +70,19 @@ func TestLoadRefuses(t *testing.T) {
 		b, _ := Marshal(p)
 		return string(b)
 	}
+	onGPU := func(gpus, i int) string {
+		p := samplePlan()
+		p.Canvas = value.Settings{"gpus": gpus}
+		p.Nodes[0].Placement.GPU = &i
+		b, _ := Marshal(p)
+		return string(b)
+	}
 	cases := []struct {
 		name, in, tool, want string
 	}{
+		{"a node on a GPU the canvas lacks", onGPU(2, 2), "", `node "source.a/test_pattern" is placed on GPU 2, and the canvas has 2 (canvas gpus)`},
+		{"a node on GPU -1", onGPU(2, -1), "", "placed on GPU -1"},
+		{"a node on GPU 1 of a one-GPU plan", onGPU(1, 1), "", "placed on GPU 1, and the canvas has 1"},
 		{"corrupt", `{"format_version": 1, `, "", "corrupt JSON"},
 		{"not a plan", `{"hello": 1}`, "", "no format_version"},
 		{"other format", string(otherFmt), "", fmt.Sprintf("plan format %d, but this onair reads format %d", FormatVersion+1, FormatVersion)},

@@ -102,6 +102,38 @@ type Node struct {
 type Placement struct {
 	Loop   string `json:"loop,omitempty"`
 	Thread bool   `json:"thread,omitempty"`
+	// GPU is the device index the node runs on when the show spans
+	// several GPUs (canvas gpus above 1); nil on a show of one.
+	GPU *int `json:"gpu,omitempty"`
+}
+
+// OnGPU is the GPU a placement names, and whether it names one.
+func (p Placement) OnGPU() (int, bool) {
+	if p.GPU == nil {
+		return 0, false
+	}
+	return *p.GPU, true
+}
+
+// CrossGPU is a frame's copy from one GPU to another: the backend copies
+// each frame of the edge's source once per tick into the destination
+// GPU's pool (a peer copy), however many edges on that GPU read it.
+type CrossGPU struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// GPUEstimate is what one GPU of a show spread over several carries.
+type GPUEstimate struct {
+	GPU               int      `json:"gpu"`
+	Sources           int      `json:"sources"`
+	Buses             int      `json:"buses"`
+	VRAMBytes         int64    `json:"vram_bytes"`
+	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
+	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
+	PeerCopiesPerSec  float64  `json:"peer_copies_in_per_sec"` // frames copied onto this GPU from others
+	PeerBytesPerSec   int64    `json:"peer_bytes_in_per_sec"`
+	Budgets           []Budget `json:"budgets,omitempty"` // against one GPU of the profile
 }
 
 // Edge is a bounded queue between two nodes.
@@ -111,6 +143,8 @@ type Edge struct {
 	Capacity int          `json:"capacity"`
 	Policy   string       `json:"policy"`           // block | drop
 	Format   value.Stream `json:"format,omitempty"` // what travels: nv12, p010, packets, dmabuf
+	// Cross is set where the edge's ends run on different GPUs.
+	Cross *CrossGPU `json:"cross_gpu,omitempty"`
 }
 
 // Loop is an event loop ("default" or "pacing_N") or, with a Kind, a loop
@@ -157,6 +191,10 @@ type Estimates struct {
 	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
 	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
 	Budgets           []Budget `json:"budgets,omitempty"` // each estimate against the profile
+	// GPUs is each GPU's share of a show spread over several (canvas gpus
+	// above 1), with the frames crossing between them; the show-wide
+	// budgets above are then against all of them together.
+	GPUs []GPUEstimate `json:"gpus,omitempty"`
 	// Notes say how an estimate was made where it could not be measured
 	// (a resident file that could not be read, for example).
 	Notes []string `json:"notes,omitempty"`

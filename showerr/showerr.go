@@ -14,4 +14,7 @@ var (
 	ErrConflict = errors.New("cannot be done on air")
 	// ErrNotReady is what a Snapshotter returns before its first snapshot (503).
 	ErrNotReady = errors.New("not ready yet")
+	// ErrUnused is what a Snapshotter returns for a source that feeds no
+	// bus: it never has a picture (404).
+	ErrUnused = errors.New("unused")
 )

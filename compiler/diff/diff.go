@@ -57,6 +57,7 @@ const (
 	ReasonFormatChanged  Reason = "format_changed"  // the frame format or memory domain a node emits changed
 	ReasonThreadChanged  Reason = "thread_changed"  // a node moved between its own thread and an event loop
 	ReasonLoopChanged    Reason = "loop_changed"    // a node moved from one event loop to another
+	ReasonGPUChanged     Reason = "gpu_changed"     // a node moved to another GPU: its memory lives on the new one
 	ReasonGroupChanged   Reason = "group_changed"   // a node now starts with another node group
 	ReasonInputsChanged  Reason = "inputs_changed"  // the edges into a node changed (a scene's sources, a capacity)
 	ReasonChainChanged   Reason = "chain_changed"   // nodes of an element that stays were added or removed
@@ -531,6 +532,10 @@ func compareNode(o *nodeState, n plan.Node, newInputs []string) (NodeChange, boo
 			nc.Reason = ReasonLoopChanged
 		}
 	}
+	if og, ng := gpuString(o.node.Placement), gpuString(n.Placement); og != ng {
+		nc.Attrs = append(nc.Attrs, Attr{Name: "gpu", Old: og, New: ng, Force: true})
+		force(ReasonGPUChanged, "gpu")
+	}
 	if o.node.Group != n.Group {
 		nc.Attrs = append(nc.Attrs, Attr{Name: "group", Old: o.node.Group, New: n.Group})
 		if nc.Reason == "" {
@@ -604,6 +609,14 @@ func inputAttrs(old, new []string) []Attr {
 		out = append(out, a)
 	}
 	return out
+}
+
+// gpuString names the GPU a placement runs on; "" on a show of one GPU.
+func gpuString(p plan.Placement) string {
+	if i, ok := p.OnGPU(); ok {
+		return fmt.Sprintf("gpu %d", i)
+	}
+	return ""
 }
 
 func placementString(p plan.Placement) string {

@@ -220,3 +220,34 @@ func TestLiveUpdates(t *testing.T) {
 		}
 	}
 }
+
+// A source's nodes moved to another GPU (canvas gpus above 1) are
+// replaced there, gpu_changed: their frames live in the new GPU's memory.
+// The saved plan's GPU reads back the same: nothing else changes.
+func TestDiffGPUChanged(t *testing.T) {
+	on := func(p *plan.Plan, addr string, gpu int) {
+		for i := range p.Nodes {
+			if p.Nodes[i].Address == addr {
+				g := gpu
+				p.Nodes[i].Placement.GPU = &g
+			}
+		}
+	}
+	old, new := twoSourcePlan(), twoSourcePlan()
+	for _, a := range []string{"source.a", "source.b", "bus.pgm", "bus.mon", "output.rec"} {
+		on(old, a, 0)
+		on(new, a, 0)
+	}
+	on(new, "source.b", 1)
+	r := Diff(roundTrip(t, old), new)
+	for _, c := range r.Changes {
+		switch {
+		case c.Address == "source.b":
+			if c.Action != Replace || len(c.Nodes) == 0 || c.Nodes[0].Reason != ReasonGPUChanged || c.Nodes[0].Attribute != "gpu" {
+				t.Errorf("source.b moved to GPU 1: %+v", c)
+			}
+		default:
+			t.Errorf("%s changed: %+v", c.Address, c)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "onair diff: %s → %s\n", label(r.Old), label(r.New))
 	if !r.Changed() {
-		b.WriteString("\nNo changes: the new show compiles to the plan on air.\n")
+		fmt.Fprintf(&b, "\nNo changes: %s and %s are the same plan.\n", label(r.Old), label(r.New))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}

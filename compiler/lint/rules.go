@@ -26,6 +26,7 @@ var rules = []*compiler.Rule{
 	residentWithoutLoop,
 	compositorPollInterval,
 	capacityHeadroom,
+	gpuOverBudget,
 	singlePacingLoop,
 	pacingLoopImbalance,
 	decoderThreads,
@@ -37,6 +38,7 @@ var rules = []*compiler.Rule{
 	sharedOutputPath,
 	layerOffCanvas,
 	cpuDrawCost,
+	sourceFrameRate,
 }
 
 // The rules an inline ignore comment itself can break. They have no Run:
@@ -360,6 +362,35 @@ show ran clean at 25 fps and collapsed at 30 with every gauge showing room.`,
 	},
 }
 
+var gpuOverBudget = &compiler.Rule{
+	ID:        "gpu-over-budget",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `One GPU of a show spread over several carries more than its profile allows.
+
+With canvas gpus above 1 the compiler checks the show against all the GPUs
+together and places each source where it fits; a source that fits nowhere
+stays on its bus's GPU. That GPU is then over one GPU's VRAM, PCIe upload or
+NVDEC budget while the others may have room: the show's totals look fine and
+the GPU drops frames on air. Add a GPU, move a bus (a bus goes where its
+address picks) or drop a source.`,
+	Run: func(p *compiler.Pass) {
+		if p.Plan == nil {
+			return
+		}
+		for _, g := range p.Plan.Estimates.GPUs {
+			for _, b := range g.Budgets {
+				if b.OK {
+					continue
+				}
+				report(p, canvasRange(p.Show, "gpus"),
+					fmt.Sprintf("GPU %d is over profile %s's %s: its sources and buses need %s, one GPU has %s", g.GPU, p.Plan.Profile, compiler.BudgetLabel(b.Name), compiler.FmtAmount(b.Used, b.Unit), compiler.FmtAmount(b.Limit, b.Unit)),
+					fmt.Sprintf("GPU %d carries %d of the show's sources and %d of its buses. Raise canvas gpus, or take sources off the buses on GPU %d.", g.GPU, g.Sources, g.Buses, g.GPU))
+			}
+		}
+	},
+}
+
 // ---- pacing loops (seed 004) ----
 
 var singlePacingLoop = &compiler.Rule{
@@ -575,6 +606,11 @@ remove it.`,
 		for _, b := range p.Show.Buses {
 			if b.Source != nil {
 				used[b.Source] = true
+			}
+			for _, r := range b.Routes {
+				if r.Source != nil {
+					used[r.Source] = true
+				}
 			}
 		}
 		for _, s := range p.Show.Sources {
@@ -870,6 +906,50 @@ func capitalise(s string) string {
 
 // showableScenes returns the scenes a bus can show: every scene when the
 // show has a Program bus (it can cut to any), else those AUX buses show.
+var sourceFrameRate = &compiler.Rule{
+	ID:        "source-frame-rate",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `A source whose frame rate is not the show's.
+
+Every bus draws at the show's frame rate and shows each source's newest
+frame at each tick: a faster source has frames skipped (a 30 fps source in a
+25 fps show loses one frame in six, and motion judders), a slower one has
+frames repeated. Give the source the show's rate (convert the media), or set
+the show's rate to the sources'.`,
+	Run: func(p *compiler.Pass) {
+		show := p.Show.FrameRate
+		if show.Num <= 0 || show.Den <= 0 {
+			return
+		}
+		for _, s := range p.Show.Sources {
+			r := s.FrameRate
+			if r.Num <= 0 || r.Den <= 0 || r.Num*show.Den == show.Num*r.Den {
+				continue
+			}
+			rng := s.DeclRange
+			if a, ok := s.Attrs["frame_rate"]; ok {
+				rng = a
+			}
+			// Per second of the show: the source's frames against the bus's ticks.
+			src, bus := float64(r.Num)/float64(r.Den), float64(show.Num)/float64(show.Den)
+			what := fmt.Sprintf("the bus skips %.3g of its %.3g frames a second", src-bus, src)
+			if src < bus {
+				what = fmt.Sprintf("the bus repeats %.3g of its %.3g ticks a second", bus-src, bus)
+			}
+			report(p, rng, fmt.Sprintf("%s runs at %s fps; the show at %s", s.Address(), rateText(r), rateText(show)),
+				what+". Convert the media to the show's rate, or set the source's frame_rate to the show's.")
+		}
+	},
+}
+
+func rateText(r lang.Rational) string {
+	if r.Den == 1 {
+		return fmt.Sprint(r.Num)
+	}
+	return fmt.Sprintf("%d/%d", r.Num, r.Den)
+}
+
 func showableScenes(s *lang.Show) map[*lang.Scene]bool {
 	out := map[*lang.Scene]bool{}
 	program := false
@@ -879,6 +959,11 @@ func showableScenes(s *lang.Show) map[*lang.Scene]bool {
 		}
 		if b.Scene != nil {
 			out[b.Scene] = true
+		}
+		for _, r := range b.Routes { // an AUX bus may be switched to its routes
+			if r.Scene != nil {
+				out[r.Scene] = true
+			}
 		}
 	}
 	if program {

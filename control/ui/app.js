@@ -1,12 +1,22 @@
-// The operator's page: a multiviewer (every bus and, on request, every
-// source as a live tile with its tally) and the bus controls (cut, fade and
-// wipe; preview and take). It reads GET /status once a second for the
-// counters, follows GET /events for switches, tally, source errors and
-// missed deadlines as they happen, and refreshes each tile's JPEG from GET
-// /snapshot/NAME a few times a second while the page is visible. Every
-// change is a same-origin POST with a JSON body, which the server's CSRF
-// checks accept; with a token the page logs in once (POST /login) and the
-// server keeps a session cookie.
+// The operator's page: a multiviewer. At the top the Preview and Program
+// monitors of the first Program bus (Program its own picture, Preview drawn
+// here from its scene's sources, as the scene places them), with tally
+// borders, the clock and the Program timecode; the transition bar (cut,
+// fade, wipe, a duration in frames or seconds, TAKE, fade to black); the
+// scenes as tiles (click: preview, double-click: take); a row for every
+// other bus with what it may show (an AUX bus its routes); and the sources
+// as tiles with their tally, at a rate the operator sets. Every tile shows
+// its age (how long ago its picture was drawn) and a placeholder with the
+// reason when it has no picture. Keys: digits preview, Space cut, Enter
+// take, C/M/W pick the transition, F fades to black and back.
+//
+// It reads GET /status once a second for the counters, follows GET
+// /events for switches, tally, source errors and missed deadlines, reads
+// GET /plan for the scenes' layers, and asks GET /snapshot/NAME?fps=N for
+// each tile on screen while the page is visible (none for a tile nobody
+// sees). Every change is a same-origin POST with a JSON body; with a token
+// the page logs in once (POST /login) and the server keeps a session
+// cookie.
 "use strict";
 
 const $ = (sel, el = document) => el.querySelector(sel);
@@ -22,12 +32,18 @@ const el = (tag, props = {}, ...kids) => {
   return e;
 };
 
-const TILE_PERIOD_MS = 200; // a tile asks for its next snapshot this long after one arrived
+const MONITOR_FPS = 25; // the Program monitor (the server's most)
+const PREVIEW_FPS = 10; // the sources the Preview monitor draws
+const BLACK = "black";  // the scene of no layers every Program bus may show
 
 let op = null;        // the operator's view: {buses, tally, sources}
 let status = null;    // the last GET /status
+let scenesOf = {};    // scene address → its layers (GET /plan)
+let srcW = {};        // source address → its width in pixels (GET /plan), for crops
+let canvasW = 1920, canvasH = 1080;
 let lastTicks = {};   // bus → [ticks, time] of the last poll
 let fpsOf = {};       // bus → frames drawn per second between the last two polls
+let beforeBlack = {}; // bus → the scene on air before it faded to black
 let started = false;
 
 async function api(method, path, body) {
@@ -56,6 +72,19 @@ function log(msg, cls) {
   while (ol.children.length > 50) ol.lastChild.remove();
 }
 
+async function loadPlan() {
+  try {
+    const p = await api("GET", "/plan");
+    scenesOf = {};
+    for (const sc of p.scenes || []) scenesOf[sc.address] = sc.layers || [];
+    for (const n of p.nodes || []) if (n.address.startsWith("source.") && n.size) srcW[n.address] = +n.size.split("x")[0];
+    const [w, h] = (p.size || "1920x1080").split("x").map(Number);
+    if (w > 0 && h > 0) { canvasW = w; canvasH = h; }
+  } catch (e) {
+    log("cannot read /plan: " + e.message + " (the Preview monitor stays dark)", "error");
+  }
+}
+
 async function boot() {
   try {
     status = await api("GET", "/status");
@@ -68,6 +97,7 @@ async function boot() {
   $("#login").hidden = true;
   $("#app").hidden = false;
   op = status.operator;
+  await loadPlan();
   build();
   if (!started) {
     started = true;
@@ -79,7 +109,14 @@ async function boot() {
       localStorage.setItem("onair.sources", e.target.checked ? "1" : "0");
       build();
     });
-    document.addEventListener("visibilitychange", () => { if (!document.hidden) build(); });
+    const fpsSel = $("#tile-fps");
+    fpsSel.value = localStorage.getItem("onair.tile-fps") || "5";
+    fpsSel.addEventListener("change", () => localStorage.setItem("onair.tile-fps", fpsSel.value));
+    $("#kind").addEventListener("change", () => { $("#dur").disabled = $("#kind").value === "cut"; });
+    $("#dur").disabled = $("#kind").value === "cut";
+    $("#take").onclick = () => take($("#kind").value);
+    $("#ftb").onclick = fadeToBlack;
+    document.addEventListener("keydown", onKey);
   }
   render();
 }
@@ -100,91 +137,282 @@ function showLogin() {
   };
 }
 
-// build lays out the controls and the wall from op.
+// main is the Program bus the monitors, scene tiles and keys work on.
+const main = () => op && op.buses.find((b) => b.kind === "program");
+const realScenes = (b) => (b.scenes || []).filter((s) => s !== BLACK);
+
+// Pictures: one watcher per bus or source shown, asking the server for
+// its snapshot at a rate while anything on screen shows it.
+const pics = {}; // name → {bmp, drawnAt (performance.now() of the picture), error, users: Set, fps}
+function watch(name, user, fps) {
+  let p = pics[name];
+  if (!p) {
+    p = pics[name] = { bmp: null, drawnAt: 0, error: "", users: new Map(), timer: 0, busy: false, loads: 0 };
+  }
+  p.users.set(user, fps);
+  if (!p.busy && !p.timer) fetchPic(name, 0);
+}
+function unwatch(name, user) { if (pics[name]) pics[name].users.delete(user); }
+function picFPS(p) {
+  let f = 0;
+  for (const [u, fps] of p.users) if (visible(u)) f = Math.max(f, typeof fps === "function" ? fps() : fps);
+  return f;
+}
+// visible reports whether a tile is on screen (and the page is shown).
+const seen = new WeakMap();
+const io = new IntersectionObserver((es) => { for (const e of es) seen.set(e.target, e.isIntersecting); });
+function visible(u) { return !document.hidden && u.isConnected && seen.get(u) !== false; }
+function fetchPic(name, delay) {
+  const p = pics[name];
+  clearTimeout(p.timer);
+  p.timer = setTimeout(async () => {
+    p.timer = 0;
+    const fps = picFPS(p);
+    if (fps === 0) {
+      if (p.users.size) p.timer = setTimeout(() => fetchPic(name, 0), 250); // off screen: look again later
+      return;
+    }
+    const t0 = performance.now();
+    p.busy = true;
+    let next = 1000 / fps;
+    try {
+      const resp = await fetch("/snapshot/" + encodeURIComponent(name) + "?fps=" + fps, { credentials: "same-origin", cache: "no-store" });
+      if (resp.ok) {
+        const age = +resp.headers.get("Onair-Age-Ms") || 0;
+        const bmp = await createImageBitmap(await resp.blob());
+        if (p.bmp) p.bmp.close();
+        p.bmp = bmp;
+        p.drawnAt = performance.now() - age;
+        p.error = "";
+        p.loads++;
+      } else {
+        let msg = resp.status + " " + resp.statusText;
+        try { msg = (await resp.json()).error || msg; } catch (e) { /* not JSON */ }
+        p.error = resp.status === 503 ? "waiting for the first picture" : msg;
+        p.unused = resp.status === 404;
+        next = resp.status === 404 ? 5000 : 500;
+      }
+    } catch (e) {
+      p.error = "no answer: " + e.message;
+      next = 1000;
+    }
+    p.busy = false;
+    for (const [u] of p.users) if (u.isConnected) paint(u);
+    fetchPic(name, Math.max(0, next - (performance.now() - t0)));
+  }, delay);
+}
+
+// A tile: a canvas with a label, its tally tags and its age.
+function tile(name, opts = {}) {
+  const cv = el("canvas", { width: 320, height: 180 });
+  const t = el("div", { class: "tile" + (opts.monitor ? " monitor" : ""), "data-tile": name }, cv,
+    el("div", { class: "placeholder" }),
+    el("div", { class: "label" }, el("span", { class: "name", text: opts.title || short(name) }), el("span", { class: "tags" }), el("span", { class: "age", text: "" })));
+  t.paintFrom = opts.paint || ((ctx) => drawPic(ctx, name, 0, 0, cv.width, cv.height, "contain"));
+  t.names = opts.names || (() => [name]);
+  t.fps = opts.fps || (() => +$("#tile-fps").value);
+  io.observe(t);
+  return t;
+}
+// follow makes every tile watch what it draws; tiles gone let go.
+let tiles = [];
+function rewatch() {
+  tiles = tiles.filter((t) => t.isConnected);
+  for (const p of Object.values(pics)) for (const [u] of p.users) if (!u.isConnected) p.users.delete(u);
+  for (const t of tiles) {
+    const want = new Set(t.names());
+    for (const [n, p] of Object.entries(pics)) if (p.users.has(t) && !want.has(n)) unwatch(n, t);
+    for (const n of want) watch(n, t, t.fps);
+  }
+}
+function drawPic(ctx, name, x, y, w, h, fit, crop, alpha) {
+  const p = pics[name];
+  if (!p || !p.bmp) return false;
+  const b = p.bmp;
+  let sx = 0, sy = 0, sw = b.width, sh = b.height;
+  if (crop) { // crop is in source pixels; the snapshot is scaled down
+    const k = b.width / (srcW[name] || b.width);
+    [sx, sy, sw, sh] = crop.map((v) => v * k);
+  }
+  let dx = x, dy = y, dw = w, dh = h;
+  if (fit === "contain" || fit === "cover") {
+    const s = fit === "contain" ? Math.min(w / sw, h / sh) : Math.max(w / sw, h / sh);
+    dw = sw * s; dh = sh * s; dx = x + (w - dw) / 2; dy = y + (h - dh) / 2;
+  }
+  ctx.save();
+  ctx.beginPath(); ctx.rect(x, y, w, h); ctx.clip();
+  ctx.globalAlpha = alpha === undefined ? 1 : alpha;
+  ctx.drawImage(b, sx, sy, sw, sh, dx, dy, dw, dh);
+  ctx.restore();
+  return true;
+}
+// paint redraws a tile's canvas and its placeholder.
+function paint(t) {
+  const cv = $("canvas", t);
+  const ctx = cv.getContext("2d");
+  ctx.fillStyle = "#000";
+  ctx.fillRect(0, 0, cv.width, cv.height);
+  t.paintFrom(ctx, cv);
+  const names = t.names();
+  const ps = names.map((n) => pics[n]).filter(Boolean);
+  const loaded = ps.some((p) => p.bmp);
+  const ph = $(".placeholder", t);
+  const err = ps.find((p) => p.error && !p.bmp);
+  ph.textContent = names.length === 0 ? (t.emptyText || "") : err ? err.error : loaded ? "" : "waiting for the first picture";
+  ph.hidden = ph.textContent === "";
+  t.classList.toggle("unused", ps.length > 0 && ps.every((p) => p.unused));
+  if (loaded) {
+    t.dataset.loaded = "1";
+    t.dataset.loads = ps.reduce((a, p) => a + p.loads, 0);
+  }
+}
+// ageOf is how long ago a tile's oldest picture was drawn, in ms.
+function ageOf(t) {
+  let a = -1;
+  for (const n of t.names()) {
+    const p = pics[n];
+    if (p && p.bmp) a = Math.max(a, performance.now() - p.drawnAt);
+  }
+  return a;
+}
+
 function build() {
+  tiles.forEach((t) => io.unobserve(t));
+  tiles = [];
+  op.buses.sort((a, b) => (a.kind === b.kind ? a.address.localeCompare(b.address) : a.kind === "program" ? -1 : 1));
+  const m = main();
+  const monitors = $("#monitors");
+  monitors.replaceChildren();
+  const scenesBox = $("#scenes");
+  scenesBox.replaceChildren();
+  $("#bar").hidden = !m;
+  if (m) {
+    const pvw = tile("preview", {
+      monitor: true, title: "PREVIEW", fps: () => PREVIEW_FPS,
+      names: () => (scenesOf[m.preview] || []).map((l) => l.source),
+      paint: (ctx, cv) => drawScene(ctx, cv, m.preview),
+    });
+    pvw.dataset.monitor = "preview";
+    pvw.emptyText = "no scene on preview: press a scene, or its number";
+    const pgm = tile(m.address, { monitor: true, title: "PROGRAM " + short(m.address), fps: () => MONITOR_FPS });
+    pgm.dataset.monitor = "program";
+    for (const t of [pvw, pgm]) { $("canvas", t).width = 640; $("canvas", t).height = 360; }
+    monitors.append(pvw, pgm);
+    tiles.push(pvw, pgm);
+    realScenes(m).forEach((s, i) => {
+      const st = el("button", { class: "scene-tile", "data-scene": m.address + "|" + s, title: "click: preview; double-click: take" + (i < 9 ? "; key " + (i + 1) : "") },
+        el("span", { class: "key", text: i < 9 ? String(i + 1) : "" }), el("span", { class: "name", text: short(s) }));
+      st.onclick = () => preview(m.address, s);
+      st.ondblclick = () => { preview(m.address, s).then(() => take($("#kind").value)); };
+      scenesBox.append(st);
+    });
+    $("#take").dataset.take = m.address;
+  }
+
   const controls = $("#controls");
   controls.replaceChildren();
-  // Program buses first, then AUX, each in name order.
-  op.buses.sort((a, b) => (a.kind === b.kind ? a.address.localeCompare(b.address) : a.kind === "program" ? -1 : 1));
   for (const b of op.buses) {
+    if (b === m) continue;
     const box = el("div", { class: "bus", "data-bus": b.address });
-    box.append(el("h2", {}, el("span", { text: b.address }),
-      el("span", { class: "badge " + (b.kind === "program" ? "pgm" : "aux"), text: b.kind === "program" ? "PGM" : "AUX" }),
+    const aux = b.kind !== "program";
+    box.append(el("h2", {}, el("span", { text: short(b.address) }),
+      el("span", { class: "badge " + (aux ? "aux" : "pgm"), text: aux ? "AUX" : "PGM" }),
       el("span", { class: "badge", "data-timing": b.address }),
       el("span", { class: "badge", "data-missed": b.address }),
       el("span", { class: "badge tc", "data-tc": b.address, title: "the timecode of the tick last drawn" })));
-    if (b.scenes && b.scenes.length) {
-      const pgm = el("div", { class: "row" }, el("span", { class: "label", text: "PGM" }));
-      for (const s of b.scenes) {
-        const btn = el("button", { class: "scene", text: short(s), title: "put " + s + " on air with the transition below", "data-pgm": b.address + "|" + s });
-        btn.onclick = () => sw(b.address, s);
-        pgm.append(btn);
-      }
-      box.append(pgm);
-      if (b.kind === "program") {
-        const pvw = el("div", { class: "row" }, el("span", { class: "label", text: "PVW" }));
-        for (const s of b.scenes) {
-          const btn = el("button", { class: "scene", text: short(s), title: "put " + s + " on preview", "data-pvw": b.address + "|" + s });
-          btn.onclick = () => api("POST", "/buses/" + enc(b.address) + "/preview", { scene: s }).catch((e) => log(e.message, "error"));
-          pvw.append(btn);
-        }
-        box.append(pvw);
-      }
-      const kind = el("select", { "data-kind": b.address, title: "transition" },
-        el("option", { value: "cut", text: "cut" }), el("option", { value: "fade", text: "fade" }), el("option", { value: "wipe", text: "wipe" }));
-      const dur = el("input", { class: "dur", "data-dur": b.address, value: "1s", title: "duration of a fade or wipe", inputMode: "text" });
-      const row = el("div", { class: "row" }, el("span", { class: "label", text: "" }), kind, dur);
-      if (b.kind === "program") {
-        const take = el("button", { class: "take", text: "TAKE", title: "put the preview on air with the transition", "data-take": b.address });
-        take.onclick = () => {
-          const body = { transition: kind.value };
-          if (kind.value !== "cut") body.duration = dur.value;
-          api("POST", "/buses/" + enc(b.address) + "/take", body).catch((e) => log(e.message, "error"));
-        };
-        row.append(take);
-      }
-      box.append(row);
+    const row = el("div", { class: "row" }, el("span", { class: "label", text: aux ? "shows" : "on air" }));
+    const choices = realScenes(b);
+    if (choices.length === 0) row.append(el("span", { class: "dim", text: (b.sources || []).map(short).join(" ") + " (no routes: list what it may show in the bus's routes)" }));
+    for (const s of choices) {
+      const btn = el("button", { class: "choice", text: short(s), title: "switch " + b.address + " to " + s + " with the transition", "data-choice": b.address + "|" + s });
+      btn.onclick = () => sw(b.address, s);
+      row.append(btn);
     }
+    box.append(row);
     controls.append(box);
   }
 
   const wall = $("#wall");
   wall.replaceChildren();
-  const names = op.buses.map((b) => b.address);
+  const names = op.buses.filter((b) => b !== m).map((b) => b.address);
   if ($("#show-sources").checked) names.push(...op.sources);
-  for (const n of names) wall.append(tile(n));
+  for (const n of names) {
+    const t = tile(n);
+    wall.append(t);
+    tiles.push(t);
+  }
+  rewatch();
   render();
 }
 
-function tile(name) {
-  const img = el("img", { alt: name });
-  const t = el("div", { class: "tile", "data-tile": name }, img,
-    el("div", { class: "label" }, el("span", { class: "name", text: short(name) }), el("span", { class: "tags" })));
-  let timer = 0;
-  const next = (delay) => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (!t.isConnected) return;
-      if (document.hidden) return next(1000);
-      img.src = "/snapshot/" + encodeURIComponent(name) + "?t=" + Date.now();
-    }, delay);
-  };
-  img.onload = () => { t.dataset.loaded = "1"; t.dataset.loads = (+t.dataset.loads || 0) + 1; next(TILE_PERIOD_MS); };
-  img.onerror = () => next(500); // the first snapshot is being taken, or the server went away
-  next(0);
-  return t;
+// drawScene draws a scene on a monitor from its sources' pictures, as the
+// scene places them (z order, fit, crop, opacity).
+function drawScene(ctx, cv, scene) {
+  const layers = (scenesOf[scene] || []).slice().sort((a, b) => (a.z || 0) - (b.z || 0));
+  const kx = cv.width / canvasW, ky = cv.height / canvasH;
+  for (const l of layers) {
+    const [x, y, w, h] = l.rect || [0, 0, canvasW, canvasH];
+    drawPic(ctx, l.source, x * kx, y * ky, w * kx, h * ky, l.fit, l.crop, l.opacity);
+  }
+}
+
+function onKey(e) {
+  // Keys typed into a field are the field's (a checkbox takes none).
+  if (e.target.closest && e.target.closest("input:not([type=checkbox]), select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
+  const m = main();
+  if (!m) return;
+  const k = e.key;
+  if (k >= "1" && k <= "9") {
+    const s = realScenes(m)[+k - 1];
+    if (s) preview(m.address, s);
+  } else if (k === " ") take("cut");
+  else if (k === "Enter") take($("#kind").value);
+  else if (k === "c" || k === "C") setKind("cut");
+  else if (k === "m" || k === "M") setKind("fade");
+  else if (k === "w" || k === "W") setKind("wipe");
+  else if (k === "f" || k === "F") fadeToBlack();
+  else return;
+  e.preventDefault();
+}
+function setKind(k) { $("#kind").value = k; $("#dur").disabled = k === "cut"; }
+
+function preview(bus, scene) {
+  return api("POST", "/buses/" + enc(bus) + "/preview", { scene }).catch((e) => log(e.message, "error"));
+}
+function take(kind) {
+  const m = main();
+  if (!m) return;
+  const body = { transition: kind };
+  if (kind !== "cut") body.duration = $("#dur").value;
+  api("POST", "/buses/" + enc(m.address) + "/take", body).catch((e) => log(e.message, "error"));
+}
+// fadeToBlack fades the Program bus to black, or back to the scene it left.
+function fadeToBlack() {
+  const m = main();
+  if (!m) return;
+  const d = $("#kind").value === "cut" ? "1s" : $("#dur").value;
+  const black = (m.on_air || []).includes(BLACK) || m.next === BLACK;
+  const to = black ? beforeBlack[m.address] || m.preview || realScenes(m)[0] : BLACK;
+  if (!black) beforeBlack[m.address] = m.next || (m.on_air || [])[0];
+  api("POST", "/buses/" + enc(m.address) + "/fade", { scene: to, duration: d }).catch((e) => log(e.message, "error"));
+}
+function sw(bus, scene) {
+  const kind = $("#kind").value;
+  const body = { scene };
+  if (kind !== "cut") body.duration = $("#dur").value;
+  api("POST", "/buses/" + enc(bus) + "/" + kind, body).catch((e) => log(e.message, "error"));
 }
 
 // render sets the tally borders, the buttons' states and the badges.
 function render() {
   if (!op) return;
+  const m = main();
   for (const b of op.buses) {
     const onAir = new Set(b.on_air || []);
-    document.querySelectorAll('[data-pgm^="' + CSS.escape(b.address) + '|"]').forEach((btn) => {
-      btn.classList.toggle("pgm", onAir.has(btn.dataset.pgm.split("|")[1]));
-    });
-    document.querySelectorAll('[data-pvw^="' + CSS.escape(b.address) + '|"]').forEach((btn) => {
-      btn.classList.toggle("pvw", btn.dataset.pvw.split("|")[1] === b.preview);
+    document.querySelectorAll('[data-scene^="' + CSS.escape(b.address) + '|"], [data-choice^="' + CSS.escape(b.address) + '|"]').forEach((btn) => {
+      const s = (btn.dataset.scene || btn.dataset.choice).split("|")[1];
+      btn.classList.toggle(b.kind === "program" ? "pgm" : "aux-on", onAir.has(s));
+      btn.classList.toggle("pvw", s === b.preview);
     });
     const t = $('[data-tile="' + CSS.escape(b.address) + '"]');
     if (t) {
@@ -192,9 +420,18 @@ function render() {
       const tags = $(".tags", t);
       tags.replaceChildren(el("span", { class: "badge " + (b.kind === "program" ? "pgm" : "aux"), text: b.kind === "program" ? "PGM" : "AUX" }),
         el("span", { text: (b.on_air || []).map(short).join(" → ") || (b.sources || []).map(short).join(" ") }));
-      if (b.preview) tags.append(el("span", { class: "badge pvw", text: "PVW " + short(b.preview) }));
       if (b.missed_deadlines > 0) tags.append(el("span", { class: "badge warn", text: b.missed_deadlines + " missed" }));
     }
+  }
+  if (m) {
+    const pvw = $('[data-monitor="preview"]');
+    if (pvw) {
+      pvw.classList.toggle("pvw", !!m.preview);
+      $(".tags", pvw).replaceChildren(el("span", { text: m.preview ? short(m.preview) : "" }));
+    }
+    const black = (m.on_air || []).includes(BLACK);
+    $("#ftb").classList.toggle("on", black);
+    rewatch();
   }
   for (const s of op.sources) {
     const t = $('[data-tile="' + CSS.escape(s) + '"]');
@@ -268,7 +505,7 @@ function follow() {
     f(e.data || {}, e);
     render();
   });
-  on("hello", (d) => { op = d.operator; });
+  on("hello", (d) => { op = d.operator; build(); });
   on("tally", (d) => { op.tally = d.tally; });
   on("on_air", (d) => {
     const b = op.buses.find((x) => x.address === d.bus);
@@ -296,15 +533,8 @@ function follow() {
   // onair apply changed the show on air: a bus may offer new scenes.
   on("apply", (d) => {
     log("changed on air: " + (d.changed || []).join(", ") + (d.more ? " and " + d.more + " more" : ""));
-    api("GET", "/status").then((st) => { status = st; op = st.operator; build(); }).catch((e) => log(e.message, "error"));
+    api("GET", "/status").then(async (st) => { status = st; op = st.operator; await loadPlan(); build(); }).catch((e) => log(e.message, "error"));
   });
-}
-
-function sw(bus, scene) {
-  const kind = $('[data-kind="' + CSS.escape(bus) + '"]').value;
-  const body = { scene };
-  if (kind !== "cut") body.duration = $('[data-dur="' + CSS.escape(bus) + '"]').value;
-  api("POST", "/buses/" + enc(bus) + "/" + kind, body).catch((e) => log(e.message, "error"));
 }
 
 // Timecode (SMPTE ST 12), as package timecode counts it: drop-frame at
@@ -350,12 +580,20 @@ function clock() {
   const d = new Date();
   $("#clock").textContent = d.toLocaleTimeString([], { hour12: false });
   if (op) {
-    const pgm = op.buses.find((b) => b.kind === "program");
+    const pgm = main();
     if (pgm) $("#pgm-tc").textContent = busTC(pgm.address, now) || "--:--:--:--";
     for (const b of op.buses) {
       const e = $('[data-tc="' + CSS.escape(b.address) + '"]');
       if (e) e.textContent = busTC(b.address, now);
     }
+  }
+  for (const t of tiles) {
+    const a = ageOf(t);
+    const e = $(".age", t);
+    e.textContent = a < 0 ? "" : a < 1000 ? Math.round(a) + " ms" : (a / 1000).toFixed(1) + " s";
+    e.classList.toggle("old", a > 1000);
+    t.dataset.age = a < 0 ? "" : Math.round(a);
+    if (t.dataset.monitor === "preview") paint(t); // drawn from several pictures
   }
   requestAnimationFrame(clock);
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // version is set at build time with -ldflags "-X github.com/onairhq/onair/internal/cli.version=...".
-var version = "0.1.0-dev"
+var version = defaultVersion // cmd_version.go: or the module version go install recorded
 
 // command is one subcommand of onair.
 type command struct {
@@ -74,19 +74,6 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 }
 
 func init() {
-	register(&command{
-		name:    "version",
-		summary: "Print onair's version.",
-		run: func(args []string, stdout, stderr io.Writer) int {
-			c := commands["version"]
-			fs := newFlags(c, stderr)
-			if rc := parseFlags(fs, args); rc >= 0 {
-				return rc
-			}
-			fmt.Fprintf(stdout, "onair %s\n", version)
-			return 0
-		},
-	})
 	register(&command{
 		name:    "help",
 		summary: "Show the list of commands, or one command's usage.",

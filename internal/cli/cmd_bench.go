@@ -92,9 +92,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		running.Stop()
 		return 1
 	}
+	stopWarm := during(stderr, "onair bench: warming up", *warmup)
 	select {
 	case <-time.After(*warmup):
+		stopWarm()
 	case <-running.Failed():
+		stopWarm()
 		return fail()
 	}
 	var profile *os.File
@@ -111,7 +114,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	groups := bench.GroupsOf(p)
 	a := bench.Take(running, groups)
 	errsBefore := switchErrs.Load()
+	stopWin := during(stderr, "onair bench: measuring", *window)
 	devices := bench.SampleDevice(running, *window)
+	stopWin()
 	b := bench.Take(running, groups)
 	if profile != nil {
 		pprof.StopCPUProfile()

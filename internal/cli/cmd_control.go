@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/nodes/show"
@@ -24,8 +23,8 @@ func init() {
 	})
 	register(&command{
 		name:    "cut",
-		summary: "Put a scene on a bus of a running show: a cut, or a fade or wipe with -fade/-wipe.",
-		usage:   "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-fade D | -wipe D] [-at TIMECODE] BUS SCENE",
+		summary: "Put a scene on a bus of a running show (on an AUX bus, one of its routes: a scene or a source): a cut, or a fade or wipe with -fade/-wipe.",
+		usage:   "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-fade D | -wipe D] [-at TIMECODE] BUS SCENE|SOURCE",
 		run:     runCut,
 	})
 }
@@ -34,7 +33,7 @@ func init() {
 type controlCLI struct {
 	fs         *flag.FlagSet
 	client     control.Client
-	fade, wipe time.Duration
+	fade, wipe string // durations as written: the show reads them (frames or seconds)
 	json       bool
 	watch      bool
 	at         string
@@ -50,22 +49,22 @@ func newControlCLI(c *command, stderr io.Writer) *controlCLI {
 		cc.fs.BoolVar(&cc.watch, "watch", false, "follow the show's events (switches, tally, source errors, missed deadlines) as they happen, until Ctrl-C")
 	}
 	if c.name == "cut" {
-		cc.fs.DurationVar(&cc.fade, "fade", 0, "fade to the scene over this duration instead of cutting")
-		cc.fs.DurationVar(&cc.wipe, "wipe", 0, "wipe to the scene over this duration instead of cutting")
+		cc.fs.StringVar(&cc.fade, "fade", "", "fade to the scene over this duration instead of cutting: frames (15f, or 15) or seconds (0.5s, 500ms)")
+		cc.fs.StringVar(&cc.wipe, "wipe", "", "wipe to the scene over this duration instead of cutting: frames (15f, or 15) or seconds (0.5s, 500ms)")
 		cc.fs.StringVar(&cc.at, "at", "", "switch on exactly the tick of this `TIMECODE` (HH:MM:SS:FF, HH:MM:SS;FF at drop-frame rates; onair status shows the show's) instead of the next; a tick already drawn is refused")
 	}
 	return cc
 }
 
 // transition is the kind and duration -fade and -wipe ask for.
-func (cc *controlCLI) transition() (string, time.Duration) {
+func (cc *controlCLI) transition() (string, string) {
 	switch {
-	case cc.fade > 0:
+	case cc.fade != "":
 		return "fade", cc.fade
-	case cc.wipe > 0:
+	case cc.wipe != "":
 		return "wipe", cc.wipe
 	}
-	return "cut", 0
+	return "cut", ""
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
@@ -118,11 +117,7 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: onair cut [-fade D | -wipe D] BUS SCENE   (for example: onair cut bus.pgm scene.grid)")
 		return 2
 	}
-	if cc.fade < 0 || cc.wipe < 0 {
-		fmt.Fprintln(stderr, "onair cut: -fade and -wipe take a positive duration, such as 500ms")
-		return 2
-	}
-	if cc.fade > 0 && cc.wipe > 0 {
+	if cc.fade != "" && cc.wipe != "" {
 		fmt.Fprintln(stderr, "onair cut: -fade and -wipe exclude each other")
 		return 2
 	}
@@ -135,8 +130,8 @@ func runCut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s %s to %s at %s\n", kind, a[0], a[1], cc.at)
 		return 0
 	}
-	if d > 0 {
-		fmt.Fprintf(stdout, "%s %s to %s over %v\n", kind, a[0], a[1], d)
+	if d != "" {
+		fmt.Fprintf(stdout, "%s %s to %s over %s\n", kind, a[0], a[1], d)
 	} else {
 		fmt.Fprintf(stdout, "cut %s to %s\n", a[0], a[1])
 	}

@@ -22,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "diff",
 		summary: "Show what changes between two shows or saved plans: create, update in place, replace, delete, and which buses glitch.",
-		usage: "[-json] [-detailed-exitcode] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... OLD NEW\n\n" +
+		usage: "[-json] [-detailed-exitcode] [-backend auto|cuda|cpu] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... OLD NEW\n\n" +
 			"OLD and NEW are each a show (a .hcl file or a directory) or a plan saved with\n" +
 			"onair plan -out (recognised by its content). A saved plan must have been written\n" +
 			"by this onair: one from another version, or a corrupt one, is refused; compile\n" +
@@ -37,7 +37,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the diff as JSON")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	profile := fs.String("profile", "", "capacity profile `NAME` to compile shows against, overriding theirs")
-	backend := fs.String("backend", "", "compile shows for `BACKEND` ("+strings.Join(backends.Names(), " or ")+"); default: the saved plan's when one side is a saved plan, else "+backends.All()[0].Name)
+	backend := fs.String("backend", "", "compile shows for `BACKEND` ("+strings.Join(backends.Names(), " or ")+", or auto: the first usable here); default: the saved plan's when one side is a saved plan, else "+backends.All()[0].Name)
 	vf := addVarFlags(fs)
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -48,7 +48,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *backend != "" {
-		if _, err := backends.Lookup(*backend); err != nil {
+		if _, err := compileBackend(*backend); err != nil {
 			fmt.Fprintf(stderr, "onair diff: -backend: %v\n", err)
 			return 2
 		}
@@ -70,7 +70,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 					}
 				}
 			}
-			target, err := backends.Lookup(be)
+			target, err := compileBackend(be)
 			if err != nil { // a saved plan of a backend this build lacks
 				fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
 				return 1

@@ -58,7 +58,7 @@ func TestDiffCommand(t *testing.T) {
 		rc   int
 		in   string
 	}{
-		{"no change", []string{"diff", td + "old.hcl", td + "old.hcl"}, 0, "No changes"},
+		{"no change", []string{"diff", td + "old.hcl", td + "old.hcl"}, 0, "are the same plan"},
 		{"no change, detailed", []string{"diff", "-detailed-exitcode", td + "old.hcl", td + "scene-cut/../old.hcl"}, 0, "No changes"},
 		{"changes", []string{"diff", td + "old.hcl", td + "path-replace/new.hcl"}, 0, "-/+ source.vt: replace, raw_video_file_cuda.path forces replacement"},
 		{"changes, detailed", []string{"diff", "-detailed-exitcode", td + "old.hcl", td + "path-replace/new.hcl"}, 2, "! bus.pgm glitches: source.vt (replaced)"},

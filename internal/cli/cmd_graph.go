@@ -11,7 +11,7 @@ func init() {
 	register(&command{
 		name:    "graph",
 		summary: "Print a show's compiled graph for Graphviz (dot) or Mermaid: formats and queue sizes on edges, event loops as clusters.",
-		usage:   "[-format dot|mermaid] [-backend cuda|cpu] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
+		usage:   "[-format dot|mermaid] [-backend auto|cuda|cpu] [-profile NAME] [-trace PASS] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
 		run:     runGraph,
 	})
 }

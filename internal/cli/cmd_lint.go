@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "lint",
 		summary: "Check shows against the compiler's checks and the lint rules; exit 1 on errors (or warnings with -strict).",
-		usage: "[-format text|json|sarif|github] [-strict] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... PATH...\n" +
+		usage: "[-format text|json|sarif|github] [-strict] [-backend auto|cuda|cpu] [-profile NAME] [-var NAME=VALUE]... [-var-file FILE]... PATH...\n" +
 			"       onair lint -explain [RULE-ID]...\n\n" +
 			"Each PATH is a show: a .hcl file, or a directory whose .hcl files make one show.\n" +
 			"A directory in which several files each hold a show block is a directory of shows;\n" +
@@ -32,7 +32,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print what the named rules check (all rules when none is named) and exit")
 	profile := fs.String("profile", "", "capacity profile `NAME` to check against, overriding the show's")
 	vf := addVarFlags(fs)
-	backend := fs.String("backend", backends.All()[0].Name, "check shows as compiled for `BACKEND`: "+strings.Join(backends.Names(), " or "))
+	backend := fs.String("backend", backends.All()[0].Name, "check shows as compiled for `BACKEND`: "+strings.Join(backends.Names(), " or ")+", or auto (the first usable here)")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -49,7 +49,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	}
 	shows := lang.SplitShows(fs.Args())
 	report := &lint.Report{Files: map[string][]byte{}, Rules: lint.Infos(), ToolVersion: version}
-	be, err := backends.Lookup(*backend)
+	be, err := compileBackend(*backend)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair lint: -backend: %v\n", err)
 		return 2

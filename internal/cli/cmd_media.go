@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
@@ -131,6 +134,10 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
+	// Ctrl-C or a SIGTERM stops the work (and ffmpeg) and leaves nothing.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(stderr, "onair media: "+*out, n)
 	if encoded {
 		g := *gop
 		if g == 0 {
@@ -140,25 +147,33 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		if *kind == "ts" {
 			container = "ts"
 		}
-		cfg := media.EncodeConfig{Path: *out, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate, Noise: *noise}
-		if err := media.Encode(cfg, tp, n); err != nil {
-			fmt.Fprintf(stderr, "onair media: %v\n", err)
+		err := replaceFile(ctx, *out, func(path string) error {
+			cfg := media.EncodeConfig{Path: path, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate, Noise: *noise}
+			return media.EncodeContext(ctx, cfg, tp, n, prog.frame)
+		})
+		prog.done()
+		if err != nil {
+			fmt.Fprintf(stderr, "onair media: %v\n", mediaErr(ctx, *out, err))
 			return 1
 		}
 		fmt.Fprintf(stdout, "%s: %d frames %dx%d %v at %v fps (%s %s, IDR every %d, %s)\n", *out, n, w, h, f, r, *codec, container, g, p)
 		return 0
 	}
-	if err := writeMedia(*out, *kind, tp, f, w, h, r, n); err != nil {
-		fmt.Fprintf(stderr, "onair media: %v\n", err)
+	err = replaceFile(ctx, *out, func(path string) error { return writeMedia(ctx, path, *kind, tp, f, w, h, r, n, prog.frame) })
+	prog.done()
+	if err != nil {
+		fmt.Fprintf(stderr, "onair media: %v\n", mediaErr(ctx, *out, err))
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: %d frames %dx%d %v at %v fps (%s, %s)\n", *out, n, w, h, f, r, *kind, p)
 	return 0
 }
 
-func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int) (err error) {
-	// Written beside the target and renamed over it once whole: a full
-	// disk or an interrupt never leaves a clip cut short under its name.
+// replaceFile has write make final's content at a temporary name beside
+// it, renamed over final once write returns without error: a full disk, a
+// failure or an interrupt never leaves a clip cut short under its name,
+// and the temporary file is removed.
+func replaceFile(ctx context.Context, final string, write func(path string) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("%w (check that the directory exists)", err)
@@ -166,6 +181,9 @@ func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h 
 	path := tmp.Name()
 	tmp.Close()
 	defer func() {
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err == nil {
 			if err = os.Chmod(path, 0o644); err == nil {
 				err = os.Rename(path, final)
@@ -175,6 +193,18 @@ func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h 
 			os.Remove(path)
 		}
 	}()
+	return write(path)
+}
+
+// mediaErr says what an interrupt left: nothing.
+func mediaErr(ctx context.Context, final string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %s was not written (nothing is left behind)", final)
+	}
+	return err
+}
+
+func writeMedia(ctx context.Context, path, kind string, tp *media.TestPattern, f frame.Format, w, h int, r frame.Rational, n int, progress func(int)) (err error) {
 	fr, err := frame.New(f, w, h)
 	if err != nil {
 		return err
@@ -184,7 +214,7 @@ func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h 
 		if err != nil {
 			return err
 		}
-		for i := 0; i < n; i++ {
+		for i := 0; i < n && ctx.Err() == nil; i++ {
 			if err := tp.Next(fr); err != nil {
 				rec.Close()
 				return err
@@ -193,6 +223,7 @@ func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h 
 				rec.Close()
 				return err
 			}
+			progress(i + 1)
 		}
 		return rec.Close()
 	}
@@ -206,13 +237,14 @@ func writeMedia(final, kind string, tp *media.TestPattern, f frame.Format, w, h 
 		}
 	}()
 	bw := bufio.NewWriterSize(file, 4<<20)
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && ctx.Err() == nil; i++ {
 		if err := tp.Next(fr); err != nil {
 			return err
 		}
 		if _, err := fr.WriteTo(bw); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		progress(i + 1)
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "Compile a show into a plan and show it: nodes, loops, threads, fusions and estimates against the GPU profile. Exit 1 when the show has errors or a check fails.",
-		usage:   "[-json] [-out FILE] [-summary] [-backend cuda|cpu] [-profile NAME] [-trace PASS] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
+		usage:   "[-json] [-out FILE] [-summary] [-backend auto|cuda|cpu] [-profile NAME] [-trace PASS] [-var NAME=VALUE]... [-var-file FILE]... PATH...",
 		run:     runPlan,
 	})
 }
@@ -35,7 +35,7 @@ type compileFlags struct {
 func addCompileFlags(fs *flag.FlagSet) *compileFlags {
 	return &compileFlags{
 		vars:    addVarFlags(fs),
-		backend: fs.String("backend", backends.All()[0].Name, "compile for the `BACKEND`: "+strings.Join(backends.Names(), " or ")),
+		backend: fs.String("backend", backends.All()[0].Name, "compile for the `BACKEND`: "+strings.Join(backends.Names(), " or ")+", or auto (the first usable here, as onair run picks)"),
 		profile: fs.String("profile", "", "compare against capacity profile `NAME` instead of the show's ("+strings.Join(compiler.ProfileNames(), ", ")+")"),
 		trace:   fs.String("trace", "", "print the graph after pass `PASS` on stderr (all: after every pass): "+strings.Join(compiler.PassNames(), ", ")),
 	}
@@ -43,7 +43,7 @@ func addCompileFlags(fs *flag.FlagSet) *compileFlags {
 
 // check validates the flag values; it returns 2 (usage error) or -1.
 func (cf *compileFlags) check(name string, stderr io.Writer) int {
-	if _, err := backends.Lookup(*cf.backend); err != nil {
+	if _, err := compileBackend(*cf.backend); err != nil {
 		fmt.Fprintf(stderr, "onair %s: -backend: %v\n", name, err)
 		return 2
 	}
@@ -66,10 +66,23 @@ func (cf *compileFlags) check(name string, stderr io.Writer) int {
 	return -1
 }
 
+// compileBackend is the backend -backend names: one of the table's, or
+// auto, the first usable on this machine (as onair run picks it).
+func compileBackend(name string) (*backends.Backend, error) {
+	if name != "auto" {
+		return backends.Lookup(name)
+	}
+	be, why := backends.Auto()
+	if be == nil {
+		return nil, fmt.Errorf("%s; name one of %s", why, strings.Join(backends.Names(), ", "))
+	}
+	return be, nil
+}
+
 // compileShow loads and compiles a show, printing diagnostics on stderr.
 // It returns the result and 0, or 1 when the show or a check has errors.
 func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler.Result, int) {
-	be, err := backends.Lookup(*cf.backend)
+	be, err := compileBackend(*cf.backend)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair: -backend: %v\n", err)
 		return nil, 2

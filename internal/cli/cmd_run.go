@@ -551,7 +551,7 @@ func checkCue(p *plan.Plan, cu cue) error {
 		bus = "bus." + bus
 	}
 	scene := cu.scene
-	if !strings.HasPrefix(scene, "scene.") {
+	if !strings.HasPrefix(scene, "scene.") && !strings.HasPrefix(scene, "source.") { // an AUX bus may route to a source
 		scene = "scene." + scene
 	}
 	for _, n := range p.Nodes {

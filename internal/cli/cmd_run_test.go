@@ -417,6 +417,9 @@ func TestStatusAndCutCommands(t *testing.T) {
 	if rc, msg, errs := runCLI(t, "cut", "-addr", addr, "-fade", "300ms", "bus.pgm", "scene.b"); rc != 0 || !strings.Contains(msg, "fade bus.pgm to scene.b") {
 		t.Errorf("onair cut: rc=%d %s %s", rc, msg, errs)
 	}
+	if rc, _, errs := runCLI(t, "cut", "-addr", addr, "-fade", "soon", "bus.pgm", "scene.b"); rc != 1 || !strings.Contains(errs, "write frames (15f, or 15)") {
+		t.Errorf("onair cut -fade soon: rc=%d %s", rc, errs)
+	}
 	if rc, _, errs := runCLI(t, "cut", "-addr", addr, "bus.pgm", "scene.z"); rc != 1 || !strings.Contains(errs, "scene.a, scene.b") {
 		t.Errorf("onair cut to an unknown scene: rc=%d %s", rc, errs)
 	}
@@ -448,6 +451,11 @@ func TestStatusAndCutCommands(t *testing.T) {
 		t.Errorf("onair cut -at a timecode that does not exist: rc=%d %s", rc, errs)
 	}
 	waitStatus(t, addr, "the cut at "+at, func(_ uint64, onAir string) bool { return onAir == "scene.a" })
+	// A duration in frames, read by the show at its rate.
+	if rc, msg, errs := runCLI(t, "cut", "-addr", addr, "-wipe", "15f", "bus.pgm", "scene.b"); rc != 0 || !strings.Contains(msg, "wipe bus.pgm to scene.b over 15f") {
+		t.Errorf("onair cut -wipe 15f: rc=%d %s %s", rc, msg, errs)
+	}
+	waitStatus(t, addr, "the wipe of 15 frames to scene.b", func(_ uint64, onAir string) bool { return onAir == "scene.b" })
 	if rc := bg.interrupt(t); rc != 0 {
 		t.Fatalf("run: rc=%d\n%s", rc, bg.errs.String())
 	}

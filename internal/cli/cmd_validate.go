@@ -58,10 +58,20 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	} else {
 		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))
 		if !diags.HasErrors() {
+			warnings := 0
+			for _, d := range diags {
+				if d.Severity == hcl.DiagWarning {
+					warnings++
+				}
+			}
+			with := "."
+			if warnings > 0 {
+				with = ", with " + plural(warnings, "warning") + " (above)."
+			}
 			if len(shows) == 1 {
-				io.WriteString(stdout, "The show is valid.\n")
+				fmt.Fprintf(stdout, "The show is valid%s\n", with)
 			} else {
-				fmt.Fprintf(stdout, "The %d shows are valid.\n", len(shows))
+				fmt.Fprintf(stdout, "The %d shows are valid%s\n", len(shows), with)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func TestValidateExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"valid", []string{"validate", "lang/testdata/good/dir"}, 0, "The show is valid.", ""},
-		{"warnings only", []string{"validate", "examples/cpu-demo.hcl"}, 0, "The show is valid.", ""},
+		{"warnings only", []string{"validate", "examples/cpu-demo.hcl"}, 0, "The show is valid, with 1 warning (above).", "warning: Media files not found"},
 		{"errors", []string{"validate", "lang/testdata/bad/multi_errors.hcl"}, 1, "", "lang/testdata/bad/multi_errors.hcl:10:25: error: Invalid value"},
 		{"var flags", []string{"validate", "-var", "cams=1", "-var-file", varFile, "lang/testdata/good/features.hcl"}, 0, "valid", ""},
 		{"bad var value", []string{"validate", "-var", "cams=0", "lang/testdata/good/features.hcl"}, 1, "", "Need at least one camera."},

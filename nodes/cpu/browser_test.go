@@ -178,9 +178,9 @@ func TestThePageInABrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-tile="source.one"][data-loaded="1"]`),
 		chromedp.WaitVisible(`[data-tile="source.two"][data-loaded="1"]`),
 		chromedp.WaitVisible(`[data-tile="source.three"][data-loaded="1"]`),
-		chromedp.Click(`[data-pvw="bus.pgm|scene.two"]`),
+		chromedp.Click(`[data-scene="bus.pgm|scene.two"]`),
 		chromedp.WaitVisible(`[data-tile="source.two"].pvw`),
-		chromedp.WaitVisible(`[data-pvw="bus.pgm|scene.two"].pvw`),
+		chromedp.WaitVisible(`[data-scene="bus.pgm|scene.two"].pvw`),
 	)
 	// The header's Program timecode runs with the bus's: within a second
 	// of the tick the bus last drew.
@@ -191,6 +191,9 @@ func TestThePageInABrowser(t *testing.T) {
 	if d := r.Diff(r.Frame(tc), r.Frame(last)); err != nil || lerr != nil || d < -r.Nominal || d > r.Nominal {
 		t.Errorf("the page shows the Program timecode %q (%v); the bus drew %s last", pgmTC, err, last)
 	}
+	// The source tiles sit below the monitors: bring them on screen.
+	scrollTo := chromedp.Evaluate[bool](`(document.querySelector('[data-tile="source.one"]').scrollIntoView({block: "center"}), true)`)
+	value(t, ctx, "scrolling to the source tiles", scrollTo)
 	before := value(t, ctx, "a screenshot before the take", chromedp.CaptureScreenshot())
 	if c := borderColour(t, ctx, before, "source.one"); !isRed(c) {
 		t.Errorf("before the take, source.one (on Program) has a %v border, want red", c)
@@ -213,13 +216,14 @@ func TestThePageInABrowser(t *testing.T) {
 	do(t, ctx, "the tally after the take",
 		chromedp.WaitVisible(`[data-tile="source.two"].pgm`),
 		chromedp.WaitVisible(`[data-tile="source.one"].pvw`),
-		chromedp.WaitVisible(`[data-pgm="bus.pgm|scene.two"].pgm`))
+		chromedp.WaitVisible(`[data-scene="bus.pgm|scene.two"].pgm`))
 	// Two more snapshots of the Program tile, so that it shows the take.
 	loads := func() int {
 		return value(t, ctx, "the Program tile's snapshots", chromedp.Evaluate[int](`+document.querySelector('[data-tile="bus.pgm"]').dataset.loads`))
 	}
 	n := loads()
 	testwait.Until(t, generous, "the Program tile to take two new snapshots after the take", func() bool { return loads() >= n+2 })
+	value(t, ctx, "scrolling to the source tiles", scrollTo)
 	after := value(t, ctx, "a screenshot after the take", chromedp.CaptureScreenshot())
 	if c := borderColour(t, ctx, after, "source.two"); !isRed(c) {
 		t.Errorf("after the take, source.two (on Program) has a %v border, want red", c)
@@ -227,8 +231,10 @@ func TestThePageInABrowser(t *testing.T) {
 	if c := borderColour(t, ctx, after, "source.one"); !isGreen(c) {
 		t.Errorf("after the take, source.one (on preview) has a %v border, want green", c)
 	}
-	if golden.Updating() {
-		if err := os.WriteFile("../../docs/multiviewer.png", after, 0o644); err != nil {
+	if golden.Updating() { // the README's picture: the page from its top
+		value(t, ctx, "scrolling to the top", chromedp.Evaluate[bool](`(window.scrollTo(0, 0), true)`))
+		top := value(t, ctx, "a screenshot of the page", chromedp.CaptureScreenshot())
+		if err := os.WriteFile("../../docs/multiviewer.png", top, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -241,7 +247,7 @@ func TestThePageInABrowser(t *testing.T) {
 	if err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{both}, Updates: addScenes(s, map[string][]string{"bus.pgm": {"scene.both"}})}, pj); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "the page offering the added scene", chromedp.WaitVisible(`[data-pgm="bus.pgm|scene.both"]`), chromedp.WaitVisible(`[data-pvw="bus.pgm|scene.both"]`))
+	do(t, ctx, "the page offering the added scene", chromedp.WaitVisible(`[data-scene="bus.pgm|scene.both"]`))
 
 	// A phone: the page fits its width, with the tiles in two columns.
 	type fitting struct{ Scroll, Width, Cols float64 }

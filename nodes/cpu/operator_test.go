@@ -263,7 +263,8 @@ func TestOperatorBadInput(t *testing.T) {
 		{"/buses/pgm/take", `{}`, 400, "no scene on preview: set one first"},
 		{"/buses/mon/take", `{}`, 400, "only Program buses have a preview"},
 		{"/buses/nope/take", `{}`, 404, "no bus"},
-		{"/buses/pgm/take", `{"transition":"fade","duration":"forever"}`, 400, "Go duration"},
+		{"/buses/pgm/take", `{"transition":"fade","duration":"forever"}`, 400, "not a duration; write frames (15f, or 15)"},
+		{"/buses/pgm/take", `{"transition":"fade","duration":"2.5f"}`, 400, "frames are a whole number"},
 		{"/buses/pgm/preview", `[1,2]`, 400, "malformed request body"},
 		{"/buses/pgm/preview", strings.Repeat("{", 100000), 413, "larger than"},
 	}

@@ -97,7 +97,7 @@ func TestSwitchAtATimecodeOverHTTP(t *testing.T) {
 	}
 	// onair cut -at: the client, from the CLI.
 	next := s.State.TimecodeAt(status().Timecode.Tick + 30).String()
-	if err := c.SwitchAt("pgm", "scene.one", "cut", 0, next); err != nil {
+	if err := c.SwitchAt("pgm", "scene.one", "cut", "", next); err != nil {
 		t.Fatal(err)
 	}
 	waitShow(t, s, "the second switch drawn", func(sum show.Summary) bool {
@@ -138,7 +138,7 @@ func TestSwitchAtATimecodeOverHTTP(t *testing.T) {
 			t.Errorf("POST cut %s: %d %s; want %d with %q", cs.body, code, body, cs.code, cs.msg)
 		}
 	}
-	if err := c.SwitchAt("pgm", "scene.two", "cut", 0, at); err == nil || !strings.Contains(err.Error(), "late") {
+	if err := c.SwitchAt("pgm", "scene.two", "cut", "", at); err == nil || !strings.Contains(err.Error(), "late") {
 		t.Errorf("onair cut -at a past tick: %v", err)
 	}
 }

@@ -59,7 +59,12 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 	if log != nil {
 		b.log = log
 	}
-	b.gpu = newGPUMonitor()
+	b.gpu = newGPUMonitor(p.Canvas.Int("gpus")) // NVML for each GPU the plan spans
+	if n := p.Canvas.Int("gpus"); n > 1 {
+		// The plan's GPU placement is not run yet (issue 30): say so
+		// rather than let the operator believe the load is spread.
+		b.log.Warn("the CUDA backend runs every node on GPU 0; the plan's placement over several GPUs is shown and monitored, not yet run", "gpus", n)
+	}
 	sb := b.show()
 	sb.Device = func() any {
 		st := b.gpu.Read()

@@ -58,3 +58,42 @@ func TestDecodeMetrics(t *testing.T) {
 		t.Errorf("%d samples, want %d", len(got), 2+8*2)
 	}
 }
+
+// A show on two GPUs of one model has each GPU's gauges as a series of its
+// own (labelled by device); a show on one keeps the GPU's name alone.
+func TestGPUMetricsByDevice(t *testing.T) {
+	two := GPUStatus{GPUReading: GPUReading{Name: "H200", DecoderPercent: 90}, GPUs: []GPUReading{
+		{Device: 0, Name: "H200", DecoderPercent: 90},
+		{Device: 1, Name: "H200", DecoderPercent: 40},
+	}}
+	got := map[string]float64{}
+	two.collectGPUs(func(x metrics.Sample) {
+		key := x.Name
+		for _, l := range x.Labels {
+			key += "{" + l[0] + "=" + l[1] + "}"
+		}
+		if _, dup := got[key]; dup {
+			t.Errorf("%s emitted twice", key)
+		}
+		got[key] = x.Value
+	})
+	if got["onair_gpu_decoder_utilization_ratio{gpu=H200}{device=0}"] != 0.9 || got["onair_gpu_decoder_utilization_ratio{gpu=H200}{device=1}"] != 0.4 {
+		t.Errorf("decoder gauges by device: %v", got)
+	}
+	if len(got) != 1+7*2 {
+		t.Errorf("%d samples, want %d", len(got), 1+7*2)
+	}
+	one := GPUStatus{GPUReading: GPUReading{Name: "H200", DecoderPercent: 90}}
+	n := 0
+	one.collectGPUs(func(x metrics.Sample) {
+		n++
+		for _, l := range x.Labels {
+			if l[0] == "device" {
+				t.Errorf("%s labelled by device on a show of one GPU", x.Name)
+			}
+		}
+	})
+	if n != 1+7 {
+		t.Errorf("%d samples on one GPU, want 8", n)
+	}
+}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -10,10 +11,29 @@ import (
 	"github.com/onairhq/onair/metrics"
 )
 
-// GPUStatus is what NVML reports of the GPU a show runs on: in /status
-// under "device", and as onair_gpu_* metrics.
+// GPUStatus is what NVML reports of the GPU a show runs on (device 0): in
+// /status under "device", and as onair_gpu_* metrics; for a show on several
+// GPUs (canvas gpus), each of them under "gpus".
 type GPUStatus struct {
-	Name string `json:"name"`
+	GPUReading
+	// GPUs is every GPU of a show on several, device 0 first; empty on one.
+	GPUs []GPUReading `json:"gpus,omitempty"`
+	// PageLockedHostBytes is the host memory onair holds page-locked
+	// through CUDA (cuda.PageLockedBytes): not in /proc's VmLck or VmPin.
+	PageLockedHostBytes int64 `json:"page_locked_host_bytes"`
+	// DecodeLoops are the decode loops' counters since they started (not
+	// decoders on threads of their own).
+	DecodeLoops []DecodeLoopStatus `json:"decode_loops,omitempty"`
+	// RecordedFiles and RecordedBytes are the HEVC and H.264 files held in
+	// memory for looping (es.Recordings), and the bytes kept for them.
+	RecordedFiles int   `json:"recorded_files"`
+	RecordedBytes int64 `json:"recorded_bytes"`
+}
+
+// GPUReading is NVML's reading of one GPU.
+type GPUReading struct {
+	Device int    `json:"device"` // its index, as canvas gpus counts them
+	Name   string `json:"name"`
 	// Utilization is the percent of the last sample period the GPU,
 	// its memory interface and its decoders (NVDEC) were busy.
 	GPUPercent     uint32 `json:"gpu_percent"`
@@ -26,19 +46,9 @@ type GPUStatus struct {
 	// (RX) and from it (TX).
 	PCIeRxBytesPerSec uint64 `json:"pcie_rx_bytes_per_sec"`
 	PCIeTxBytesPerSec uint64 `json:"pcie_tx_bytes_per_sec"`
-	// PageLockedHostBytes is the host memory onair holds page-locked
-	// through CUDA (cuda.PageLockedBytes): not in /proc's VmLck or VmPin.
-	PageLockedHostBytes int64 `json:"page_locked_host_bytes"`
 	// Error says why a reading failed (no NVML on this machine); the other
 	// NVML fields are then zero.
 	Error string `json:"error,omitempty"`
-	// DecodeLoops are the decode loops' counters since they started (not
-	// decoders on threads of their own).
-	DecodeLoops []DecodeLoopStatus `json:"decode_loops,omitempty"`
-	// RecordedFiles and RecordedBytes are the HEVC and H.264 files held in
-	// memory for looping (es.Recordings), and the bytes kept for them.
-	RecordedFiles int   `json:"recorded_files"`
-	RecordedBytes int64 `json:"recorded_bytes"`
 }
 
 // DecodeLoopStatus is one decode loop's counters since it started: the
@@ -120,37 +130,57 @@ func (s GPUStatus) collectDecode(emit func(metrics.Sample)) {
 func (s GPUStatus) PageLocked() int64 { return s.PageLockedHostBytes }
 
 // gpuMonitor reads NVML (loaded at run time: libnvidia-ml.so.1 comes with
-// the driver) for device 0.
+// the driver) for the show's GPUs: devices 0 to canvas gpus-1.
 type gpuMonitor struct {
-	mu  sync.Mutex
-	dev nvml.Device
-	err string
+	mu   sync.Mutex
+	devs []nvml.Device
+	err  string
 }
 
-func newGPUMonitor() *gpuMonitor {
+func newGPUMonitor(n int) *gpuMonitor {
 	m := &gpuMonitor{}
 	if ret := nvml.Init(); ret != nvml.SUCCESS {
 		m.err = fmt.Sprintf("NVML: %v (is libnvidia-ml.so.1 installed with the driver?)", nvml.ErrorString(ret))
 		return m
 	}
-	dev, ret := nvml.DeviceGetHandleByIndex(0)
-	if ret != nvml.SUCCESS {
-		m.err = fmt.Sprintf("NVML: device 0: %v", nvml.ErrorString(ret))
-		nvml.Shutdown()
-		return m
+	for i := range max(n, 1) {
+		dev, ret := nvml.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			m.err = fmt.Sprintf("NVML: device %d: %v", i, nvml.ErrorString(ret))
+			nvml.Shutdown()
+			m.devs = nil
+			return m
+		}
+		m.devs = append(m.devs, dev)
 	}
-	m.dev = dev
 	return m
 }
 
-// Read samples the GPU now.
+// Read samples the GPUs now.
 func (m *gpuMonitor) Read() GPUStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.dev == nil {
-		return GPUStatus{Error: m.err, PageLockedHostBytes: gpu.PageLockedBytes()}
-	}
 	s := GPUStatus{PageLockedHostBytes: gpu.PageLockedBytes()}
+	if len(m.devs) == 0 {
+		s.Error = m.err
+		return s
+	}
+	for i, dev := range m.devs {
+		r := readGPU(dev)
+		r.Device = i
+		if i == 0 {
+			s.GPUReading = r
+		}
+		if len(m.devs) > 1 {
+			s.GPUs = append(s.GPUs, r)
+		}
+	}
+	return s
+}
+
+// readGPU samples one GPU.
+func readGPU(dev nvml.Device) GPUReading {
+	var s GPUReading
 	var errs []string
 	note := func(what string, ret nvml.Return) {
 		if ret != nvml.SUCCESS {
@@ -158,19 +188,19 @@ func (m *gpuMonitor) Read() GPUStatus {
 		}
 	}
 	var ret nvml.Return
-	s.Name, ret = m.dev.GetName()
+	s.Name, ret = dev.GetName()
 	note("name", ret)
-	u, ret := m.dev.GetUtilizationRates()
+	u, ret := dev.GetUtilizationRates()
 	note("utilization", ret)
 	s.GPUPercent, s.MemoryPercent = u.Gpu, u.Memory
-	s.DecoderPercent, _, ret = m.dev.GetDecoderUtilization()
+	s.DecoderPercent, _, ret = dev.GetDecoderUtilization()
 	note("decoder utilization", ret)
-	mem, ret := m.dev.GetMemoryInfo()
+	mem, ret := dev.GetMemoryInfo()
 	note("memory", ret)
 	s.MemoryUsedBytes, s.MemoryTotalBytes = mem.Used, mem.Total
-	rx, ret := m.dev.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES)
+	rx, ret := dev.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES)
 	note("PCIe RX", ret)
-	tx, ret := m.dev.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES)
+	tx, ret := dev.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES)
 	note("PCIe TX", ret)
 	s.PCIeRxBytesPerSec, s.PCIeTxBytesPerSec = uint64(rx)*1024, uint64(tx)*1024 // NVML counts KB/s
 	if len(errs) > 0 {
@@ -180,14 +210,27 @@ func (m *gpuMonitor) Read() GPUStatus {
 }
 
 // Collect emits the reading as metrics.
-func (m *gpuMonitor) Collect(emit func(metrics.Sample)) {
-	s := m.Read()
+func (m *gpuMonitor) Collect(emit func(metrics.Sample)) { m.Read().collectGPUs(emit) }
+
+// collectGPUs emits what the host holds page-locked and each GPU's
+// reading: labelled by the GPU's name, and on a show of several GPUs by
+// its index (device) too, so that two GPUs of one model are two series.
+func (s GPUStatus) collectGPUs(emit func(metrics.Sample)) {
 	emit(metrics.Sample{Name: "onair_page_locked_host_bytes", Help: "Host memory onair holds page-locked through CUDA (not in VmLck or VmPin).",
 		Kind: metrics.Gauge, Value: float64(s.PageLockedHostBytes)})
-	if s.Error != "" && s.Name == "" {
+	if len(s.GPUs) == 0 {
+		if s.Error == "" || s.Name != "" {
+			s.GPUReading.collect(emit, [][2]string{{"gpu", s.Name}})
+		}
 		return
 	}
-	l := [][2]string{{"gpu", s.Name}}
+	for _, r := range s.GPUs {
+		r.collect(emit, [][2]string{{"gpu", r.Name}, {"device", strconv.Itoa(r.Device)}})
+	}
+}
+
+// collect emits one GPU's reading with labels l.
+func (s GPUReading) collect(emit func(metrics.Sample), l [][2]string) {
 	g := func(name, help string, v float64) {
 		emit(metrics.Sample{Name: name, Help: help, Kind: metrics.Gauge, Labels: l, Value: v})
 	}
@@ -203,8 +246,8 @@ func (m *gpuMonitor) Collect(emit func(metrics.Sample)) {
 func (m *gpuMonitor) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.dev != nil {
+	if len(m.devs) > 0 {
 		nvml.Shutdown()
-		m.dev = nil
+		m.devs = nil
 	}
 }

@@ -3,10 +3,13 @@ package media
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/onairhq/onair/frame"
 )
@@ -91,6 +94,14 @@ func EncodeArgs(cfg EncodeConfig) ([]string, error) {
 // Encode writes frames pictures of src (of cfg's format and size) into
 // cfg.Path through ffmpeg. The error carries ffmpeg's last lines.
 func Encode(cfg EncodeConfig, src Source, frames int) error {
+	return EncodeContext(context.Background(), cfg, src, frames, nil)
+}
+
+// EncodeContext is Encode until ctx ends: then ffmpeg is killed (it runs
+// in a process group of its own, so a terminal's Ctrl-C reaches only its
+// parent, which decides) and the error is ctx's. progress, when set, is
+// told the frames handed to ffmpeg so far, after each.
+func EncodeContext(ctx context.Context, cfg EncodeConfig, src Source, frames int, progress func(done int)) error {
 	args, err := EncodeArgs(cfg)
 	if err != nil {
 		return err
@@ -106,7 +117,9 @@ func Encode(cfg EncodeConfig, src Source, frames int) error {
 	if err != nil {
 		return fmt.Errorf("encoding needs ffmpeg with libx265/libx264: %w", err)
 	}
-	cmd := exec.Command(path, args...)
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -125,8 +138,14 @@ func Encode(cfg EncodeConfig, src Source, frames int) error {
 	bw := bufio.NewWriterSize(stdin, 4<<20)
 	var werr error
 	for i := 0; i < frames && werr == nil; i++ {
+		if werr = ctx.Err(); werr != nil {
+			break
+		}
 		if werr = src.Next(fr); werr == nil {
 			_, werr = fr.WriteTo(bw)
+		}
+		if progress != nil {
+			progress(i + 1)
 		}
 	}
 	if werr == nil {
@@ -134,6 +153,9 @@ func Encode(cfg EncodeConfig, src Source, frames int) error {
 	}
 	stdin.Close()
 	err = cmd.Wait()
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("ffmpeg encoding %s: %w (ffmpeg stopped)", cfg.Path, cerr)
+	}
 	if err != nil || werr != nil {
 		msg := strings.TrimSpace(lastLines(stderr.String(), 5))
 		if msg == "" && werr != nil {

@@ -17,7 +17,8 @@ import (
 // Record writes frames as a YUV4MPEG2 stream: the header
 // "YUV4MPEG2 W H F<num>:<den> Ip A1:1 C420jpeg" for NV12 (chroma
 // de-interleaved into planar Cb, Cr) or "... C420p10 XYSCSS=420P10" for P010
-// (16-bit little-endian samples holding the 10-bit value), then "FRAME" and
+// (16-bit little-endian samples holding the 10-bit value), with
+// XCOLORRANGE=LIMITED or FULL when RecordOptions.Range says, then "FRAME" and
 // the planes for every frame. ffmpeg and ffprobe read it.
 //
 // Each frame goes out in one write of the whole frame, and counts once that
@@ -35,9 +36,10 @@ type Record struct {
 	rate   frame.Rational
 	buf    []byte // one whole frame: "FRAME\n" and its planes
 	frames int64
-	size   int64 // bytes of the header and the whole frames written
-	wrote  bool  // the header is out
-	cut    int64 // bytes of a partial last frame OpenRecord cut off
+	size   int64  // bytes of the header and the whole frames written
+	wrote  bool   // the header is out
+	cut    int64  // bytes of a partial last frame OpenRecord cut off
+	rng    string // RecordOptions.Range
 }
 
 // RecordFile is the file a Record writes: an *os.File, or in a test a
@@ -73,6 +75,10 @@ type RecordOptions struct {
 	Continue bool
 	// Open opens the file; nil is os.OpenFile.
 	Open OpenFunc
+	// Range is the colour range of the frames, "limited" or "full", written
+	// as the header's XCOLORRANGE tag (as ffmpeg writes and reads it); ""
+	// writes none.
+	Range string
 }
 
 // CreateRecord creates (truncates) path and returns a Record writing to it.
@@ -99,7 +105,7 @@ func OpenRecord(path string, f frame.Format, w, h int, rate frame.Rational, o Re
 		return nil, fmt.Errorf("record: %w (check that the directory exists and is writable)", err)
 	}
 	r := NewRecord(file, f, w, h, rate)
-	r.f, r.path = file, path
+	r.f, r.path, r.rng = file, path, o.Range
 	if o.Continue {
 		if err := r.resume(); err != nil {
 			file.Close()
@@ -193,6 +199,12 @@ func (r *Record) headerLine() string {
 	c := "C420jpeg"
 	if r.format == frame.P010 {
 		c = "C420p10 XYSCSS=420P10"
+	}
+	switch r.rng {
+	case "limited":
+		c += " XCOLORRANGE=LIMITED"
+	case "full":
+		c += " XCOLORRANGE=FULL"
 	}
 	return fmt.Sprintf("YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 %s\n", r.width, r.height, r.rate.Num, r.rate.Den, c)
 }
@@ -298,6 +310,8 @@ func (r *Record) Close() error {
 
 // Y4MReader reads a YUV4MPEG2 file as a source: 8-bit 4:2:0 (C420jpeg,
 // C420mpeg2, C420paldv, C420 or no C tag) becomes NV12; C420p10 becomes P010.
+// Its frames carry BT.709 colour tags, and the range the header's
+// XCOLORRANGE tag says (limited without one).
 // Frame n carries PTS n in a time base of 1/rate; with Loop it starts over at
 // the end of the file with timestamps counting on.
 type Y4MReader struct {
@@ -360,6 +374,13 @@ func (y *Y4MReader) parseHeader(line string) error {
 				return fmt.Errorf("bad frame rate %q", t)
 			}
 			y.rate = frame.Rational{Num: n, Den: d}
+		case 'X':
+			switch v {
+			case "COLORRANGE=LIMITED":
+				y.colour.Range = "limited"
+			case "COLORRANGE=FULL":
+				y.colour.Range = "full"
+			}
 		case 'I':
 			if v != "p" && v != "?" {
 				return fmt.Errorf("interlaced stream (%s): only progressive is supported", t)

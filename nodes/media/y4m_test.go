@@ -221,3 +221,46 @@ func TestY4MReaderReadsFFmpegsY4M(t *testing.T) {
 		}
 	}
 }
+
+// TestY4MColourRange: a recording tagged with its range reads back with it
+// here and in ffprobe (tv for limited, pc for full), and ffmpeg's own
+// tagged Y4M reads back with the range ffmpeg wrote.
+func TestY4MColourRange(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	for _, tc := range []struct{ rng, probe string }{{"limited", "tv"}, {"full", "pc"}} {
+		path := filepath.Join(t.TempDir(), "rec.y4m")
+		rec, err := OpenRecord(path, frame.NV12, 64, 48, frame.Rational{Num: 25, Den: 1}, RecordOptions{Range: tc.rng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, _ := frame.New(frame.NV12, 64, 48)
+		if err := rec.Write(fr); err != nil {
+			t.Fatal(err)
+		}
+		rec.Close()
+		out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "stream=color_range", "-of", "csv=p=0", path).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != tc.probe {
+			t.Errorf("%s: ffprobe reads the range as %q (%v), want %s", tc.rng, out, err, tc.probe)
+		}
+		y, err := OpenY4M(path, "r", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := y.Next(fr); err != nil || fr.Colour.Range != tc.rng {
+			t.Errorf("%s: read back as %q (%v)", tc.rng, fr.Colour.Range, err)
+		}
+		y.Close()
+		// ffmpeg's own tag.
+		ff := filepath.Join(t.TempDir(), "ff.y4m")
+		if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "1", "-pix_fmt", "yuv420p", "-color_range", tc.probe, "-strict", "-1", ff).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, out)
+		}
+		if y, err = OpenY4M(ff, "ff", false); err != nil {
+			t.Fatal(err)
+		}
+		if err := y.Next(fr); err != nil || fr.Colour.Range != tc.rng {
+			t.Errorf("ffmpeg's %s Y4M reads back as %q (%v)", tc.rng, fr.Colour.Range, err)
+		}
+		y.Close()
+	}
+}

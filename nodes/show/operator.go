@@ -87,12 +87,13 @@ func (op *operator) computeTally() map[string]Tally {
 	for a := range op.b.sources {
 		t[a] = Tally{}
 	}
-	mark := func(scene string, f func(*Tally)) {
+	w, h := op.b.canvasSize()
+	mark := func(scene string, f func(*Tally)) { // the sources visible in it (tally.go)
 		sc := op.b.scene(scene)
 		if sc == nil {
 			return
 		}
-		for _, l := range sc.Layers {
+		for _, l := range op.b.visibleLayers(sc, w, h) {
 			x := t[l.Source]
 			f(&x)
 			t[l.Source] = x
@@ -112,13 +113,14 @@ func (op *operator) computeTally() map[string]Tally {
 			continue
 		}
 		for _, i := range op.visible[a] {
-			if i < 0 || i >= len(bs.Scenes()) {
+			sc, ok := bs.sceneAt(i)
+			if !ok {
 				continue
 			}
 			if bs.Kind == "program" {
-				mark(bs.Scenes()[i], func(x *Tally) { x.Program = true })
+				mark(sc, func(x *Tally) { x.Program = true })
 			} else {
-				mark(bs.Scenes()[i], onAux)
+				mark(sc, onAux)
 			}
 		}
 		if p := op.preview[a]; p != "" {
@@ -137,6 +139,7 @@ func (op *operator) retally() {
 	}
 	op.tally = t
 	op.hub.Publish("tally", map[string]any{"tally": t})
+	op.b.tally.changed()
 }
 
 // renamed follows scenes renamed on air (old address → new) in what the
@@ -190,8 +193,8 @@ func (op *operator) ticked(bs *BusState, k, deadlineNs int64, from, to int, miss
 	op.visible[bs.Address] = append(old[:0], vis[:n]...)
 	var names []string
 	for _, i := range vis[:n] {
-		if i >= 0 && i < len(bs.Scenes()) {
-			names = append(names, bs.Scenes()[i])
+		if sc, ok := bs.sceneAt(i); ok {
+			names = append(names, sc)
 		}
 	}
 	op.hub.Publish("on_air", map[string]any{"bus": bs.Address, "on_air": names, "tick": k, "timecode": op.b.TimecodeAt(k).String(), "deadline_ns": deadlineNs - op.b.origin})
@@ -220,8 +223,8 @@ func (op *operator) status() OperatorStatus {
 		bs := op.b.buses[a]
 		bo := BusOperator{Address: a, Kind: bs.Kind, Scenes: bs.Scenes(), OnAir: []string{}, Next: op.next[a], Preview: op.preview[a], Missed: op.missed[a]}
 		for _, i := range op.visible[a] {
-			if i >= 0 && i < len(bs.Scenes()) {
-				bo.OnAir = append(bo.OnAir, bs.Scenes()[i])
+			if sc, ok := bs.sceneAt(i); ok {
+				bo.OnAir = append(bo.OnAir, sc)
 			}
 		}
 		if src, ok := op.aux[a]; ok {
@@ -283,7 +286,7 @@ func (b *State) TakeAt(bus, kind string, d time.Duration, at, origin string) err
 	if err := b.switchTo(bs.Address, pv, kind, d, at, origin); err != nil {
 		return err
 	}
-	if was != "" && was != pv {
+	if was != "" && was != pv && was != BlackView { // back from black: the preview stays
 		op.mu.Lock()
 		if op.preview[bs.Address] == pv {
 			op.preview[bs.Address] = was
@@ -343,4 +346,6 @@ func (s *Show[F]) EventsHello() any {
 }
 
 // Snapshot implements control.Snapshotter.
-func (s *Show[F]) Snapshot(name string) ([]byte, error) { return s.State.Snapshot(name) }
+func (s *Show[F]) Snapshot(name string, fps int) ([]byte, time.Duration, error) {
+	return s.State.Snapshot(name, fps)
+}

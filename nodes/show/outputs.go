@@ -155,7 +155,7 @@ func newRecordOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 		if open == nil {
 			open = media.OpenOSFile
 		}
-		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, st: st, open: open, now: time.Now}
+		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, rng: b.colourOfInput(n.ID).Range, st: st, open: open, now: time.Now}
 	}
 	rec := st.recorder
 	if err := rec.start(ctx.Log); err != nil {
@@ -292,4 +292,17 @@ func (b *State) Preview(output string) ([]byte, bool) {
 		return nil, false
 	}
 	return append([]byte(nil), o.jpeg...), true
+}
+
+// colourOfInput is the colour of what node id takes: the colour param of
+// the compositor feeding it (the show's), BT.709 limited when none says.
+func (b *State) colourOfInput(id string) frame.Colour {
+	for _, e := range b.plan.Edges {
+		if from := b.nodes[e.From]; e.To == id && from != nil && from.Kind == "compositor" {
+			if prm, err := Params[compositorParams](from); err == nil {
+				return prm.Colour.Or(frame.BT709)
+			}
+		}
+	}
+	return frame.BT709
 }

@@ -46,6 +46,7 @@ type recorder struct {
 	width  int
 	height int
 	rate   frame.Rational
+	rng    string // the show's colour range, tagged in the header
 	st     *OutputState
 	open   media.OpenFunc
 	now    func() time.Time
@@ -68,7 +69,7 @@ func (r *recorder) start(log *slog.Logger) error {
 		}
 		return nil
 	}
-	rec, err := media.OpenRecord(r.path, r.format, r.width, r.height, r.rate, media.RecordOptions{Open: r.open})
+	rec, err := media.OpenRecord(r.path, r.format, r.width, r.height, r.rate, media.RecordOptions{Open: r.open, Range: r.rng})
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (r *recorder) reopen() bool {
 	r.st.mu.Lock()
 	r.st.restart++
 	r.st.mu.Unlock()
-	rec, err := media.OpenRecord(r.path, r.format, r.width, r.height, r.rate, media.RecordOptions{Continue: true, Open: r.open})
+	rec, err := media.OpenRecord(r.path, r.format, r.width, r.height, r.rate, media.RecordOptions{Continue: true, Open: r.open, Range: r.rng})
 	if err != nil {
 		r.failed(err)
 		return false

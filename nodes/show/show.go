@@ -380,8 +380,8 @@ func (b *State) Summary() Summary {
 				sum.SwitchesByKind[playout.Kind(k).String()] = n
 			}
 		}
-		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes()) {
-			sum.OnAir = bs.Scenes()[i]
+		if sc, ok := bs.sceneAt(bs.switcher.OnAir()); ok {
+			sum.OnAir = sc
 		}
 		t := bs.timing
 		bs.mu.Unlock()
@@ -418,19 +418,26 @@ func (b *State) Summary() Summary {
 // WriteText prints the summary for a person at the end of a run.
 func (s Summary) WriteText(w io.Writer) {
 	s.writeStart(w)
+	// One column of names, as wide as the longest (22 at least).
+	col := 22
+	for _, b := range s.Buses {
+		col = max(col, len(b.Address))
+	}
+	for _, o := range s.Outputs {
+		col = max(col, len(o.Address))
+	}
+	for _, src := range s.Sources {
+		col = max(col, len(src.Address))
+	}
 	fmt.Fprintln(w, "Buses:")
 	for _, b := range s.Buses {
-		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d missed deadlines, %d repeats, %d skipped, %d output drops", b.Address, b.Kind, b.Ticks, b.Missed, b.Repeats, b.Skipped, b.OutputDrops)
+		fmt.Fprintf(w, "  %-*s %-7s %6d frames, %s, %d repeats, %d skipped, %d output drops", col, b.Address, b.Kind, b.Ticks, plural(b.Missed, "missed deadline", "missed deadlines"), b.Repeats, b.Skipped, b.OutputDrops)
 		if b.OnAir != "" {
 			fmt.Fprintf(w, ", on air: %s", b.OnAir)
 		}
 		fmt.Fprintln(w)
 		if b.Switches > 0 {
-			noun := "switches"
-			if b.Switches == 1 {
-				noun = "switch"
-			}
-			fmt.Fprintf(w, "      %d %s", b.Switches, noun)
+			fmt.Fprintf(w, "      %s", plural(b.Switches, "switch", "switches"))
 			sep := " ("
 			for _, k := range []string{"cut", "fade", "wipe"} {
 				if n := b.SwitchesByKind[k]; n > 0 {
@@ -458,7 +465,7 @@ func (s Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "Outputs:")
 	for _, o := range s.Outputs {
-		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d drops", o.Address, o.Kind, o.Written, o.Drops)
+		fmt.Fprintf(w, "  %-*s %-7s %6d frames, %d drops", col, o.Address, o.Kind, o.Written, o.Drops)
 		if o.Restarts > 0 {
 			fmt.Fprintf(w, ", %d restarts", o.Restarts)
 		}
@@ -475,7 +482,7 @@ func (s Summary) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "Sources:")
 	for _, src := range s.Sources {
-		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
+		fmt.Fprintf(w, "  %-*s %-7s %6d frames, %d drops, %d underruns", col, src.Address, "", src.Paced, src.Drops, src.Underruns)
 		if src.StartDrops > 0 {
 			fmt.Fprintf(w, ", %d refused before going on air", src.StartDrops)
 		}
@@ -573,4 +580,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// plural is n and the noun that goes with it.
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

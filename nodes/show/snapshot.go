@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
@@ -15,33 +16,37 @@ import (
 )
 
 // Snapshots are the multiviewer's tiles: a small JPEG of a bus or a source,
-// taken only while someone watches it. GET /snapshot/NAME marks NAME
-// watched for SnapshotWatchNs; while it is, the bus's compositor (for a
-// source, the first compositor that takes it) hands a frame to the
-// snapshot goroutine at most every SnapshotIntervalNs, without waiting: a
+// taken only while someone watches it. GET /snapshot/NAME?fps=N marks
+// NAME watched for SnapshotWatchNs at N snapshots a second (the fastest
+// asked for while it is watched; 5 unless asked); while it is, the bus's
+// compositor (for a source, the first compositor that takes it) hands a
+// frame to the snapshot goroutine at most that often, without waiting: a
 // tick costs one atomic load when nobody watches, and one retain and a
 // channel send when a snapshot is due. The goroutine brings the frame to
 // host memory, scales it to SnapshotWidth, converts its levels and colour
 // to JFIF and encodes it.
 const (
-	SnapshotWidth      = 320
-	SnapshotIntervalNs = 200_000_000   // 5 snapshots a second
-	SnapshotWatchNs    = 3_000_000_000 // a request keeps a tile live this long
-	SnapshotQuality    = 75
+	SnapshotWidth   = 320
+	SnapshotWatchNs = 3_000_000_000 // a request keeps a tile live this long
+	SnapshotQuality = 75
 )
 
 type snapSlot struct {
 	name       string
 	watchUntil atomic.Int64 // monotonic ns
 	lastTaken  atomic.Int64
-	busy       atomic.Bool // a frame is on its way to the snapshot goroutine
+	intervalNs atomic.Int64 // between snapshots, while watched
+	busy       atomic.Bool  // a frame is on its way to the snapshot goroutine
 
-	mu   sync.Mutex
-	jpeg []byte
+	mu     sync.Mutex
+	jpeg   []byte
+	drawn  int64 // when the picture in jpeg was drawn (monotonic ns)
+	unused bool  // a source no bus takes: it never has a picture
 }
 
 type snapJob struct {
 	slot    *snapSlot
+	drawn   int64 // when the compositor drew (or took) the picture
 	host    func() (*frame.Frame, func(), error)
 	release func()
 }
@@ -67,7 +72,14 @@ func newSnapshots(b *State) *snapshots {
 		s.slots[a] = &snapSlot{name: a}
 	}
 	for a := range b.sources {
-		s.slots[a] = &snapSlot{name: a}
+		sl := &snapSlot{name: a, unused: true}
+		for bus := range b.buses {
+			if b.feeds(a, bus) {
+				sl.unused = false
+				break
+			}
+		}
+		s.slots[a] = sl
 	}
 	return s
 }
@@ -91,7 +103,7 @@ func (s *snapshots) owns(source, bus string) bool {
 // it busy: the caller must then send a job (or clear busy).
 func (s *snapshots) due(name string, now int64) *snapSlot {
 	sl := s.slots[name]
-	if sl == nil || sl.watchUntil.Load() < now || now-sl.lastTaken.Load() < SnapshotIntervalNs {
+	if sl == nil || sl.watchUntil.Load() < now || now-sl.lastTaken.Load() < sl.intervalNs.Load() {
 		return nil
 	}
 	if !sl.busy.CompareAndSwap(false, true) {
@@ -151,6 +163,7 @@ func (s *snapshots) take(j snapJob, img *image.YCbCr, buf *bytes.Buffer) (out *i
 	if jpeg.Encode(buf, out, &jpeg.Options{Quality: SnapshotQuality}) == nil {
 		j.slot.mu.Lock()
 		j.slot.jpeg = append(j.slot.jpeg[:0], buf.Bytes()...)
+		j.slot.drawn = j.drawn
 		j.slot.mu.Unlock()
 	}
 	return out
@@ -176,8 +189,9 @@ func (s *snapshots) close() {
 }
 
 // Snapshot marks a bus or source (with or without its "bus." or "source."
-// prefix) as watched and returns its latest snapshot.
-func (b *State) Snapshot(name string) ([]byte, error) {
+// prefix) as watched at fps snapshots a second, and returns its latest
+// snapshot and its age.
+func (b *State) Snapshot(name string, fps int) ([]byte, time.Duration, error) {
 	s := b.snaps
 	sl := s.slots[name]
 	if sl == nil {
@@ -191,10 +205,20 @@ func (b *State) Snapshot(name string) ([]byte, error) {
 		for a := range s.slots {
 			names = append(names, a)
 		}
-		return nil, fmt.Errorf("no bus or source %q in this show (try one of: %s): %w", name, strings.Join(sortedStrings(names), ", "), ErrNotFound)
+		return nil, 0, fmt.Errorf("no bus or source %q in this show (try one of: %s): %w", name, strings.Join(sortedStrings(names), ", "), ErrNotFound)
+	}
+	if sl.unused {
+		return nil, 0, fmt.Errorf("%s feeds no bus, so it is not running and has no picture: %w", sl.name, showerr.ErrUnused)
 	}
 	s.start.Do(func() { go s.run() })
-	until := s.clock() + SnapshotWatchNs
+	now := s.clock()
+	until := now + SnapshotWatchNs
+	iv := int64(1_000_000_000 / max(1, fps)) // control bounds fps
+	// The fastest rate asked for while the tile is watched; a slower ask
+	// takes over once the faster one's watch has lapsed.
+	if sl.watchUntil.Load() < now || iv < sl.intervalNs.Load() {
+		sl.intervalNs.Store(iv)
+	}
 	sl.watchUntil.Store(until)
 	for {
 		cur := s.any.Load()
@@ -205,9 +229,9 @@ func (b *State) Snapshot(name string) ([]byte, error) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.jpeg == nil {
-		return nil, fmt.Errorf("%s: the first snapshot is being taken; ask again in a moment: %w", sl.name, showerr.ErrNotReady)
+		return nil, 0, fmt.Errorf("%s: the first snapshot is being taken; ask again in a moment: %w", sl.name, showerr.ErrNotReady)
 	}
-	return append([]byte(nil), sl.jpeg...), nil
+	return append([]byte(nil), sl.jpeg...), time.Duration(max(0, now-sl.drawn)), nil
 }
 
 func sortedStrings(s []string) []string {
@@ -226,22 +250,22 @@ func (c *compositor[F]) snapshot(out F, now int64) {
 		return
 	}
 	if sl := s.due(c.bus.Address, now); sl != nil {
-		c.snapJob(sl, out)
+		c.snapJob(sl, out, now)
 	}
 	for src, i := range c.inputOf {
 		if c.cur[i] == zero[F]() || !s.owns(src, c.bus.Address) {
 			continue
 		}
 		if sl := s.due(src, now); sl != nil {
-			c.snapJob(sl, c.cur[i])
+			c.snapJob(sl, c.cur[i], now)
 		}
 	}
 }
 
-func (c *compositor[F]) snapJob(sl *snapSlot, f F) {
+func (c *compositor[F]) snapJob(sl *snapSlot, f F, now int64) {
 	f.Retain()
 	toHost := c.toHost
-	c.b.snaps.send(snapJob{slot: sl, host: func() (*frame.Frame, func(), error) { return toHost(f) }, release: f.Release})
+	c.b.snaps.send(snapJob{slot: sl, drawn: now, host: func() (*frame.Frame, func(), error) { return toHost(f) }, release: f.Release})
 }
 
 // ToJFIF converts an NV12 or P010 frame to a JFIF picture for the JPEG

@@ -105,6 +105,7 @@ type State struct {
 	metrics *timings   // histograms (metrics.go)
 	tc      *showClock // the show's timecode (timecode.go)
 	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
+	tally   *tallyOut  // TSL 5.0 out; nil: none (tally.go)
 }
 
 // SourceState is what a source has done, kept across restarts.
@@ -333,7 +334,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				start = index(scenes, prm.Scene)
 			}
 			for _, sc := range scenes {
-				if _, ok := b.scenes[sc]; !ok {
+				if _, ok := b.scenes[sc]; !ok && !isSourceView(sc) { // a source's view joins below (aux.go)
 					problems = append(problems, fmt.Sprintf("%s names %s, which the plan does not hold", n.ID, sc))
 				}
 			}
@@ -349,6 +350,13 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		}
 		if !runs(n.Kind) {
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
+		}
+	}
+	for _, n := range b.nodes {
+		if bs := b.buses[n.Address]; bs != nil && n.Kind == "compositor" {
+			if err := b.addViews(n, bs); err != nil {
+				problems = append(problems, err.Error())
+			}
 		}
 	}
 	if b.tc == nil { // a plan without buses still has a clock
@@ -369,6 +377,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		for _, src := range b.sources {
 			src.op = b.op
 		}
+		b.tally = startTally(b)
 	}
 	if len(problems) > 0 {
 		b.Close()
@@ -398,6 +407,7 @@ func (b *State) Close() {
 	if b.snaps != nil {
 		b.snaps.close()
 	}
+	b.tally.close()
 	if b.op != nil {
 		b.op.close()
 	}
@@ -427,11 +437,14 @@ func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin st
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, ErrInvalid)
 	}
-	sc := withPrefix("scene.", scene)
+	sc := routeAddress(scene)
 	if bs.Kind == "aux" && len(bs.Scenes()) == 0 {
-		return fmt.Errorf("%s is an AUX bus showing one source; it has no scenes to switch to: %w", bs.Address, ErrInvalid)
+		return fmt.Errorf("%s is an AUX bus showing one source and routes to nothing else (list what it may show in its routes, and restart): %w", bs.Address, ErrInvalid)
 	}
 	i := index(bs.Scenes(), sc)
+	if sc == BlackView && bs.Kind == "program" {
+		i = blackIndex // to black (aux.go)
+	}
 	if i < 0 {
 		return fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes(), ", "), ErrNotFound)
 	}

@@ -175,7 +175,7 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 			st.Connections.Add(1)
 			log.Info("connected", "socket", cfg.Socket, "return_queue", p.Welcome().ReturnQueue)
 		},
-		OnLost: func(err error) { log.Warn("onair went away; connecting again", "error", err) },
+		OnLost: func(err error) { logLost(log, err) },
 	}
 	defer feed.Close()
 	canvas := image.NewNRGBA(image.Rect(0, 0, cfg.Width, cfg.Height))
@@ -227,4 +227,14 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 		st.Sent.Add(1)
 	}
 	return nil
+}
+
+// logLost says why the connection to onair ended: a show that stopped and
+// closed it is no warning (nil), a broken connection is.
+func logLost(log *slog.Logger, err error) {
+	if err == nil {
+		log.Info("onair closed the connection (the show stopped); connecting again when it is back")
+		return
+	}
+	log.Warn("onair went away; connecting again", "error", err)
 }
