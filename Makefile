@@ -32,7 +32,7 @@ examples/media/clip1.nv12: | build
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/browser/... ./cuda/
+	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/media/live/ ./nodes/browser/... ./cuda/
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
@@ -137,6 +137,10 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzAnnexB$$' -fuzztime 20000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzSPS$$' -fuzztime 40000x ./nodes/media/es/
 	$(FUZZ) -fuzz '^FuzzTS$$' -fuzztime 10000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzLive$$' -fuzztime 10000x ./nodes/media/es/
+	$(FUZZ) -fuzz '^FuzzContinuity$$' -fuzztime 100000x ./nodes/media/live/
+	$(FUZZ) -fuzz '^FuzzReorder$$' -fuzztime 100000x ./nodes/media/live/
+	$(FUZZ) -fuzz '^FuzzPacer$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/

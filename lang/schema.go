@@ -166,6 +166,17 @@ func onErrorAttr() Attr {
 	return Attr{Name: "on_error", Type: TypeEnum, Enum: []string{"black", "hold"}, Default: "black",
 		Doc: "What the source shows while its file is missing or unreadable: black, or its last good frame (hold). The error is reported either way, the file is tried again every second, and the show keeps its deadlines."}
 }
+
+// liveAttrs are what every live source takes besides its transport's.
+func liveAttrs() []Attr {
+	return []Attr{
+		sizeAttr(), rateAttr(),
+		{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Decoded pixel format: nv12 for 8-bit streams, p010 for 10-bit."},
+		{Name: "on_error", Type: TypeEnum, Enum: []string{"black", "hold"}, Default: "black",
+			Doc: "What the source shows while its stream is lost: black, or its last good frame (hold). Lost and restored are reported as events either way, and the show keeps its deadlines."},
+		{Name: "loss_timeout_ms", Type: TypeInt, Default: 1000, Range: rng(50, 60000), Doc: "How long the stream may bring nothing before the source counts as lost."},
+	}
+}
 func mediaPath(doc string) Attr {
 	return Attr{Name: "path", Type: TypePath, Required: true, Doc: doc + " Relative paths are relative to the show file's directory; a path that does not exist is a warning."}
 }
@@ -252,6 +263,35 @@ var Schema = []*Block{
 			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
 		},
 		Blocks: []*Block{colourBlock},
+	},
+	{
+		Type: "source", Kind: "srt", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "An SRT stream (MPEG-TS carrying H.264 or HEVC) from a camera, an encoder or onair send: onair calls it or listens for it (libsrt, loaded at run time).",
+		Attrs: append([]Attr{
+			{Name: "mode", Type: TypeEnum, Enum: []string{"caller", "listener"}, Default: "listener", Doc: "listener waits for the sender on address:port (and takes its next connection after a loss); caller dials the sender's listener, again with backoff after each failure or loss."},
+			{Name: "address", Type: TypeString, DefaultDoc: "127.0.0.1 for a listener", Doc: "Where a listener binds (nothing off this machine reaches it unless the show names an address, 0.0.0.0 for all), or where a caller dials."},
+			{Name: "port", Type: TypeInt, Required: true, Range: rng(1, 65535), Doc: "The UDP port."},
+			{Name: "latency_ms", Type: TypeInt, Default: 120, Range: rng(20, 8000), Doc: "SRT's receive latency: the time it has to recover lost packets."},
+			{Name: "passphrase_env", Type: TypeString, Doc: "The environment variable holding the AES passphrase (10 to 79 characters), read as the source starts: the passphrase itself is never in the show's plan, nor in a log or an error."},
+			{Name: "stream_id", Type: TypeString, Doc: "A caller sends it; a listener takes only callers that send it."},
+		}, liveAttrs()...),
+	},
+	{
+		Type: "source", Kind: "udp", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "MPEG-TS (H.264 or HEVC) over UDP, unicast or multicast, plain or RTP-wrapped.",
+		Attrs: append([]Attr{
+			{Name: "address", Type: TypeString, DefaultDoc: "127.0.0.1", Doc: "The address to receive on: a multicast group (239.1.1.1) is joined; a unicast address is bound (nothing off this machine reaches it unless the show names an address)."},
+			{Name: "port", Type: TypeInt, Required: true, Range: rng(1, 65535), Doc: "The UDP port."},
+			{Name: "interface", Type: TypeString, Doc: "The network interface a multicast group is joined on (eth0); the system's choice when left out."},
+			{Name: "rtp", Type: TypeBool, Default: false, Doc: "Each datagram is an RTP packet (RFC 2250): put back in sequence order, losses counted."},
+		}, liveAttrs()...),
+	},
+	{
+		Type: "source", Kind: "stream", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "Anything ffmpeg reads by URL or path (RTSP cameras, HLS, RIST, MP4/MOV/MKV files), its H.264 or HEVC video remuxed without re-encoding to MPEG-TS by one ffmpeg process per source; a file plays at its own rate, once.",
+		Attrs: append([]Attr{
+			{Name: "url", Type: TypeString, Required: true, Doc: "What ffmpeg opens: rtsp://camera/stream, https://host/live.m3u8, clip.mp4 (relative to where onair runs)."},
+		}, liveAttrs()...),
 	},
 	{
 		Type: "source", Kind: "h264_file", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,

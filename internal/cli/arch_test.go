@@ -45,7 +45,7 @@ var floors = []floor{
 	{name: "clock", pkgs: []string{"playout"}, doc: "a bus's tick grid, pure arithmetic"},
 	{name: "runtime", pkgs: []string{"runtime"}, on: []string{"contract"}},
 	{name: "producers", pkgs: []string{"nodes/media/ipc", "nodes/browser/chromium"}, own: true, doc: "the producer protocol and the browser that speaks it"},
-	{name: "media", pkgs: []string{"nodes/media"}, on: []string{"syntax", "frames"}},
+	{name: "media", pkgs: []string{"nodes/media", "nodes/media/live"}, on: []string{"syntax", "frames"}},
 	{name: "device", pkgs: []string{"cuda"}, on: []string{"syntax", "frames"}},
 	{name: "control", pkgs: []string{"control"}, doc: "serves a show through interfaces, a plan as bytes"},
 	{name: "show", pkgs: []string{"nodes/show"}, on: []string{"contract", "registry", "frames", "clock", "runtime", "producers", "media"}},

@@ -6,6 +6,7 @@ package peer
 
 import (
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -18,4 +19,22 @@ func NeedFFmpeg(t testing.TB) {
 			t.Skip("ffmpeg not installed: " + b + " is not on $PATH")
 		}
 	}
+}
+
+// FrameMD5 is ffmpeg's own MD5 of every frame it decodes from path (a file
+// or URL) as pix (nv12, p010le...), in order: what onair's decoded frames
+// are checked against.
+func FrameMD5(t testing.TB, path, pix string) []string {
+	t.Helper()
+	out, err := exec.Command("ffmpeg", "-v", "error", "-i", path, "-f", "framemd5", "-pix_fmt", pix, "-").Output()
+	if err != nil {
+		t.Fatalf("ffmpeg framemd5 %s: %v", path, err)
+	}
+	var sums []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Split(l, ","); len(f) == 6 && !strings.HasPrefix(l, "#") {
+			sums = append(sums, strings.TrimSpace(f[5]))
+		}
+	}
+	return sums
 }

@@ -22,6 +22,7 @@ func Backend() *show.Backend[Frame] {
 	kinds := map[string]show.Constructor[Frame]{
 		"raw_file_cpu":  show.HostRawFile[Frame],
 		"ffmpeg_decode": newFFmpegDecode,
+		"live_decode":   newLiveDecode,
 	}
 	for k, mk := range browser.Host.Kinds() { // ipc_dmabuf_source, gpu_import
 		kinds[k] = mk

@@ -16,5 +16,16 @@ var Lowering = nodes.Lowering{
 		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
 		"hevc_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"h264_file":    {Links: []nodes.Link{nodes.L("ffmpeg_decode"), nodes.L("realtime"), nodes.L("one_to_many")}},
+		"srt":          {Links: liveChain("srt")},
+		"udp":          {Links: liveChain("udp")},
+		"stream":       {Links: liveChain("stream")},
 	},
+}
+
+// liveChain is a live source's: received and decoded by live_decode, whose
+// newest frame the pacer releases on the show's clock (the frame
+// synchroniser: drops at the decoder's edge, repeats as the pacer's
+// underruns).
+func liveChain(transport string) []nodes.Link {
+	return []nodes.Link{nodes.L("live_decode", "transport", transport), nodes.L("realtime"), nodes.L("one_to_many")}
 }

@@ -26,6 +26,9 @@ var Lowering = nodes.Lowering{
 			nodes.L("upload", "mode", "hwupload"), nodes.L("realtime"), nodes.L("one_to_many"),
 		}},
 		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import", "convert_on", "loop"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
+		"srt":          {Refuse: liveRefusal},
+		"udp":          {Refuse: liveRefusal},
+		"stream":       {Refuse: liveRefusal},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	},
 }
@@ -33,3 +36,7 @@ var Lowering = nodes.Lowering{
 var fileChain = []nodes.Link{
 	nodes.L("input_rec"), nodes.L("demux"), nodes.L("dec_video", "mode", "nvdec"), nodes.L("realtime"), nodes.L("one_to_many"),
 }
+
+// liveRefusal: the live kinds are received and decoded on the CPU backend
+// so far (live_decode); their NVDEC chain is not written yet.
+const liveRefusal = "live sources (srt, udp, stream) run on the cpu backend only so far: run the show with -backend cpu, or feed the GPU files"

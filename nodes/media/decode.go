@@ -31,6 +31,11 @@ type DecodeConfig struct {
 	// Threads is the decoder's threads; 0 means 1 (a show has many sources
 	// and the CPU backend draws on the remaining cores).
 	Threads int
+	// Live, when set, is a live transport stream read instead of the file
+	// at Path (which then only names it): es.NewLive, from its first
+	// sequence parameter set, never looped; ffmpeg starts at once, with no
+	// probing ahead (its low-delay flags would drop reordered frames).
+	Live io.Reader
 }
 
 // Decoder decodes a file with an external ffmpeg: onair reads the file
@@ -114,7 +119,12 @@ func OpenDecoder(cfg DecodeConfig) (*Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s on the CPU needs ffmpeg: %w (install ffmpeg, or run the show on the cuda backend)", cfg.Path, err)
 	}
-	rd, err := es.Open(cfg.Path, cfg.Codec)
+	var rd *es.Reader
+	if cfg.Live != nil {
+		rd, err = es.NewLive(cfg.Live, cfg.Path, cfg.Codec)
+	} else {
+		rd, err = es.Open(cfg.Path, cfg.Codec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +145,12 @@ func OpenDecoder(cfg DecodeConfig) (*Decoder, error) {
 		pix = "p010le"
 	}
 	d := &Decoder{cfg: cfg, info: info, fed: make(chan struct{}), logged: make(chan struct{})}
-	d.cmd = exec.Command(bin, "-hide_banner", "-nostdin", "-loglevel", "error", "-threads", strconv.Itoa(threads),
-		"-f", demux, "-i", "pipe:0", "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", pix, "pipe:1")
+	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-threads", strconv.Itoa(threads)}
+	if cfg.Live != nil {
+		args = append(args, "-probesize", "32", "-analyzeduration", "0")
+	}
+	args = append(args, "-f", demux, "-i", "pipe:0", "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", pix, "pipe:1")
+	d.cmd = exec.Command(bin, args...)
 	in, err1 := d.cmd.StdinPipe()
 	out, err2 := d.cmd.StdoutPipe()
 	errp, err3 := d.cmd.StderrPipe()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,20 +35,7 @@ var decodeClips = []struct {
 
 // framemd5 is the peer: ffmpeg's own MD5 of every frame it decodes from
 // path, as pix (nv12 or p010le).
-func framemd5(t *testing.T, path, pix string) []string {
-	t.Helper()
-	out, err := exec.Command("ffmpeg", "-v", "error", "-i", path, "-f", "framemd5", "-pix_fmt", pix, "-").Output()
-	if err != nil {
-		t.Fatalf("ffmpeg framemd5 %s: %v", path, err)
-	}
-	var sums []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if f := strings.Split(l, ","); len(f) == 6 && !strings.HasPrefix(l, "#") {
-			sums = append(sums, strings.TrimSpace(f[5]))
-		}
-	}
-	return sums
-}
+func framemd5(t *testing.T, path, pix string) []string { return peer.FrameMD5(t, path, pix) }
 
 func pixName(f frame.Format) string {
 	if f == frame.P010 {

@@ -341,6 +341,8 @@ type SourceSummary struct {
 	LastError  string `json:"last_error,omitempty"`
 	// Browser is a browser source's receiver and import counts.
 	Browser *BrowserSummary `json:"browser,omitempty"`
+	// Live is a live source's transport and frame-sync counts.
+	Live *LiveSummary `json:"live,omitempty"`
 	// StampAgesMs is, for the last frame released that carried stamps
 	// (canvas frame_metadata), how many ms before its release each stamped
 	// moment was: decode_time 40 is a picture decoded 40 ms before it went
@@ -405,7 +407,7 @@ func (b *State) Summary() Summary {
 		src := b.sources[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
-			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
+			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(), Live: src.liveSummary(),
 			StampAgesMs: src.stampAges()})
 		src.mu.Unlock()
 		marks.source(&s.Sources[len(s.Sources)-1])
@@ -488,6 +490,7 @@ func (s Summary) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", %d underruns before going on air", src.StartUnderruns)
 		}
 		fmt.Fprint(w, src.Browser.text())
+		fmt.Fprint(w, src.Live.text())
 		if src.LastError != "" {
 			fmt.Fprintf(w, ", ERROR: %s", src.LastError)
 		}
@@ -541,6 +544,7 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		}
 		emit(metrics.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: metrics.Gauge, Labels: ls, Value: up})
 		collectBrowser(emit, src)
+		collectLive(emit, src)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {

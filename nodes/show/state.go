@@ -122,6 +122,7 @@ type SourceState struct {
 	StartDrops atomic.Uint64
 
 	browser atomic.Pointer[BrowserState] // a browser source's counters (Browser)
+	live    atomic.Pointer[LiveState]    // a live source's counters (Live)
 
 	mu      sync.Mutex
 	lastErr string

@@ -89,7 +89,7 @@ func FuzzTS(f *testing.F) {
 		f.Add(data[:min(len(data), 188*40)])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src, c, err := newTSSource(bytes.NewReader(data), 0)
+		src, c, err := newTSSource(bytes.NewReader(data), false, 0)
 		if err != nil {
 			return
 		}
@@ -98,6 +98,29 @@ func FuzzTS(f *testing.F) {
 		for i := 0; ; i++ {
 			_, err := r.Next()
 			if err != nil {
+				return
+			}
+			if i > len(data) {
+				t.Fatal("more access units than bytes")
+			}
+		}
+	})
+}
+
+// FuzzLive: a live transport stream (a network input's bytes) is read to
+// its end without a panic, as many access units at most as bytes.
+func FuzzLive(f *testing.F) {
+	for _, c := range clips[3:] {
+		data, _ := os.ReadFile(filepath.Join("testdata", c.name))
+		f.Add(data[188*3 : min(len(data), 188*40)]) // joined mid-stream, as a receiver does
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewLive(bytes.NewReader(data), "fuzz", 0)
+		if err != nil {
+			return
+		}
+		for i := 0; ; i++ {
+			if _, err := r.Next(); err != nil {
 				return
 			}
 			if i > len(data) {

@@ -74,9 +74,10 @@ type Reader struct {
 	index     int64
 	skipped   int64 // bytes before the first start code
 	scratch   []byte
-	first     *Info // the first parameter set of the stream
-	done      bool  // the last access unit was returned
-	fatal     error // an access unit over MaxAccessUnit: every later Next returns it
+	first     *Info       // the first parameter set of the stream
+	done      bool        // the last access unit was returned
+	fatal     error       // an access unit over MaxAccessUnit: every later Next returns it
+	held      *AccessUnit // a live stream's first access unit, read ahead by NewLive
 }
 
 func newReader(c Codec) *Reader {
@@ -121,9 +122,12 @@ func open(f *os.File, path string, want Codec) (*Reader, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if n >= 8 && string(head[4:8]) == "ftyp" {
+		return nil, fmt.Errorf("%s is an MP4/MOV file, which this source does not read: play it with a source \"stream\" (url = the file), which remuxes it (%w)", path, ErrNoStream)
+	}
 	var r *Reader
 	if isTS(head[:n]) {
-		ts, c, err := newTSSource(f, want)
+		ts, c, err := newTSSource(f, false, want)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -259,6 +263,10 @@ func (r *Reader) hdrLen() int {
 
 // Next returns the next access unit, or io.EOF after the last one.
 func (r *Reader) Next() (AccessUnit, error) {
+	if au := r.held; au != nil {
+		r.held = nil
+		return *au, nil
+	}
 	if r.fatal != nil {
 		return AccessUnit{}, r.fatal
 	}

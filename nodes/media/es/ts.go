@@ -15,7 +15,8 @@ const tsPacket = 188
 // PID, chosen as the first H.264 or HEVC stream the program map lists
 // (the first of the wanted codec, when one is wanted).
 type tsSource struct {
-	f      io.ReadSeeker
+	f      io.Reader // an io.Seeker too, unless the stream is live
+	live   bool      // read on from the program map: nothing is read twice
 	want   Codec
 	dmx    *astits.Demuxer
 	pid    uint16
@@ -28,8 +29,8 @@ type tsSource struct {
 // program map: a file with none is not a transport stream with video.
 const maxTSDataBeforePMT = 4096
 
-func newTSSource(f io.ReadSeeker, want Codec) (*tsSource, Codec, error) {
-	t := &tsSource{f: f, want: want}
+func newTSSource(f io.Reader, live bool, want Codec) (*tsSource, Codec, error) {
+	t := &tsSource{f: f, live: live, want: want}
 	t.reset()
 	var found []string
 	for i := 0; i < maxTSDataBeforePMT; i++ {
@@ -59,6 +60,9 @@ func newTSSource(f io.ReadSeeker, want Codec) (*tsSource, Codec, error) {
 			found = append(found, c.String())
 			if want == 0 || c == want {
 				t.pid, t.pmtPID, t.codec, t.chosen = s.ElementaryPID, d.PID, c, true
+				if live {
+					return t, c, nil
+				}
 				if err := t.rewind(); err != nil {
 					return nil, 0, err
 				}
@@ -84,7 +88,11 @@ func (t *tsSource) reset() {
 }
 
 func (t *tsSource) rewind() error {
-	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+	s, ok := t.f.(io.Seeker)
+	if !ok || t.live {
+		return errors.New("a live transport stream cannot be rewound")
+	}
+	if _, err := s.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	t.reset()

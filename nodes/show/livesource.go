@@ -1,0 +1,89 @@
+package show
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/nodes/media/live"
+)
+
+// LiveState is a live source's counters: its transport's (bytes,
+// packets, losses, state, SRT's RTT) and the frame synchroniser's.
+type LiveState struct {
+	input atomic.Pointer[live.Stats]
+	// SyncDrops are decoded frames dropped because the source ran ahead of
+	// the show's clock (its pacer had not taken the one before); the
+	// repeats of a source behind it are its underruns.
+	SyncDrops atomic.Uint64
+	// ErrorFrames are frames of its on_error picture shown while it was lost.
+	ErrorFrames atomic.Uint64
+}
+
+// Live is the source's live counters, made on first use.
+func (s *SourceState) Live() *LiveState {
+	if l := s.live.Load(); l != nil {
+		return l
+	}
+	s.live.CompareAndSwap(nil, &LiveState{})
+	return s.live.Load()
+}
+
+// SetInput names the transport whose counters the source reports.
+func (l *LiveState) SetInput(st *live.Stats) { l.input.Store(st) }
+
+// LiveSummary is a live source's counts in the summary and /status.
+type LiveSummary struct {
+	live.Snapshot
+	SyncDrops   uint64 `json:"frame_sync_drops"`
+	ErrorFrames uint64 `json:"error_frames"`
+}
+
+func (s *SourceState) liveSummary() *LiveSummary {
+	l := s.live.Load()
+	if l == nil {
+		return nil
+	}
+	sum := &LiveSummary{SyncDrops: l.SyncDrops.Load(), ErrorFrames: l.ErrorFrames.Load()}
+	if in := l.input.Load(); in != nil {
+		sum.Snapshot = in.Snapshot()
+	}
+	return sum
+}
+
+// text is the summary's line for a person.
+func (l *LiveSummary) text() string {
+	if l == nil {
+		return ""
+	}
+	return fmt.Sprintf("; live: %s, %d connections, %d packets, %d lost, %d recovered, %d continuity errors, %d frame-sync drops, %d on_error frames",
+		l.State, l.Connections, l.Packets, l.Lost, l.Recovered, l.Continuity, l.SyncDrops, l.ErrorFrames)
+}
+
+// collectLive emits a live source's metrics.
+func collectLive(emit func(metrics.Sample), src SourceSummary) {
+	l := src.Live
+	if l == nil {
+		return
+	}
+	ls := [][2]string{{"source", src.Address}}
+	sample := func(kind metrics.Kind, name, help string, v float64) {
+		emit(metrics.Sample{Name: name, Help: help, Kind: kind, Labels: ls, Value: v})
+	}
+	sample(metrics.Counter, "onair_live_bytes_total", "Bytes a live source received.", float64(l.Bytes))
+	sample(metrics.Counter, "onair_live_packets_total", "Datagrams (or reads of a pipe) a live source received.", float64(l.Packets))
+	sample(metrics.Counter, "onair_live_lost_packets_total", "Packets that never arrived (RTP sequence gaps, SRT's receiver losses).", float64(l.Lost))
+	sample(metrics.Counter, "onair_live_recovered_packets_total", "Packets put back in order (RTP) or retransmitted (SRT).", float64(l.Recovered))
+	sample(metrics.Counter, "onair_live_dropped_packets_total", "Packets given up: too late, out of the window, or not the stream.", float64(l.Dropped))
+	sample(metrics.Counter, "onair_live_continuity_errors_total", "MPEG-TS continuity counter errors.", float64(l.Continuity))
+	sample(metrics.Counter, "onair_live_connections_total", "Connections a live source took or made.", float64(l.Connections))
+	sample(metrics.Counter, "onair_live_frame_sync_drops_total", "Frames dropped because the source ran ahead of the show's clock.", float64(l.SyncDrops))
+	sample(metrics.Counter, "onair_live_error_frames_total", "Frames of the on_error picture shown while the source was lost.", float64(l.ErrorFrames))
+	sample(metrics.Gauge, "onair_live_bitrate_bits", "Bits per second a live source received over the last second.", float64(l.Bitrate))
+	sample(metrics.Gauge, "onair_live_rtt_seconds", "SRT's round-trip time.", l.RTTMs/1000)
+	up := 0.0
+	if l.State == live.Live.String() {
+		up = 1
+	}
+	sample(metrics.Gauge, "onair_live_up", "1 while the source's stream arrives, 0 while it is lost or reconnecting.", up)
+}
