@@ -36,6 +36,7 @@ var forbidden = map[string][]string{
 	"internal/files":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal/cli", "internal/backends"},
 	"internal/panics":        {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 	"timecode":               {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
+	"audio":                  {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 	"internal/value":         {"lang", "compiler", "runtime", "nodes", "cuda", "frame", "control", "playout", "internal"},
 }
 
