@@ -249,6 +249,11 @@ func (m *Mixer) Mix(count int, weights []float64) []float32 {
 			addRamped(m.out[:have*Channels], q[:have*Channels], from, to)
 		}
 		m.queue[i] = append(q[:0], q[have*Channels:]...)
+		if have < count {
+			// Short (the source repeated a frame): the queue starts
+			// again at its slack, so the next ticks are not short too.
+			m.queue[i] = append(m.queue[i][:0], make([]float32, Slack*Channels)...)
+		}
 		m.gains[i] = to
 	}
 	mfrom := m.mgain

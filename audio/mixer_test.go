@@ -197,3 +197,20 @@ func TestMixerRefusesBadValues(t *testing.T) {
 		}
 	}
 }
+
+// A tick a source sends nothing for (its frame repeated on the bus) is
+// short, once: the queue starts again at its slack, and the ticks after it
+// are whole.
+func TestShortTickRecovers(t *testing.T) {
+	cad := Cadence{30000, 1001}
+	m := NewMixer([]string{"a"})
+	for k := int64(0); k < 20; k++ {
+		if k != 7 {
+			m.Push(0, toneSource(440, -6, cad, k+1))
+		}
+		m.Mix(cad.Samples(k), []float64{1})
+	}
+	if m.Stats[0].Short != 1 {
+		t.Errorf("%d short ticks, want the one with no frame", m.Stats[0].Short)
+	}
+}

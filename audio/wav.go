@@ -9,8 +9,8 @@ import (
 
 // WAVWriter writes blocks into a WAV file of 32-bit float samples (format
 // 3, IEEE float) at Rate and Channels. The header's sizes are written when
-// it is closed; a file cut short before that still holds every block
-// written (readers such as ffmpeg read past a zero data size).
+// it is closed; until then they are the largest a header holds, which
+// readers such as ffmpeg read as "to the end of the file".
 type WAVWriter struct {
 	w     io.WriteSeeker
 	bytes int64
@@ -32,10 +32,38 @@ func NewWAVWriter(w io.WriteSeeker) (*WAVWriter, error) {
 	binary.LittleEndian.PutUint16(h[32:], Channels*4)
 	binary.LittleEndian.PutUint16(h[34:], 32)
 	copy(h[36:], "data")
+	// Until Close writes them, the sizes say "to the end of the file".
+	binary.LittleEndian.PutUint32(h[4:], math.MaxUint32)
+	binary.LittleEndian.PutUint32(h[40:], math.MaxUint32)
 	if _, err := w.Write(h); err != nil {
 		return nil, fmt.Errorf("audio: writing a WAV header: %w", err)
 	}
 	return &WAVWriter{w: w}, nil
+}
+
+// ContinueWAVWriter continues a WAV file this writer made (its 44-byte
+// header, float samples after it), appending after its last whole sample
+// frame.
+func ContinueWAVWriter(f interface {
+	io.WriteSeeker
+	Truncate(int64) error
+}) (*WAVWriter, error) {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("audio: continuing a WAV: %w", err)
+	}
+	if end < wavHeader {
+		return nil, fmt.Errorf("audio: continuing a WAV of %d bytes: it has no header", end)
+	}
+	data := end - wavHeader
+	data -= data % (Channels * 4)
+	if err := f.Truncate(wavHeader + data); err != nil {
+		return nil, fmt.Errorf("audio: continuing a WAV: %w", err)
+	}
+	if _, err := f.Seek(wavHeader+data, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("audio: continuing a WAV: %w", err)
+	}
+	return &WAVWriter{w: f, bytes: data}, nil
 }
 
 // Write appends a block of interleaved samples.

@@ -164,6 +164,9 @@ var builtin = []*Kind{
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			{Name: "colour", Type: String, Doc: "The show's colour tags, stamped on every picture the bus draws: primaries/transfer/matrix/range."},
 			{Name: "timecode_start", Type: String, Default: "", Doc: "The timecode of tick 0, HH:MM:SS:FF (canvas timecode_start); empty: the time of day when the show starts."},
+			{Name: "audio_strips", Type: Strings, Live: true, Doc: "The bus's mix, a strip per source that is not at its defaults: \"source.NAME gain_db=-6 mode=follow|always|off mute=true pan=-1..1\" (a source with none follows video at 0 dB)."},
+			{Name: "audio_master_db", Type: String, Default: "0", Live: true, Doc: "The bus's master fader, dB (-120 to 12)."},
+			{Name: "audio_mix_minus", Type: String, Default: "", Live: true, Doc: "A source the bus's mix leaves out (mix-minus), or empty."},
 			formatParam, sizeParam, rateParam,
 		},
 		Traits:    Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
@@ -207,6 +210,8 @@ var builtin = []*Kind{
 		Params: []Param{
 			{Name: "pattern", Type: Enum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "The picture."},
 			formatParam, sizeParam, colourParam,
+			{Name: "tone_hz", Type: Int, Default: 1000, Min: ptr(0), Max: ptr(20000), Doc: "The line-up tone each frame carries (48 kHz stereo), with a one-frame blip 12 dB louder on the frame that flashes each second (a white box in the middle of the picture); 0: silent, no flash."},
+			{Name: "tone_dbfs", Type: Int, Default: -18, Min: ptr(-60), Max: ptr(0), Doc: "The tone's level, dBFS (peak)."},
 		},
 		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Readiness: "a first frame has been generated",

@@ -143,7 +143,7 @@ func newRecordOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 		if open == nil {
 			open = media.OpenOSFile
 		}
-		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, st: st, open: open, now: time.Now}
+		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, st: st, open: open, now: time.Now, wavPath: WAVPath(path)}
 	}
 	rec := st.recorder
 	if err := rec.start(ctx.Log); err != nil {

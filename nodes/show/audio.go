@@ -1,0 +1,348 @@
+package show
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/onairhq/onair/audio"
+)
+
+// Meter is a source's or a bus's loudness meter, fed by the node that
+// makes its blocks and read by /status, /metrics and the page.
+type Meter struct {
+	mu  sync.Mutex
+	m   audio.Meter
+	fed bool
+}
+
+// Add measures a block; nil (a silent source's frame) adds nothing.
+func (m *Meter) Add(block []float32) {
+	if block == nil {
+		return
+	}
+	m.mu.Lock()
+	m.m.Add(block)
+	m.fed = true
+	m.mu.Unlock()
+}
+
+// Levels reads the meter; false before it measured anything.
+func (m *Meter) Levels() (audio.Levels, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.fed {
+		return audio.Levels{}, false
+	}
+	return m.m.Levels(), true
+}
+
+// BusAudio is a bus's mix as the show holds it: each source's strip, the
+// master fader and the mix-minus, kept across a restart of the bus's
+// compositor and changed live (SetAudio); and the bus's meter.
+type BusAudio struct {
+	Meter Meter
+	mu    sync.Mutex
+	gen   uint64 // counts changes; the compositor applies a newer one at its next tick
+	strip map[string]audio.Strip
+	// master is the master fader in dB; minus the source the mix leaves out.
+	master float64
+	minus  string
+}
+
+// settings are a copy of the mix, for a compositor to apply.
+func (a *BusAudio) settings() (uint64, map[string]audio.Strip, float64, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen, maps(a.strip), a.master, a.minus
+}
+
+func maps(m map[string]audio.Strip) map[string]audio.Strip {
+	c := make(map[string]audio.Strip, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// Generation counts the changes made to the mix.
+func (a *BusAudio) generation() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen
+}
+
+// AudioParams are the compositor's audio params, as nodes/ declares them.
+type AudioParams struct {
+	Strips   []string `param:"audio_strips"`
+	MasterDB string   `param:"audio_master_db"`
+	MixMinus string   `param:"audio_mix_minus"`
+}
+
+// FormatStrip writes a strip as audio_strips holds it:
+// "source.cam gain_db=-6 mode=always mute=true pan=-0.5" (fields at their
+// defaults left out).
+func FormatStrip(source string, s audio.Strip) string {
+	var b strings.Builder
+	b.WriteString(source)
+	if s.GainDB != 0 {
+		fmt.Fprintf(&b, " gain_db=%s", strconv.FormatFloat(s.GainDB, 'g', -1, 64))
+	}
+	if s.Mode != audio.Follow {
+		fmt.Fprintf(&b, " mode=%s", s.Mode)
+	}
+	if s.Mute {
+		b.WriteString(" mute=true")
+	}
+	if s.Pan != 0 {
+		fmt.Fprintf(&b, " pan=%s", strconv.FormatFloat(s.Pan, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// ParseStrip reads one entry of audio_strips (FormatStrip's form).
+func ParseStrip(entry string) (string, audio.Strip, error) {
+	f := strings.Fields(entry)
+	if len(f) == 0 {
+		return "", audio.Strip{}, fmt.Errorf("an empty audio strip: write \"source.NAME gain_db=-6 mode=follow mute=false pan=0\"")
+	}
+	var s audio.Strip
+	for _, kv := range f[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("%q is not key=value", kv)
+		case k == "gain_db":
+			s.GainDB, err = strconv.ParseFloat(v, 64)
+		case k == "pan":
+			s.Pan, err = strconv.ParseFloat(v, 64)
+		case k == "mute":
+			s.Mute, err = strconv.ParseBool(v)
+		case k == "mode":
+			s.Mode, err = audio.ParseMode(v)
+		default:
+			err = fmt.Errorf("unknown key %q: use gain_db, pan, mute or mode", k)
+		}
+		if err != nil {
+			return "", s, fmt.Errorf("audio strip %q: %w", entry, err)
+		}
+	}
+	if err := s.Check(); err != nil {
+		return "", s, fmt.Errorf("audio strip %q: %w", entry, err)
+	}
+	return f[0], s, nil
+}
+
+// newBusAudio reads a compositor's audio params.
+func newBusAudio(p AudioParams) (*BusAudio, error) {
+	a := &BusAudio{strip: map[string]audio.Strip{}, minus: p.MixMinus}
+	for _, e := range p.Strips {
+		src, s, err := ParseStrip(e)
+		if err != nil {
+			return nil, err
+		}
+		a.strip[src] = s
+	}
+	if p.MasterDB != "" {
+		db, err := strconv.ParseFloat(p.MasterDB, 64)
+		if err == nil {
+			err = audio.CheckDB(db)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("audio_master_db %q: %w", p.MasterDB, err)
+		}
+		a.master = db
+	}
+	return a, nil
+}
+
+// check refuses strips and a mix-minus of sources not on the bus.
+func (a *BusAudio) check(sources []string) error {
+	for src := range a.strip {
+		if !slices.Contains(sources, src) {
+			return fmt.Errorf("an audio strip for %s, which is not on the bus (its sources: %s)", src, strings.Join(sources, ", "))
+		}
+	}
+	if a.minus != "" && !slices.Contains(sources, a.minus) {
+		return fmt.Errorf("mix_minus_of %s, which is not on the bus (its sources: %s)", a.minus, strings.Join(sources, ", "))
+	}
+	return nil
+}
+
+// AudioChange is a change to one bus's mix made on air: the fields set
+// are changed, the rest kept.
+type AudioChange struct {
+	Source   string   `json:"source,omitempty"` // the strip changed (gain_db, mute, pan, mode)
+	GainDB   *float64 `json:"gain_db,omitempty"`
+	Mute     *bool    `json:"mute,omitempty"`
+	Pan      *float64 `json:"pan,omitempty"`
+	Mode     string   `json:"mode,omitempty"`
+	MasterDB *float64 `json:"master_db,omitempty"`
+}
+
+// SetAudio changes a bus's mix on air; the bus's next tick hears it (a
+// step ramps over 5 ms). A source that is not on the bus, a fader out of
+// range or NaN, or an unknown mode is refused, and nothing changes.
+func (b *State) SetAudio(bus string, ch AudioChange) error {
+	bs, ok := b.buses[withPrefix("bus.", bus)]
+	if !ok {
+		return fmt.Errorf("no bus %q: the show's buses are %s", bus, strings.Join(b.busNames(), ", "))
+	}
+	a := bs.Audio
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ch.MasterDB != nil {
+		if err := audio.CheckDB(*ch.MasterDB); err != nil {
+			return fmt.Errorf("%s: master: %w", bs.Address, err)
+		}
+	}
+	var s audio.Strip
+	src := ""
+	if ch.Source != "" {
+		src = withPrefix("source.", ch.Source)
+		if !slices.Contains(bs.audioSources, src) {
+			return fmt.Errorf("%s has no source %s: its sources are %s", bs.Address, src, strings.Join(bs.audioSources, ", "))
+		}
+		s = a.strip[src]
+		if ch.GainDB != nil {
+			s.GainDB = *ch.GainDB
+		}
+		if ch.Mute != nil {
+			s.Mute = *ch.Mute
+		}
+		if ch.Pan != nil {
+			s.Pan = *ch.Pan
+		}
+		if ch.Mode != "" {
+			m, err := audio.ParseMode(ch.Mode)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", bs.Address, src, err)
+			}
+			s.Mode = m
+		}
+		if err := s.Check(); err != nil {
+			return fmt.Errorf("%s %s: %w", bs.Address, src, err)
+		}
+	} else if ch.GainDB != nil || ch.Mute != nil || ch.Pan != nil || ch.Mode != "" {
+		return fmt.Errorf("%s: a strip's change names its source", bs.Address)
+	}
+	if src != "" {
+		a.strip[src] = s
+	}
+	if ch.MasterDB != nil {
+		a.master = *ch.MasterDB
+	}
+	a.gen++
+	return nil
+}
+
+// AudioStatus is what /status says of a bus's or a source's sound.
+type AudioStatus struct {
+	Levels
+	// A bus's mix: every source's strip and the master.
+	Strips   map[string]StripStatus `json:"strips,omitempty"`
+	MasterDB *float64               `json:"master_db,omitempty"`
+	MixMinus string                 `json:"mix_minus_of,omitempty"`
+}
+
+// Levels are a meter's readings with silence as null (JSON has no −Inf).
+type Levels struct {
+	Momentary   *float64 `json:"momentary_lufs"`
+	ShortTerm   *float64 `json:"short_term_lufs"`
+	Integrated  *float64 `json:"integrated_lufs"`
+	Range       float64  `json:"loudness_range_lu"`
+	SamplePeak  *float64 `json:"sample_peak_dbfs"`
+	TruePeak    *float64 `json:"true_peak_dbtp"`
+	MaxTruePeak *float64 `json:"max_true_peak_dbtp"`
+}
+
+// StripStatus is one source's strip on a bus.
+type StripStatus struct {
+	GainDB float64 `json:"gain_db"`
+	Mute   bool    `json:"mute"`
+	Pan    float64 `json:"pan"`
+	Mode   string  `json:"mode"`
+}
+
+func finite(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	r := math.Round(v*100) / 100
+	return &r
+}
+
+func levelsOf(l audio.Levels) Levels {
+	return Levels{Momentary: finite(l.Momentary), ShortTerm: finite(l.ShortTerm), Integrated: finite(l.Integrated),
+		Range: math.Round(l.Range*100) / 100, SamplePeak: finite(l.SamplePeak), TruePeak: finite(l.TruePeak), MaxTruePeak: finite(l.MaxTruePeak)}
+}
+
+// audioStatus is a bus's sound for /status.
+func (bs *BusState) audioStatus() *AudioStatus {
+	l, _ := bs.Audio.Meter.Levels()
+	_, strips, master, minus := bs.Audio.settings()
+	st := &AudioStatus{Levels: levelsOf(l), Strips: map[string]StripStatus{}, MasterDB: &master, MixMinus: minus}
+	for _, src := range bs.audioSources {
+		s := strips[src]
+		st.Strips[src] = StripStatus{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: s.Mode.String()}
+	}
+	return st
+}
+
+// sourceAudioStatus is a source's sound for /status; nil for a silent one.
+func (s *SourceState) audioStatus() *AudioStatus {
+	l, ok := s.Audio.Levels()
+	if !ok {
+		return nil
+	}
+	return &AudioStatus{Levels: levelsOf(l)}
+}
+
+// busMix is a compositor's mixer and what it needs each tick.
+type busMix struct {
+	a       *BusAudio
+	mixer   *audio.Mixer
+	cadence audio.Cadence
+	gen     uint64
+	weights []float64
+	seen    []bool // scratch for visible
+}
+
+func newBusMix(a *BusAudio, sources []string, num, den int64) (*busMix, error) {
+	cad, err := audio.NewCadence(num, den)
+	if err != nil {
+		return nil, err
+	}
+	m := &busMix{a: a, mixer: audio.NewMixer(sources), cadence: cad, weights: make([]float64, len(sources)), seen: make([]bool, len(sources)), gen: ^uint64(0)}
+	return m, m.apply()
+}
+
+// apply takes the bus's settings into the mixer when they changed.
+func (m *busMix) apply() error {
+	if m.a.generation() == m.gen {
+		return nil
+	}
+	gen, strips, master, minus := m.a.settings()
+	for src := range strips {
+		if m.mixer.Index(src) < 0 {
+			return fmt.Errorf("audio strip for %s, which is not on the bus (its sources: %s)", src, strings.Join(m.mixer.Sources(), ", "))
+		}
+	}
+	for i, src := range m.mixer.Sources() {
+		if err := m.mixer.SetStrip(i, strips[src]); err != nil {
+			return err
+		}
+	}
+	if err := m.mixer.SetMaster(master); err != nil {
+		return err
+	}
+	if err := m.mixer.SetMixMinus(minus); err != nil {
+		return err
+	}
+	m.gen = gen
+	return nil
+}
