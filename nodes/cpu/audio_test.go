@@ -2,16 +2,21 @@ package cpu
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"io"
 	"math"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/onairhq/onair/audio"
+	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/show"
 )
 
 const toneShow = `
@@ -142,3 +147,101 @@ func TestLipSyncThroughARecording(t *testing.T) {
 	}
 }
 
+// TestMetersAndFadersOverHTTP reads the meters of a source and its bus in
+// /status and /metrics, then mutes the source on the bus over HTTP: the
+// bus's meter falls silent while the source's goes on. Bad values are
+// refused with what to send.
+func TestMetersAndFadersOverHTTP(t *testing.T) {
+	p := compile(t, writeShow(t, strings.Replace(toneShow, "RATE", "30", 1)), nil)
+	s := startShow(t, p)
+	defer s.Stop()
+	srv, err := control.Start(s, control.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Addr()
+	status := func() show.StatusReport {
+		t.Helper()
+		code, body := get(t, base+"/status")
+		var st show.StatusReport
+		if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil {
+			t.Fatalf("/status %d: %v", code, err)
+		}
+		return st
+	}
+	// Two seconds of tone: both meters have integrated loudness.
+	waitShow(t, s, "60 ticks", ticksAtLeast("bus.pgm", 60))
+	st := status()
+	bus, src := busOf(st.Summary, "bus.pgm").Audio, sourceOf(st.Summary, "source.one").Audio
+	if bus == nil || src == nil || bus.Integrated == nil || src.Integrated == nil {
+		t.Fatalf("/status has no loudness: bus %+v, source %+v", bus, src)
+	}
+	// A −18 dBFS tone reads −18 LUFS; a blip 12 dB up one frame a second
+	// adds 1.8 LU.
+	for what, i := range map[string]float64{"bus": *bus.Integrated, "source": *src.Integrated} {
+		if i < -18.1 || i > -16 {
+			t.Errorf("%s's integrated loudness %.2f LUFS, want -18 to -16", what, i)
+		}
+	}
+	if sourceOf(st.Summary, "source.two").Audio == nil {
+		t.Error("source.two, not on air, has no meter: sources meter what they make")
+	}
+	if got := bus.Strips["source.one"]; got.Mode != "follow" || got.GainDB != 0 {
+		t.Errorf("bus.pgm's strip of source.one: %+v", got)
+	}
+	code, body := get(t, base+"/metrics")
+	for _, want := range []string{`onair_bus_audio_momentary_lufs{bus="bus.pgm"}`, `onair_bus_audio_integrated_lufs{bus="bus.pgm"}`,
+		`onair_source_audio_true_peak_dbtp{source="source.one"}`, `onair_source_audio_momentary_lufs{source="source.two"}`} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(base+"/buses/pgm/audio", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		body string
+		code int
+		says string
+	}{
+		{`{"source": "one", "gain_db": 200}`, 400, "from -120 to 12 dB"},
+		{`{"source": "one", "mode": "loud"}`, 400, "follow, always or off"},
+		{`{"source": "nope", "mute": true}`, 404, "source.one"},
+		{`{"gain_db": -3}`, 400, "names its source"},
+		{`{"master_db": -3}`, 200, ""},
+		{`{"source": "one", "mute": true}`, 200, ""},
+	} {
+		if code, body := post(c.body); code != c.code || !strings.Contains(body, c.says) {
+			t.Errorf("POST %s: %d %s, want %d saying %q", c.body, code, body, c.code, c.says)
+		}
+	}
+	// Once a momentary window (12 ticks, read every 100 ms: 16 ticks) of
+	// the muted mix has gone by, the bus's meter reads silence (under the
+	// −70 LUFS gate) and the source's reads on.
+	from := busOf(s.State.Summary(), "bus.pgm").Ticks
+	waitShow(t, s, "16 ticks after the mute", ticksAtLeast("bus.pgm", from+16))
+	st = status()
+	bus, src = busOf(st.Summary, "bus.pgm").Audio, sourceOf(st.Summary, "source.one").Audio
+	if (bus.Momentary != nil && *bus.Momentary > -70) || src.Momentary == nil || *src.Momentary < -20 {
+		t.Errorf("after the mute: bus momentary %v, source momentary %v", deref(bus.Momentary), deref(src.Momentary))
+	}
+	if got := bus.Strips["source.one"]; !got.Mute || bus.MasterDB == nil || *bus.MasterDB != -3 {
+		t.Errorf("after the changes: strip %+v, master %v", got, bus.MasterDB)
+	}
+}
+
+func deref(v *float64) any {
+	if v == nil {
+		return "silence"
+	}
+	return *v
+}

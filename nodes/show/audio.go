@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/onairhq/onair/audio"
+	"github.com/onairhq/onair/control"
 )
 
 // Meter is a source's or a bus's loudness meter, fed by the node that
@@ -173,31 +174,20 @@ func (a *BusAudio) check(sources []string) error {
 	return nil
 }
 
-// AudioChange is a change to one bus's mix made on air: the fields set
-// are changed, the rest kept.
-type AudioChange struct {
-	Source   string   `json:"source,omitempty"` // the strip changed (gain_db, mute, pan, mode)
-	GainDB   *float64 `json:"gain_db,omitempty"`
-	Mute     *bool    `json:"mute,omitempty"`
-	Pan      *float64 `json:"pan,omitempty"`
-	Mode     string   `json:"mode,omitempty"`
-	MasterDB *float64 `json:"master_db,omitempty"`
-}
-
 // SetAudio changes a bus's mix on air; the bus's next tick hears it (a
 // step ramps over 5 ms). A source that is not on the bus, a fader out of
 // range or NaN, or an unknown mode is refused, and nothing changes.
-func (b *State) SetAudio(bus string, ch AudioChange) error {
+func (b *State) SetAudio(bus string, ch control.AudioRequest) error {
 	bs, ok := b.buses[withPrefix("bus.", bus)]
 	if !ok {
-		return fmt.Errorf("no bus %q: the show's buses are %s", bus, strings.Join(b.busNames(), ", "))
+		return fmt.Errorf("%w: no bus %q: the show's buses are %s", control.ErrNotFound, bus, strings.Join(b.busNames(), ", "))
 	}
 	a := bs.Audio
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ch.MasterDB != nil {
 		if err := audio.CheckDB(*ch.MasterDB); err != nil {
-			return fmt.Errorf("%s: master: %w", bs.Address, err)
+			return fmt.Errorf("%w: %s: master: %w", control.ErrInvalid, bs.Address, err)
 		}
 	}
 	var s audio.Strip
@@ -205,7 +195,7 @@ func (b *State) SetAudio(bus string, ch AudioChange) error {
 	if ch.Source != "" {
 		src = withPrefix("source.", ch.Source)
 		if !slices.Contains(bs.audioSources, src) {
-			return fmt.Errorf("%s has no source %s: its sources are %s", bs.Address, src, strings.Join(bs.audioSources, ", "))
+			return fmt.Errorf("%w: %s has no source %s: its sources are %s", control.ErrNotFound, bs.Address, src, strings.Join(bs.audioSources, ", "))
 		}
 		s = a.strip[src]
 		if ch.GainDB != nil {
@@ -220,15 +210,15 @@ func (b *State) SetAudio(bus string, ch AudioChange) error {
 		if ch.Mode != "" {
 			m, err := audio.ParseMode(ch.Mode)
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", bs.Address, src, err)
+				return fmt.Errorf("%w: %s %s: %w", control.ErrInvalid, bs.Address, src, err)
 			}
 			s.Mode = m
 		}
 		if err := s.Check(); err != nil {
-			return fmt.Errorf("%s %s: %w", bs.Address, src, err)
+			return fmt.Errorf("%w: %s %s: %w", control.ErrInvalid, bs.Address, src, err)
 		}
 	} else if ch.GainDB != nil || ch.Mute != nil || ch.Pan != nil || ch.Mode != "" {
-		return fmt.Errorf("%s: a strip's change names its source", bs.Address)
+		return fmt.Errorf("%w: %s: a strip's change names its source", control.ErrInvalid, bs.Address)
 	}
 	if src != "" {
 		a.strip[src] = s
@@ -345,4 +335,27 @@ func (m *busMix) apply() error {
 	}
 	m.gen = gen
 	return nil
+}
+
+// collectAudio emits a bus's or a source's meter as gauges
+// (onair_bus_audio_*, onair_source_audio_*); a reading that is silence
+// (no finite value) is left out.
+func collectAudio(emit func(control.Sample), of string, labels [][2]string, a *AudioStatus) {
+	if a == nil {
+		return
+	}
+	for _, g := range []struct {
+		name, help string
+		v          *float64
+	}{
+		{"momentary_lufs", "EBU R128 momentary loudness (400 ms), LUFS.", a.Momentary},
+		{"short_term_lufs", "EBU R128 short-term loudness (3 s), LUFS.", a.ShortTerm},
+		{"integrated_lufs", "EBU R128 integrated loudness since the show started (gated), LUFS.", a.Integrated},
+		{"true_peak_dbtp", "True peak of the last 400 ms (4x oversampled), dBTP.", a.TruePeak},
+		{"loudness_range_lu", "EBU Tech 3342 loudness range, LU.", &a.Range},
+	} {
+		if g.v != nil {
+			emit(control.Sample{Name: "onair_" + of + "_audio_" + g.name, Help: g.help, Kind: control.Gauge, Labels: labels, Value: *g.v})
+		}
+	}
 }

@@ -211,6 +211,9 @@ func (s *Show[F]) Switch(bus, scene, kind string, d time.Duration) error {
 	return s.State.Switch(bus, scene, kind, d)
 }
 
+// SetAudio implements control.Mixer.
+func (s *Show[F]) SetAudio(bus string, req control.AudioRequest) error { return s.State.SetAudio(bus, req) }
+
 // Preview serves preview outputs' snapshots.
 func (s *Show[F]) Preview(output string) ([]byte, bool) { return s.State.Preview(output) }
 
@@ -275,6 +278,8 @@ type BusSummary struct {
 	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
 	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
 	Timing         TimingSummary     `json:"timing"`
+	// Audio is the bus's meter and mix.
+	Audio *AudioStatus `json:"audio,omitempty"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -325,6 +330,8 @@ type SourceSummary struct {
 	// moment was: decode_time 40 is a picture decoded 40 ms before it went
 	// to the buses. Absent when the show stamps nothing (the default).
 	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
+	// Audio is the source's meter; absent for a silent source.
+	Audio *AudioStatus `json:"audio,omitempty"`
 }
 
 var bucketLabels = func() []string {
@@ -358,6 +365,7 @@ func (b *State) Summary() Summary {
 		bs.mu.Unlock()
 		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Wake: t.Wake.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
 			MaxDrawMs: float64(t.Draw.MaxNs) / 1e6}
+		sum.Audio = bs.audioStatus()
 		s.Buses = append(s.Buses, sum)
 	}
 	for _, a := range sortedKeys(b.outputs) {
@@ -373,7 +381,7 @@ func (b *State) Summary() Summary {
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
-			StampAgesMs: src.stampAges()})
+			StampAgesMs: src.stampAges(), Audio: src.audioStatus()})
 		src.mu.Unlock()
 	}
 	return s
@@ -461,6 +469,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
 		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
 		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
+		collectAudio(emit, "bus", lb, b.Audio)
 	}
 	for _, o := range sum.Outputs {
 		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
@@ -485,6 +494,7 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 		}
 		emit(control.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: control.Gauge, Labels: ls, Value: up})
 		collectBrowser(emit, src)
+		collectAudio(emit, "source", ls, src.Audio)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {

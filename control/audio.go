@@ -1,0 +1,42 @@
+package control
+
+import (
+	"net/http"
+)
+
+// AudioRequest is POST /buses/{bus}/audio: a change to the bus's mix made
+// on air. The fields sent are changed, the rest kept; a strip's change
+// names its source.
+type AudioRequest struct {
+	Source   string   `json:"source,omitempty"`
+	GainDB   *float64 `json:"gain_db,omitempty"`
+	Mute     *bool    `json:"mute,omitempty"`
+	Pan      *float64 `json:"pan,omitempty"`
+	Mode     string   `json:"mode,omitempty"` // follow | always | off
+	MasterDB *float64 `json:"master_db,omitempty"`
+}
+
+// Mixer is a Show whose buses mix sound: SetAudio changes a bus's mix on
+// air (errors wrap ErrNotFound for an unknown bus or source, ErrInvalid for
+// a value out of range).
+type Mixer interface {
+	SetAudio(bus string, req AudioRequest) error
+}
+
+func (s *Server) audioHandler(w http.ResponseWriter, r *http.Request) {
+	mx, ok := s.show.(Mixer)
+	if !ok {
+		writeError(w, http.StatusNotFound, "this show mixes no sound")
+		return
+	}
+	var req AudioRequest
+	if !readBody(w, r, &req, `{"source": "source.NAME", "gain_db": -6, "mute": false, "pan": 0, "mode": "follow"} or {"master_db": -3}`) {
+		return
+	}
+	bus := r.PathValue("bus")
+	if err := mx.SetAudio(bus, req); err != nil {
+		showError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "changed": req})
+}
