@@ -79,40 +79,70 @@ func flashed(f *frame.Frame) bool {
 	return sum/64 > 220
 }
 
-// TestLipSyncThroughARecording records a bus of a flash-and-blip test
-// pattern on the CPU backend and finds, in the Y4M, every frame that
-// flashes and, in the WAV beside it, every blip (the first sample louder
-// than the line-up tone can be): each blip starts on its flash frame's
-// first samples, within a millisecond (the mixer's 2-sample slack and the
-// first quarter cycle of the tone). At 30000/1001 too, where the ticks'
-// sample counts vary.
+// TestLipSyncThroughARecording records a bus on the CPU backend and finds,
+// in the Y4M, every frame that flashes and, in the WAV beside it, every
+// blip (the first sample louder than the line-up tone can be): each blip
+// starts on its flash frame's first samples, within a millisecond (the
+// mixer's 2-sample slack and the first quarter cycle of the tone). For a
+// test pattern at 30 and at 30000/1001, where the ticks' sample counts
+// vary, and for an HEVC transport stream with an AAC and an MP2 track
+// (made here by onair's encoder through ffmpeg, decoded by ffmpeg), looped,
+// so a loop's seam is crossed.
 func TestLipSyncThroughARecording(t *testing.T) {
 	peer.NeedFFmpeg(t)
-	for _, rate := range []string{"30", "30000/1001"} {
-		t.Run(strings.ReplaceAll(rate, "/", "_"), func(t *testing.T) {
-			path := writeShow(t, strings.Replace(toneShow, "RATE", rate, 1))
+	for _, c := range []struct {
+		name, rate, source string
+		audio              string // the clip's sound track, for a TS source
+	}{
+		{"pattern_30", "30", "", ""},
+		{"pattern_30000_1001", "30000/1001", "", ""},
+		{"ts_aac", "30", "ts", "aac"},
+		{"ts_mp2", "30", "ts", "mp2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(toneShow, "RATE", c.rate, 1)
+			if c.source == "ts" {
+				src = strings.Replace(src, `source "test_pattern" "one" {
+  pattern = "bars"
+}`, `source "hevc_file" "one" {
+  path = "clip.ts"
+  loop = true
+}`, 1)
+			}
+			path := writeShow(t, src)
+			dir := filepath.Dir(path)
+			num, den := int64(30), int64(1)
+			if c.rate != "30" {
+				num, den = 30000, 1001
+			}
+			cad, _ := audio.NewCadence(num, den)
+			if c.source == "ts" {
+				tone, _ := audio.NewTone(audio.ToneHz, audio.ToneDBFS, cad)
+				rate := frame.Rational{Num: num, Den: den}
+				tp, _ := media.NewTestPattern(media.TestPatternConfig{Pattern: media.Bars, Format: frame.NV12, Width: 320, Height: 180, Rate: rate, Tone: &tone})
+				cfg := media.EncodeConfig{Path: filepath.Join(dir, "clip.ts"), Codec: "hevc", Container: "ts", Format: frame.NV12, Width: 320, Height: 180,
+					Rate: rate, GOP: 30, Audio: c.audio, Tone: &tone}
+				if err := media.Encode(cfg, tp, 60); err != nil {
+					t.Fatal(err)
+				}
+			}
 			p := compile(t, path, nil)
 			s := startShow(t, p)
 			waitShow(t, s, "100 ticks", ticksAtLeast("bus.pgm", 100))
 			if err := s.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Dir(path)
 			frames := readY4M(t, filepath.Join(dir, "pgm.y4m"))
 			samples := readWAV(t, filepath.Join(dir, "pgm.wav"))
-			num, den := int64(30), int64(1)
-			if rate != "30" {
-				num, den = 30000, 1001
-			}
-			cad, _ := audio.NewCadence(num, den)
-			// The recording's first frame is the bus's first tick: its
-			// number is the tick's (PTS), which the cadence counts from.
-			k0 := frames[0].PTS
+			// Where a frame's block starts, from the cadence counted from
+			// the recording's first frame: within a sample of where it is,
+			// whatever tick the recording started on.
+			const k0 = 0
 			var flashes, blips []int64 // in samples from the recording's start
 			for i, f := range frames {
 				// A flash frame the bus repeated (a busy machine) is one flash.
 				if flashed(f) && (i == 0 || !flashed(frames[i-1])) {
-					flashes = append(flashes, cad.Start(k0+int64(i))-cad.Start(k0))
+					flashes = append(flashes, cad.Start(k0+int64(i)))
 				}
 			}
 			threshold := float32((audio.DBToGain(audio.ToneDBFS) + audio.DBToGain(audio.BlipDBFS)) / 2)
@@ -127,9 +157,18 @@ func TestLipSyncThroughARecording(t *testing.T) {
 				}
 				last = i
 			}
-			wantSamples := cad.Start(k0+int64(len(frames))) - cad.Start(k0)
-			if got := int64(len(samples) / 2); got != wantSamples {
-				t.Errorf("the WAV holds %d sample frames for %d video frames; the cadence says %d", got, len(frames), wantSamples)
+			// Every frame's block is its tick's samples: with no tick missed
+			// (a busy machine misses some), the WAV holds the cadence's
+			// count for that many consecutive ticks, from some phase of it.
+			if busOf(s.State.Summary(), "bus.pgm").Missed == 0 {
+				got, n := int64(len(samples)/2), int64(len(frames))
+				ok := false
+				for p := int64(0); p < 5; p++ {
+					ok = ok || got == cad.Start(p+n)-cad.Start(p)
+				}
+				if !ok {
+					t.Errorf("the WAV holds %d sample frames for %d video frames; the cadence gives %d ticks %d", got, n, n, cad.Start(n))
+				}
 			}
 			if len(flashes) < 2 || len(flashes) != len(blips) {
 				t.Fatalf("%d flashes at %v and %d blips at %v in %d frames", len(flashes), flashes, len(blips), blips, len(frames))
@@ -142,7 +181,7 @@ func TestLipSyncThroughARecording(t *testing.T) {
 				}
 				worst = max(worst, d)
 			}
-			t.Logf("%s: %d flashes in %d frames; blips start %d samples (%.3f ms) after their flash frame's first sample at most", rate, len(flashes), len(frames), worst, float64(worst)*1000/audio.Rate)
+			t.Logf("%s: %d flashes in %d frames; blips start %d samples (%.3f ms) after their flash frame's first sample at most", c.name, len(flashes), len(frames), worst, float64(worst)*1000/audio.Rate)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
@@ -42,6 +43,70 @@ type ffmpegDecode struct {
 	mu      sync.Mutex
 	dec     *media.Decoder
 	stopped bool
+
+	// The file's sound track, decoded by an ffmpeg of its own beside the
+	// pictures' (run's goroutine only): each frame carries its frame
+	// period's samples (audio.Cadence) from where the track stood
+	// against the first picture. A looping file's track starts again at
+	// its own end.
+	cadence audio.Cadence
+	aud     *media.AudioDecoder
+	audInfo *media.AudioInfo
+	inPass  int // pictures decoded since the decoder started or its pass began
+}
+
+// openAudio probes the file's sound track (once) and starts its decoder; a
+// file without one is silent, and a track onair cannot use is reported
+// while the pictures go on.
+func (d *ffmpegDecode) openAudio(ctx *runtime.NodeContext[Frame]) {
+	if d.audInfo == nil {
+		info, ok, err := media.ProbeAudio("", d.cfg.Path)
+		if err != nil {
+			d.warn(ctx, "the sound track is left out: "+err.Error())
+		}
+		if !ok || err != nil {
+			d.audInfo = &media.AudioInfo{Channels: -1}
+			return
+		}
+		d.audInfo = &info
+	}
+	if d.audInfo.Channels < 0 {
+		return
+	}
+	aud, err := media.OpenAudio("", d.cfg.Path, *d.audInfo)
+	if err != nil {
+		d.warn(ctx, "the sound track is left out: "+err.Error())
+		return
+	}
+	d.aud = aud
+}
+
+func (d *ffmpegDecode) closeAudio(ctx *runtime.NodeContext[Frame]) {
+	if d.aud != nil {
+		if err := d.aud.Close(); err != nil {
+			d.warn(ctx, err.Error())
+		}
+		d.aud = nil
+	}
+}
+
+// sound is frame n's samples of the track, or nil. When the pictures start
+// their file again (a looping source), so does the track: a track longer
+// than the pictures is cut there, a shorter one ends in silence.
+func (d *ffmpegDecode) sound(ctx *runtime.NodeContext[Frame], dec *media.Decoder, n int64) []float32 {
+	if p := dec.PassPictures(); p > 0 && d.inPass == p {
+		d.inPass = 0
+		if d.audInfo != nil && d.audInfo.Channels > 0 {
+			d.closeAudio(ctx)
+			d.openAudio(ctx)
+		}
+	}
+	d.inPass++
+	if d.aud == nil {
+		return nil
+	}
+	b, _ := d.aud.Read(d.cadence.Samples(n)) // silence after the track's end
+	return b
 }
 
 func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -77,7 +142,11 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 	if err != nil {
 		return nil, err
 	}
-	return &ffmpegDecode{
+	cad, err := audio.NewCadence(rate.Num, rate.Den)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	return &ffmpegDecode{cadence: cad,
 		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: show.ParseColour(prm.Colour),
 		retry: time.Second, hold: prm.OnError == "hold", keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
@@ -117,6 +186,7 @@ func (d *ffmpegDecode) close() {
 
 func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 	defer d.close()
+	defer d.closeAudio(ctx)
 	var dec *media.Decoder
 	var nextTry time.Time
 	n := int64(d.st.Produced.Load())
@@ -131,6 +201,9 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 				nextTry = time.Now().Add(d.retry)
 			} else {
 				d.st.ClearErr()
+				d.closeAudio(ctx)
+				d.openAudio(ctx)
+				d.inPass = 0
 			}
 		}
 		f, err := d.pool.Get()
@@ -176,6 +249,10 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
+		if err == nil {
+			f.Audio = d.sound(ctx, dec, n)
+			d.st.Audio.Add(f.Audio)
+		}
 		if err == nil && d.keys.Has(frame.DecodeTime) {
 			f.Stamps.Stamp(frame.DecodeTime, time.Now().UnixNano())
 		}

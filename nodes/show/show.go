@@ -212,7 +212,9 @@ func (s *Show[F]) Switch(bus, scene, kind string, d time.Duration) error {
 }
 
 // SetAudio implements control.Mixer.
-func (s *Show[F]) SetAudio(bus string, req control.AudioRequest) error { return s.State.SetAudio(bus, req) }
+func (s *Show[F]) SetAudio(bus string, req control.AudioRequest) error {
+	return s.State.SetAudio(bus, req)
+}
 
 // Preview serves preview outputs' snapshots.
 func (s *Show[F]) Preview(output string) ([]byte, bool) { return s.State.Preview(output) }
