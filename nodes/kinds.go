@@ -190,6 +190,7 @@ var builtin = []*Kind{
 		Doc:  "Pipes a bus's raw frames to an external ffmpeg process (libx264, or h264_nvenc where the GPU has NVENC).",
 		Params: []Param{
 			{Name: "args", Type: Strings, Doc: "ffmpeg arguments after the input options."},
+			{Name: "audio", Type: Bool, Default: false, Doc: "Give ffmpeg the bus's sound as input 1 (48 kHz stereo float on its own pipe), for args to map and encode: \"-map\", \"0:v\", \"-map\", \"1:a\", \"-c:a\", \"aac\"."},
 		},
 		Traits:    Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
 		Readiness: "ffmpeg has started and accepted a first frame",

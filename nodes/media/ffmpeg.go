@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
 )
@@ -54,6 +55,12 @@ type FFmpegConfig struct {
 	// -timecode and that frame's Meta.Timecode before Args: the file's
 	// timecode names its first picture.
 	Timecode bool
+	// Audio gives the process the bus's sound as a second input (input 1)
+	// on a pipe of its own (descriptor 3): each frame's Meta.Audio, 48 kHz
+	// stereo float32 (-f f32le -ar 48000 -ac 2), written right after its
+	// picture, so Args can map and encode it ("-map", "0:v", "-map", "1:a",
+	// "-c:a", "aac"). A block waits as long as a picture may (StallTimeout).
+	Audio bool
 }
 
 // FFmpegEventKind says what happened to the process.
@@ -180,8 +187,16 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 		return nil, fmt.Errorf("ffmpeg output: %w", err)
 	}
 	args = append(args, colour...)
+	if cfg.Audio {
+		// Two pipes: each input's queue long enough that ffmpeg never
+		// waits on one while onair waits to write the other.
+		args = append(args, "-thread_queue_size", "1024")
+	}
 	args = append(args, "-i", "pipe:0")
 	args = append(args, colour...)
+	if cfg.Audio {
+		args = append(args, "-thread_queue_size", "1024", "-probesize", "32", "-analyzeduration", "0", "-f", "f32le", "-ar", strconv.Itoa(audio.Rate), "-ac", strconv.Itoa(audio.Channels), "-i", audioPipe)
+	}
 	if cfg.Timecode && slices.Contains(cfg.Args, "-timecode") {
 		cfg.Timecode = false // the user's own
 	}
@@ -354,6 +369,19 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	var stderr tailBuffer
 	cmd := exec.Command(o.cfg.Bin, args...)
 	cmd.Stdin, cmd.Stderr = pr, &stderr
+	var sound *os.File // the sound's pipe, with Audio
+	if o.cfg.Audio {
+		ar, aw, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
+			return 0, false
+		}
+		cmd.ExtraFiles, sound = []*os.File{ar}, aw
+		defer ar.Close()
+		defer aw.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -361,6 +389,7 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		return 0, false
 	}
 	pr.Close()
+	var soundBuf []byte
 	start := time.Now()
 	pid := cmd.Process.Pid
 	o.mu.Lock()
@@ -404,8 +433,11 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		f, closing := o.pop()
 		if f == nil {
 			if closing {
-				// Clean stop: close the pipe so ffmpeg ends its file.
+				// Clean stop: close the pipes so ffmpeg ends its file.
 				pw.Close()
+				if sound != nil {
+					sound.Close()
+				}
 				select {
 				case <-exited:
 				case <-time.After(10 * time.Second):
@@ -430,6 +462,11 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		}
 		pw.SetWriteDeadline(time.Now().Add(o.cfg.StallTimeout))
 		_, err := f.WriteTo(pw)
+		if err == nil && sound != nil && f.Audio != nil {
+			sound.SetWriteDeadline(time.Now().Add(o.cfg.StallTimeout))
+			soundBuf = audio.AppendF32LE(soundBuf[:0], f.Audio)
+			_, err = sound.Write(soundBuf)
+		}
 		f.Release()
 		if err != nil {
 			pw.Close()

@@ -165,14 +165,15 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	}
 	st := b.outputs[n.Address]
 	prm, err := Params[struct {
-		Args []string `param:"args"`
+		Args  []string `param:"args"`
+		Audio bool     `param:"audio"`
 	}](&n)
 	if err != nil {
 		return nil, err
 	}
 	args := prm.Args
 	o, err := media.StartFFmpeg(media.FFmpegConfig{
-		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate, Colour: busColour(b, ctx),
+		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate, Colour: busColour(b, ctx), Audio: prm.Audio,
 		Timecode: true, // -timecode of the first frame, unless args set it
 		OnEvent: func(e media.FFmpegEvent) {
 			switch e.Kind {
