@@ -29,29 +29,6 @@ const (
 	outputQueue = 4  // a bus's frames waiting for an output
 )
 
-// The timestamp keys (lang.FrameMetadataKeys) the naive graph has each
-// stamping node stamp; the frame metadata fusion prunes those the show's
-// frame_metadata does not list.
-var (
-	readerTimestampKeys  = []string{"input_rec_time", "pts_wallclock"}
-	decoderTimestampKeys = []string{"decode_time", "demux_time"}
-	ffmpegTimestampKeys  = []string{"decode_time"} // ffmpeg reads the file: only the pictures' moment is onair's to see
-)
-
-// onErrorOf is what a source sends while it cannot play its file.
-func onErrorOf(src *lang.Source) string {
-	if src.OnError == "" {
-		return "black"
-	}
-	return src.OnError
-}
-
-// fileCodecs is the coding of each encoded file source kind.
-var fileCodecs = map[string]string{"hevc_file": "hevc", "h264_file": "h264"}
-
-// TimeBase is the pacers' unit: exact for every supported rate.
-const TimeBase = "1/120000"
-
 func build(st *state) {
 	show := st.Show
 	g := NewGraph()
@@ -62,27 +39,8 @@ func build(st *state) {
 			fanOut[src] = id
 		}
 	}
+	busNodes := make(map[*lang.Bus]*Node, len(show.Buses))
 	for _, bus := range show.Buses {
-		comp := &Node{
-			ID: bus.Address() + "/compositor", Kind: "compositor", Address: bus.Address(), Group: bus.Address(),
-			Format: string(show.Format), Size: show.Size, Bus: bus, Range: bus.DeclRange,
-			Params: map[string]any{
-				"bus":        bus.Kind,
-				"format":     string(show.Format),
-				"size":       sizeString(show.Size),
-				"frame_rate": ratString(show.FrameRate),
-				"colour":     colourString(show.Colour, show.Format),
-			},
-		}
-		poll := show.Canvas.Int("input_poll_ms")
-		if bus.Kind == "aux" {
-			poll = show.Canvas.Int("aux_input_poll_ms")
-		}
-		comp.Params["input_poll_ms"] = poll
-		if tc := show.Canvas.String("timecode_start"); tc != "" { // else the registry's default, the time of day
-			comp.Params["timecode_start"] = tc
-		}
-		comp.Domain = st.Options.Target.Domain
 		var inputs []*lang.Source
 		var scenes []string
 		switch {
@@ -97,13 +55,24 @@ func build(st *state) {
 			scenes = []string{bus.Scene.Address()}
 			inputs = sourcesOfScenes(show.Sources, []*lang.Scene{bus.Scene})
 		}
+		e := &nodes.Element{Kind: bus.Kind, Address: bus.Address(), Format: string(show.Format), Size: sizeString(show.Size),
+			Rate: ratString(show.FrameRate), Colour: colourString(show.Colour, show.Format), Canvas: show.Canvas.Settings, Attrs: map[string]any{}}
 		if bus.Scene != nil {
-			comp.Params["scene"] = bus.Scene.Address()
+			e.Attrs["scene"] = bus.Scene.Address()
 		}
 		if scenes != nil {
-			comp.Params["scenes"] = scenes
+			e.Attrs["scenes"] = scenes
 		}
-		st.addNode(comp)
+		comp := st.elementNode("bus", e, bus.DeclRange)
+		if comp == nil {
+			continue
+		}
+		comp.Format, comp.Size, comp.Bus = string(show.Format), show.Size, bus
+		comp.Domain = st.Options.Target.Domain
+		if !st.addNode(comp) {
+			continue
+		}
+		busNodes[bus] = comp
 		for _, src := range inputs {
 			from, ok := fanOut[src]
 			if !ok {
@@ -113,35 +82,50 @@ func build(st *state) {
 		}
 	}
 	for _, out := range show.Outputs {
-		kind := "output_" + out.Kind
-		n := &Node{ID: out.Address() + "/" + kind, Kind: kind, Address: out.Address(), Group: out.Address(),
-			Output: out, Range: out.DeclRange, Params: map[string]any{}}
-		switch out.Kind {
-		case "record":
-			n.Params["path"] = st.Show.Rel(out.Path)
-		case "ffmpeg":
-			n.Params["args"] = append([]string{}, out.Args...)
-		case "preview":
-			if out.IntervalMs > 0 {
-				n.Params["interval_ms"] = out.IntervalMs
-			}
-			if out.Quality > 0 {
-				n.Params["quality"] = out.Quality
+		e := &nodes.Element{Kind: out.Kind, Address: out.Address(), Path: show.Rel(out.Path), Canvas: show.Canvas.Settings, Attrs: map[string]any{}}
+		if out.Args != nil {
+			e.Attrs["args"] = out.Args
+		}
+		for name, v := range map[string]int{"interval_ms": out.IntervalMs, "quality": out.Quality} {
+			if v != 0 {
+				e.Attrs[name] = v
 			}
 		}
+		n := st.elementNode("output."+out.Kind, e, out.DeclRange)
+		if n == nil {
+			continue
+		}
+		n.Output = out
 		if !st.addNode(n) {
 			continue
 		}
-		if out.Bus == nil {
-			continue
-		}
-		comp := g.Node(out.Bus.Address() + "/compositor")
+		comp := busNodes[out.Bus]
 		if comp == nil {
 			continue
 		}
 		n.Format, n.Size = comp.Format, comp.Size
 		g.AddEdge(&Edge{From: comp.ID, To: n.ID, Capacity: outputQueue, Policy: "drop", Format: comp.Format})
 	}
+}
+
+// elementNode is the node that show element e (of the registry's element
+// name elem: "bus", "output.record") lowers to, as the kind that declares
+// it in its From says; nil, reported at rng, when no kind does.
+func (st *state) elementNode(elem string, e *nodes.Element, rng hcl.Range) *Node {
+	k, ok := nodes.For(elem)
+	if !ok {
+		st.errorf(&rng, "Unknown node kind", "%s is a %s, which no node kind in nodes/ lowers (Kind.From).", e.Address, elem)
+		return nil
+	}
+	return &Node{ID: e.Address + "/" + k.Name, Kind: k.Name, Address: e.Address, Group: e.Address, Range: rng, Params: lower(k, e)}
+}
+
+// lower is the params a node of kind k takes from element e.
+func lower(k *nodes.Kind, e *nodes.Element) map[string]any {
+	if k.Lower == nil {
+		return map[string]any{}
+	}
+	return k.Lower(e)
 }
 
 // addNode attaches the kind's declaration and adds the node; an unknown
@@ -205,29 +189,11 @@ func queueFor(from *Node) int {
 
 func buildSource(st *state, src *lang.Source) (string, bool) {
 	addr := src.Address()
-	format := string(src.Format)
-	if format == "" {
-		format = string(lang.NV12)
-	}
 	size := src.Size
 	if size == (lang.Size{}) {
 		size = st.Show.Size
 	}
-	rate := src.FrameRate
-	if rate.Den == 0 {
-		rate = st.Show.FrameRate
-	}
-	mk := func(kind string, params map[string]any) *Node {
-		if params == nil {
-			params = map[string]any{}
-		}
-		return &Node{ID: addr + "/" + kind, Kind: kind, Address: addr, Group: addr, Source: src, Range: src.DeclRange, Params: params, Size: size}
-	}
-	colour := colourString(src.Colour, lang.PixelFormat(format))
-	streams := src.Streams
-	if streams <= 0 {
-		streams = 1
-	}
+	e := st.sourceElement(src)
 	target := st.Options.Target
 	rng := src.DeclRange
 	chain, known := target.Chains[src.Kind]
@@ -241,17 +207,12 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 	}
 	ns := make([]*Node, 0, len(chain.Links))
 	for _, l := range chain.Links {
-		n := mk(l.Kind, sourceParams(st, src, l.Kind, format, size, rate, colour, streams))
+		n := &Node{ID: addr + "/" + l.Kind, Kind: l.Kind, Address: addr, Group: addr, Source: src, Range: src.DeclRange, Params: map[string]any{}, Size: size}
+		if k, ok := nodes.Lookup(l.Kind); ok { // else addNode reports it
+			n.Params, n.Format = lower(k, e), k.FormatOf(e)
+		}
 		for k, v := range l.Params {
 			n.Params[k] = v
-		}
-		switch l.Kind {
-		case "input_rec", "demux":
-			n.Format = nodes.FormatPackets
-		case "ipc_dmabuf_source":
-			n.Format = nodes.FormatDMABUF
-		case "dec_video", "gpu_import", "test_pattern", "raw_file_cpu", "ffmpeg_decode":
-			n.Format = format
 		}
 		if l.Host || target.Domain == nodes.Host {
 			n.Domain = nodes.Host
@@ -261,88 +222,35 @@ func buildSource(st *state, src *lang.Source) (string, bool) {
 	return st.chain(ns...)
 }
 
-// sourceParams derives a chain node's params from its source; a chain's
-// Link may fix more (a decoder's or an upload's mode).
-func sourceParams(st *state, src *lang.Source, kind, format string, size lang.Size, rate lang.Rational, colour string, streams int) map[string]any {
-	path := st.Show.Rel(src.Path)
-	switch kind {
-	case "input_rec":
-		p := map[string]any{"path": path, "loop": src.Loop, "streams": streams, "timestamp_keys": readerTimestampKeys, "colour": colour}
-		if c, ok := fileCodecs[src.Kind]; ok {
-			p["codec"] = c
-		}
-		if src.Kind == "raw_file" { // raw pictures say nothing of themselves
-			p["format"], p["size"] = format, sizeString(size)
-			if src.OnError != "" {
-				p["on_error"] = src.OnError
-			}
-		}
-		return p
-	case "demux":
-		return map[string]any{"streams": streams, "offers": 1}
-	case "dec_video":
-		p := map[string]any{"format": format, "size": sizeString(size), "timestamp_keys": decoderTimestampKeys}
-		if c, ok := fileCodecs[src.Kind]; ok {
-			p["codec"], p["colour"], p["on_error"] = c, colour, onErrorOf(src)
-		}
-		return p
-	case "raw_file_cpu", "ffmpeg_decode":
-		p := map[string]any{"path": path, "loop": src.Loop, "format": format, "size": sizeString(size), "colour": colour, "on_error": onErrorOf(src)}
-		if c, ok := fileCodecs[src.Kind]; ok && kind == "ffmpeg_decode" {
-			p["codec"], p["timestamp_keys"] = c, ffmpegTimestampKeys
-		}
-		return p
-	case "ipc_dmabuf_source":
-		q := st.Show.Canvas.Int("browser_frame_queue")
-		p := map[string]any{"socket": st.Show.Rel(src.Socket), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": sizeString(size), "colour": colour}
-		for param, canvas := range map[string]string{"socket_mode": "browser_socket_mode", "peer": "browser_peer"} {
-			if v := st.Show.Canvas.String(canvas); v != "" && v != paramDefault(kind, param) { // plans say only what differs
-				p[param] = v
-			}
-		}
-		return p
-	case "gpu_import":
-		// The mixer purges what start-up left idle as it goes on air (seed 003).
-		p := map[string]any{"import_ttl_ms": st.Show.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": format}
-		if src.Keying != "" && src.Keying != paramDefault(kind, "key") { // plans say only what differs from the kind's default
-			p["key"] = src.Keying
-		}
-		return p
-	case "realtime", "smooth_timestamps":
-		return map[string]any{"time_base": TimeBase, "frame_rate": ratString(rate)}
-	case "test_pattern":
-		pattern := src.Pattern
-		if pattern == "" {
-			pattern = "bars"
-		}
-		return map[string]any{"pattern": pattern, "format": format, "size": sizeString(size), "colour": colour}
+// sourceElement is what the kinds of src's chain see of it: the show's
+// size, rate and format where src gives none, paths resolved, colour tags
+// with their format's defaults.
+func (st *state) sourceElement(src *lang.Source) *nodes.Element {
+	show := st.Show
+	format := string(src.Format)
+	if format == "" {
+		format = string(lang.NV12)
 	}
-	return map[string]any{}
-}
-
-// paramDefault is the default of a kind's param, as nodes declares it.
-func paramDefault(kind, name string) any {
-	if k, ok := nodes.Lookup(kind); ok {
-		if p, ok := k.Param(name); ok {
-			return p.Default
+	size := src.Size
+	if size == (lang.Size{}) {
+		size = show.Size
+	}
+	rate := src.FrameRate
+	if rate.Den == 0 {
+		rate = show.FrameRate
+	}
+	attrs := map[string]any{}
+	if src.Socket != "" {
+		attrs["socket"] = show.Rel(src.Socket)
+	}
+	for name, v := range map[string]string{"key": src.Keying, "pattern": src.Pattern} {
+		if v != "" {
+			attrs[name] = v
 		}
 	}
-	return nil
-}
-
-// The browser frame queue (seed 003): of the frames a window may have out,
-// the mixer keeps browserMixerFrames for itself first, and up to
-// browserReturnFrames of the rest are the return queue; 9 is six in use
-// and three returning, and a queue of three or fewer has no return queue.
-const (
-	browserMixerFrames  = 3
-	browserReturnFrames = 3
-)
-
-// BrowserReturnQueue is the return queue of a browser source whose window
-// may have queue frames out (browser_frame_queue).
-func BrowserReturnQueue(queue int) int {
-	return max(0, min(browserReturnFrames, queue-browserMixerFrames))
+	return &nodes.Element{Kind: src.Kind, Address: src.Address(), Path: show.Rel(src.Path), Loop: src.Loop, Format: format,
+		Size: sizeString(size), Rate: ratString(rate), Colour: colourString(src.Colour, lang.PixelFormat(format)),
+		OnError: src.OnError, Codec: src.Codec(), Streams: max(1, src.Streams), Canvas: show.Canvas.Settings, Attrs: attrs}
 }
 
 // sourcesOfScenes returns the sources the scenes use, in show order.

@@ -40,7 +40,7 @@ func fuseDecodeLoops(st *state) {
 	g := st.Graph
 	var decs []*Node
 	for _, n := range g.Nodes() {
-		if n.Kind == "dec_video" && n.Domain == nodes.Device && n.Params["mode"] == "nvdec" {
+		if n.Domain == nodes.Device && n.Decl.Matches(n.Params, n.Decl.Fuses.DecodeLoopWhen) {
 			decs = append(decs, n)
 		}
 	}
@@ -48,11 +48,11 @@ func fuseDecodeLoops(st *state) {
 		return
 	}
 	parser := st.Show.Canvas.String("nvdec_parser")
-	// edgeNote is what a dec_video's log adds when the show asked for
-	// onair's parser: it has NVIDIA's all the same.
+	// edgeNote is what a decoder's log adds when the show asked for
+	// onair's parser: fed over an edge, it has NVIDIA's all the same.
 	edgeNote := ""
 	if parser == "onair" {
-		edgeNote = "; NVIDIA's parser reads them (nvdec_parser = \"onair\" applies to nvdec_file, input_routing = \"input\" on decode loops)"
+		edgeNote = fmt.Sprintf("; NVIDIA's parser reads them (nvdec_parser = \"onair\" applies to %s, input_routing = \"input\" on decode loops)", decs[0].Decl.Fuses.WithReader)
 	}
 	if st.Show.Canvas.String("decoder_placement") == "thread" {
 		st.fused(plan.Fusion{Pass: "fuse decode loops",
@@ -66,35 +66,27 @@ func fuseDecodeLoops(st *state) {
 		why = "profile " + st.Profile.Name + "'s decode_loops"
 	}
 	loops = max(1, min(loops, len(decs)))
-	decl, _ := nodes.Lookup("nvdec_file")
 	for _, d := range decs {
 		loop := DecodeLoop(Slot(st.placementKey(d.Address), loops))
 		var removed, added []string
 		reason := fmt.Sprintf("%s decodes on %s (one of %s, %s): one thread feeds the engines for several streams%s", d.Address, loop, countOf(loops, "decode loop"), why, edgeNote)
-		if in := g.In(d.ID); len(in) == 1 && g.Node(in[0].From) != nil && g.Node(in[0].From).Kind == "input_rec" {
-			rd := g.Node(in[0].From)
-			old := d.ID
-			removed = []string{rd.ID, old}
+		if rd := readerOf(g, d); rd != nil && d.Source != nil {
+			fused, ok := st.fusedKind(d, d.Decl.Fuses.WithReader)
+			if !ok {
+				return
+			}
+			decKind := d.Kind
+			removed = []string{rd.ID, d.ID}
 			g.RemoveNode(rd.ID)
-			keys := append(append([]string{}, stringsParam(rd, "timestamp_keys")...), stringsParam(d, "timestamp_keys")...)
-			params := map[string]any{
-				"path": rd.Params["path"], "loop": rd.Params["loop"], "codec": d.Params["codec"], "colour": d.Params["colour"],
-				"format": d.Params["format"], "size": d.Params["size"], "on_error": d.Params["on_error"], "timestamp_keys": keys,
-			}
-			if s, ok := d.Params["surfaces"]; ok {
-				params["surfaces"] = s
-			}
+			params := fused.Fused(st.sourceElement(d.Source), rd.Params, d.Params)
 			parsed := ""
-			if d.Params["codec"] == "hevc" {
-				if parser != paramDefault("nvdec_file", "parser") {
-					params["parser"] = parser
-				}
+			if params["codec"] == "hevc" {
 				parsed = fmt.Sprintf(" (HEVC parsed by %s)", parserName[parser])
 			}
-			g.Rename(d, d.Address+"/nvdec_file", "nvdec_file", decl)
+			g.Rename(d, d.Address+"/"+fused.Name, fused.Name, fused)
 			d.Params = params
 			added = []string{d.ID}
-			reason = fmt.Sprintf("input_rec and dec_video of %s become nvdec_file on %s (one of %s, %s): the decode loop reads the file's access units and hands them straight to NVDEC%s, no reader thread, no packet queue, no decoder thread", d.Address, loop, countOf(loops, "decode loop"), why, parsed)
+			reason = fmt.Sprintf("%s and %s of %s become %s on %s (one of %s, %s): the decode loop reads the file's access units and hands them straight to NVDEC%s, no reader thread, no packet queue, no decoder thread", rd.Kind, decKind, d.Address, fused.Name, loop, countOf(loops, "decode loop"), why, parsed)
 		}
 		d.Placement = plan.Placement{Loop: loop}
 		st.decodeLoops = max(st.decodeLoops, loops)
@@ -102,11 +94,29 @@ func fuseDecodeLoops(st *state) {
 	}
 }
 
+// readerOf is the source reader feeding n directly (its one input, a
+// node of the source role), or nil.
+func readerOf(g *Graph, n *Node) *Node {
+	in := g.In(n.ID)
+	if len(in) != 1 {
+		return nil
+	}
+	if rd := g.Node(in[0].From); rd != nil && rd.Decl.Has(nodes.Source) {
+		return rd
+	}
+	return nil
+}
+
+// fusedKind is the registered kind named for n to fuse into; unset or
+// unregistered is reported at n.
+func (st *state) fusedKind(n *Node, name string) (*nodes.Kind, bool) {
+	k, ok := nodes.Lookup(name)
+	if !ok {
+		rng := n.Range
+		st.errorf(&rng, "Unknown node kind", "%s fuses into node kind %q (its Fuses in nodes/), which is not registered in nodes/.", n.Kind, name)
+	}
+	return k, ok
+}
+
 // parserName is how the fusion log names canvas nvdec_parser's values.
 var parserName = map[string]string{"nvidia": "NVIDIA's parser", "onair": "onair's parser"}
-
-// stringsParam reads a []string param ([] when absent).
-func stringsParam(n *Node, name string) []string {
-	v, _ := n.Params[name].([]string)
-	return v
-}

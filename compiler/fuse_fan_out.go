@@ -1,8 +1,9 @@
 package compiler
 
 // fuseFanOut runs each source's fan-out on the pacing loop that paces the
-// source when canvas.source_fan_out = "event_loop": one_to_many (a thread
-// per source) becomes one_to_many_nb (no thread).
+// source when canvas.source_fan_out = "event_loop": a fan-out with a thread
+// of its own becomes the kind its declaration names to do its work on the
+// loop (nodes.Fuses.OnLoop: one_to_many becomes one_to_many_nb).
 //
 // Needs: the checked graph with its final source chains. Leaves: each
 // source's fan-out replaced, its edges moved over unchanged, each
@@ -11,7 +12,6 @@ package compiler
 
 import (
 	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/nodes"
 )
 
 func fuseFanOut(st *state) {
@@ -19,19 +19,16 @@ func fuseFanOut(st *state) {
 		return
 	}
 	g := st.Graph
-	for _, src := range st.Show.Sources {
-		old := g.Node(src.Address() + "/one_to_many")
-		if old == nil {
+	for _, old := range g.Nodes() {
+		if old.Source == nil || old.Decl.Fuses.OnLoop == "" {
 			continue
 		}
 		oldID := old.ID
-		decl, ok := nodes.Lookup("one_to_many_nb")
+		decl, ok := st.fusedKind(old, old.Decl.Fuses.OnLoop)
 		if !ok {
-			rng := old.Range
-			st.errorf(&rng, "Unknown node kind", "source_fan_out = \"event_loop\" needs node kind one_to_many_nb, which is not registered in nodes/.")
 			return
 		}
-		g.Rename(old, src.Address()+"/one_to_many_nb", "one_to_many_nb", decl)
+		g.Rename(old, old.Address+"/"+decl.Name, decl.Name, decl)
 		n := old
 		st.fused(plan.Fusion{Pass: "fuse fan-out", Group: n.Group, Removed: []string{oldID}, Added: []string{n.ID},
 			Reason: "source_fan_out = \"event_loop\": the fan-out runs on the source's pacing loop instead of a thread of its own"})

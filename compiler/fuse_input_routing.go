@@ -1,18 +1,20 @@
 package compiler
 
-// fuseInputRouting removes the demuxer of every one-stream file source
-// when canvas.input_routing = "input": input_rec hands the file's video
-// straight to the decoder, saving a thread and a queue per source.
+// fuseInputRouting removes the routing node (the demuxer) of every
+// one-stream file source when canvas.input_routing = "input": the reader
+// hands the file's video straight to the decoder, saving a thread and a
+// queue per source.
 //
-// Needs: the checked graph, after raw upload fusion. Leaves: input_rec → dec_video for
-// one-stream sources (streams == 1), each removal in the fusion log; with
-// input_routing = "demux", or for files with more streams, the demuxer
-// stays.
+// Needs: the checked graph, after raw upload fusion. Leaves: reader →
+// decoder for one-stream sources (streams == 1), each removal in the
+// fusion log; with input_routing = "demux", or for files with more
+// streams, the routing node stays.
 
 import (
 	"fmt"
 
 	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/nodes"
 )
 
 func fuseInputRouting(st *state) {
@@ -20,19 +22,18 @@ func fuseInputRouting(st *state) {
 		return
 	}
 	g := st.Graph
-	for _, src := range st.Show.Sources {
-		id := src.Address() + "/demux"
-		n := g.Node(id)
-		if n == nil || intParam(n, "streams") != 1 {
+	for _, n := range g.Nodes() {
+		if n.Source == nil || !n.Decl.Has(nodes.Routing) || intParam(n, "streams") != 1 {
 			continue
 		}
-		ins, outs := g.In(id), g.Out(id)
+		ins, outs := g.In(n.ID), g.Out(n.ID)
 		if len(ins) != 1 || len(outs) != 1 {
 			continue
 		}
-		g.Splice(id)
-		st.fused(plan.Fusion{Pass: "fuse input routing", Group: n.Group, Removed: []string{id},
-			Reason: fmt.Sprintf("input_routing = \"input\" and %s has one stream: input_rec feeds %s directly", src.Address(), outs[0].To)})
+		reader, to := g.Node(ins[0].From).Kind, outs[0].To
+		g.Splice(n.ID)
+		st.fused(plan.Fusion{Pass: "fuse input routing", Group: n.Group, Removed: []string{n.ID},
+			Reason: fmt.Sprintf("input_routing = \"input\" and %s has one stream: %s feeds %s directly", n.Address, reader, to)})
 	}
 }
 

@@ -1,15 +1,17 @@
 package compiler
 
 // fuseRawUpload gives each raw file source the chain canvas.raw_upload
-// picks. The naive chain is the stock one, input_rec → demux →
-// dec_video(rawvideo) → upload(hwupload) → realtime; "pinned" switches the
-// upload to a page-locked staging block; "direct" and "resident" replace
-// the reader, demuxer, decoder and upload with one raw_video_file_cuda
-// node that reads frames straight into page-locked memory.
+// picks. The naive chain is the stock one, reader → demux → decoder
+// (rawvideo) → upload (hwupload) → pacer: an uploader fed by a decoder.
+// "pinned" switches the upload to a page-locked staging block; "direct"
+// and "resident" replace the whole chain up to the upload with the one
+// node the uploader's declaration names (nodes.Fuses.WithChain:
+// raw_video_file_cuda), which reads frames straight into page-locked
+// memory.
 //
-// Needs: the checked naive graph. Leaves: the raw chains in their final shape, each
-// change in the fusion log. CPU-backend raw sources (raw_file_cpu) and
-// test patterns are left alone.
+// Needs: the checked naive graph. Leaves: the raw chains in their final
+// shape, each change in the fusion log. Chains without an upload (the CPU
+// backend's) and uploads fed by a generator (test patterns) are left alone.
 
 import (
 	"fmt"
@@ -24,52 +26,44 @@ func fuseRawUpload(st *state) {
 		return
 	}
 	g := st.Graph
-	for _, src := range st.Show.Sources {
-		if src.Kind != "raw_file" {
+	for _, up := range g.Nodes() {
+		if up.Source == nil || up.Decl.Fuses.WithChain == "" {
 			continue
 		}
-		addr := src.Address()
-		up := g.Node(addr + "/upload")
-		if up == nil {
-			continue
+		in := g.In(up.ID)
+		if len(in) != 1 || !g.Node(in[0].From).Decl.Has(nodes.Decoder) {
+			continue // not a raw file's chain
 		}
+		addr := up.Address
 		switch mode {
 		case "pinned":
 			up.Params["mode"] = "pinned"
 			st.fused(plan.Fusion{Pass: "fuse raw upload", Group: up.Group, Removed: []string{up.ID}, Added: []string{up.ID},
 				Reason: "raw_upload = \"pinned\": the upload copies through a page-locked staging block on its own stream instead of making pageable memory transferable every frame"})
 		case "direct", "resident":
-			in := g.Node(addr + "/input_rec")
-			if in == nil {
-				continue
-			}
-			var removed []string
-			for _, k := range []string{"input_rec", "demux", "dec_video", "upload"} {
-				if g.Node(addr+"/"+k) != nil {
-					removed = append(removed, addr+"/"+k)
-				}
-			}
+			chain := upstream(g, up) // reader first, the upload last
 			next := g.Out(up.ID)
 			if len(next) != 1 {
 				continue
 			}
-			pacer, edge := next[0].To, *next[0]
-			colour, _ := in.Params["colour"].(string)
-			dec := g.Node(addr + "/dec_video")
-			pf := up.Format
-			if dec != nil {
-				pf = dec.Format
+			k, ok := st.fusedKind(up, up.Decl.Fuses.WithChain)
+			if !ok {
+				return
 			}
+			pacer, edge := next[0].To, *next[0]
+			removed := make([]string, len(chain))
+			params := make([]map[string]any, len(chain))
+			for i, c := range chain {
+				removed[i], params[i] = c.ID, c.Params
+			}
+			e := st.sourceElement(up.Source)
+			n := &Node{ID: addr + "/" + k.Name, Kind: k.Name, Address: addr, Group: up.Group,
+				Source: up.Source, Range: up.Source.DeclRange, Size: up.Size, Format: k.FormatOf(e), Domain: k.Traits.Domain,
+				Params: k.Fused(e, params...)}
 			for _, id := range removed {
 				g.RemoveNode(id)
 			}
-			n := &Node{ID: addr + "/raw_video_file_cuda", Kind: "raw_video_file_cuda", Address: addr, Group: up.Group,
-				Source: src, Range: src.DeclRange, Size: up.Size, Format: pf, Domain: nodes.Device,
-				Params: map[string]any{"mode": mode, "path": st.Show.Rel(src.Path), "loop": src.Loop, "format": pf, "size": sizeString(up.Size), "colour": colour}}
-			if onError, ok := in.Params["on_error"]; ok {
-				n.Params["on_error"] = onError
-			}
-			if !st.addNodeAt(n, in) {
+			if !st.addNodeAt(n, chain[0]) {
 				continue
 			}
 			edge.From = n.ID
@@ -83,4 +77,14 @@ func fuseRawUpload(st *state) {
 				Reason: fmt.Sprintf("raw_upload = %q: %s reads frames with pread() straight into page-locked memory for %s (%s; one copy, no thread of its own: it runs on its pacing loop)", mode, n.ID, pacer, why)})
 		}
 	}
+}
+
+// upstream is n's chain up to n: the nodes before it, each the one input
+// of the next, first first, and n last.
+func upstream(g *Graph, n *Node) []*Node {
+	chain := []*Node{n}
+	for in := g.In(n.ID); len(in) == 1; in = g.In(in[0].From) {
+		chain = append([]*Node{g.Node(in[0].From)}, chain...)
+	}
+	return chain
 }

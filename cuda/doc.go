@@ -11,8 +11,7 @@
 //     a clear error. Failed calls are *Error values that name the call and
 //     the driver's error: "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of
 //     memory)".
-//   - Probe, for `onair run -backend auto`, and MeasureUpload, behind the
-//     capacity profiles' PCIe figures.
+//   - Probe, for `onair run -backend auto`.
 //   - Context (the device's primary context, with its Sched: spin or
 //     blocking sync), Stream, Event, DeviceMemory (plain and pitched),
 //     HostMemory (page-locked, portable or write-combined), 2D copies
@@ -21,6 +20,9 @@
 //   - Frame and FramePool: NV12/P010 pictures in pitched device memory
 //     with frame.Frame's metadata, reference counted back to a capped pool,
 //     and ordered by events (written / read) rather than by blocking.
+//   - NVDEC (nvdec_lib.go, nvdec_decoder.go, nvdec_loop.go, nvdec.h):
+//     libnvcuvid's cuvid entry points only, opened on a Context, decoding
+//     into Frames of a FramePool; its CUDA calls go through the loader.
 //   - Uploader: a page-locked block, a private stream and an ordering
 //     event; the primitives of the raw sources' four upload modes.
 //   - Compositor: package cpu's compositor, fades and wipes on the GPU, one

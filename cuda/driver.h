@@ -46,6 +46,13 @@ typedef struct {
 	size_t width_bytes, height;
 } onair_copy2d;
 
+_Static_assert(offsetof(onair_copy2d, src_type) == 16, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(onair_copy2d, src_host) == 24, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(onair_copy2d, src_pitch) == 48, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(onair_copy2d, dst_type) == 72, "CUDA_MEMCPY2D");
+_Static_assert(offsetof(onair_copy2d, dst_pitch) == 104, "CUDA_MEMCPY2D");
+_Static_assert(sizeof(onair_copy2d) == 128, "CUDA_MEMCPY2D");
+
 enum { onair_mem_host = 1, onair_mem_device = 2 };
 
 // The virtual memory management API (cuMemCreate and its family): memory

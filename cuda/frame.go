@@ -282,14 +282,8 @@ type FramePool struct {
 	ctx           *Context
 	format        frame.Format
 	width, height int
-	max           int
 	alpha         bool // frames have an alpha plane
-
-	mu        sync.Mutex
-	free      []*Frame
-	allocated int
-	closed    bool
-	notify    func() // called after a frame comes back (SetNotify)
+	list          *frame.FreeList[*Frame]
 }
 
 // ErrExhausted is returned by Get when every frame of a capped pool is out.
@@ -301,7 +295,7 @@ func NewFramePool(c *Context, f frame.Format, w, h, max int) (*FramePool, error)
 	if err := checkSize(f, w, h); err != nil {
 		return nil, err
 	}
-	return &FramePool{ctx: c, format: f, width: w, height: h, max: max}, nil
+	return &FramePool{ctx: c, format: f, width: w, height: h, list: frame.NewFreeList[*Frame](max)}, nil
 }
 
 // NewAlphaFramePool is NewFramePool for frames with an alpha plane: the
@@ -326,66 +320,35 @@ func (p *FramePool) Height() int          { return p.height }
 func (p *FramePool) Context() *Context { return p.ctx }
 
 // Allocated is how many frames the pool has allocated.
-func (p *FramePool) Allocated() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.allocated
-}
+func (p *FramePool) Allocated() int { return p.list.Allocated() }
 
 // Free is how many frames wait in the pool.
-func (p *FramePool) Free() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.free)
-}
+func (p *FramePool) Free() int { return p.list.Free() }
 
 // Available is how many frames Get can hand out now: those waiting in the
 // pool and those a capped pool may still allocate.
-func (p *FramePool) Available() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.max <= 0 {
-		return int(^uint(0) >> 1)
-	}
-	return len(p.free) + p.max - p.allocated
-}
+func (p *FramePool) Available() int { return p.list.Available() }
 
 // SetNotify makes the pool call fn (on the releasing goroutine, without
 // holding the pool's lock) each time a frame comes back: a writer that
 // waits for a frame (an NVDEC loop) wakes on it.
-func (p *FramePool) SetNotify(fn func()) {
-	p.mu.Lock()
-	p.notify = fn
-	p.mu.Unlock()
-}
+func (p *FramePool) SetNotify(fn func()) { p.list.SetNotify(fn) }
 
 // Get returns a frame with one reference and cleared metadata, for writing
 // on stream s: s waits (on the GPU) until the frame's previous readers are
 // done with it. Its pixels are whatever its last user left.
 func (p *FramePool) Get(s *Stream) (*Frame, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if p.list.Closed() {
 		return nil, errors.New("cuda: Get from a closed frame pool")
 	}
-	var fr *Frame
-	if n := len(p.free); n > 0 {
-		fr = p.free[n-1]
-		p.free[n-1] = nil
-		p.free = p.free[:n-1]
-		p.mu.Unlock()
-	} else {
-		if p.max > 0 && p.allocated >= p.max {
-			p.mu.Unlock()
-			return nil, ErrExhausted
-		}
-		p.allocated++
-		p.mu.Unlock()
+	fr, fresh, ok := p.list.Get()
+	if !ok {
+		return nil, ErrExhausted
+	}
+	if fresh {
 		var err error
 		if fr, err = allocFrame(p.ctx, p.format, p.width, p.height, p.alpha); err != nil {
-			p.mu.Lock()
-			p.allocated--
-			p.mu.Unlock()
+			p.list.Unget()
 			return nil, err
 		}
 		fr.pool = p
@@ -402,30 +365,15 @@ func (p *FramePool) Get(s *Stream) (*Frame, error) {
 }
 
 func (p *FramePool) put(fr *Frame) {
-	p.mu.Lock()
-	if p.closed {
-		p.allocated--
-		p.mu.Unlock()
+	if !p.list.Put(fr) { // closed
 		fr.free()
-		return
-	}
-	p.free = append(p.free, fr)
-	notify := p.notify
-	p.mu.Unlock()
-	if notify != nil {
-		notify()
 	}
 }
 
 // Close frees the frames in the pool; frames still out are freed when
 // their last reference goes.
 func (p *FramePool) Close() {
-	p.mu.Lock()
-	free := p.free
-	p.free, p.closed = nil, true
-	p.allocated -= len(free)
-	p.mu.Unlock()
-	for _, fr := range free {
+	for _, fr := range p.list.Close() {
 		fr.free()
 	}
 }

@@ -35,25 +35,6 @@ var compositorPTX string
 //go:embed kernels/compositor.sm_*.cubin
 var cubins embed.FS
 
-// capability is the compute capability of GPU device (0-based).
-func capability(device int) (major, minor int, err error) {
-	d, err := load()
-	if err != nil {
-		return 0, 0, err
-	}
-	var dev, ma, mi C.int
-	if rc := C.onair_dev_get(d.t, &dev, C.int(device)); rc != 0 {
-		return 0, 0, d.err("cuDeviceGet", rc)
-	}
-	if rc := C.onair_dev_attr(d.t, &ma, attrComputeMajor, dev); rc != 0 {
-		return 0, 0, d.err("cuDeviceGetAttribute", rc)
-	}
-	if rc := C.onair_dev_attr(d.t, &mi, attrComputeMinor, dev); rc != 0 {
-		return 0, 0, d.err("cuDeviceGetAttribute", rc)
-	}
-	return int(ma), int(mi), nil
-}
-
 // kernelImage is what to load on a GPU of compute capability major.minor:
 // the cubin assembled for it, else nil (load the PTX). ONAIR_CUDA_PTX's PTX
 // has no cubins: with it set, nil.

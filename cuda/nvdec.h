@@ -1,13 +1,14 @@
-// NVDEC through libnvcuvid.so.1, loaded with dlopen, and the few CUDA driver
-// calls decoding needs (through libcuda.so.1, also loaded here): a function
-// table of its own, so that this file stands alone while the rest of cuda/
-// is rewritten; it folds onto the shared loader later (see nvdec.go).
+// NVDEC through libnvcuvid.so.1, loaded with dlopen: a table of the cuvid
+// entry points only. Every CUDA driver call decoding makes (making the
+// context current, the plane copies, the copy kernel's launch) goes through
+// the one loader's table (driver.h's onair_cu) on the Context NVDEC was
+// opened on.
 //
 // The types below are onair's own declarations of the layouts NVIDIA
-// documents for the NVDEC API (nvcuvid.h, cuviddec.h) and the CUDA driver
-// API (cuda.h), for 64-bit Linux (unsigned long and pointers of 8 bytes).
-// The _Static_asserts pin the offsets and sizes those layouts give, so a
-// slip in a declaration fails the build rather than a decode.
+// documents for the NVDEC API (nvcuvid.h, cuviddec.h), for 64-bit Linux
+// (unsigned long and pointers of 8 bytes). The _Static_asserts pin the
+// offsets and sizes those layouts give, so a slip in a declaration fails
+// the build rather than a decode.
 //
 // The parser's callbacks are C (no call back into Go): the sequence
 // callback checks the stream against the decoder's capabilities and what
@@ -24,38 +25,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver.h"     // the loader's table (onair_cu) and the 2D copy descriptor (onair_copy2d)
 #include "compositor.h" // the plane copies' kernel argument (onair_copy128_args)
 
 typedef int nvd_result; // CUresult: 0 is success
-
-// ---- CUDA driver API ----------------------------------------------------
-
-typedef struct {
-	size_t src_x_bytes, src_y;
-	int src_memory_type; // CUmemorytype: 1 host, 2 device
-	const void *src_host;
-	unsigned long long src_device;
-	void *src_array;
-	size_t src_pitch;
-	size_t dst_x_bytes, dst_y;
-	int dst_memory_type;
-	void *dst_host;
-	unsigned long long dst_device;
-	void *dst_array;
-	size_t dst_pitch;
-	size_t width_bytes, height;
-} nvd_memcpy2d; // CUDA_MEMCPY2D
-
-_Static_assert(offsetof(nvd_memcpy2d, src_memory_type) == 16, "CUDA_MEMCPY2D");
-_Static_assert(offsetof(nvd_memcpy2d, src_host) == 24, "CUDA_MEMCPY2D");
-_Static_assert(offsetof(nvd_memcpy2d, src_pitch) == 48, "CUDA_MEMCPY2D");
-_Static_assert(offsetof(nvd_memcpy2d, dst_memory_type) == 72, "CUDA_MEMCPY2D");
-_Static_assert(offsetof(nvd_memcpy2d, dst_pitch) == 104, "CUDA_MEMCPY2D");
-_Static_assert(sizeof(nvd_memcpy2d) == 128, "CUDA_MEMCPY2D");
-
-enum { NVD_MEM_HOST = 1, NVD_MEM_DEVICE = 2 };
-enum { NVD_SCHED_BLOCKING_SYNC = 4 };
-enum { NVD_ERROR_PRIMARY_CONTEXT_ACTIVE = 708 };
 
 // ---- NVDEC API ----------------------------------------------------------
 
@@ -490,27 +463,9 @@ static const nvd_field *nvd_layout(int hevc, int *n) {
 // ---- the function table -------------------------------------------------
 
 typedef struct {
-	void *cuda, *cuvid; // the dlopen handles
-
-	nvd_result (*cuInit)(unsigned int);
-	nvd_result (*cuDeviceGet)(int *, int);
-	nvd_result (*cuDevicePrimaryCtxSetFlags)(int, unsigned int);
-	nvd_result (*cuDevicePrimaryCtxRetain)(void **, int);
-	nvd_result (*cuDevicePrimaryCtxRelease)(int);
-	nvd_result (*cuCtxSetCurrent)(void *);
-	nvd_result (*cuMemAllocPitch)(unsigned long long *, size_t *, size_t, size_t, unsigned int);
-	nvd_result (*cuMemFree)(unsigned long long);
-	nvd_result (*cuMemcpy2D)(const nvd_memcpy2d *);
-	nvd_result (*cuMemcpy2DAsync)(const nvd_memcpy2d *, void *);
-	nvd_result (*cuStreamCreate)(void **, unsigned int);
-	nvd_result (*cuStreamSynchronize)(void *);
-	nvd_result (*cuStreamDestroy)(void *);
-	nvd_result (*cuGetErrorName)(nvd_result, const char **);
-	nvd_result (*cuModuleLoadDataEx)(void **, const void *, unsigned int, int *, void **);
-	nvd_result (*cuModuleUnload)(void *);
-	nvd_result (*cuModuleGetFunction)(void **, void *, const char *);
-	nvd_result (*cuLaunchKernel)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-				     unsigned int, unsigned int, void *, void **, void **);
+	void *cuvid;         // the dlopen handle of libnvcuvid
+	const onair_cu *cu;  // the loader's table: every CUDA driver call
+	void *ctx;           // the Context's CUcontext (the device's primary context)
 
 	nvd_result (*cuvidGetDecoderCaps)(nvd_caps *);
 	nvd_result (*cuvidCreateDecoder)(void **, nvd_create_info *);
@@ -524,111 +479,58 @@ typedef struct {
 	nvd_result (*cuvidDestroyVideoParser)(void *);
 	nvd_result (*cuvidCtxLockCreate)(void **, void *);
 	nvd_result (*cuvidCtxLockDestroy)(void *);
-
-	void *ctx;  // the device's primary context
-	int device; // its CUdevice
 } nvd_lib;
 
-// nvd_load opens both libraries and looks every call up; on failure it
-// writes what is missing to err and returns NULL.
-static nvd_lib *nvd_load(const char *cuda_name, const char *cuvid_name, char *err, size_t errlen) {
+// nvd_load opens the NVDEC library and looks every cuvid call up, for the
+// context ctx of the loader's table cu; on failure it writes what is
+// missing to err and returns NULL.
+static nvd_lib *nvd_load(const char *cuvid_name, const onair_cu *cu, void *ctx, char *err, size_t errlen) {
 	nvd_lib *l = calloc(1, sizeof *l);
 	if (!l) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	l->cuda = dlopen(cuda_name, RTLD_NOW | RTLD_LOCAL);
-	if (!l->cuda) {
-		snprintf(err, errlen, "%s", dlerror());
-		free(l);
-		return NULL;
-	}
+	l->cu = cu;
+	l->ctx = ctx;
 	l->cuvid = dlopen(cuvid_name, RTLD_NOW | RTLD_LOCAL);
 	if (!l->cuvid) {
 		snprintf(err, errlen, "%s", dlerror());
-		dlclose(l->cuda);
 		free(l);
 		return NULL;
 	}
-#define NVD_SYM(lib, field, name)                                                                           \
+#define NVD_SYM(field)                                                                                     \
 	do {                                                                                                  \
-		*(void **)(&l->field) = dlsym(l->lib, name);                                                        \
+		*(void **)(&l->field) = dlsym(l->cuvid, #field);                                                   \
 		if (!l->field) {                                                                                  \
-			snprintf(err, errlen, "%s has no %s (the NVIDIA driver is too old for onair's NVDEC)", lib##_name, name); \
-			goto fail;                                                                                    \
+			snprintf(err, errlen, "%s has no %s (the NVIDIA driver is too old for onair's NVDEC)", cuvid_name, #field); \
+			dlclose(l->cuvid);                                                                            \
+			free(l);                                                                                      \
+			return NULL;                                                                                  \
 		}                                                                                                 \
 	} while (0)
-	NVD_SYM(cuda, cuInit, "cuInit");
-	NVD_SYM(cuda, cuDeviceGet, "cuDeviceGet");
-	NVD_SYM(cuda, cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags_v2");
-	NVD_SYM(cuda, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-	NVD_SYM(cuda, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-	NVD_SYM(cuda, cuCtxSetCurrent, "cuCtxSetCurrent");
-	NVD_SYM(cuda, cuMemAllocPitch, "cuMemAllocPitch_v2");
-	NVD_SYM(cuda, cuMemFree, "cuMemFree_v2");
-	NVD_SYM(cuda, cuMemcpy2D, "cuMemcpy2D_v2");
-	NVD_SYM(cuda, cuMemcpy2DAsync, "cuMemcpy2DAsync_v2");
-	NVD_SYM(cuda, cuStreamCreate, "cuStreamCreate");
-	NVD_SYM(cuda, cuStreamSynchronize, "cuStreamSynchronize");
-	NVD_SYM(cuda, cuStreamDestroy, "cuStreamDestroy_v2");
-	NVD_SYM(cuda, cuGetErrorName, "cuGetErrorName");
-	NVD_SYM(cuda, cuModuleLoadDataEx, "cuModuleLoadDataEx");
-	NVD_SYM(cuda, cuModuleUnload, "cuModuleUnload");
-	NVD_SYM(cuda, cuModuleGetFunction, "cuModuleGetFunction");
-	NVD_SYM(cuda, cuLaunchKernel, "cuLaunchKernel");
-	NVD_SYM(cuvid, cuvidGetDecoderCaps, "cuvidGetDecoderCaps");
-	NVD_SYM(cuvid, cuvidCreateDecoder, "cuvidCreateDecoder");
-	NVD_SYM(cuvid, cuvidDestroyDecoder, "cuvidDestroyDecoder");
-	NVD_SYM(cuvid, cuvidDecodePicture, "cuvidDecodePicture");
-	NVD_SYM(cuvid, cuvidGetDecodeStatus, "cuvidGetDecodeStatus");
-	NVD_SYM(cuvid, cuvidMapVideoFrame64, "cuvidMapVideoFrame64");
-	NVD_SYM(cuvid, cuvidUnmapVideoFrame64, "cuvidUnmapVideoFrame64");
-	NVD_SYM(cuvid, cuvidCreateVideoParser, "cuvidCreateVideoParser");
-	NVD_SYM(cuvid, cuvidParseVideoData, "cuvidParseVideoData");
-	NVD_SYM(cuvid, cuvidDestroyVideoParser, "cuvidDestroyVideoParser");
-	NVD_SYM(cuvid, cuvidCtxLockCreate, "cuvidCtxLockCreate");
-	NVD_SYM(cuvid, cuvidCtxLockDestroy, "cuvidCtxLockDestroy");
+	NVD_SYM(cuvidGetDecoderCaps);
+	NVD_SYM(cuvidCreateDecoder);
+	NVD_SYM(cuvidDestroyDecoder);
+	NVD_SYM(cuvidDecodePicture);
+	NVD_SYM(cuvidGetDecodeStatus);
+	NVD_SYM(cuvidMapVideoFrame64);
+	NVD_SYM(cuvidUnmapVideoFrame64);
+	NVD_SYM(cuvidCreateVideoParser);
+	NVD_SYM(cuvidParseVideoData);
+	NVD_SYM(cuvidDestroyVideoParser);
+	NVD_SYM(cuvidCtxLockCreate);
+	NVD_SYM(cuvidCtxLockDestroy);
 #undef NVD_SYM
 	return l;
-fail:
-	dlclose(l->cuvid);
-	dlclose(l->cuda);
-	free(l);
-	return NULL;
-}
-
-static const char *nvd_error_name(nvd_lib *l, nvd_result r) {
-	const char *s = NULL;
-	if (l && l->cuGetErrorName && l->cuGetErrorName(r, &s) == 0 && s)
-		return s;
-	return "an unknown CUDA error";
-}
-
-// nvd_open initialises the driver and retains the device's primary
-// context, asking for blocking synchronisation when blocking is set (a
-// context already active elsewhere keeps its own setting). *what names the
-// call that failed.
-static nvd_result nvd_open(nvd_lib *l, int device, int blocking, const char **what) {
-	nvd_result r;
-	if ((r = l->cuInit(0))) { *what = "cuInit"; return r; }
-	if ((r = l->cuDeviceGet(&l->device, device))) { *what = "cuDeviceGet"; return r; }
-	if (blocking) {
-		r = l->cuDevicePrimaryCtxSetFlags(l->device, NVD_SCHED_BLOCKING_SYNC);
-		if (r && r != NVD_ERROR_PRIMARY_CONTEXT_ACTIVE) { *what = "cuDevicePrimaryCtxSetFlags"; return r; }
-	}
-	if ((r = l->cuDevicePrimaryCtxRetain(&l->ctx, l->device))) { *what = "cuDevicePrimaryCtxRetain"; return r; }
-	if ((r = l->cuCtxSetCurrent(l->ctx))) { *what = "cuCtxSetCurrent"; return r; }
-	return 0;
 }
 
 static void nvd_close(nvd_lib *l) {
-	if (l->ctx) l->cuDevicePrimaryCtxRelease(l->device);
 	dlclose(l->cuvid);
-	dlclose(l->cuda);
 	free(l);
 }
 
-static nvd_result nvd_current(nvd_lib *l) { return l->cuCtxSetCurrent(l->ctx); }
+// nvd_current makes the library's context current on the calling thread.
+static nvd_result nvd_current(nvd_lib *l) { return l->cu->CtxSetCurrent(l->ctx); }
 
 static nvd_result nvd_caps_query(nvd_lib *l, int codec, int depth_minus8, nvd_caps *c) {
 	nvd_result r = nvd_current(l);
@@ -1069,17 +971,17 @@ static nvd_result nvd_map_head(nvd_dec *d, void *stream, unsigned long long dst,
 	}
 	static const char *const what_copy[3] = {"cuMemcpy2DAsync (both planes)", "cuMemcpy2DAsync (luma)", "cuMemcpy2DAsync (chroma)"};
 	for (int i = 0; i < n; i++) {
-		nvd_memcpy2d c;
+		onair_copy2d c;
 		memset(&c, 0, sizeof c);
-		c.src_memory_type = NVD_MEM_DEVICE;
-		c.src_device = e[i].src;
+		c.src_type = onair_mem_device;
+		c.src_dev = e[i].src;
 		c.src_pitch = e[i].src_pitch;
-		c.dst_memory_type = NVD_MEM_DEVICE;
-		c.dst_device = e[i].dst;
+		c.dst_type = onair_mem_device;
+		c.dst_dev = e[i].dst;
 		c.dst_pitch = e[i].dst_pitch;
 		c.width_bytes = e[i].width;
 		c.height = e[i].rows;
-		if ((r = d->lib->cuMemcpy2DAsync(&c, stream))) { *what = what_copy[n == 1 ? 0 : 1 + i]; return r; }
+		if ((r = d->lib->cu->Memcpy2DAsync(&c, stream))) { *what = what_copy[n == 1 ? 0 : 1 + i]; return r; }
 	}
 	if (d->clk) d->clk->copy += nvd_tcpu(d->clk) - t;
 	return 0;
@@ -1095,87 +997,16 @@ static nvd_result nvd_copy_launch(nvd_lib *l, nvd_copies *c, void *stream, nvd_c
 	long long t = nvd_tcpu(clk);
 	void *params[1] = {&c->a};
 	unsigned int gx = onair_copy_blocks(c->a.e, n);
-	nvd_result r = l->cuLaunchKernel(n <= 8 ? c->copy8 : c->copy128, gx, (unsigned int)n, 1, ONAIR_COPY_BX, ONAIR_COPY_BY, 1, 0,
+	nvd_result r = l->cu->LaunchKernel(n <= 8 ? c->copy8 : c->copy128, gx, (unsigned int)n, 1, ONAIR_COPY_BX, ONAIR_COPY_BY, 1, 0,
 					 stream, params, NULL);
 	c->a.entries = 0;
 	if (clk) clk->copy += nvd_tcpu(clk) - t;
 	return r;
 }
 
-// nvd_module_load loads a PTX image (NUL-terminated) into the library's
-// context and looks up the copy kernels; the JIT's error log lands in
-// errlog. *what names the call that failed.
-static nvd_result nvd_module_load(nvd_lib *l, const char *image, void **module, void **copy8, void **copy128, char *errlog,
-				  size_t errlog_size, const char **what) {
-	nvd_result r = nvd_current(l);
-	if (r) { *what = "cuCtxSetCurrent"; return r; }
-	int opts[2] = {5, 6}; // CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
-	void *vals[2] = {errlog, (void *)(uintptr_t)errlog_size};
-	*module = NULL;
-	if ((r = l->cuModuleLoadDataEx(module, image, 2, opts, vals))) { *what = "cuModuleLoadDataEx"; return r; }
-	if ((r = l->cuModuleGetFunction(copy8, *module, "onair_copy8")) || (r = l->cuModuleGetFunction(copy128, *module, "onair_copy128"))) {
-		*what = "cuModuleGetFunction (onair_copy8, onair_copy128)";
-		l->cuModuleUnload(*module);
-		*module = NULL;
-		return r;
-	}
-	return 0;
-}
-
-static void nvd_module_unload(nvd_lib *l, void *module) {
-	nvd_current(l);
-	l->cuModuleUnload(module);
-}
-
-static int nvd_same_context(nvd_lib *l, void *ctx) { return l->ctx == ctx; }
-
 static nvd_result nvd_unmap(nvd_dec *d, unsigned long long mapped) {
 	long long t = nvd_tcpu(d->clk);
 	nvd_result r = d->lib->cuvidUnmapVideoFrame64(d->decoder, mapped);
 	if (d->clk) d->clk->unmap += nvd_tcpu(d->clk) - t;
 	return r;
-}
-
-// ---- memory and streams --------------------------------------------------
-
-static nvd_result nvd_alloc_pitch(nvd_lib *l, size_t width_bytes, size_t rows, unsigned long long *p, size_t *pitch) {
-	nvd_result r = nvd_current(l);
-	if (r) return r;
-	return l->cuMemAllocPitch(p, pitch, width_bytes, rows, 16);
-}
-
-static nvd_result nvd_free(nvd_lib *l, unsigned long long p) {
-	nvd_current(l);
-	return l->cuMemFree(p);
-}
-
-static nvd_result nvd_stream_new(nvd_lib *l, void **s) {
-	nvd_result r = nvd_current(l);
-	if (r) return r;
-	return l->cuStreamCreate(s, 0);
-}
-
-static nvd_result nvd_stream_sync(nvd_lib *l, void *s) { return l->cuStreamSynchronize(s); }
-
-static void nvd_stream_free(nvd_lib *l, void *s) {
-	nvd_current(l);
-	l->cuStreamDestroy(s);
-}
-
-// nvd_download copies rows of width_bytes from pitched device memory into
-// packed host memory (synchronously).
-static nvd_result nvd_download(nvd_lib *l, unsigned long long src, size_t src_pitch, void *dst, size_t width_bytes, size_t rows) {
-	nvd_result r = nvd_current(l);
-	if (r) return r;
-	nvd_memcpy2d c;
-	memset(&c, 0, sizeof c);
-	c.src_memory_type = NVD_MEM_DEVICE;
-	c.src_device = src;
-	c.src_pitch = src_pitch;
-	c.dst_memory_type = NVD_MEM_HOST;
-	c.dst_host = dst;
-	c.dst_pitch = width_bytes;
-	c.width_bytes = width_bytes;
-	c.height = rows;
-	return l->cuMemcpy2D(&c);
 }

@@ -67,8 +67,7 @@ func TestNVDECLoopOnIsByteExact(t *testing.T) {
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: c.name, Codec: c.codec, Format: c.format, Width: 640, Height: 360, Source: esSource(r, 2),
 			DisplayDelay: i % 3, PoolFrames: 4, Frames: pool,
-			OnFrame: func(f *NVDECFrame) {
-				fr := f.TakeDevice()
+			OnFrame: func(fr *Frame, _ NVDECPicture) {
 				defer fr.Release()
 				if err := fr.Download(dl, host); err != nil {
 					t.Error(err)

@@ -3,8 +3,6 @@ package cuda
 import (
 	"fmt"
 	"io"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,29 +10,47 @@ import (
 	"github.com/onairhq/onair/frame"
 )
 
-// useFakeNVDEC builds testdata/fake_nvdec.c (a stand-in for the driver's
-// two libraries with a toy bitstream) and has OpenNVDEC load it, so the
-// decode loop's logic — round robin, the display queue, pools that run
-// dry, the end of a stream, refusals — is tested on every machine.
+// useFakeNVDEC builds testdata/fake_nvdec.c (a stand-in for the driver
+// and its NVDEC library, with a toy bitstream) into the driver stand-in,
+// makes it the process's driver and has OpenNVDEC load it on a Context of
+// it, so the decode loop's logic — round robin, the display queue, pools
+// that run dry, the end of a stream, refusals — is tested on every
+// machine.
 func useFakeNVDEC(t *testing.T) *NVDEC {
 	t.Helper()
-	cc, err := exec.LookPath("gcc")
+	lib := useFakeDriver(t, "testdata/fake_nvdec.c")
+	saved := nvdecLibrary
+	nvdecLibrary = lib
+	t.Cleanup(func() { nvdecLibrary = saved })
+	ctx, err := NewContext(SchedBlockingSync)
 	if err != nil {
-		t.Skip("no gcc to build the NVDEC stand-in")
+		t.Fatal(err)
 	}
-	lib := filepath.Join(t.TempDir(), "libfakenvdec.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, "testdata/fake_nvdec.c").CombinedOutput(); err != nil {
-		t.Fatalf("building the NVDEC stand-in: %v\n%s", err, out)
-	}
-	saved := nvdecLibraries
-	nvdecLibraries = [2]string{lib, lib}
-	t.Cleanup(func() { nvdecLibraries = saved })
-	n, err := OpenNVDEC(0, true)
+	t.Cleanup(func() { ctx.Close() })
+	n, err := OpenNVDEC(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Close)
 	return n
+}
+
+// decoded is a decoded frame and what the decoder said of it, as a test
+// holds them.
+type decoded struct {
+	*Frame
+	NVDECPicture
+}
+
+// download copies a decoded frame into host on a stream of its own, as a
+// reader of the frame does.
+func download(f *Frame, host *frame.Frame) error {
+	s, err := f.ctx.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f.Download(s, host)
 }
 
 // toyStream is a toy bitstream's access units: a sequence header with the
@@ -161,8 +177,8 @@ func testNVDECLoopWithAStandIn(t *testing.T, checkCopies func(*NVDECLoop)) {
 		res := &result{}
 		results[i] = res
 		host, _ := frame.New(s.format, s.w, s.h)
-		check := func(f *NVDECFrame) {
-			if err := f.Download(host); err == nil {
+		check := func(f decoded) {
+			if err := download(f.Frame, host); err == nil {
 				err = checkToyPicture(host, int(f.Timestamp)%s.pictures)
 				if err != nil {
 					err = fmt.Errorf("frame %d: %w", f.Index, err)
@@ -175,7 +191,7 @@ func testNVDECLoopWithAStandIn(t *testing.T, checkCopies func(*NVDECLoop)) {
 				mu.Unlock()
 			}
 		}
-		hand := make(chan *NVDECFrame, 8)
+		hand := make(chan decoded, 8)
 		if s.holdElsewhere {
 			held.Add(1)
 			go func() {
@@ -189,7 +205,8 @@ func testNVDECLoopWithAStandIn(t *testing.T, checkCopies func(*NVDECLoop)) {
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: s.name, Codec: NVDECHEVC, Format: s.format, Width: s.w, Height: s.h, PoolFrames: s.pool, DisplayDelay: s.delay,
 			Source: toySource(toyStream(s.sw, s.sh, s.format.BitDepth(), s.pictures, s.change), s.passes),
-			OnFrame: func(f *NVDECFrame) {
+			OnFrame: func(fr *Frame, p NVDECPicture) {
+				f := decoded{fr, p}
 				if s.holdElsewhere {
 					hand <- f
 					return
@@ -258,7 +275,7 @@ func TestNVDECLoopStops(t *testing.T) {
 	ended := make(chan error, 1)
 	d, err := n.NewDecoder(NVDECConfig{ID: "endless", Codec: NVDECH264, Format: frame.NV12, Width: 64, Height: 48,
 		Source: toySource(toyStream(64, 48, 8, 10, 0), 1<<30),
-		OnFrame: func(f *NVDECFrame) {
+		OnFrame: func(f *Frame, _ NVDECPicture) {
 			f.Release()
 			if frames++; frames == 100 {
 				loop.Stop()
@@ -360,7 +377,7 @@ func TestNVDECLoopClocks(t *testing.T) {
 		d, err := n.NewDecoder(NVDECConfig{
 			ID: "clocked", Codec: NVDECHEVC, Format: frame.NV12, Width: 64, Height: 48,
 			Source:  toySource(toyStream(64, 48, 8, 20, 0), 3),
-			OnFrame: func(f *NVDECFrame) { frames++; f.Release() },
+			OnFrame: func(f *Frame, _ NVDECPicture) { frames++; f.Release() },
 			OnEnd:   func(error) {},
 		})
 		if err != nil {
@@ -416,16 +433,16 @@ func TestNVDECLoopCopiesManyPictures(t *testing.T) {
 			d, err := n.NewDecoder(NVDECConfig{
 				ID: fmt.Sprintf("s%d", i), Codec: NVDECHEVC, Format: f, Width: w, Height: h, PoolFrames: 2,
 				Source: toySource(toyStream(w, h, f.BitDepth(), pictures, 0), 1),
-				OnFrame: func(fr *NVDECFrame) {
+				OnFrame: func(fr *Frame, p NVDECPicture) {
 					defer fr.Release()
-					err := fr.Download(host)
+					err := download(fr, host)
 					if err == nil {
-						err = checkToyPicture(host, int(fr.Timestamp))
+						err = checkToyPicture(host, int(p.Timestamp))
 					}
 					mu.Lock()
 					frames[i]++
 					if err != nil {
-						bad = append(bad, fmt.Errorf("stream %d (%v %dx%d), frame %d: %w", i, f, w, h, fr.Index, err))
+						bad = append(bad, fmt.Errorf("stream %d (%v %dx%d), frame %d: %w", i, f, w, h, p.Index, err))
 					}
 					mu.Unlock()
 				},

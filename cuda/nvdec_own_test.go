@@ -112,11 +112,11 @@ func TestNVDECOwnParserWithAStandIn(t *testing.T) {
 				res.want = append(res.want, idx)
 				res.shown[idx]++
 			},
-			OnFrame: func(f *NVDECFrame) {
+			OnFrame: func(f *Frame, _ NVDECPicture) {
 				defer f.Release()
 				k := res.frames
 				res.frames++
-				if err := f.Download(host); err != nil {
+				if err := download(f, host); err != nil {
 					res.got = append(res.got, err)
 					return
 				}
@@ -293,7 +293,7 @@ func TestNVDECOwnParserMatchesNVIDIAs(t *testing.T) {
 				ID: c.name, Codec: NVDECHEVC, Format: c.format, Width: c.w, Height: c.h, Source: esSource(r, 1),
 				CaptureParams:  func(p *hevc.Picture) { nv[len(nv)-1].p = p },
 				CaptureDisplay: func(_ int, poc int32, ts int64) { nvShown = append(nvShown, poc) },
-				OnFrame:        func(f *NVDECFrame) { f.Release() },
+				OnFrame:        func(f *Frame, _ NVDECPicture) { f.Release() },
 				OnEnd:          func(err error) { mu.Lock(); end = err; mu.Unlock() },
 			})
 			if err != nil {
@@ -389,7 +389,7 @@ func TestNVDECOwnParserAllocatesNothing(t *testing.T) {
 			i++
 			return NVDECUnit{Data: au.Data, NALs: au.NALs, Timestamp: int64(i)}, nil
 		},
-		OnFrame: func(f *NVDECFrame) { f.Release() }})
+		OnFrame: func(f *Frame, _ NVDECPicture) { f.Release() }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestNVDECLoopSurvivesAPanic(t *testing.T) {
 	for i, src := range []NVDECSource{bad, toySource(toyStream(64, 48, 8, 10, 0), 1)} {
 		d, err := n.NewDecoder(NVDECConfig{ID: []string{"bad", "good"}[i], Codec: NVDECH264, Format: frame.NV12, Width: 64, Height: 48,
 			Source:  src,
-			OnFrame: func(f *NVDECFrame) { f.Release(); frames[i]++ },
+			OnFrame: func(f *Frame, _ NVDECPicture) { f.Release(); frames[i]++ },
 			OnEnd:   func(err error) { ends[i] <- err }})
 		if err != nil {
 			t.Fatal(err)

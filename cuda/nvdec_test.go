@@ -33,7 +33,16 @@ func nvdecMedia() string {
 // openNVDEC opens NVDEC or skips the test, saying why.
 func openNVDEC(t testing.TB) *NVDEC {
 	t.Helper()
-	n, err := OpenNVDEC(0, os.Getenv("ONAIR_NVDEC_SPIN") == "")
+	sched := SchedBlockingSync
+	if os.Getenv("ONAIR_NVDEC_SPIN") != "" {
+		sched = SchedSpin
+	}
+	ctx, err := NewContext(sched)
+	if err != nil {
+		t.Skipf("no GPU here: %v", err)
+	}
+	t.Cleanup(func() { ctx.Close() })
+	n, err := OpenNVDEC(ctx)
 	if err != nil {
 		t.Skipf("no GPU with NVDEC here: %v", err)
 	}
@@ -127,10 +136,10 @@ func TestNVDECIsByteExact(t *testing.T) {
 // parser.
 // frameSums is an OnFrame that downloads each frame into host and appends
 // its MD5 to *sums, under mu.
-func frameSums(t *testing.T, host *frame.Frame, mu *sync.Mutex, sums *[]string) func(*NVDECFrame) {
-	return func(f *NVDECFrame) {
+func frameSums(t *testing.T, host *frame.Frame, mu *sync.Mutex, sums *[]string) func(*Frame, NVDECPicture) {
+	return func(f *Frame, _ NVDECPicture) {
 		defer f.Release()
-		if err := f.Download(host); err != nil {
+		if err := download(f, host); err != nil {
 			t.Error(err)
 			return
 		}
@@ -254,7 +263,7 @@ func TestNVDECRefusesWhatDoesNotFit(t *testing.T) {
 		defer r.Close()
 		key := c.clip + "|" + c.want
 		d, err := n.NewDecoder(NVDECConfig{ID: c.clip, Codec: c.codec, Format: c.format, Width: c.w, Height: c.h, Source: esSource(r, 1),
-			OnFrame: func(f *NVDECFrame) { f.Release() },
+			OnFrame: func(f *Frame, _ NVDECPicture) { f.Release() },
 			OnEnd: func(err error) {
 				mu.Lock()
 				ends[key] = err
@@ -369,7 +378,7 @@ func benchDecode(b *testing.B, n *NVDEC, data []byte, streams, threads int, own 
 			ID: fmt.Sprintf("bench%d", i), Codec: NVDECHEVC, Format: frame.NV12, Width: 1920, Height: 1080, DisplayDelay: benchDelay(),
 			OwnParser: own,
 			Source:    esSource(es.NewAnnexB(bytes.NewReader(data), es.HEVC), 0),
-			OnFrame: func(f *NVDECFrame) {
+			OnFrame: func(f *Frame, _ NVDECPicture) {
 				f.Release()
 				first.Do(warm.Done)
 				if counting.Load() && total.Add(1) == target {

@@ -11,10 +11,13 @@ import (
 	"testing"
 )
 
-// useFakeDriver builds testdata/fake_cuda.c, with a stub for every other
-// entry point of driver.h's table, and makes it the process's driver until
-// the test ends: what onair does around the driver, tested on any machine.
-func useFakeDriver(t *testing.T) {
+// useFakeDriver builds testdata/fake_cuda.c and the other stand-ins given
+// (C files of testdata, each its own translation unit), with a stub
+// returning CUDA_SUCCESS for every other entry point of driver.h's table,
+// and makes the library the process's driver until the test ends: what
+// onair does around the driver, tested on any machine. It returns the
+// library's path.
+func useFakeDriver(t *testing.T, more ...string) string {
 	t.Helper()
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -24,23 +27,28 @@ func useFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("testdata/fake_cuda.c")
-	if err != nil {
-		t.Fatal(err)
+	sources := append([]string{"testdata/fake_cuda.c"}, more...)
+	var all strings.Builder
+	for _, f := range sources {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(src)
 	}
-	var b strings.Builder
-	b.Write(src)
+	var stubs strings.Builder
 	for _, m := range regexp.MustCompile(`\{"(cu\w+)", offsetof`).FindAllStringSubmatch(string(hdr), -1) {
-		if !strings.Contains(string(src), " "+m[1]+"(") {
-			fmt.Fprintf(&b, "int %s() { return 0; }\n", m[1])
+		if !strings.Contains(all.String(), " "+m[1]+"(") {
+			fmt.Fprintf(&stubs, "int %s() { return 0; }\n", m[1])
 		}
 	}
 	dir := t.TempDir()
-	c, lib := filepath.Join(dir, "fake_cuda.c"), filepath.Join(dir, "libfakecuda.so")
-	if err := os.WriteFile(c, []byte(b.String()), 0o644); err != nil {
+	c, lib := filepath.Join(dir, "fake_stubs.c"), filepath.Join(dir, "libfakecuda.so")
+	if err := os.WriteFile(c, []byte(stubs.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-std=gnu11", "-o", lib, c).CombinedOutput(); err != nil {
+	args := append([]string{"-shared", "-fPIC", "-O1", "-std=gnu11", "-o", lib, c}, sources...)
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("building the driver stand-in: %v\n%s", err, out)
 	}
 	fake, err := loadDriver(lib)
@@ -50,6 +58,7 @@ func useFakeDriver(t *testing.T) {
 	realDriver, realErr := load() // settles the once, so that restoring is exact
 	theDriver, driverErr = fake, nil
 	t.Cleanup(func() { theDriver, driverErr = realDriver, realErr })
+	return lib
 }
 
 // Page-locked host memory is counted as onair allocates and frees it, from

@@ -1,9 +1,6 @@
 package frame
 
-import (
-	"errors"
-	"sync"
-)
+import "errors"
 
 // Pool recycles frames of one format and size. Get hands out a frame with one
 // reference; the frame comes back when its last reference is released. After
@@ -12,12 +9,7 @@ type Pool struct {
 	format        Format
 	width, height int
 	alpha         bool // frames have an alpha plane
-
-	mu        sync.Mutex
-	free      []*Frame
-	allocated int
-	max       int
-	closed    bool
+	list          *FreeList[*Frame]
 }
 
 // NewPool returns a pool of w×h frames of format f. max bounds the number of
@@ -26,7 +18,7 @@ func NewPool(f Format, w, h, max int) (*Pool, error) {
 	if err := check(f, w, h); err != nil {
 		return nil, err
 	}
-	return &Pool{format: f, width: w, height: h, max: max}, nil
+	return &Pool{format: f, width: w, height: h, list: NewFreeList[*Frame](max)}, nil
 }
 
 // NewAlphaPool is NewPool for frames with an alpha plane (AlphaSize): the
@@ -49,18 +41,10 @@ func (p *Pool) Width() int     { return p.width }
 func (p *Pool) Height() int    { return p.height }
 
 // Allocated is the number of frames the pool has ever allocated.
-func (p *Pool) Allocated() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.allocated
-}
+func (p *Pool) Allocated() int { return p.list.Allocated() }
 
 // Free is the number of frames waiting in the pool.
-func (p *Pool) Free() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.free)
-}
+func (p *Pool) Free() int { return p.list.Free() }
 
 // ErrExhausted is returned by Get when a bounded pool has every frame out.
 var ErrExhausted = errors.New("frame: pool exhausted: every frame is still referenced (a user forgot Release, or the pool is too small)")
@@ -68,20 +52,11 @@ var ErrExhausted = errors.New("frame: pool exhausted: every frame is still refer
 // Get returns a frame with one reference. Its pixels are whatever the last
 // user left; its metadata is cleared.
 func (p *Pool) Get() (*Frame, error) {
-	p.mu.Lock()
-	var fr *Frame
-	if n := len(p.free); n > 0 {
-		fr = p.free[n-1]
-		p.free[n-1] = nil
-		p.free = p.free[:n-1]
-		p.mu.Unlock()
-	} else {
-		if p.max > 0 && p.allocated >= p.max {
-			p.mu.Unlock()
-			return nil, ErrExhausted
-		}
-		p.allocated++
-		p.mu.Unlock()
+	fr, fresh, ok := p.list.Get()
+	if !ok {
+		return nil, ErrExhausted
+	}
+	if fresh {
 		fr = alloc(p.format, p.width, p.height, p.alpha)
 		fr.pool = p
 	}
@@ -101,15 +76,9 @@ func (p *Pool) Put(fr *Frame) {
 }
 
 func (p *Pool) put(fr *Frame) {
-	p.mu.Lock()
-	if p.closed { // left to the garbage collector
-		p.allocated--
-		p.mu.Unlock()
+	if !p.list.Put(fr) { // closed: left to the garbage collector
 		fr.pool = nil
-		return
 	}
-	p.free = append(p.free, fr)
-	p.mu.Unlock()
 }
 
 // Close lets go of the frames waiting in the pool, and of each frame still
@@ -117,9 +86,7 @@ func (p *Pool) put(fr *Frame) {
 // producer that changed its picture) holds no memory once its frames are
 // back. Get still works after Close, allocating each time.
 func (p *Pool) Close() {
-	p.mu.Lock()
-	p.allocated -= len(p.free)
-	clear(p.free)
-	p.free, p.closed = nil, true
-	p.mu.Unlock()
+	for _, fr := range p.list.Close() {
+		fr.pool = nil
+	}
 }

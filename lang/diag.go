@@ -238,6 +238,18 @@ func EditDistance(a, b string) int {
 
 func sortInts(s []int) { sort.Ints(s) }
 
+// attrsInOrder is body's attributes in file order (JustAttributes returns
+// a map).
+func attrsInOrder(body hcl.Body) ([]*hcl.Attribute, hcl.Diagnostics) {
+	attrs, diags := body.JustAttributes()
+	list := make([]*hcl.Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		list = append(list, a)
+	}
+	sortAttrs(list)
+	return list, diags
+}
+
 // sortAttrs orders attributes as they appear in their file.
 func sortAttrs(list []*hcl.Attribute) {
 	sort.Slice(list, func(i, j int) bool {

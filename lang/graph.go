@@ -162,14 +162,8 @@ func (l *loader) declare(blk *hcl.Block, dir string) {
 			l.varOrder = append(l.varOrder, len(l.nodes)-1)
 		}
 	case "locals":
-		attrs, diags := blk.Body.JustAttributes()
+		list, diags := attrsInOrder(blk.Body)
 		l.diags = append(l.diags, diags...)
-		// JustAttributes returns a map; keep file order.
-		list := make([]*hcl.Attribute, 0, len(attrs))
-		for _, a := range attrs {
-			list = append(list, a)
-		}
-		sortAttrs(list)
 		for _, a := range list {
 			if !l.validName(a.Name, a.NameRange, "local") {
 				continue

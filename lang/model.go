@@ -114,6 +114,13 @@ type Source struct {
 	Attrs     Attrs
 }
 
+// Codec is what an encoded file source holds (hevc, h264); "" for raw
+// pictures and the sources that read no file.
+func (s *Source) Codec() string { return fileCodecs[s.Kind] }
+
+// fileCodecs is the coding of each encoded file source kind.
+var fileCodecs = map[string]string{"hevc_file": "hevc", "h264_file": "h264"}
+
 // Address is the source's name as written in a show: source.cam,
 // source.cam[3] or source.cam["left"].
 func (s *Source) Address() string { return "source." + s.Name + s.Key.String() }

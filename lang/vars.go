@@ -66,13 +66,8 @@ func (l *loader) readVarValues() {
 			}
 			body = b
 		}
-		attrs, diags := body.JustAttributes()
+		list, diags := attrsInOrder(body)
 		l.diags = append(l.diags, diags...)
-		list := make([]*hcl.Attribute, 0, len(attrs))
-		for _, a := range attrs {
-			list = append(list, a)
-		}
-		sortAttrs(list)
 		for _, a := range list {
 			if _, declared := l.byKey["var."+a.Name]; !declared {
 				l.warnf(a.NameRange, "Value for undeclared variable", "The show declares no variable %q; this value is ignored.%s", a.Name, didYouMean(a.Name, l.names["var"]))

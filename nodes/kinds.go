@@ -1,9 +1,11 @@
 package nodes
 
 // The built-in kinds. Each declaration is the whole truth about its kind:
-// the compiler's rules read the traits, each backend's table of
-// constructors (nodes/show, nodes/cpu, nodes/cuda) builds its nodes, and
-// `onair nodes` prints this file's contents as the reference.
+// the compiler's rules read the traits, its build reads how a show element
+// lowers to the kind (Lower, From) and its fusion passes what the kind
+// fuses into (Fuses); each backend's table of constructors (nodes/show,
+// nodes/cpu, nodes/cuda) builds its nodes, and `onair nodes` prints this
+// file's contents as the reference.
 
 func ptr(n int) *int { return &n }
 
@@ -17,9 +19,59 @@ var (
 	onErrorParam  = Param{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What a raw source sends while its file is missing or unreadable: black frames, or its last good frame again."}
 	codecParam    = Param{Name: "codec", Type: Enum, Enum: []string{"hevc", "h264"}, Default: "hevc", Doc: "What the file holds; in a transport stream, the first stream of this codec is played."}
 	decodeOnError = Param{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its file is missing or cannot be decoded: black frames, or its last good frame again."}
+	patternParam  = Param{Name: "pattern", Type: Enum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "The picture."}
 	tsKeys        = Param{Name: "timestamp_keys", Type: Strings, Doc: "Timestamp keys stamped on each frame; the frame_metadata fusion prunes the ones nobody reads."}
 	frameFmts     = []string{FormatNV12, FormatP010}
 )
+
+// pacerLower is a pacer's lowering: it counts in the pacers' unit at the
+// element's rate.
+func pacerLower(e *Element) map[string]any {
+	return map[string]any{"time_base": TimeBase, "frame_rate": e.Rate}
+}
+
+// TimeBase is the pacers' unit: exact for every supported rate.
+const TimeBase = "1/120000"
+
+// fileFrames are the params of a node that reads a file's frames itself.
+func fileFrames(e *Element) map[string]any {
+	return map[string]any{"path": e.Path, "loop": e.Loop, "format": e.Format, "size": e.Size, "colour": e.Colour, "on_error": orDefault(e.OnError, decodeOnError)}
+}
+
+// fromCanvas sets each param of kind from the canvas setting that feeds it
+// when it differs from the param's default (plans say only what differs).
+func fromCanvas(p map[string]any, e *Element, kind string, feeds map[string]string) {
+	for param, canvas := range feeds {
+		if v := e.Canvas.String(canvas); v != "" && v != paramDefault(kind, param) {
+			p[param] = v
+		}
+	}
+}
+
+// paramDefault is the default of a kind's param, as it declares it.
+func paramDefault(kind, name string) any {
+	if k, ok := Lookup(kind); ok {
+		if p, ok := k.Param(name); ok {
+			return p.Default
+		}
+	}
+	return nil
+}
+
+// The browser frame queue (seed 003): of the frames a window may have out,
+// the mixer keeps browserMixerFrames for itself first, and up to
+// browserReturnFrames of the rest are the return queue; 9 is six in use
+// and three returning, and a queue of three or fewer has no return queue.
+const (
+	browserMixerFrames  = 3
+	browserReturnFrames = 3
+)
+
+// BrowserReturnQueue is the return queue of a browser source whose window
+// may have queue frames out (browser_frame_queue).
+func BrowserReturnQueue(queue int) int {
+	return max(0, min(browserReturnFrames, queue-browserMixerFrames))
+}
 
 func init() {
 	for _, k := range builtin {
@@ -39,7 +91,19 @@ var builtin = []*Kind{
 			{Name: "streams", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams in the file."},
 			{Name: "read_timeout_ms", Type: Int, Default: 5000, Min: ptr(1), Doc: "A read that takes longer stops the source with an error."},
 			tsKeys, colourParam},
-		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: []string{FormatPackets}, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, Roles: Source, Domain: Host, Emits: []string{FormatPackets}, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			p := map[string]any{"path": e.Path, "loop": e.Loop, "streams": e.Streams, "timestamp_keys": []string{"input_rec_time", "pts_wallclock"}, "colour": e.Colour}
+			if e.Codec != "" {
+				p["codec"] = e.Codec
+			} else { // raw pictures say nothing of themselves
+				p["format"], p["size"] = e.Format, e.Size
+				if e.OnError != "" {
+					p["on_error"] = e.OnError
+				}
+			}
+			return p
+		},
 		Readiness: "the file is open and a first packet has been read",
 	},
 	{
@@ -50,6 +114,7 @@ var builtin = []*Kind{
 			{Name: "offers", Type: Int, Default: 1, Min: ptr(1), Max: ptr(16), Doc: "Streams offered to consumers, one output edge each; the others are discarded. Every routing kind declares offers."},
 		},
 		Traits:    Traits{Blocking: true, Roles: Routing, Domain: Host, Takes: []string{FormatPackets}, Emits: []string{FormatPackets}, MaxOutputs: 16},
+		Lower:     func(e *Element) map[string]any { return map[string]any{"streams": e.Streams, "offers": 1} },
 		Readiness: "every offered stream has carried a packet",
 	},
 	{
@@ -60,7 +125,15 @@ var builtin = []*Kind{
 			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM (nvdec only)."},
 			codecParam, formatParam, sizeParam, colourParam, decodeOnError, tsKeys,
 		},
-		Traits:    Traits{Blocking: true, Roles: Decoder, Domain: Device, Takes: []string{FormatPackets}, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, Roles: Decoder, Domain: Device, Takes: []string{FormatPackets}, Emits: frameFmts, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			p := map[string]any{"format": e.Format, "size": e.Size, "timestamp_keys": []string{"decode_time", "demux_time"}}
+			if e.Codec != "" {
+				p["codec"], p["colour"], p["on_error"] = e.Codec, e.Colour, orDefault(e.OnError, decodeOnError)
+			}
+			return p
+		},
+		Fuses:     Fuses{DecodeLoopWhen: map[string][]string{"mode": {"nvdec"}}, WithReader: "nvdec_file"},
 		Readiness: "a first frame has been decoded",
 	},
 	{
@@ -70,6 +143,7 @@ var builtin = []*Kind{
 			{Name: "mode", Type: Enum, Enum: []string{"hwupload", "pinned"}, Default: "hwupload", Doc: "hwupload (pageable) or pinned (page-locked staging)."},
 		},
 		Traits:    Traits{Blocking: true, Roles: Uploader, Domain: Device, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 1},
+		Fuses:     Fuses{WithChain: "raw_video_file_cuda"},
 		Readiness: "a first frame has reached device memory",
 	},
 	{
@@ -83,6 +157,13 @@ var builtin = []*Kind{
 		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"mode": {"direct", "resident"}},
 			Pool: &Pool{Name: "raw readers", Threads: 4}, PoolWhen: map[string][]string{"mode": {"direct"}},
 			Roles: Source | Uploader, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			p := map[string]any{"mode": e.Canvas.String("raw_upload"), "path": e.Path, "loop": e.Loop, "format": e.Format, "size": e.Size, "colour": e.Colour}
+			if e.OnError != "" {
+				p["on_error"] = e.OnError
+			}
+			return p
+		},
 		Readiness: "a first frame has been transferred to device memory",
 	},
 	{
@@ -98,13 +179,19 @@ var builtin = []*Kind{
 		},
 		Traits: Traits{Roles: Source, Domain: Device, Emits: []string{FormatDMABUF}, MaxOutputs: 1,
 			Pool: &Pool{Name: "browser receivers", Threads: 1}},
+		Lower: func(e *Element) map[string]any {
+			q := e.Canvas.Int("browser_frame_queue")
+			p := map[string]any{"socket": e.String("socket"), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": e.Size, "colour": e.Colour}
+			fromCanvas(p, e, "ipc_dmabuf_source", map[string]string{"socket_mode": "browser_socket_mode", "peer": "browser_peer"})
+			return p
+		},
 		Readiness: "the browser has connected and sent a first buffer",
 	},
 	{
 		Name: "gpu_import",
 		Doc:  "Imports each received buffer once (on the GPU the producer's exported CUDA memory, mapped with cuMemImportFromShareableHandle, or a memfd mapped and page-locked; on the CPU a memfd mapped), keeps it until unused for import_ttl_ms, and converts its pictures (BGRA/RGBA with straight or premultiplied alpha, or NV12) to the canvas format in BT.709 limited range, keeping the alpha of pictures that have it (an alpha plane beside the colour, premultiplied over black) so that the compositor keys them over the scene; releases run on a thread of their own (on the GPU a release holds a lock every CUDA call in the process needs).",
 		Params: []Param{
-			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
+			{Name: "import_ttl_ms", Type: Int, Default: 10000, Min: ptr(0), Max: ptr(3600000), Live: true, Canvas: []string{"import_ttl_ms"}, Doc: "How long an unused import is kept; under 10 s re-imports pages that are still live."},
 			{Name: "purge_idle", Type: Bool, Default: false, Doc: "As the show goes on air, release the imports start-up went through and left unused for 500 ms (shows set it; buffers the producer destroyed are released either way)."},
 			formatParam,
 			{Name: "key", Type: Enum, Enum: []string{"alpha", "none"}, Default: "alpha", Doc: "What a picture's alpha does: alpha keys it over the scene (each pixel's alpha times the layer's opacity, the scene seen through transparent pixels); none composites it over black, as an opaque picture (no alpha plane is allocated)."},
@@ -112,6 +199,14 @@ var builtin = []*Kind{
 		},
 		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"convert_on": {"loop"}},
 			Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			// The mixer purges what start-up left idle as it goes on air (seed 003).
+			p := map[string]any{"import_ttl_ms": e.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": e.Format}
+			if k := e.String("key"); k != "" && k != paramDefault("gpu_import", "key") { // plans say only what differs from the kind's default
+				p["key"] = k
+			}
+			return p
+		},
 		Readiness: "a first buffer has been imported",
 	},
 	{
@@ -124,6 +219,7 @@ var builtin = []*Kind{
 		},
 		Exclusive: [][]string{{"time_base", "tick_period"}},
 		Traits:    Traits{Roles: Pacer, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     pacerLower,
 		Readiness: "a first frame has been released on time",
 	},
 	{
@@ -134,6 +230,7 @@ var builtin = []*Kind{
 			rateParam,
 		},
 		Traits:    Traits{Roles: Pacer, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     pacerLower,
 		Readiness: "a first frame has been released on time",
 	},
 	{
@@ -143,6 +240,7 @@ var builtin = []*Kind{
 			{Name: "outputs", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "Consumers fed."},
 		},
 		Traits:    Traits{Blocking: true, Roles: FanOut, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 64},
+		Fuses:     Fuses{OnLoop: "one_to_many_nb"},
 		Readiness: "every edge leaving it has carried a frame",
 	},
 	{
@@ -159,7 +257,7 @@ var builtin = []*Kind{
 		Doc:  "Draws one bus at each tick's deadline from the frames of the inputs that signalled, looking at most every input_poll_ms (at once for a cut). A Program compositor has a thread of its own; an AUX compositor is paced by the default loop.",
 		Params: []Param{
 			{Name: "bus", Type: Enum, Enum: []string{"program", "aux"}, Default: "program", Doc: "program may cut to any scene; aux shows one source or one scene."},
-			{Name: "input_poll_ms", Type: Int, Default: 8, Min: ptr(0), Max: ptr(1000), Live: true, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
+			{Name: "input_poll_ms", Type: Int, Default: 8, Min: ptr(0), Max: ptr(1000), Live: true, Canvas: []string{"input_poll_ms", "aux_input_poll_ms"}, Doc: "Longest wait between looks at the inputs; 0 wakes for every arriving frame."},
 			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			{Name: "colour", Type: String, Doc: "The show's colour tags, stamped on every picture the bus draws: primaries/transfer/matrix/range."},
@@ -169,7 +267,23 @@ var builtin = []*Kind{
 			{Name: "audio_mix_minus", Type: String, Default: "", Live: true, Doc: "A source the bus's mix leaves out (mix-minus), or empty."},
 			formatParam, sizeParam, rateParam,
 		},
-		Traits:    Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
+		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
+		From:   []string{"bus"},
+		Lower: func(e *Element) map[string]any {
+			p := map[string]any{"bus": e.Kind, "format": e.Format, "size": e.Size, "frame_rate": e.Rate, "colour": e.Colour, "input_poll_ms": e.Canvas.Int("input_poll_ms")}
+			if e.Kind == "aux" {
+				p["input_poll_ms"] = e.Canvas.Int("aux_input_poll_ms")
+			}
+			if tc := e.Canvas.String("timecode_start"); tc != "" { // else the registry's default, the time of day
+				p["timecode_start"] = tc
+			}
+			for _, a := range []string{"scene", "scenes"} {
+				if v, ok := e.Attr(a); ok {
+					p[a] = v
+				}
+			}
+			return p
+		},
 		Readiness: "a first tick has been drawn",
 	},
 	{
@@ -177,12 +291,15 @@ var builtin = []*Kind{
 		Doc:       "Writes a bus to a Y4M file, on its own thread.",
 		Params:    []Param{pathParam},
 		Traits:    Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
+		From:      []string{"output.record"},
+		Lower:     func(e *Element) map[string]any { return map[string]any{"path": e.Path} },
 		Readiness: "the file is open and a first frame has been written",
 	},
 	{
 		Name:      "output_null",
 		Doc:       "Takes a bus's frames and discards them (for measuring).",
 		Traits:    Traits{Roles: Sink, Takes: frameFmts},
+		From:      []string{"output.null"},
 		Readiness: "a first frame has been taken",
 	},
 	{
@@ -192,7 +309,12 @@ var builtin = []*Kind{
 			{Name: "args", Type: Strings, Doc: "ffmpeg arguments after the input options."},
 			{Name: "audio", Type: Bool, Default: false, Doc: "Give ffmpeg the bus's sound as input 1 (48 kHz stereo float on its own pipe), for args to map and encode: \"-map\", \"0:v\", \"-map\", \"1:a\", \"-c:a\", \"aac\"."},
 		},
-		Traits:    Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
+		Traits: Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
+		From:   []string{"output.ffmpeg"},
+		Lower: func(e *Element) map[string]any {
+			list, _ := e.Attrs["args"].([]string)
+			return map[string]any{"args": append([]string{}, list...)}
+		},
 		Readiness: "ffmpeg has started and accepted a first frame",
 	},
 	{
@@ -202,19 +324,32 @@ var builtin = []*Kind{
 			{Name: "interval_ms", Type: Int, Default: 1000, Min: ptr(40), Max: ptr(60000), Live: true, Doc: "Time between snapshots."},
 			{Name: "quality", Type: Int, Default: 80, Min: ptr(1), Max: ptr(100), Live: true, Doc: "JPEG quality."},
 		},
-		Traits:    Traits{Roles: Sink, Takes: frameFmts},
+		Traits: Traits{Roles: Sink, Takes: frameFmts},
+		From:   []string{"output.preview"},
+		Lower: func(e *Element) map[string]any {
+			p := map[string]any{}
+			for _, a := range []string{"interval_ms", "quality"} {
+				if n := e.Int(a); n > 0 {
+					p[a] = n
+				}
+			}
+			return p
+		},
 		Readiness: "a first snapshot has been taken",
 	},
 	{
 		Name: "test_pattern",
 		Doc:  "Generates frames in host memory (bars, ramp, solid, checker) on its own thread, a frame or two ahead of its pacer, so that drawing (up to a millisecond at 1080p) never delays a pacing loop; runs on the CPU backend and feeds an upload on CUDA.",
 		Params: []Param{
-			{Name: "pattern", Type: Enum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "The picture."},
+			patternParam,
 			formatParam, sizeParam, colourParam,
 			{Name: "tone_hz", Type: Int, Default: 1000, Min: ptr(0), Max: ptr(20000), Doc: "The line-up tone each frame carries (48 kHz stereo), with a one-frame blip 12 dB louder on the frame that flashes each second (a white box in the middle of the picture); 0: silent, no flash."},
 			{Name: "tone_dbfs", Type: Int, Default: -18, Min: ptr(-60), Max: ptr(0), Doc: "The tone's level, dBFS (peak)."},
 		},
-		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			return map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
+		},
 		Readiness: "a first frame has been generated",
 	},
 	{
@@ -224,7 +359,14 @@ var builtin = []*Kind{
 			codecParam, formatParam, sizeParam, colourParam,
 			decodeOnError, tsKeys,
 			{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}},
-		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			p := fileFrames(e)
+			if e.Codec != "" {
+				p["codec"], p["timestamp_keys"] = e.Codec, []string{"decode_time"} // ffmpeg reads the file: only the pictures' moment is onair's to see
+			}
+			return p
+		},
 		Readiness: "a first frame has been decoded",
 	},
 	{
@@ -235,7 +377,15 @@ var builtin = []*Kind{
 			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM beyond the stream's own."},
 			{Name: "parser", Type: Enum, Enum: []string{"nvidia", "onair"}, Default: "nvidia", Doc: "Which parser reads an HEVC file's access units: NVIDIA's, or onair's own (cuda/hevc), which fills NVDEC's picture parameters itself; H.264 always takes NVIDIA's. From canvas nvdec_parser."},
 			tsKeys},
-		Traits:    Traits{Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Traits: Traits{Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Lower: func(e *Element) map[string]any {
+			p := fileFrames(e)
+			p["codec"] = e.Codec
+			if parser := e.Canvas.String("nvdec_parser"); e.Codec == "hevc" && parser != "" && parser != paramDefault("nvdec_file", "parser") { // plans say only what differs
+				p["parser"] = parser
+			}
+			return p
+		},
 		Readiness: "a first frame has been decoded",
 	},
 	{
@@ -244,6 +394,7 @@ var builtin = []*Kind{
 		Params: []Param{pathParam, loopParam, formatParam, sizeParam, colourParam,
 			onErrorParam},
 		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     fileFrames,
 		Readiness: "a first frame has been read",
 	},
 }

@@ -103,8 +103,13 @@ type Param struct {
 	Enum    []string // Enum: the allowed values
 	Doc     string
 	// Live is true when the value can change on a running show without
-	// re-creating the node (a diff may update it in place).
+	// re-creating the node (a diff may update it in place): the kind's
+	// live hook on the running show applies it (nodes/show).
 	Live bool
+	// Canvas names the canvas settings the compiler feeds this param from
+	// (input_poll_ms from canvas input_poll_ms and aux_input_poll_ms): a
+	// live param's settings change on air through it (LiveCanvas).
+	Canvas []string
 }
 
 // Traits are what the compiler's rules read.
@@ -149,6 +154,16 @@ type Kind struct {
 	Readiness string
 	// Exclusive lists sets of parameters of which at most one may be set.
 	Exclusive [][]string
+	// Lower is how a show element becomes a node of this kind: the params
+	// it takes from the element (nil: it takes none, or only fusions make
+	// it).
+	Lower Lower
+	// From names the show elements every backend lowers to this kind:
+	// "bus", "output.record". A source's kinds are its backend's chain
+	// (Lowering.Chains).
+	From []string
+	// Fuses is what fusion passes may make of a node of this kind.
+	Fuses Fuses
 }
 
 // Param returns the named parameter's declaration.
@@ -164,21 +179,7 @@ func (k *Kind) Param(name string) (*Param, bool) {
 // RunsOnThread reports whether a node of this kind with these parameters
 // needs a thread of its own.
 func (k *Kind) RunsOnThread(params map[string]any) bool {
-	if !k.Traits.Blocking {
-		return false
-	}
-	for name, values := range k.Traits.LoopWhen {
-		v, ok := params[name]
-		if !ok {
-			if p, found := k.Param(name); found {
-				v = p.Default
-			}
-		}
-		if s, isStr := v.(string); isStr && contains(values, s) {
-			return false
-		}
-	}
-	return true
+	return k.Traits.Blocking && !k.Matches(params, k.Traits.LoopWhen)
 }
 
 // InPool returns the pool a node of this kind with these params hands its
@@ -187,10 +188,17 @@ func (k *Kind) InPool(params map[string]any) *Pool {
 	if k.Traits.Pool == nil || k.RunsOnThread(params) {
 		return nil
 	}
-	if len(k.Traits.PoolWhen) == 0 {
-		return k.Traits.Pool // always
+	if len(k.Traits.PoolWhen) == 0 || k.Matches(params, k.Traits.PoolWhen) {
+		return k.Traits.Pool
 	}
-	for name, values := range k.Traits.PoolWhen {
+	return nil
+}
+
+// Matches reports whether a node of this kind with these params (or,
+// for those not given, the declared defaults) has, for some param that
+// when lists, one of the values listed.
+func (k *Kind) Matches(params map[string]any, when map[string][]string) bool {
+	for name, values := range when {
 		v, ok := params[name]
 		if !ok {
 			if p, found := k.Param(name); found {
@@ -198,10 +206,10 @@ func (k *Kind) InPool(params map[string]any) *Pool {
 			}
 		}
 		if s, isStr := v.(string); isStr && contains(values, s) {
-			return k.Traits.Pool
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // Has reports whether the kind has every role in r.
@@ -210,6 +218,7 @@ func (k *Kind) Has(r Role) bool { return k.Traits.Roles.Has(r) }
 var (
 	mu    sync.RWMutex
 	kinds = map[string]*Kind{}
+	from  = map[string]*Kind{} // show element → the kind it lowers to (Kind.From)
 )
 
 // Register adds a kind to the registry. It panics when the name is taken or
@@ -223,6 +232,12 @@ func Register(k *Kind) {
 	defer mu.Unlock()
 	if _, dup := kinds[k.Name]; dup {
 		panic("nodes: kind registered twice: " + k.Name)
+	}
+	for _, e := range k.From {
+		if other, dup := from[e]; dup {
+			panic("nodes: " + e + " lowers to both " + other.Name + " and " + k.Name)
+		}
+		from[e] = k
 	}
 	kinds[k.Name] = k
 }

@@ -191,3 +191,40 @@ func TestReference(t *testing.T) {
 }
 
 func noBackends(string) []string { return nil }
+
+// TestCheckLive: what may change on a running node is the registry's
+// say: a Live param, a value its declaration takes, a list grown at its
+// end, read alike from the compiler and from a saved plan's JSON.
+func TestCheckLive(t *testing.T) {
+	comp, _ := Lookup("compositor")
+	for _, c := range []struct {
+		param    string
+		old, new any
+		want     string // "" for live
+	}{
+		{"input_poll_ms", 8, 0, ""},
+		{"input_poll_ms", 8.0, 4.0, ""},
+		{"input_poll_ms", 8, 5000, "must be in 0..1000"},
+		{"scenes", []string{"scene.a"}, []string{"scene.a", "scene.b"}, ""},
+		{"scenes", []any{"scene.a"}, []any{"scene.a", "scene.b"}, ""},
+		{"scenes", []string{"scene.a", "scene.b"}, []string{"scene.b"}, "only by growing at its end"},
+		{"scenes", []string{"scene.a"}, []string{"scene.b", "scene.a"}, "only by growing at its end"},
+		{"bus", "program", "aux", "compositor.bus is not live"},
+		{"nope", 1, 2, "has no param nope"},
+	} {
+		err := comp.CheckLive(c.param, c.old, c.new)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s %v → %v: %v, want %q", c.param, c.old, c.new, err, c.want)
+		}
+	}
+	for setting, want := range map[string]string{"input_poll_ms": "compositor.input_poll_ms", "aux_input_poll_ms": "compositor.input_poll_ms", "import_ttl_ms": "gpu_import.import_ttl_ms", "raw_upload": ""} {
+		k, p, ok := LiveCanvas(setting)
+		got := ""
+		if ok {
+			got = k.Name + "." + p.Name
+		}
+		if got != want {
+			t.Errorf("canvas %s reaches the show on air through %q, want %q", setting, got, want)
+		}
+	}
+}

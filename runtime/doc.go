@@ -27,7 +27,7 @@
 //   - TimeBase, Pacer, Smoother: rational time, release times that count a
 //     release inside the clock's current quantum as due, and slot numbering
 //     for irregular sources.
-//   - Executor[T] (NewExecutor, Start, Wait, Stop, Status) and Run.
+//   - Executor[T] (NewExecutor, Start, Wait, Stop, Status).
 //
 // # Writing a node
 //
@@ -137,8 +137,15 @@
 //
 // The caller runs a plan with its registry:
 //
-//	err := runtime.Run(ctx, thePlan, func(kind string) (runtime.Constructor[*frame.Frame], bool) {
+//	x, err := runtime.NewExecutor(thePlan, func(kind string) (runtime.Constructor[*frame.Frame], bool) {
 //		c, ok := registry[kind]
 //		return c, ok
 //	}, runtime.Options{})
+//	if err == nil {
+//		err = x.Start(ctx)
+//	}
+//	if err == nil {
+//		<-ctx.Done() // or x.Failed()
+//		err = x.Stop()
+//	}
 package runtime

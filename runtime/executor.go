@@ -639,20 +639,3 @@ func (x *Executor[T]) Status() Status {
 	st.Threads, _ = ReadThreads()
 	return st
 }
-
-// Run executes p until ctx is done or a failure ends the run, then stops
-// everything. It returns the start error, the failure, or nil.
-func Run[T any](ctx context.Context, p *plan.Plan, lookup Lookup[T], opts Options) error {
-	x, err := NewExecutor(p, lookup, opts)
-	if err != nil {
-		return err
-	}
-	if err := x.Start(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-ctx.Done():
-	case <-x.Failed():
-	}
-	return x.Stop()
-}

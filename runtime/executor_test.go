@@ -483,9 +483,9 @@ func TestExecutorFailureEndsRun(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := Run(ctx, p, w.lookup(), Options{})
+	err := run(ctx, p, w.lookup(), Options{})
 	if err == nil || !strings.Contains(err.Error(), `group "source.s[0]" failed`) || !strings.Contains(err.Error(), "synthetic failure") {
-		t.Fatalf("Run returned %v, want the source's failure", err)
+		t.Fatalf("run returned %v, want the source's failure", err)
 	}
 }
 
@@ -686,4 +686,21 @@ func param[T any](s value.Settings, key string, def T) T {
 		return v
 	}
 	return def
+}
+
+// run executes p until ctx is done or a failure ends the run, then stops
+// everything. It returns the start error, the failure, or nil.
+func run[T any](ctx context.Context, p *plan.Plan, lookup Lookup[T], opts Options) error {
+	x, err := NewExecutor(p, lookup, opts)
+	if err != nil {
+		return err
+	}
+	if err := x.Start(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-x.Failed():
+	}
+	return x.Stop()
 }

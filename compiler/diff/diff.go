@@ -75,6 +75,8 @@ type Result struct {
 	Changes []Change `json:"changes"`        // one per show element, in address order
 	Impact  Impact   `json:"impact"`
 	Summary Summary  `json:"summary"`
+	// Live is what onair apply makes of it on air, and what it refuses.
+	Live *Live `json:"-"`
 }
 
 // Side names one of the two plans compared.
@@ -98,6 +100,9 @@ type Change struct {
 	Nodes     []NodeChange `json:"nodes,omitempty"`
 	Attrs     []Attr       `json:"attrs,omitempty"` // element-level changes (scene layers)
 	Range     *plan.Range  `json:"range,omitempty"` // where the element is in the new (or, deleted, old) show
+	// Refused, when set, says why onair apply cannot make this change on
+	// air: it needs the show restarted (Live's refusal of it).
+	Refused string `json:"refused,omitempty"`
 }
 
 // NodeChange is what happens to one node.
@@ -456,6 +461,7 @@ func (d *differ) run() *Result {
 		}
 	}
 	r.Impact = d.impact(r.Changes, oldNodes)
+	r.Live = d.live(r)
 	return r
 }
 
@@ -493,7 +499,7 @@ func compareNode(o *nodeState, n plan.Node, newInputs []string) (NodeChange, boo
 		if oOK && nOK && sameValue(ov, nv) {
 			continue
 		}
-		live := o.node.Kind == n.Kind && LiveParam(n.Kind, k)
+		live := o.node.Kind == n.Kind && paramLive(n.Kind, k, ov, nv) == nil
 		a := Attr{Name: k, Live: live, Force: !live}
 		if oOK {
 			a.Old = ov
@@ -520,13 +526,13 @@ func compareNode(o *nodeState, n plan.Node, newInputs []string) (NodeChange, boo
 		nc.Attrs = append(nc.Attrs, Attr{Name: "placement", Old: placementString(o.node.Placement), New: placementString(n.Placement), Force: true})
 		force(ReasonThreadChanged, "placement")
 	} else if o.node.Placement.Loop != n.Placement.Loop {
-		nc.Attrs = append(nc.Attrs, Attr{Name: "placement", Old: placementString(o.node.Placement), New: placementString(n.Placement), Live: true})
+		nc.Attrs = append(nc.Attrs, Attr{Name: "placement", Old: placementString(o.node.Placement), New: placementString(n.Placement)})
 		if nc.Reason == "" {
 			nc.Reason = ReasonLoopChanged
 		}
 	}
 	if o.node.Group != n.Group {
-		nc.Attrs = append(nc.Attrs, Attr{Name: "group", Old: o.node.Group, New: n.Group, Live: true})
+		nc.Attrs = append(nc.Attrs, Attr{Name: "group", Old: o.node.Group, New: n.Group})
 		if nc.Reason == "" {
 			nc.Reason = ReasonGroupChanged
 		}
@@ -556,7 +562,8 @@ func edgeDesc(e plan.Edge) string {
 }
 
 // inputAttrs lists the input edges added, removed or changed, one
-// attribute "input <from node>" each. Edges reconnect live.
+// attribute "input <from node>" each. A running node's inputs never
+// change: edges are made when it starts (apply refuses a change of them).
 func inputAttrs(old, new []string) []Attr {
 	if slices.Equal(old, new) {
 		return nil
@@ -587,7 +594,7 @@ func inputAttrs(old, new []string) []Attr {
 		if oOK && nOK && ov == nv {
 			continue
 		}
-		a := Attr{Name: "input " + f, Live: true}
+		a := Attr{Name: "input " + f}
 		if oOK {
 			a.Old = ov
 		}

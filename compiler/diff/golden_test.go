@@ -67,6 +67,19 @@ func TestGoldenShowPairs(t *testing.T) {
 			attr:     map[string]string{"output.mon": "kind"},
 			glitches: nil},
 	}
+	// What onair apply makes of each on air (diff.Live): the elements it
+	// changes, and how many changes it refuses (any refusal refuses the
+	// whole). A change it refuses is never an update with every attribute
+	// "# live".
+	onAir := map[string]struct {
+		live    []string
+		refused int
+	}{
+		"path-replace": {nil, 1}, "opacity-update": {[]string{"scene.two"}, 0}, "scene-cut": {[]string{"bus.pgm"}, 0},
+		"added-source": {[]string{"scene.bars"}, 2}, "rename-moved": {nil, 1}, "rename-no-moved": {[]string{"scene.two"}, 3},
+		"raw-upload-chain": {nil, 2}, "scene-rename-moved": {[]string{"scene.test"}, 0},
+		"added-scene": {[]string{"scene.pip", "bus.pgm"}, 0}, "kind-change": {nil, 1},
+	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
 			dir := filepath.Join("testdata", tt.dir)
@@ -91,6 +104,14 @@ func TestGoldenShowPairs(t *testing.T) {
 			}
 			if !equalMap(gotAttr, tt.attr) {
 				t.Errorf("forcing attributes = %v, want %v", gotAttr, tt.attr)
+			}
+			if w := onAir[tt.dir]; !equalSlice(r.Live.Elements, w.live) || len(r.Live.Refused) != w.refused {
+				t.Errorf("on air: changes %q and refuses %q, want %q and %d refusals", r.Live.Elements, r.Live.Refused, w.live, w.refused)
+			}
+			for _, c := range r.Changes {
+				if c.Refused != "" && c.Action == diff.Update && c.MovedFrom == "" && allLive(c) { // a move says so itself
+					t.Errorf("%s: refused (%s), yet every attribute it changes is marked live", c.Address, c.Refused)
+				}
 			}
 			var gl []string
 			for _, g := range r.Impact.Glitches {
@@ -140,6 +161,26 @@ func TestSameShowNoChanges(t *testing.T) {
 			t.Errorf("%s against itself:\n%s", show, b.String())
 		}
 	}
+}
+
+// allLive reports whether every attribute c and its nodes change is live.
+func allLive(c diff.Change) bool {
+	for _, a := range c.Attrs {
+		if !a.Live {
+			return false
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.Action != diff.Update {
+			return false
+		}
+		for _, a := range n.Attrs {
+			if !a.Live {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func equalMap[V comparable](a, b map[string]V) bool {

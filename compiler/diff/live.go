@@ -1,6 +1,13 @@
 package diff
 
-import "github.com/onairhq/onair/nodes"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onairhq/onair/compiler/plan"
+	ivalue "github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/nodes"
+)
 
 // registryLive reads the Live flag of a param in the nodes/ registry.
 func registryLive(kind, param string) bool {
@@ -10,4 +17,140 @@ func registryLive(kind, param string) bool {
 	}
 	p, ok := k.Param(param)
 	return ok && p.Live
+}
+
+// paramLive says why a param of a node of kind cannot go from old to new
+// on air, nil when it can: declared Live (LiveParam), and the registry's
+// checks (range, a list only grown at its end). It is the one predicate
+// behind an attribute's "# live" and what apply changes.
+func paramLive(kind, param string, old, new any) error {
+	if !LiveParam(kind, param) {
+		return fmt.Errorf("%s.%s is not live", kind, param)
+	}
+	k, ok := nodes.Lookup(kind)
+	if !ok {
+		return fmt.Errorf("no node kind %s", kind)
+	}
+	return k.CheckLive(param, old, new)
+}
+
+// Live is what applying the new plan on air does: the node params it
+// changes (each checked against its declaration), the scenes it changes,
+// adds and renames, the show elements it touches, and what needs the
+// show restarted instead, each with why. onair diff marks "# live"
+// exactly what is here; onair apply -dry-run prints the refusals, and
+// onair apply changes all of it, or, with a refusal, nothing.
+type Live struct {
+	Updates []nodes.Update
+	Scenes  []plan.Scene      // new layers, or new scenes
+	Renames map[string]string // scenes renamed by a moved block: old address → new
+	// Elements are the show elements changed, in address order.
+	Elements []string
+	// Refused says, for each change that cannot be made on air, what
+	// changed and why it needs the show restarted.
+	Refused []string
+}
+
+// live works out r.Live from r's changes and the two plans.
+func (d *differ) live(r *Result) *Live {
+	lv := &Live{}
+	for _, sa := range r.Show {
+		name, isCanvas := strings.CutPrefix(sa.Name, "canvas.")
+		k, p, ok := nodes.LiveCanvas(name)
+		switch {
+		case !isCanvas || !ok:
+			lv.Refused = append(lv.Refused, fmt.Sprintf("%s changed (%v → %v): a show or canvas setting that no live param carries", sa.Name, sa.Old, sa.New))
+		default:
+			if err := p.Check(normalized(sa.New)); err != nil {
+				lv.Refused = append(lv.Refused, fmt.Sprintf("%s: %v (it feeds %s.%s)", sa.Name, err, k.Name, p.Name))
+			}
+		}
+	}
+	sceneOf := make(map[string]int, len(d.new.Scenes))
+	for i, sc := range d.new.Scenes {
+		sceneOf[sc.Address] = i
+	}
+	nodeOf := make(map[string]*plan.Node, len(d.new.Nodes))
+	for i := range d.new.Nodes {
+		nodeOf[d.new.Nodes[i].ID] = &d.new.Nodes[i]
+	}
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		why := ""
+		switch {
+		case c.MovedFrom != "" && c.Element != "scene":
+			why = fmt.Sprintf("%s from %s: on air only scenes are renamed", c.Reason, c.MovedFrom)
+		case c.Element == "scene" && (c.Action == Update || c.Action == Create) && len(c.Nodes) == 0:
+			if i, ok := sceneOf[c.Address]; ok {
+				lv.Scenes = append(lv.Scenes, d.new.Scenes[i])
+			}
+			if c.MovedFrom != "" {
+				if lv.Renames == nil {
+					lv.Renames = map[string]string{}
+				}
+				lv.Renames[c.MovedFrom] = c.Address
+			}
+		case c.Action == Update && len(c.Nodes) > 0:
+			why = lv.nodeUpdates(c, nodeOf)
+		default:
+			why = fmt.Sprintf("%s: on air only scenes are added, and nodes change only the params their kinds declare live", c.Reason)
+		}
+		if why != "" {
+			c.Refused = why
+			lv.Refused = append(lv.Refused, fmt.Sprintf("%s %s (%s)", c.Address, c.Action, why))
+			continue
+		}
+		lv.Elements = append(lv.Elements, c.Address)
+	}
+	return lv
+}
+
+// nodeUpdates adds the updates of c's nodes to lv, or says why c needs
+// the show restarted.
+func (lv *Live) nodeUpdates(c *Change, nodeOf map[string]*plan.Node) string {
+	var ups []nodes.Update
+	var not []string
+	for _, nc := range c.Nodes {
+		if nc.Action != Update {
+			not = append(not, fmt.Sprintf("%s is %sd", nc.ID, nc.Action))
+			continue
+		}
+		for _, a := range nc.Attrs {
+			if !a.Live {
+				not = append(not, fmt.Sprintf("%s %s changes (%s)", nc.ID, a.Name, whyNotLive(nc.Kind, a)))
+				continue
+			}
+			if n := nodeOf[nc.ID]; n != nil {
+				ups = append(ups, nodes.Update{Node: n.ID, Address: n.Address, Kind: n.Kind, Param: a.Name, Value: n.Params[a.Name]})
+			}
+		}
+	}
+	if len(not) > 0 {
+		return strings.Join(not, "; ")
+	}
+	lv.Updates = append(lv.Updates, ups...)
+	return ""
+}
+
+// whyNotLive says why attribute a of a node of kind cannot change on air.
+func whyNotLive(kind string, a Attr) string {
+	switch {
+	case strings.HasPrefix(a.Name, "input "):
+		return "a running node's inputs are fixed: a source new to a bus needs the show restarted"
+	case a.Name == "placement" || a.Name == "group":
+		return "a running node keeps its loop and its group"
+	}
+	if err := paramLive(kind, a.Name, a.Old, a.New); err != nil {
+		return err.Error()
+	}
+	return "it is not live"
+}
+
+// normalized reads a value from a saved plan as the compiler wrote it
+// (whole numbers as int, lists as []string).
+func normalized(v any) any {
+	if n, err := ivalue.Normalize(v); err == nil {
+		return n
+	}
+	return v
 }

@@ -50,6 +50,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, ", %s forces replacement", c.Attribute)
 		}
 		fmt.Fprintf(&b, " [%s]\n", c.Reason)
+		if c.Action == Update && c.Refused != "" {
+			fmt.Fprintf(&b, "      ! needs a restart: %s\n", c.Refused)
+		}
 		for _, a := range c.Attrs {
 			writeAttr(&b, "      ", a)
 		}
@@ -106,6 +109,8 @@ func writeAttr(b *strings.Builder, indent string, a Attr) {
 		note = "  # forces replacement"
 	case a.Live:
 		note = "  # live"
+	default:
+		note = "  # needs a restart"
 	}
 	switch {
 	case a.Old == nil:

@@ -442,7 +442,7 @@ for 105 sources with onair's parser, about 6 points under NVIDIA's
 		}
 		n := 0
 		for _, nd := range p.Plan.Nodes {
-			if nd.Kind == "dec_video" && nd.Domain == string(nodes.Device) && nd.Params["codec"] == "hevc" {
+			if k, ok := nodes.Lookup(nd.Kind); ok && fedOverEdge(k) && nd.Domain == string(nodes.Device) && nd.Params["codec"] == "hevc" {
 				n++ // NVDEC fed over an edge: NVIDIA's parser
 			}
 		}
@@ -453,6 +453,13 @@ for 105 sources with onair's parser, about 6 points under NVIDIA's
 			fmt.Sprintf("nvdec_parser = \"onair\" does not reach %d HEVC decoders: they are fed over an edge and read with NVIDIA's parser", n),
 			"Set input_routing = \"input\" and decoder_placement = \"decode_loops\" for onair's parser to read them, or drop nvdec_parser.")
 	},
+}
+
+// fedOverEdge reports whether a kind decodes what another node hands it
+// (a decoder, not a source), with no choice of parser (no param parser).
+func fedOverEdge(k *nodes.Kind) bool {
+	_, parser := k.Param("parser")
+	return k.Has(nodes.Decoder) && !k.Has(nodes.Source) && !parser
 }
 
 // goProcsNarrowAbove is the frame rate above which go_procs under the

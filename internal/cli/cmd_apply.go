@@ -16,7 +16,6 @@ import (
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
-	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -84,6 +83,12 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *dry {
+		// What apply would do: the same predicate the show's POST /plan runs.
+		if lv := r.Live; len(lv.Refused) > 0 {
+			fmt.Fprintf(stderr, "onair apply: -dry-run: apply would refuse, nothing would change: %s\n", refusedText(lv.Refused))
+			return 1
+		}
+		fmt.Fprintf(stdout, "\nwould apply on air: %s\n", strings.Join(r.Live.Elements, ", "))
 		return 0
 	}
 	js, err := plan.Marshal(p)
@@ -134,30 +139,16 @@ type applied struct {
 	Applied []string `json:"applied"`
 }
 
-// liveCanvas are the canvas settings whose change reaches the show only
-// through node params that ApplyLive changes (each node change is checked
-// below as any other): the kind and param each feeds, whose declared range
-// is the setting's (the compiler's tests hold the two together).
-var liveCanvas = map[string][2]string{
-	"canvas.input_poll_ms":     {"compositor", "input_poll_ms"},
-	"canvas.aux_input_poll_ms": {"compositor", "input_poll_ms"},
-	"canvas.import_ttl_ms":     {"gpu_import", "import_ttl_ms"},
-}
-
-// checkLiveCanvas checks a live canvas setting's new value against the
-// range of the param it feeds.
-func checkLiveCanvas(name string, v any) error {
-	feeds := liveCanvas[name]
-	k, ok := nodes.Lookup(feeds[0])
-	if !ok {
-		return nil
-	}
-	prm, ok := k.Param(feeds[1])
-	if !ok {
-		return nil
-	}
-	if err := prm.Check(v); err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+// checkLiveCanvas checks the new value of each canvas setting that
+// reaches the show through a live param (nodes.LiveCanvas) against that
+// param's declaration: a value out of range is refused before any diff.
+func checkLiveCanvas(p *plan.Plan) error {
+	for _, name := range slices.Sorted(maps.Keys(p.Canvas)) {
+		if _, prm, ok := nodes.LiveCanvas(name); ok {
+			if err := prm.Check(p.Canvas[name]); err != nil {
+				return fmt.Errorf("canvas.%s: %v", name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -185,16 +176,12 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 	if err := sameTarget(a.cur, p); err != nil {
 		return nil, fmt.Errorf("refused, nothing changed: %v: %w", err, control.ErrConflict)
 	}
-	for _, name := range slices.Sorted(maps.Keys(liveCanvas)) {
-		if v, ok := p.Canvas[strings.TrimPrefix(name, "canvas.")]; ok {
-			if err := checkLiveCanvas(name, v); err != nil {
-				return nil, fmt.Errorf("the plan sent: %v: %w", err, control.ErrInvalid)
-			}
-		}
+	if err := checkLiveCanvas(p); err != nil {
+		return nil, fmt.Errorf("the plan sent: %v: %w", err, control.ErrInvalid)
 	}
 	ch, names, refused := liveChange(a.cur, p)
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("refused, nothing changed: these changes need the show restarted (on air, onair changes, adds and renames scenes, and changes input_poll_ms, import_ttl_ms and a preview's interval_ms and quality, nothing else): %s: %w", strings.Join(refused, "; "), control.ErrConflict)
+		return nil, fmt.Errorf("refused, nothing changed: %s: %w", refusedText(refused), control.ErrConflict)
 	}
 	if len(names) > 0 {
 		js, err := plan.Marshal(p)
@@ -244,179 +231,15 @@ func orNone(s string) string {
 
 // liveChange is what of the difference between the plan on air (cur) and
 // p can be made on air, the elements it changes (names), and what cannot
-// (refused: each says what changed and why it needs the show restarted).
-// Its cost is linear in the plans' sizes.
+// (refused: each says what changed and why it needs the show restarted):
+// compiler/diff's Live, the predicate onair diff marks "# live" by and
+// apply -dry-run reports. Its cost is linear in the plans' sizes.
 func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string) {
-	r := diff.Diff(cur, p)
-	var scenes []plan.Scene
-	renames := map[string]string{}
-	for _, sa := range r.Show {
-		if _, live := liveCanvas[sa.Name]; !live {
-			refused = append(refused, fmt.Sprintf("%s changed (%v → %v): a show or canvas setting", sa.Name, sa.Old, sa.New))
-		}
-	}
-	// refuse says what an element of c's kind takes on air, if not c.
-	refuse := func(c diff.Change, takes string) {
-		refused = append(refused, fmt.Sprintf("%s %s (%s): on air a %s, nothing else", c.Address, c.Action, c.Reason, takes))
-	}
-	sceneOf := make(map[string]int, len(p.Scenes))
-	for i, sc := range p.Scenes {
-		sceneOf[sc.Address] = i
-	}
-	add := map[string][]string{}
-	polls := map[string]int{}
-	previews := map[string]show.PreviewSettings{}
-	ttls := map[string]int{}
-	for _, c := range r.Changes {
-		if c.MovedFrom != "" && c.Element != "scene" {
-			refused = append(refused, fmt.Sprintf("%s %s (%s from %s): on air only scenes are renamed", c.Address, c.Action, c.Reason, c.MovedFrom))
-			continue
-		}
-		switch {
-		case c.Element == "scene" && (c.Action == diff.Update || c.Action == diff.Create) && len(c.Nodes) == 0:
-			if i, ok := sceneOf[c.Address]; ok {
-				scenes = append(scenes, p.Scenes[i])
-			}
-			if c.MovedFrom != "" {
-				renames[c.MovedFrom] = c.Address
-			}
-		case c.Element == "bus" && c.Action == diff.Update:
-			bc, ok := busChange(cur, p, c)
-			if !ok {
-				refuse(c, "bus takes new scenes at the end of its list and a new input_poll_ms")
-				continue
-			}
-			if len(bc.more) > 0 {
-				add[c.Address] = bc.more
-			}
-			if bc.pollSet {
-				polls[c.Address] = bc.pollMs
-			}
-		case c.Element == "source" && c.Action == diff.Update:
-			ms, ok := importTTLChange(p, c)
-			if !ok {
-				refuse(c, "browser source takes a new import_ttl_ms")
-				continue
-			}
-			ttls[c.Address] = ms
-		case c.Element == "output" && c.Action == diff.Update:
-			ps, ok := previewChange(p, c)
-			if !ok {
-				refuse(c, "preview output takes a new interval_ms and quality")
-				continue
-			}
-			previews[c.Address] = ps
-		default:
-			refused = append(refused, fmt.Sprintf("%s %s (%s)", c.Address, c.Action, c.Reason))
-			continue
-		}
-		names = append(names, c.Address)
-	}
-	ch = show.LiveChange{Scenes: scenes, AddScenes: add, InputPollMs: polls, Previews: previews, ImportTTLMs: ttls}
-	if len(renames) > 0 {
-		ch.RenameScenes = renames
-	}
-	return ch, names, refused
+	lv := diff.Diff(cur, p).Live
+	return show.LiveChange{Scenes: lv.Scenes, RenameScenes: lv.Renames, Updates: lv.Updates}, lv.Elements, lv.Refused
 }
 
-// updatedNode is c's one node change when it updates a node of kind in
-// place, with nothing else changed in the element.
-func updatedNode(c diff.Change, kind string) (diff.NodeChange, bool) {
-	if len(c.Nodes) != 1 || c.Nodes[0].Kind != kind || c.Nodes[0].Action != diff.Update {
-		return diff.NodeChange{}, false
-	}
-	return c.Nodes[0], true
-}
-
-// nodeParams are the params of the node of kind that element addr has in
-// p (value.Settings hold whole numbers as int and lists as []string, read
-// from JSON too).
-func nodeParams(p *plan.Plan, addr, kind string) value.Settings {
-	for _, n := range p.Nodes {
-		if n.Address == addr && n.Kind == kind {
-			return n.Params
-		}
-	}
-	return nil
-}
-
-// busLive is what changes of a bus on air: scenes added at the end of
-// its list, and its input_poll_ms when pollSet.
-type busLive struct {
-	more    []string
-	pollMs  int
-	pollSet bool
-}
-
-// busChange reads a bus's change: when all that changed is its
-// compositor's scenes (only at the end of the list), the scene on air at
-// start (nothing to do on air: a cut does that) and input_poll_ms, it
-// returns what changes on air.
-func busChange(old, new *plan.Plan, c diff.Change) (busLive, bool) {
-	var bc busLive
-	nc, ok := updatedNode(c, "compositor")
-	if !ok {
-		return bc, false
-	}
-	was, now := nodeParams(old, c.Address, "compositor"), nodeParams(new, c.Address, "compositor")
-	for _, at := range nc.Attrs {
-		switch at.Name {
-		case "scenes":
-			a, b := was.Strings("scenes"), now.Strings("scenes")
-			if len(b) <= len(a) || !slices.Equal(b[:len(a)], a) {
-				return bc, false
-			}
-			bc.more = b[len(a):]
-		case "scene":
-		case "input_poll_ms":
-			n, isInt := now["input_poll_ms"].(int)
-			if !isInt {
-				return bc, false
-			}
-			bc.pollMs, bc.pollSet = n, true
-		default:
-			return bc, false
-		}
-	}
-	return bc, true
-}
-
-// previewChange reads an output's change: when all that changed is a
-// preview's interval_ms and quality, it returns both as the new plan has
-// them.
-func previewChange(new *plan.Plan, c diff.Change) (show.PreviewSettings, bool) {
-	var ps show.PreviewSettings
-	nc, ok := updatedNode(c, "output_preview")
-	if !ok {
-		return ps, false
-	}
-	for _, at := range nc.Attrs {
-		if at.Name != "interval_ms" && at.Name != "quality" {
-			return ps, false
-		}
-	}
-	var prm struct {
-		IntervalMs int `param:"interval_ms"`
-		Quality    int `param:"quality"`
-	}
-	if err := nodes.Decode("output_preview", nodeParams(new, c.Address, "output_preview"), &prm); err != nil {
-		return ps, false
-	}
-	return show.PreviewSettings{IntervalMs: prm.IntervalMs, Quality: prm.Quality}, true
-}
-
-// importTTLChange reads a source's change: when all that changed is its
-// gpu_import's import_ttl_ms, it returns the new one.
-func importTTLChange(new *plan.Plan, c diff.Change) (int, bool) {
-	nc, ok := updatedNode(c, "gpu_import")
-	if !ok {
-		return 0, false
-	}
-	for _, at := range nc.Attrs {
-		if at.Name != "import_ttl_ms" {
-			return 0, false
-		}
-	}
-	ms, ok := nodeParams(new, c.Address, "gpu_import")["import_ttl_ms"].(int)
-	return ms, ok
+// refusedText says what needs the show restarted.
+func refusedText(refused []string) string {
+	return "these changes need the show restarted (on air, onair changes, adds and renames scenes, and changes the params the registry marks live, nothing else): " + strings.Join(refused, "; ")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,15 @@ output "preview" "pgm" {
 }
 `
 
+// updates lists a change's updates, "ADDRESS KIND.PARAM = VALUE; ...".
+func updates(ch show.LiveChange) string {
+	var out []string
+	for _, u := range ch.Updates {
+		out = append(out, fmt.Sprintf("%s %s.%s = %v", u.Address, u.Kind, u.Param, u.Value))
+	}
+	return strings.Join(out, "; ")
+}
+
 // liveChange reads what compiler/diff says changed between two compiled
 // shows into what the running show changes, and refuses the rest.
 func TestLiveChangeReadsTheDiff(t *testing.T) {
@@ -207,13 +217,11 @@ func TestLiveChangeReadsTheDiff(t *testing.T) {
 		check   func(show.LiveChange) bool
 	}{
 		{"import_ttl_ms", compile("2000", "8", "80", "gfx.sock"), "source.gfx", "",
-			func(ch show.LiveChange) bool { return ch.ImportTTLMs["source.gfx"] == 2000 }},
+			func(ch show.LiveChange) bool { return updates(ch) == "source.gfx gpu_import.import_ttl_ms = 2000" }},
 		{"input_poll_ms", compile("10000", "0", "80", "gfx.sock"), "bus.pgm", "",
-			func(ch show.LiveChange) bool { ms, ok := ch.InputPollMs["bus.pgm"]; return ok && ms == 0 }},
+			func(ch show.LiveChange) bool { return updates(ch) == "bus.pgm compositor.input_poll_ms = 0" }},
 		{"preview quality", compile("10000", "8", "40", "gfx.sock"), "output.pgm", "",
-			func(ch show.LiveChange) bool {
-				return ch.Previews["output.pgm"] == show.PreviewSettings{IntervalMs: 1000, Quality: 40}
-			}},
+			func(ch show.LiveChange) bool { return updates(ch) == "output.pgm output_preview.quality = 40" }},
 		{"the socket", compile("10000", "8", "80", "other.sock"), "", "source.gfx replace", nil},
 	} {
 		ch, names, refused := liveChange(cur, c.new)

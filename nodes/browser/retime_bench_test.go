@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/internal/showtest"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/cpu"
 	"github.com/onairhq/onair/nodes/media"
@@ -122,16 +121,7 @@ func BenchmarkProducerFasterThanTheShow(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(d)
-	path := filepath.Join(d, "show.hcl")
-	os.WriteFile(path, []byte(benchShow), 0o644)
-	loaded, diags := lang.Load([]string{path}, lang.Options{})
-	if diags.HasErrors() {
-		b.Fatal(diags.Error())
-	}
-	res, cd := compiler.Compile(loaded, compiler.Options{Target: &cpu.Lowering, ToolVersion: "bench"})
-	if cd.HasErrors() {
-		b.Fatal(cd.Error())
-	}
+	pl, _ := showtest.Compile(b, showtest.WriteShow(b, d, benchShow), nil, &cpu.Lowering)
 	pic, _ := frame.New(frame.NV12, 640, 360)
 	rec := &latencyRecord{w: 640, h: 360, pic: pic, lat: make([]float64, 0, 31*b.N)}
 	open := func(name string, flag int, perm os.FileMode) (media.RecordFile, error) {
@@ -177,7 +167,7 @@ func BenchmarkProducerFasterThanTheShow(b *testing.B) {
 		}
 	}()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s, err := show.Start(context.Background(), cpu.Backend(), res.Plan, nil, show.Options{BaseDir: d, OpenFile: open}, log)
+	s, err := show.Start(context.Background(), cpu.Backend(), pl, nil, show.Options{BaseDir: d, OpenFile: open}, log)
 	if err != nil {
 		b.Fatal(err)
 	}

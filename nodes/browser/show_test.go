@@ -12,15 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/internal/showtest"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/browser/chromium"
 	"github.com/onairhq/onair/nodes/cpu"
-	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -61,31 +59,18 @@ func compileShow(t *testing.T, src string, edits ...func(*plan.Plan)) (dir strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
-	path := filepath.Join(d, "show.hcl")
-	os.WriteFile(path, []byte(src), 0o644)
-	loaded, diags := lang.Load([]string{path}, lang.Options{})
-	if diags.HasErrors() {
-		var b bytes.Buffer
-		lang.WriteDiagnostics(&b, loaded.Files, diags, false)
-		t.Fatal(b.String())
-	}
-	res, cd := compiler.Compile(loaded, compiler.Options{Target: &cpu.Lowering, ToolVersion: "test"})
-	if cd.HasErrors() {
-		var b bytes.Buffer
-		lang.WriteDiagnostics(&b, loaded.Files, cd, false)
-		t.Fatal(b.String())
-	}
+	p, _ := showtest.Compile(t, showtest.WriteShow(t, d, src), nil, &cpu.Lowering)
 	for _, edit := range edits {
-		edit(res.Plan)
+		edit(p)
 	}
-	for _, n := range res.Plan.Nodes {
+	for _, n := range p.Nodes {
 		if n.Kind == "ipc_dmabuf_source" && n.Params.Int("return_queue") != 3 {
 			t.Fatalf("the browser source's return queue is %d, want 3 for browser_frame_queue 9", n.Params.Int("return_queue"))
 		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return d, func() *show.Show[cpu.Frame] {
-		s, err := show.Start(context.Background(), cpu.Backend(), res.Plan, nil, show.Options{BaseDir: d}, log)
+		s, err := show.Start(context.Background(), cpu.Backend(), p, nil, show.Options{BaseDir: d}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,19 +146,8 @@ func (pp *paintProducer) paint(t *testing.T, first, last uint64, per uint64) {
 }
 
 func readRecord(t *testing.T, path string) []*frame.Frame {
-	r, err := media.OpenY4M(path, "rec", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out []*frame.Frame
-	for {
-		f, _ := frame.New(r.Format(), r.Width(), r.Height())
-		if r.Next(f) != nil {
-			return out
-		}
-		out = append(out, f)
-	}
+	t.Helper()
+	return showtest.ReadY4M(t, path)
 }
 
 // memfdsOpen counts this process's descriptors and mappings of the test

@@ -238,7 +238,7 @@ func TestThePageInABrowser(t *testing.T) {
 		{Source: "source.one", Rect: [4]int{0, 0, 160, 180}, Fit: "stretch", Opacity: 1},
 		{Source: "source.two", Rect: [4]int{160, 0, 160, 180}, Fit: "stretch", Opacity: 1},
 	}}
-	if err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{both}, AddScenes: map[string][]string{"bus.pgm": {"scene.both"}}}, pj); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Scenes: []plan.Scene{both}, Updates: addScenes(s, map[string][]string{"bus.pgm": {"scene.both"}})}, pj); err != nil {
 		t.Fatal(err)
 	}
 	do(t, ctx, "the page offering the added scene", chromedp.WaitVisible(`[data-pgm="bus.pgm|scene.both"]`), chromedp.WaitVisible(`[data-pvw="bus.pgm|scene.both"]`))

@@ -29,16 +29,15 @@ import (
 // corrupt or truncated picture) and a change of size inside the stream
 // (refused: the stream plays up to it) are reported while the frames go on.
 type ffmpegDecode struct {
-	st    *show.SourceState
-	cfg   media.DecodeConfig
-	id    string
-	pool  *frame.Pool
-	rate  frame.Rational
-	col   frame.Colour
-	retry time.Duration
-	hold  bool
-	last  *frame.Frame
-	keys  frame.StampSet // the moments the show asked for (decode_time)
+	st   *show.SourceState
+	cfg  media.DecodeConfig
+	id   string
+	pool *frame.Pool
+	rate frame.Rational
+	col  frame.Colour
+	fb   *show.Fallback // black or hold, and the retries
+	last *frame.Frame
+	keys frame.StampSet // the moments the show asked for (decode_time)
 
 	mu      sync.Mutex
 	dec     *media.Decoder
@@ -148,7 +147,7 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 	}
 	return &ffmpegDecode{cadence: cad,
 		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: show.ParseColour(prm.Colour),
-		retry: time.Second, hold: prm.OnError == "hold", keys: keys,
+		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its file can be decoded"), keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
 	}, nil
 }
@@ -188,19 +187,17 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 	defer d.close()
 	defer d.closeAudio(ctx)
 	var dec *media.Decoder
-	var nextTry time.Time
 	n := int64(d.st.Produced.Load())
 	for !ctx.Stopping() {
-		if dec == nil && time.Now().After(nextTry) {
+		if dec == nil && d.fb.Due() {
 			var err error
 			if dec, err = d.open(); err != nil {
 				if ctx.Stopping() {
 					return nil
 				}
-				d.report(ctx, err)
-				nextTry = time.Now().Add(d.retry)
+				d.fb.Fail(ctx.Log, ctx.Stats, err)
 			} else {
-				d.st.ClearErr()
+				d.fb.Recovered()
 				d.closeAudio(ctx)
 				d.openAudio(ctx)
 				d.inPass = 0
@@ -226,10 +223,9 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 					f.Release()
 					return nil
 				}
-				d.report(ctx, err)
+				d.fb.Fail(ctx.Log, ctx.Stats, err)
 				d.close()
 				dec = nil
-				nextTry = time.Now().Add(d.retry)
 			}
 		} else {
 			// Nothing to decode: a frame period of black (or the held
@@ -237,11 +233,11 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 			err = errNoFile
 		}
 		switch {
-		case err != nil && d.hold && d.last != nil:
+		case err != nil && d.fb.Hold && d.last != nil:
 			f.CopyFrom(d.last)
 		case err != nil:
 			f.Fill()
-		case d.hold:
+		case d.fb.Hold:
 			if d.last == nil {
 				d.last, _ = frame.New(f.Format, f.Width, f.Height)
 			}
@@ -269,17 +265,6 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 }
 
 var errNoFile = errors.New("no decoder")
-
-func (d *ffmpegDecode) report(ctx *runtime.NodeContext[Frame], err error) {
-	ctx.Stats.Errors.Add(1)
-	if d.st.Fail(err) {
-		what := "source shows black until its file can be decoded"
-		if d.hold {
-			what = "source holds its last good frame until its file can be decoded"
-		}
-		ctx.Log.Error(what, "error", err)
-	}
-}
 
 // warn reports what went wrong while the frames go on.
 func (d *ffmpegDecode) warn(ctx *runtime.NodeContext[Frame], msg string) {

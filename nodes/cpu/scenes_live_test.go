@@ -3,11 +3,14 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/testwait"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -53,6 +56,8 @@ output "preview" "b" {
 // of a source that feeds only another bus, a scene on an AUX bus, twice on
 // a bus, or missing, a bus the show lacks and an input_poll_ms out of the
 // registry's range are refused, change nothing and say why.
+//
+// (The updates are nodes.Updates, as compiler/diff's Live yields them.)
 func TestApplyLiveOnAir(t *testing.T) {
 	p := compile(t, writeShow(t, twoBuses), nil)
 	s := startShow(t, p)
@@ -77,11 +82,11 @@ func TestApplyLiveOnAir(t *testing.T) {
 	} {
 		// Each refusal says its own cause (issue 27, item 15: every one
 		// ended "a new source on a bus needs the show restarted").
-		if err := s.ApplyLive(show.LiveChange{Scenes: two, AddScenes: c.add}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "restarted") {
+		if err := s.ApplyLive(show.LiveChange{Scenes: two, Updates: addScenes(s, c.add)}, []byte(`{}`)); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "restarted") {
 			t.Errorf("adding %v: %v, want %v saying %q, and no restart", c.add, err, c.want, c.msg)
 		}
 	}
-	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 5000}, AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: input_poll_ms must be in") || strings.Contains(err.Error(), "restarted") {
+	if err := s.ApplyLive(show.LiveChange{Updates: append(addScenes(s, map[string][]string{"bus.pgm": {"scene.two"}}), update("bus.pgm", "compositor", "input_poll_ms", 5000)), Scenes: two}, []byte(`{}`)); !errors.Is(err, show.ErrInvalid) || !strings.Contains(err.Error(), "bus.pgm: input_poll_ms must be in") || strings.Contains(err.Error(), "restarted") {
 		t.Errorf("input_poll_ms 5000: %v, want ErrInvalid naming bus.pgm", err)
 	}
 	if got := string(s.Plan()); got == `{}` {
@@ -90,7 +95,7 @@ func TestApplyLiveOnAir(t *testing.T) {
 	if err := s.Switch("bus.pgm", "scene.two", "cut", 0); !errors.Is(err, show.ErrNotFound) {
 		t.Fatalf("a cut to a scene before it was added: %v", err)
 	}
-	if err := s.ApplyLive(show.LiveChange{Scenes: append(two, plan.Scene{Address: "scene.one", Layers: layer("source.a", 160)}), AddScenes: map[string][]string{"bus.pgm": {"scene.two"}}, InputPollMs: map[string]int{"bus.pgm": 0}}, []byte(`{"applied":1}`)); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Scenes: append(two, plan.Scene{Address: "scene.one", Layers: layer("source.a", 160)}), Updates: append(addScenes(s, map[string][]string{"bus.pgm": {"scene.two"}}), update("bus.pgm", "compositor", "input_poll_ms", 0))}, []byte(`{"applied":1}`)); err != nil {
 		t.Fatalf("moving a layer and adding a scene: %v", err)
 	}
 	// The operator's event stream says what changed.
@@ -117,14 +122,14 @@ func TestApplyLiveOnAir(t *testing.T) {
 	// The preview of bus.b (a ramp) at quality 100, then 1.
 	var big int
 	waitShow(t, s, "a preview of bus.b", func(show.Summary) bool { jpg, ok := s.State.Preview("b"); big = len(jpg); return ok })
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 40, Quality: 1}}}, []byte(`{"applied":2}`)); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Updates: preview("output.b", 40, 1)}, []byte(`{"applied":2}`)); err != nil {
 		t.Fatalf("preview quality 1: %v", err)
 	}
 	waitShow(t, s, "a preview of bus.b at quality 1", func(show.Summary) bool { jpg, _ := s.State.Preview("b"); return len(jpg) < big/2 })
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.b": {IntervalMs: 5, Quality: 100}}}, nil); !errors.Is(err, show.ErrInvalid) {
+	if err := s.ApplyLive(show.LiveChange{Updates: preview("output.b", 5, 100)}, nil); !errors.Is(err, show.ErrInvalid) {
 		t.Errorf("preview interval_ms 5: %v, want ErrInvalid", err)
 	}
-	if err := s.ApplyLive(show.LiveChange{Previews: map[string]show.PreviewSettings{"output.pgm": {IntervalMs: 40, Quality: 50}}}, nil); !errors.Is(err, show.ErrNotFound) {
+	if err := s.ApplyLive(show.LiveChange{Updates: preview("output.pgm", 40, 50)}, nil); !errors.Is(err, show.ErrNotFound) {
 		t.Errorf("a null output as a preview: %v, want ErrNotFound", err)
 	}
 	// Issue 27: a layer 2^40 pixels wide was applied and the next cut ran
@@ -150,4 +155,24 @@ func TestApplyLiveOnAir(t *testing.T) {
 	// The bus keeps drawing: 10 more ticks after the change.
 	ticks := busOf(s.State.Summary(), "bus.pgm").Ticks
 	waitShow(t, s, "10 ticks after the change", func(sum show.Summary) bool { return busOf(sum, "bus.pgm").Ticks >= ticks+10 })
+}
+
+// update is the live change of one param of a node of kind.
+func update(addr, kind, param string, v any) nodes.Update {
+	return nodes.Update{Node: addr + "/" + kind, Address: addr, Kind: kind, Param: param, Value: v}
+}
+
+// addScenes are the updates of the buses' scenes that add scenes at the
+// end of each bus's list on air, as a diff yields them.
+func addScenes(s *show.Show[Frame], add map[string][]string) []nodes.Update {
+	var out []nodes.Update
+	for _, bus := range slices.Sorted(maps.Keys(add)) {
+		out = append(out, update(bus, "compositor", "scenes", append(slices.Clone(s.State.Scenes(bus)), add[bus]...)))
+	}
+	return out
+}
+
+// preview is the updates of a preview output's interval and quality.
+func preview(addr string, intervalMs, quality int) []nodes.Update {
+	return []nodes.Update{update(addr, "output_preview", "interval_ms", intervalMs), update(addr, "output_preview", "quality", quality)}
 }

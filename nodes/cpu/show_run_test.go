@@ -14,41 +14,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/internal/showtest"
 )
 
 // compile loads and compiles a show file for the CPU backend.
 func compile(t testing.TB, path string, vars map[string]string) *plan.Plan {
 	t.Helper()
-	loaded, diags := lang.Load([]string{path}, lang.Options{Vars: vars})
-	if diags.HasErrors() {
-		var b bytes.Buffer
-		lang.WriteDiagnostics(&b, loaded.Files, diags, false)
-		t.Fatalf("load %s:\n%s", path, b.String())
-	}
-	res, cdiags := compiler.Compile(loaded, compiler.Options{Target: &Lowering, ToolVersion: "test"})
-	if cdiags.HasErrors() {
-		var b bytes.Buffer
-		lang.WriteDiagnostics(&b, loaded.Files, cdiags, false)
-		t.Fatalf("compile %s:\n%s", path, b.String())
-	}
-	showDirs.Store(res.Plan, loaded.Dir)
-	return res.Plan
+	p, dir := showtest.Compile(t, path, vars, &Lowering)
+	showDirs.Store(p, dir)
+	return p
 }
 
 // writeShow writes a show into a new directory and returns its path.
-func writeShow(t testing.TB, src string) string {
-	t.Helper()
-	dir := t.TempDir()
-	p := filepath.Join(dir, "show.hcl")
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func writeShow(t testing.TB, src string) string { t.Helper(); return showtest.WriteShow(t, "", src) }
 
 // showDirs remembers the directory of the show each compiled plan came from:
 // relative paths in a plan are relative to it, and startShow runs the plan
@@ -71,55 +51,15 @@ func startShowWith(t testing.TB, p *plan.Plan, planJSON []byte) *show.Show[Frame
 }
 
 // readY4M returns every frame of a Y4M file the record output wrote.
-func readY4M(t testing.TB, path string) []*frame.Frame {
-	t.Helper()
-	r, err := media.OpenY4M(path, "rec", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out []*frame.Frame
-	for {
-		f, err := frame.New(r.Format(), r.Width(), r.Height())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Next(f); err != nil {
-			break
-		}
-		out = append(out, f)
-	}
-	return out
-}
+func readY4M(t testing.TB, path string) []*frame.Frame { t.Helper(); return showtest.ReadY4M(t, path) }
 
-// eventBound is how long a test waits for something the show must do: a
-// number of ticks drawn, an error reported, a file picked up. It bounds a
-// wait for an event, never a measurement; on an idle machine every event
-// comes within a second or two, and the bound only keeps a broken show from
-// hanging the suite on a machine busy with other work.
-const eventBound = time.Minute
+// eventBound is how long a test waits for something the show must do.
+const eventBound = showtest.EventBound
 
-// waitShow polls the show's summary until cond holds and returns that
-// summary; it fails the test if the show fails first, or after eventBound.
+// waitShow polls the show's summary until cond holds (showtest.Wait).
 func waitShow(t testing.TB, s *show.Show[Frame], what string, cond func(show.Summary) bool) show.Summary {
 	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(eventBound)
-	for {
-		sum := s.State.Summary()
-		if cond(sum) {
-			return sum
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s after %v", what, eventBound)
-		}
-		select {
-		case <-s.Failed():
-			t.Fatalf("the show failed while waiting for %s: %v", what, s.Err())
-		case <-tick.C:
-		}
-	}
+	return showtest.Wait(t, s, what, cond)
 }
 
 // busOf, sourceOf and outputOf find one bus, source or output of a summary

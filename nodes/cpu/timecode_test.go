@@ -15,6 +15,7 @@ import (
 
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/timecode"
@@ -400,7 +401,7 @@ func TestAsRunLogsSourceErrorsAndLiveChanges(t *testing.T) {
 		src := sourceOf(sum, "source.gone")
 		return src.LastError == "" && src.Paced > 0
 	})
-	if err := s.ApplyLive(show.LiveChange{InputPollMs: map[string]int{"bus.pgm": 4}}, nil); err != nil {
+	if err := s.ApplyLive(show.LiveChange{Updates: []nodes.Update{update("bus.pgm", "compositor", "input_poll_ms", 4)}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Stop(); err != nil {

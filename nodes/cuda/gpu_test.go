@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/internal/showtest"
 	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"github.com/onairhq/onair/nodes/media"
@@ -42,16 +41,9 @@ func runShow(t *testing.T, path string, during func(show.Summary), done func(sho
 // runShowVars is runShow with the show's variables set (-var name=value).
 func runShowVars(t *testing.T, path string, vars map[string]string, during func(show.Summary), done func(show.Summary) bool) show.Summary {
 	t.Helper()
-	loaded, diags := lang.Load([]string{path}, lang.Options{Vars: vars})
-	if diags.HasErrors() {
-		t.Fatalf("load: %v", diags)
-	}
-	res, cdiags := compiler.Compile(loaded, compiler.Options{Target: &nodecuda.Lowering, ToolVersion: "test"})
-	if cdiags.HasErrors() {
-		t.Fatalf("compile: %v", cdiags)
-	}
+	p, dir := showtest.Compile(t, path, vars, &nodecuda.Lowering)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s, err := nodecuda.Start(context.Background(), res.Plan, nil, show.Options{BaseDir: loaded.Dir}, log)
+	s, err := nodecuda.Start(context.Background(), p, nil, show.Options{BaseDir: dir}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,22 +78,7 @@ func recorded(t *testing.T, sum show.Summary, addr string) uint64 {
 	return 0
 }
 
-func readY4M(t *testing.T, path string) []*frame.Frame {
-	t.Helper()
-	y, err := media.OpenY4M(path, "rec", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer y.Close()
-	var out []*frame.Frame
-	for {
-		f, _ := frame.New(y.Format(), y.Width(), y.Height())
-		if err := y.Next(f); err != nil {
-			return out
-		}
-		out = append(out, f)
-	}
-}
+func readY4M(t *testing.T, path string) []*frame.Frame { t.Helper(); return showtest.ReadY4M(t, path) }
 
 // writeRaw writes n stamped pattern pictures back to back, a raw file.
 func writeRaw(t *testing.T, path string, f frame.Format, p media.Pattern, w, h int, id uint16, n int) [][]byte {

@@ -58,7 +58,7 @@ func (b *backend) nvdecLib() (*gpu.NVDEC, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.nvdec == nil {
-		n, err := gpu.OpenNVDEC(b.ctx.Device(), true)
+		n, err := gpu.OpenNVDEC(b.ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -376,9 +376,8 @@ type nvdecSource struct {
 	r        streamReader
 	rate     frame.Rational
 	col      frame.Colour
-	hold     bool
+	fb       *show.Fallback // black or hold, and the retries (the loop's thread)
 	surfaces int
-	retry    time.Duration
 	keys     frame.StampSet
 	// readAt is when each of the last access units was read (input_rec_time),
 	// by its index: the parser hands a picture back with its unit's index.
@@ -397,10 +396,8 @@ type nvdecSource struct {
 	n       int64        // pictures handed on
 	last    *gpu.Frame   // the last good picture (hold)
 	pk      Frame        // the packet being parsed (dec_video)
-	failing bool
-	nextTry time.Time
-	cancel  func() // the housekeeping while failing (stopMu)
-	stopped bool   // Stop was called (stopMu)
+	cancel  func()       // the housekeeping while failing (stopMu)
+	stopped bool         // Stop was called (stopMu)
 }
 
 func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -425,7 +422,7 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 		return nil, err
 	}
 	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: show.ParseColour(prm.Colour),
-		hold: prm.OnError == "hold", surfaces: prm.Surfaces, retry: time.Second, loopName: n.Placement.Loop}
+		fb: show.NewFallback(st.Source(n.Address), prm.OnError, "its file can be decoded"), surfaces: prm.Surfaces, loopName: n.Placement.Loop}
 	if n.Kind == "dec_video" {
 		s.fromEdge = true
 		if n.Placement.Thread || s.loopName == "" {
@@ -531,7 +528,7 @@ func (s *nvdecSource) tick() bool {
 	if s.ctx.Stopping() || !s.flush() {
 		return true
 	}
-	if s.dec == nil && !time.Now().Before(s.nextTry) {
+	if s.dec == nil && s.fb.Due() {
 		if err := s.startDecoder(); err != nil {
 			s.report(err)
 		} else {
@@ -541,7 +538,7 @@ func (s *nvdecSource) tick() bool {
 			return false
 		}
 	}
-	if s.failing && s.out.Len() < s.out.Config().Capacity {
+	if s.fb.Failing() && s.out.Len() < s.out.Config().Capacity {
 		f, err := s.fallback()
 		if err != nil {
 			s.ctx.Fail(err)
@@ -619,22 +616,20 @@ func (s *nvdecSource) source() (gpu.NVDECUnit, error) {
 }
 
 // onFrame stamps a decoded picture and hands it on.
-func (s *nvdecSource) onFrame(nf *gpu.NVDECFrame) {
-	d := nf.TakeDevice()
+func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 	d.Stamps = frame.Stamps{}
 	if s.keys.Has(frame.DecodeTime) {
 		d.Stamps.Stamp(frame.DecodeTime, time.Now().UnixNano())
 	}
-	if s.keys.Has(frame.InputRecTime) && nf.Timestamp >= 0 {
-		if at := s.readAt[nf.Timestamp%int64(len(s.readAt))]; at != 0 {
+	if s.keys.Has(frame.InputRecTime) && pic.Timestamp >= 0 {
+		if at := s.readAt[pic.Timestamp%int64(len(s.readAt))]; at != 0 {
 			d.Stamps.Stamp(frame.InputRecTime, at)
 		}
 	}
-	if s.failing {
-		s.failing = false
-		s.st.ClearErr()
+	if s.fb.Failing() {
+		s.fb.Recovered()
 	}
-	if s.hold {
+	if s.fb.Hold {
 		d.Retain()
 		if s.last != nil {
 			s.last.Release()
@@ -696,19 +691,8 @@ func (s *nvdecSource) fail(err error) {
 }
 
 // report says what went wrong, once, and counts it; the source sends black
-// (or holds) and tries again after retry.
-func (s *nvdecSource) report(err error) {
-	s.ctx.Stats.Errors.Add(1)
-	if s.st.Fail(err) {
-		what := "source shows black until its file can be decoded"
-		if s.hold {
-			what = "source holds its last good frame until its file can be decoded"
-		}
-		s.ctx.Log.Error(what, "error", err)
-	}
-	s.failing = true
-	s.nextTry = time.Now().Add(s.retry)
-}
+// (or holds) and tries again after show.RetryEvery.
+func (s *nvdecSource) report(err error) { s.fb.Fail(s.ctx.Log, s.ctx.Stats, err) }
 
 func (s *nvdecSource) warn(msg string) {
 	s.ctx.Stats.Errors.Add(1)
@@ -719,7 +703,7 @@ func (s *nvdecSource) warn(msg string) {
 
 // fallback is a black picture, or the last good one copied (hold).
 func (s *nvdecSource) fallback() (*gpu.Frame, error) {
-	return fallbackFrame(s.pool, s.dl.stream, s.last, s.hold)
+	return fallbackFrame(s.pool, s.dl.stream, s.last, s.fb.Hold)
 }
 
 // Stop ends the decoder (on its loop) and waits for it, so nothing is

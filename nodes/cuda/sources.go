@@ -175,9 +175,9 @@ type rawFile struct {
 	mode   string
 	pool   *gpu.FramePool
 	up     *gpu.Uploader
-	size   int        // bytes of one picture
-	hold   bool       // on_error = "hold": the last good picture again, not black
-	last   *gpu.Frame // the last good picture, retained for hold
+	size   int            // bytes of one picture
+	fb     *show.Fallback // black or hold, and the retries (the loop's)
+	last   *gpu.Frame     // the last good picture, retained for hold
 	log    func(msg string, args ...any)
 	failed func(error)
 
@@ -230,7 +230,7 @@ func (b *backend) newRawFile(st *show.State, n plan.Node, ctx *runtime.NodeConte
 		return nil, fmt.Errorf("node %s: %w", n.ID, err)
 	}
 	r := &rawFile{b: b, st: st.Source(n.Address), id: n.ID, cfg: cfg, mode: prm.Mode, pool: pool, up: up, size: cfg.Format.Size(cfg.Width, cfg.Height),
-		hold: prm.OnError == "hold"}
+		fb: show.NewFallback(st.Source(n.Address), prm.OnError, "its file is usable")}
 	if r.mode == "direct" {
 		if r.done, err = runtime.NewSignal(); err != nil {
 			r.Stop()
@@ -247,12 +247,7 @@ func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
 	}
 	r.n = int64(r.st.Produced.Load()) // a restart counts on
 	r.log = ctx.Log.Error
-	r.failed = func(err error) {
-		ctx.Stats.Errors.Add(1)
-		if r.st.Fail(err) {
-			ctx.Log.Error("source shows its last picture until its file is usable", "path", r.cfg.Path, "error", err)
-		}
-	}
+	r.failed = func(err error) { r.fb.Fail(ctx.Log, ctx.Stats, err) }
 	if _, err := ctx.Watch(ctx.Outputs[0].Consumed(), func(reg *runtime.Registration) {
 		r.fill(ctx)
 		reg.Rearm()
@@ -275,17 +270,25 @@ func (r *rawFile) Start(ctx *runtime.NodeContext[Frame]) error {
 func (r *rawFile) fill(ctx *runtime.NodeContext[Frame]) {
 	for !ctx.Stopping() {
 		if r.pending == nil {
-			f, err := r.next()
+			var f Frame
+			var err error
+			if r.fb.Due() {
+				f, err = r.next()
+			} else {
+				err = errRetryLater // failing: black (or held) until the next try
+			}
 			if errors.Is(err, io.EOF) {
 				return // a file that does not loop has ended
 			}
 			if err != nil {
-				r.failed(err)
+				if err != errRetryLater {
+					r.failed(err)
+				}
 				if f, err = r.black(); err != nil {
 					ctx.Fail(err)
 					return
 				}
-			} else if r.hold && f != nil {
+			} else if r.fb.Hold && f != nil {
 				r.keep(f.(*gpu.Frame))
 			}
 			if f == nil {
@@ -307,6 +310,10 @@ func (r *rawFile) fill(ctx *runtime.NodeContext[Frame]) {
 	}
 }
 
+// errRetryLater stands for the picture of a source that failed and tries
+// its file again only at show.RetryEvery.
+var errRetryLater = errors.New("retry later")
+
 // next makes the next picture: at once (resident), or a read finished by
 // the reader pool (direct; nil while it runs).
 func (r *rawFile) next() (Frame, error) {
@@ -319,7 +326,7 @@ func (r *rawFile) next() (Frame, error) {
 		f, err := r.ready, r.readErr
 		r.ready, r.readErr = nil, nil
 		if err == nil {
-			r.st.ClearErr()
+			r.fb.Recovered()
 		}
 		r.request()
 		return f, err
@@ -428,7 +435,7 @@ func (r *rawFile) nextResident() (Frame, error) {
 	f := r.stampFrame(d, r.n)
 	r.n++
 	r.st.Produced.Add(1)
-	r.st.ClearErr()
+	r.fb.Recovered()
 	return f, nil
 }
 
@@ -447,7 +454,7 @@ func (r *rawFile) keep(f *gpu.Frame) {
 // the kept frame, goes on, as the pacer restamps what it sends). The file
 // is tried again for the next picture.
 func (r *rawFile) black() (Frame, error) {
-	d, err := fallbackFrame(r.pool, r.up.Stream(), r.last, r.hold)
+	d, err := fallbackFrame(r.pool, r.up.Stream(), r.last, r.fb.Hold)
 	if err != nil {
 		return nil, err
 	}

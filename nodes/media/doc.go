@@ -41,6 +41,5 @@ var (
 	_ Source = (*RawFile)(nil)
 	_ Source = (*Y4MReader)(nil)
 	_ Output = (*Record)(nil)
-	_ Output = (*Null)(nil)
 	_ Output = (*FFmpeg)(nil)
 )

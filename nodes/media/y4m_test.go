@@ -153,21 +153,6 @@ func TestFFprobeReadsRecord(t *testing.T) {
 	}
 }
 
-func TestNullCounts(t *testing.T) {
-	var n Null
-	fr, _ := frame.New(frame.NV12, 64, 48)
-	for i := 0; i < 5; i++ {
-		fr.SourceFrame = int64(10 + i)
-		n.Write(fr)
-	}
-	if n.Frames() != 5 || n.LastSourceFrame() != 14 || n.Close() != nil {
-		t.Errorf("null: %d frames, last %d", n.Frames(), n.LastSourceFrame())
-	}
-	if fr.Refs() != 1 {
-		t.Error("null kept a reference")
-	}
-}
-
 func TestCreateRecordErrors(t *testing.T) {
 	if _, err := CreateRecord("/nonexistent/dir/x.y4m", frame.NV12, 64, 48, frame.Rational{Num: 30, Den: 1}); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("unwritable path: %v", err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/nodes"
 )
 
 // Meter is a source's or a bus's loudness meter, fed by the node that
@@ -358,4 +360,45 @@ func collectAudio(emit func(control.Sample), of string, labels [][2]string, a *A
 			emit(control.Sample{Name: "onair_" + of + "_audio_" + g.name, Help: g.help, Kind: control.Gauge, Labels: labels, Value: *g.v})
 		}
 	}
+}
+
+// liveAudio is the hook of a compositor's audio params (onair apply): the
+// bus's strips, master or mix-minus as the show file now says, checked
+// against the bus's sources; the bus's next tick hears them.
+func liveAudio(b *State, u nodes.Update, _ *liveScenes) (func(), error) {
+	bs := b.buses[u.Address]
+	if bs == nil {
+		return nil, fmt.Errorf("%s: the show on air has no such bus: %w", u.Address, ErrNotFound)
+	}
+	v, _ := value.Normalize(u.Value)
+	_, strips, master, minus := bs.Audio.settings()
+	var p AudioParams
+	switch u.Param {
+	case "audio_strips":
+		p.Strips, _ = v.([]string)
+		p.MasterDB, p.MixMinus = strconv.FormatFloat(master, 'g', -1, 64), minus
+	case "audio_master_db":
+		p.MasterDB, _ = v.(string)
+		p.MixMinus = minus
+	case "audio_mix_minus":
+		p.MixMinus, _ = v.(string)
+		p.MasterDB = strconv.FormatFloat(master, 'g', -1, 64)
+	}
+	next, err := newBusAudio(p)
+	if err == nil && u.Param != "audio_strips" {
+		next.strip = strips
+	}
+	if err == nil {
+		err = next.check(bs.audioSources)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.Address, err)
+	}
+	return func() {
+		a := bs.Audio
+		a.mu.Lock()
+		a.strip, a.master, a.minus = next.strip, next.master, next.minus
+		a.gen++
+		a.mu.Unlock()
+	}, nil
 }

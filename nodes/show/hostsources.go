@@ -180,8 +180,7 @@ type rawFile[F Frame] struct {
 	cfg   media.RawFileConfig
 	pool  *frame.Pool
 	rate  frame.Rational
-	retry time.Duration
-	hold  bool         // on_error = "hold": repeat the last good frame, not black
+	fb    *Fallback    // black or hold, and the retries
 	last  *frame.Frame // the last good frame, kept for hold
 	check time.Duration
 }
@@ -227,7 +226,7 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 		return nil, err
 	}
 	return &rawFile[F]{
-		st: b.Source(n.Address), pool: pool, rate: rate, retry: time.Second, check: time.Second, hold: onError == "hold",
+		st: b.Source(n.Address), pool: pool, rate: rate, check: time.Second, fb: NewFallback(b.Source(n.Address), onError, "its file is usable"),
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
 			Colour: ParseColour(prm.Colour), Loop: prm.Loop},
 	}, nil
@@ -270,9 +269,8 @@ func (r *rawFile[F]) run(ctx *runtime.NodeContext[F]) error {
 			src.Close()
 		}
 	}()
-	var nextTry, nextCheck time.Time
+	var nextCheck time.Time
 	var opened os.FileInfo // the file src reads
-	failing := false
 	n := int64(r.st.Produced.Load())
 	for !ctx.Stopping() {
 		if src != nil && time.Now().After(nextCheck) {
@@ -280,23 +278,19 @@ func (r *rawFile[F]) run(ctx *runtime.NodeContext[F]) error {
 			if now, err := os.Stat(r.cfg.Path); err == nil && opened != nil && !os.SameFile(now, opened) {
 				ctx.Log.Info("media file replaced at its path; reading the new one", "path", r.cfg.Path, "size", now.Size(), "modified", now.ModTime())
 				src.Close()
-				src, nextTry = nil, time.Time{}
+				src = nil
 			}
 		}
-		if src == nil && time.Now().After(nextTry) {
+		if src == nil && r.fb.Due() {
 			s, err := r.open()
 			if err != nil {
-				r.report(ctx, err)
-				failing = true
-				nextTry = time.Now().Add(r.retry)
+				r.fb.Fail(ctx.Log, ctx.Stats, err)
 			} else {
 				src = s
 				opened, _ = s.Stat()
 				nextCheck = time.Now().Add(r.check)
-				r.st.ClearErr()
-				if failing {
+				if r.fb.Recovered() {
 					ctx.Log.Info("media file usable again", "path", r.cfg.Path)
-					failing = false
 				}
 			}
 		}
@@ -313,20 +307,18 @@ func (r *rawFile[F]) run(ctx *runtime.NodeContext[F]) error {
 				return nil
 			}
 			if err != nil {
-				r.report(ctx, err)
-				failing = true
+				r.fb.Fail(ctx.Log, ctx.Stats, err)
 				src.Close()
 				src = nil
-				nextTry = time.Now().Add(r.retry)
 			}
 		}
 		switch {
-		case (src == nil || err != nil) && r.hold && r.last != nil:
+		case (src == nil || err != nil) && r.fb.Hold && r.last != nil:
 			f.CopyFrom(r.last) // the last good frame while the file is unusable
 		case src == nil || err != nil:
 			f.Fill() // black while the file is unusable
 			f.Colour, f.Source = r.cfg.Colour, r.cfg.ID
-		case r.hold:
+		case r.fb.Hold:
 			if r.last == nil {
 				r.last, _ = frame.New(f.Format, f.Width, f.Height)
 			}
@@ -343,17 +335,6 @@ func (r *rawFile[F]) run(ctx *runtime.NodeContext[F]) error {
 		}
 	}
 	return nil
-}
-
-func (r *rawFile[F]) report(ctx *runtime.NodeContext[F], err error) {
-	ctx.Stats.Errors.Add(1)
-	if r.st.Fail(err) {
-		what := "source shows black until its file is usable"
-		if r.hold {
-			what = "source holds its last good frame until its file is usable"
-		}
-		ctx.Log.Error(what, "error", err)
-	}
 }
 
 func (r *rawFile[F]) Stop() {}

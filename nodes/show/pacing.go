@@ -33,15 +33,7 @@ func newRealtime[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	if prm.TickPeriod != "" { // the older spelling, never written with time_base
 		base = prm.TickPeriod
 	}
-	tb, err := runtime.ParseTimeBase(base)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: time_base: %v", n.ID, err)
-	}
-	_, _, _, rate, err := b.Video(&n)
-	if err != nil {
-		return nil, err
-	}
-	period, err := runtime.NewTimeBase(rate.Den, rate.Num)
+	tb, period, err := pacingTimes(b, &n, base)
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +42,20 @@ func newRealtime[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 		return nil, fmt.Errorf("node %s: a frame period of %v is shorter than the time base %v", n.ID, period, tb)
 	}
 	return &realtime[F]{b: b, st: b.sources[n.Address], tb: tb, step: step, period: period}, nil
+}
+
+// pacingTimes is a pacing node's time base (base, its time_base param)
+// and the frame period of the source it paces.
+func pacingTimes(b *State, n *plan.Node, base string) (tb, period runtime.TimeBase, err error) {
+	if tb, err = runtime.ParseTimeBase(base); err != nil {
+		return tb, period, fmt.Errorf("node %s: time_base: %v", n.ID, err)
+	}
+	_, _, _, rate, err := b.Video(n)
+	if err != nil {
+		return tb, period, err
+	}
+	period, err = runtime.NewTimeBase(rate.Den, rate.Num)
+	return tb, period, err
 }
 
 func (r *realtime[F]) Start(ctx *runtime.NodeContext[F]) error {
@@ -204,15 +210,7 @@ func newSmoother[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	if err != nil {
 		return nil, err
 	}
-	unit, err := runtime.ParseTimeBase(prm.TimeBase)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: time_base: %v", n.ID, err)
-	}
-	_, _, _, rate, err := b.Video(&n)
-	if err != nil {
-		return nil, err
-	}
-	period, err := runtime.NewTimeBase(rate.Den, rate.Num)
+	unit, period, err := pacingTimes(b, &n, prm.TimeBase)
 	if err != nil {
 		return nil, err
 	}

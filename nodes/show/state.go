@@ -602,8 +602,8 @@ func (b *State) scene(addr string) *plan.Scene {
 }
 
 // LiveChange is what a running show changes without going off air
-// (State.ApplyLive). A change to an element is given whole: nothing in it
-// stands for "unchanged".
+// (State.ApplyLive), as compiler/diff's Live yields it. A change to an
+// element is given whole: nothing in it stands for "unchanged".
 type LiveChange struct {
 	// Scenes get new layers; a scene the show lacks is added.
 	Scenes []plan.Scene
@@ -612,17 +612,21 @@ type LiveChange struct {
 	// at the same place in its list, and the old address is gone. The
 	// scene keeps its layers unless Scenes holds it under the new address.
 	RenameScenes map[string]string
-	// AddScenes puts scenes at the end of buses' lists (bus address → the
-	// scenes to add), so that a switch can take them.
-	AddScenes map[string][]string
-	// InputPollMs is a new input_poll_ms for buses (bus address → ms).
-	InputPollMs map[string]int
-	// Previews are new settings of preview outputs (output address →
-	// them, both fields).
-	Previews map[string]PreviewSettings
-	// ImportTTLMs is a new import_ttl_ms for browser sources (source
-	// address → ms).
-	ImportTTLMs map[string]int
+	// Updates are new values of live params of nodes on air, each
+	// checked against its declaration in nodes/ and applied by its kind's
+	// live hook (liveHooks): a bus's input_poll_ms and the scenes added at
+	// the end of its list, a browser source's import_ttl_ms, a preview's
+	// interval_ms and quality.
+	Updates []nodes.Update
+}
+
+// Scenes are the scenes bus may show on air, in its list's order; nil
+// for a bus the show lacks.
+func (b *State) Scenes(bus string) []string {
+	if bs := b.buses[bus]; bs != nil {
+		return bs.Scenes()
+	}
+	return nil
 }
 
 // Elements are the show elements the change touches, sorted.
@@ -634,24 +638,10 @@ func (ch LiveChange) Elements() []string {
 	for _, to := range ch.RenameScenes {
 		set[to] = true
 	}
-	for _, m := range []map[string]int{ch.InputPollMs, ch.ImportTTLMs} {
-		for a := range m {
-			set[a] = true
-		}
-	}
-	for a := range ch.AddScenes {
-		set[a] = true
-	}
-	for a := range ch.Previews {
-		set[a] = true
+	for _, u := range ch.Updates {
+		set[u.Address] = true
 	}
 	return sortedKeys(set)
-}
-
-// PreviewSettings are a preview output's params that change on air.
-type PreviewSettings struct {
-	IntervalMs int `json:"interval_ms"`
-	Quality    int `json:"quality"`
 }
 
 // ApplyLive changes the show while it runs. Every bus that may show a
@@ -714,14 +704,28 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		}
 		return b.scene(addr)
 	}
-	for a := range ch.AddScenes {
-		if b.buses[a] == nil {
-			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+	// Each update: the registry's checks, then its kind's hook.
+	var applies []func()
+	pending := &liveScenes{add: map[string][]string{}, renames: ch.RenameScenes}
+	for _, u := range ch.Updates {
+		k, ok := nodes.Lookup(u.Kind)
+		hook := liveHooks[[2]string{u.Kind, u.Param}]
+		if !ok || hook == nil {
+			problems = append(problems, fmt.Sprintf("%s: %s.%s does not change on air", u.Address, u.Kind, u.Param))
+			continue
 		}
-	}
-	for a := range ch.InputPollMs {
-		if b.buses[a] == nil {
-			return fmt.Errorf("%s: the show on air has no such bus: %w", a, ErrNotFound)
+		if err := k.CheckLive(u.Param, nil, u.Value); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", u.Address, err))
+			continue
+		}
+		apply, err := hook(b, u, pending)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return err
+		case err != nil:
+			problems = append(problems, err.Error())
+		case apply != nil:
+			applies = append(applies, apply)
 		}
 	}
 	// Each bus's scenes after the change, for the buses whose list
@@ -730,7 +734,7 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	for _, a := range sortedKeys(b.buses) {
 		bs := b.buses[a]
 		cur := bs.Scenes()
-		more, adds := ch.AddScenes[a]
+		more, adds := pending.add[a]
 		renames := false
 		if len(ch.RenameScenes) > 0 {
 			for _, sc := range cur {
@@ -768,33 +772,6 @@ func (b *State) ApplyLive(ch LiveChange) error {
 			}
 		}
 		lists[a] = list
-	}
-	// Ranges as the registry declares them.
-	check := func(kind, param, addr string, v int) {
-		if k, ok := nodes.Lookup(kind); ok {
-			if p, ok := k.Param(param); ok {
-				if err := p.Check(v); err != nil {
-					problems = append(problems, fmt.Sprintf("%s: %v", addr, err))
-				}
-			}
-		}
-	}
-	for _, a := range sortedKeys(ch.InputPollMs) {
-		check("compositor", "input_poll_ms", a, ch.InputPollMs[a])
-	}
-	for _, a := range sortedKeys(ch.ImportTTLMs) {
-		if src := b.sources[a]; src == nil || src.browser.Load() == nil {
-			return fmt.Errorf("%s: the show on air has no such browser source: %w", a, ErrNotFound)
-		}
-		check("gpu_import", "import_ttl_ms", a, ch.ImportTTLMs[a])
-	}
-	for _, a := range sortedKeys(ch.Previews) {
-		o := b.outputs[a]
-		if o == nil || o.Kind != "preview" {
-			return fmt.Errorf("%s: the show on air has no such preview output: %w", a, ErrNotFound)
-		}
-		check("output_preview", "interval_ms", a, ch.Previews[a].IntervalMs)
-		check("output_preview", "quality", a, ch.Previews[a].Quality)
 	}
 	// Every scene that changes, is renamed or joins a bus draws only
 	// sources that feed each bus that may show it.
@@ -845,15 +822,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	if len(ch.RenameScenes) > 0 {
 		b.op.renamed(ch.RenameScenes)
 	}
-	for a, ms := range ch.InputPollMs {
-		b.buses[a].pollNs.Store(int64(ms) * 1_000_000)
-	}
-	for a, ms := range ch.ImportTTLMs {
-		b.sources[a].Browser().SetImportTTL(ms)
-	}
-	for a, ps := range ch.Previews {
-		b.outputs[a].previewInterval.Store(int64(ps.IntervalMs))
-		b.outputs[a].previewQuality.Store(int64(ps.Quality))
+	for _, apply := range applies {
+		apply()
 	}
 	b.sceneGen.Add(1) // after the scenes and lists: a compositor that sees it finds them
 	for _, bs := range b.buses {
