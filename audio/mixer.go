@@ -3,6 +3,8 @@ package audio
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Mode is when a source is heard on a bus.
@@ -293,4 +295,59 @@ func scaleRamped(b []float32, g0, g1 float64) {
 			b[i*Channels+ch] = float32(g * float64(b[i*Channels+ch]))
 		}
 	}
+}
+
+// Format writes a strip as a compositor's audio_strips param holds it:
+// "source.cam gain_db=-6 mode=always mute=true pan=-0.5" (fields at their
+// defaults left out).
+func (s Strip) Format(source string) string {
+	var b strings.Builder
+	b.WriteString(source)
+	if s.GainDB != 0 {
+		fmt.Fprintf(&b, " gain_db=%s", strconv.FormatFloat(s.GainDB, 'g', -1, 64))
+	}
+	if s.Mode != Follow {
+		fmt.Fprintf(&b, " mode=%s", s.Mode)
+	}
+	if s.Mute {
+		b.WriteString(" mute=true")
+	}
+	if s.Pan != 0 {
+		fmt.Fprintf(&b, " pan=%s", strconv.FormatFloat(s.Pan, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// ParseStrip reads one entry of audio_strips (FormatStrip's form).
+func ParseStrip(entry string) (string, Strip, error) {
+	f := strings.Fields(entry)
+	if len(f) == 0 {
+		return "", Strip{}, fmt.Errorf("an empty audio strip: write \"source.NAME gain_db=-6 mode=follow mute=false pan=0\"")
+	}
+	var s Strip
+	for _, kv := range f[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("%q is not key=value", kv)
+		case k == "gain_db":
+			s.GainDB, err = strconv.ParseFloat(v, 64)
+		case k == "pan":
+			s.Pan, err = strconv.ParseFloat(v, 64)
+		case k == "mute":
+			s.Mute, err = strconv.ParseBool(v)
+		case k == "mode":
+			s.Mode, err = ParseMode(v)
+		default:
+			err = fmt.Errorf("unknown key %q: use gain_db, pan, mute or mode", k)
+		}
+		if err != nil {
+			return "", s, fmt.Errorf("audio strip %q: %w", entry, err)
+		}
+	}
+	if err := s.Check(); err != nil {
+		return "", s, fmt.Errorf("audio strip %q: %w", entry, err)
+	}
+	return f[0], s, nil
 }

@@ -63,6 +63,7 @@ func build(st *state) {
 		if scenes != nil {
 			e.Attrs["scenes"] = scenes
 		}
+		st.busAudio(e, bus, inputs)
 		comp := st.elementNode("bus", e, bus.DeclRange)
 		if comp == nil {
 			continue
@@ -85,6 +86,9 @@ func build(st *state) {
 		e := &nodes.Element{Kind: out.Kind, Address: out.Address(), Path: show.Rel(out.Path), Canvas: show.Canvas.Settings, Attrs: map[string]any{}}
 		if out.Args != nil {
 			e.Attrs["args"] = out.Args
+		}
+		if out.Audio {
+			e.Attrs["audio"] = true
 		}
 		for name, v := range map[string]int{"interval_ms": out.IntervalMs, "quality": out.Quality} {
 			if v != 0 {
@@ -245,6 +249,11 @@ func (st *state) sourceElement(src *lang.Source) *nodes.Element {
 	}
 	for name, v := range map[string]string{"key": src.Keying, "pattern": src.Pattern} {
 		if v != "" {
+			attrs[name] = v
+		}
+	}
+	for name, v := range map[string]int{"tone_hz": src.ToneHz, "tone_dbfs": src.ToneDBFS} {
+		if _, set := src.Attrs[name]; set { // else the node's default, the same
 			attrs[name] = v
 		}
 	}

@@ -548,7 +548,9 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 		s.Keying = d.str("key")
 	case "test_pattern":
 		s.Pattern = d.str("pattern")
+		s.ToneHz, s.ToneDBFS = d.integer("tone_hz"), d.integer("tone_dbfs")
 	}
+	s.Audio = d.sourceAudio()
 	return s
 }
 
@@ -739,6 +741,7 @@ func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
 			b.Source = l.srcByAddr[addr]
 		}
 	}
+	b.Audio = d.busAudio()
 	return b
 }
 
@@ -756,6 +759,7 @@ func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
 		}
 	case "ffmpeg":
 		o.Args = d.stringList("args")
+		o.Audio = d.boolean("audio")
 	case "preview":
 		o.IntervalMs = d.integer("interval_ms")
 		o.Quality = d.integer("quality")

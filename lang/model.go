@@ -109,6 +109,10 @@ type Source struct {
 	Keying    string      // browser: the key attribute, alpha | none: what the page's alpha does ("": alpha)
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
+	// Audio is the source's audio block (its strip on every bus); nil
+	// without one. ToneHz and ToneDBFS are a test_pattern's line-up tone.
+	Audio            *AudioStrip
+	ToneHz, ToneDBFS int
 
 	DeclRange hcl.Range
 	Attrs     Attrs
@@ -157,11 +161,32 @@ type Bus struct {
 	Name string
 	Key  Key
 
-	Scene  *Scene  // program: the scene on air at start; aux: set when it shows a scene
-	Source *Source // aux: set when it shows one source
+	Scene  *Scene    // program: the scene on air at start; aux: set when it shows a scene
+	Source *Source   // aux: set when it shows one source
+	Audio  *BusAudio // the bus's audio block; nil without one
 
 	DeclRange hcl.Range
 	Attrs     Attrs
+}
+
+// AudioStrip is a source's channel on a bus's mixer: a source's audio
+// block, or a strip in a bus's (Source set).
+type AudioStrip struct {
+	Source    *Source
+	GainDB    float64
+	Mute      bool
+	Pan       float64
+	Mode      string // follow | always | off
+	DeclRange hcl.Range
+}
+
+// BusAudio is a bus's audio block.
+type BusAudio struct {
+	MasterDB   float64
+	MixMinusOf *Source
+	MixMinusAt hcl.Range // where mix_minus_of is written
+	Strips     []*AudioStrip
+	DeclRange  hcl.Range
 }
 
 // Address is the bus's name as written in a show: bus.a, bus.mon[3].
@@ -176,6 +201,7 @@ type Output struct {
 
 	Path       string   // record: Y4M file to write
 	Args       []string // ffmpeg: arguments after the input options
+	Audio      bool     // ffmpeg: the bus's sound as input 1
 	IntervalMs int      // preview: time between JPEG snapshots
 	Quality    int      // preview: JPEG quality 1..100
 

@@ -277,7 +277,7 @@ var builtin = []*Kind{
 			if tc := e.Canvas.String("timecode_start"); tc != "" { // else the registry's default, the time of day
 				p["timecode_start"] = tc
 			}
-			for _, a := range []string{"scene", "scenes"} {
+			for _, a := range []string{"scene", "scenes", "audio_strips", "audio_master_db", "audio_mix_minus"} {
 				if v, ok := e.Attr(a); ok {
 					p[a] = v
 				}
@@ -313,7 +313,11 @@ var builtin = []*Kind{
 		From:   []string{"output.ffmpeg"},
 		Lower: func(e *Element) map[string]any {
 			list, _ := e.Attrs["args"].([]string)
-			return map[string]any{"args": append([]string{}, list...)}
+			p := map[string]any{"args": append([]string{}, list...)}
+			if v, ok := e.Attr("audio"); ok {
+				p["audio"] = v
+			}
+			return p
 		},
 		Readiness: "ffmpeg has started and accepted a first frame",
 	},
@@ -348,7 +352,13 @@ var builtin = []*Kind{
 		},
 		Traits: Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Lower: func(e *Element) map[string]any {
-			return map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
+			p := map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
+			for _, a := range []string{"tone_hz", "tone_dbfs"} {
+				if v, ok := e.Attr(a); ok {
+					p[a] = v
+				}
+			}
+			return p
 		},
 		Readiness: "a first frame has been generated",
 	},

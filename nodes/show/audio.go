@@ -85,66 +85,11 @@ type AudioParams struct {
 	MixMinus string   `param:"audio_mix_minus"`
 }
 
-// FormatStrip writes a strip as audio_strips holds it:
-// "source.cam gain_db=-6 mode=always mute=true pan=-0.5" (fields at their
-// defaults left out).
-func FormatStrip(source string, s audio.Strip) string {
-	var b strings.Builder
-	b.WriteString(source)
-	if s.GainDB != 0 {
-		fmt.Fprintf(&b, " gain_db=%s", strconv.FormatFloat(s.GainDB, 'g', -1, 64))
-	}
-	if s.Mode != audio.Follow {
-		fmt.Fprintf(&b, " mode=%s", s.Mode)
-	}
-	if s.Mute {
-		b.WriteString(" mute=true")
-	}
-	if s.Pan != 0 {
-		fmt.Fprintf(&b, " pan=%s", strconv.FormatFloat(s.Pan, 'g', -1, 64))
-	}
-	return b.String()
-}
-
-// ParseStrip reads one entry of audio_strips (FormatStrip's form).
-func ParseStrip(entry string) (string, audio.Strip, error) {
-	f := strings.Fields(entry)
-	if len(f) == 0 {
-		return "", audio.Strip{}, fmt.Errorf("an empty audio strip: write \"source.NAME gain_db=-6 mode=follow mute=false pan=0\"")
-	}
-	var s audio.Strip
-	for _, kv := range f[1:] {
-		k, v, ok := strings.Cut(kv, "=")
-		var err error
-		switch {
-		case !ok:
-			err = fmt.Errorf("%q is not key=value", kv)
-		case k == "gain_db":
-			s.GainDB, err = strconv.ParseFloat(v, 64)
-		case k == "pan":
-			s.Pan, err = strconv.ParseFloat(v, 64)
-		case k == "mute":
-			s.Mute, err = strconv.ParseBool(v)
-		case k == "mode":
-			s.Mode, err = audio.ParseMode(v)
-		default:
-			err = fmt.Errorf("unknown key %q: use gain_db, pan, mute or mode", k)
-		}
-		if err != nil {
-			return "", s, fmt.Errorf("audio strip %q: %w", entry, err)
-		}
-	}
-	if err := s.Check(); err != nil {
-		return "", s, fmt.Errorf("audio strip %q: %w", entry, err)
-	}
-	return f[0], s, nil
-}
-
 // newBusAudio reads a compositor's audio params.
 func newBusAudio(p AudioParams) (*BusAudio, error) {
 	a := &BusAudio{strip: map[string]audio.Strip{}, minus: p.MixMinus}
 	for _, e := range p.Strips {
-		src, s, err := ParseStrip(e)
+		src, s, err := audio.ParseStrip(e)
 		if err != nil {
 			return nil, err
 		}
