@@ -284,3 +284,82 @@ func deref(v *float64) any {
 	}
 	return *v
 }
+
+// goertzel is the power of the left channel of b at hz.
+func goertzel(b []float32, hz float64) float64 {
+	c := 2 * math.Cos(2*math.Pi*hz/audio.Rate)
+	var s1, s2 float64
+	for i := 0; i < len(b)/2; i++ {
+		s := float64(b[2*i]) + c*s1 - s2
+		s2, s1 = s1, s
+	}
+	return s1*s1 + s2*s2 - c*s1*s2
+}
+
+// TestFollowVideoThroughACut cuts a show from a 1 kHz test pattern to a
+// 3 kHz one (their audio blocks follow video) and reads the recording: the
+// sound changes on the tick the picture does, and through the cut no
+// sample steps further than the 3 kHz tone's own step and the 5 ms ramp
+// allow (a switch without the ramp can step by both amplitudes at once).
+func TestFollowVideoThroughACut(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	src := strings.Replace(strings.Replace(toneShow, "RATE", "30", 1), `source "test_pattern" "two" {
+  pattern = "bars"
+}`, `source "test_pattern" "two" {
+  pattern = "bars"
+  tone_hz = 3000
+  audio {
+    mode = "follow"
+  }
+}`, 1)
+	path := writeShow(t, src)
+	s := startShow(t, compile(t, path, nil))
+	waitShow(t, s, "40 ticks", ticksAtLeast("bus.pgm", 40))
+	if err := s.Switch("bus.pgm", "scene.two", "cut", 0); err != nil {
+		t.Fatal(err)
+	}
+	waitShow(t, s, "80 ticks", ticksAtLeast("bus.pgm", 80))
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	frames := readY4M(t, filepath.Join(dir, "pgm.y4m"))
+	samples := readWAV(t, filepath.Join(dir, "pgm.wav"))
+	first, _, _ := media.ReadStamp(frames[0], frame.Rect{W: 320, H: 180})
+	cut := -1
+	for i, f := range frames {
+		if id, _, ok := media.ReadStamp(f, frame.Rect{W: 320, H: 180}); ok && id != first {
+			cut = i
+			break
+		}
+	}
+	if cut < 1 {
+		t.Fatalf("no cut in the recording's %d frames", len(frames))
+	}
+	const n = 1600 // samples a tick at 30 fps
+	heard := -1
+	for i := 0; (i+1)*n*2 <= len(samples); i++ {
+		b := samples[i*n*2 : (i+1)*n*2]
+		if goertzel(b, 3000) > goertzel(b, 1000) {
+			heard = i
+			break
+		}
+	}
+	if heard != cut {
+		t.Errorf("the picture cuts on recorded frame %d, the sound on %d", cut, heard)
+	}
+	if flashed(frames[cut]) || flashed(frames[cut-1]) {
+		t.Logf("the cut fell on a blip; its steps are the blip's")
+		return
+	}
+	a := audio.DBToGain(audio.ToneDBFS)
+	bound := a*2*math.Sin(math.Pi*3000/audio.Rate) + 2*a/audio.RampSamples + 1e-4
+	var worst float64
+	for i := (cut - 1) * n; i < (cut+1)*n; i++ {
+		worst = math.Max(worst, math.Abs(float64(samples[2*i+2]-samples[2*i])))
+	}
+	if worst > bound {
+		t.Errorf("a step of %.4f through the cut; the ramp allows %.4f", worst, bound)
+	}
+	t.Logf("cut on recorded frame %d, heard on %d; largest step %.4f (bound %.4f)", cut, heard, worst, bound)
+}
