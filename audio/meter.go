@@ -174,25 +174,47 @@ var tpPhases = func() (ph [4][tpTaps]float64) {
 }()
 
 type truePeak struct {
-	hist [tpTaps]float64 // the last inputs, newest at pos-1
+	// hist holds the last tpTaps inputs twice over (at pos and at
+	// pos+tpTaps), so the newest tpTaps are always hist[pos+1:pos+1+tpTaps]
+	// in order, oldest first, with no wrapping in the filter's loop.
+	hist [2 * tpTaps]float64
 	pos  int
 }
 
 // add takes one input sample and returns the largest magnitude among the
 // four interpolated samples it completes.
 func (t *truePeak) add(x float64) float64 {
-	t.hist[t.pos] = x
-	t.pos = (t.pos + 1) % tpTaps
+	t.pos++
+	if t.pos == tpTaps {
+		t.pos = 0
+	}
+	t.hist[t.pos], t.hist[t.pos+tpTaps] = x, x
+	w := (*[tpTaps]float64)(t.hist[t.pos+1 : t.pos+1+tpTaps]) // oldest first
 	var peak float64
-	for p := 0; p < 4; p++ {
-		var y float64
-		for j := 0; j < tpTaps; j++ {
-			y += tpPhases[p][j] * t.hist[(t.pos+tpTaps-1-j)%tpTaps]
+	for p := range tpPhases {
+		h := &tpRev[p]
+		y := h[0]*w[0] + h[1]*w[1] + h[2]*w[2] + h[3]*w[3] + h[4]*w[4] + h[5]*w[5] +
+			h[6]*w[6] + h[7]*w[7] + h[8]*w[8] + h[9]*w[9] + h[10]*w[10] + h[11]*w[11]
+		if y < 0 {
+			y = -y
 		}
-		peak = math.Max(peak, math.Abs(y))
+		if y > peak {
+			peak = y
+		}
 	}
 	return peak
 }
+
+// tpRev are the phases' taps in the order of the window (oldest input
+// first): tap j multiplies the input j samples before the newest.
+var tpRev = func() (r [4][tpTaps]float64) {
+	for p := range tpPhases {
+		for j := range tpTaps {
+			r[p][tpTaps-1-j] = tpPhases[p][j]
+		}
+	}
+	return
+}()
 
 // histogram holds gating blocks by loudness in 0.01 LU bins from −70 LUFS
 // (the absolute gate) to +10: the count and the sum of mean squares of

@@ -271,14 +271,20 @@ func (m *Mixer) Mix(count int, weights []float64) []float32 {
 // RampSamples sample frames, then at g1.
 func addRamped(dst, src []float32, g0, g1 [Channels]float64) {
 	n := len(src) / Channels
-	for i := 0; i < n; i++ {
-		for ch := 0; ch < Channels; ch++ {
-			g := g1[ch]
-			if i < RampSamples && g0 != g1 {
-				g = g0[ch] + (g1[ch]-g0[ch])*float64(i+1)/RampSamples
-			}
-			dst[i*Channels+ch] += float32(g * float64(src[i*Channels+ch]))
+	r := 0
+	if g0 != g1 {
+		r = min(n, RampSamples)
+		for i := 0; i < r; i++ {
+			f := float64(i+1) / RampSamples
+			dst[2*i] += float32((g0[0] + (g1[0]-g0[0])*f) * float64(src[2*i]))
+			dst[2*i+1] += float32((g0[1] + (g1[1]-g0[1])*f) * float64(src[2*i+1]))
 		}
+	}
+	l, rt := float32(g1[0]), float32(g1[1])
+	d, s := dst[2*r:2*n], src[2*r:2*n]
+	for i := 0; i+1 < len(s); i += 2 {
+		d[i] += l * s[i]
+		d[i+1] += rt * s[i+1]
 	}
 }
 
@@ -286,14 +292,19 @@ func scaleRamped(b []float32, g0, g1 float64) {
 	if g0 == 1 && g1 == 1 {
 		return
 	}
-	for i := 0; i < len(b)/Channels; i++ {
-		g := g1
-		if i < RampSamples && g0 != g1 {
-			g = g0 + (g1-g0)*float64(i+1)/RampSamples
+	n := len(b) / Channels
+	r := 0
+	if g0 != g1 {
+		r = min(n, RampSamples)
+		for i := 0; i < r; i++ {
+			g := float32(g0 + (g1-g0)*float64(i+1)/RampSamples)
+			b[2*i] *= g
+			b[2*i+1] *= g
 		}
-		for ch := 0; ch < Channels; ch++ {
-			b[i*Channels+ch] = float32(g * float64(b[i*Channels+ch]))
-		}
+	}
+	g := float32(g1)
+	for i := 2 * r; i < len(b); i++ {
+		b[i] *= g
 	}
 }
 
