@@ -200,6 +200,7 @@ func TestMetersAndFadersOverHTTP(t *testing.T) {
 	}
 	defer srv.Close()
 	base := "http://" + srv.Addr()
+	ev := followEvents(t, base)
 	status := func() show.StatusReport {
 		t.Helper()
 		code, body := get(t, base+"/status")
@@ -275,6 +276,17 @@ func TestMetersAndFadersOverHTTP(t *testing.T) {
 	}
 	if got := bus.Strips["source.one"]; !got.Mute || bus.MasterDB == nil || *bus.MasterDB != -3 {
 		t.Errorf("after the changes: strip %+v, master %v", got, bus.MasterDB)
+	}
+	// Unmuted with the master 12 dB up, the blips (-6 dBFS) clip: the bus
+	// says so on the event stream.
+	for _, body := range []string{`{"master_db": 12}`, `{"source": "one", "mute": false}`} {
+		if code, b := post(body); code != 200 {
+			t.Fatalf("POST %s: %d %s", body, code, b)
+		}
+	}
+	d := ev.waitFor(t, "audio_clip", func(d map[string]any) bool { return d["bus"] == "bus.pgm" })
+	if p, _ := d["peak_dbfs"].(float64); p < 0 {
+		t.Errorf("audio_clip %v", d)
 	}
 }
 

@@ -247,6 +247,31 @@ type busMix struct {
 	gen     uint64
 	weights []float64
 	seen    []bool // scratch for visible
+	clipAt  int64  // the tick of the last clip event; at most one a second
+	clips   uint64 // ticks that clipped since that event
+}
+
+// clipped publishes an audio_clip event when tick k's mix reaches full
+// scale (a sample at or past ±1: clipped once encoded), at most once a
+// second per bus, with how many ticks clipped since the last.
+func (m *busMix) clipped(b *State, bs *BusState, k int64, block []float32) {
+	var peak float32
+	for _, v := range block {
+		peak = max(peak, v, -v)
+	}
+	if peak < 1 {
+		return
+	}
+	m.clips++
+	second := m.cadence.Num / m.cadence.Den
+	if m.clipAt != 0 && k-m.clipAt < second {
+		return
+	}
+	if b.op != nil {
+		b.op.hub.Publish("audio_clip", map[string]any{"bus": bs.Address, "tick": k, "timecode": b.TimecodeAt(k).String(),
+			"peak_dbfs": math.Round(20*math.Log10(float64(peak))*100) / 100, "ticks": m.clips})
+	}
+	m.clipAt, m.clips = k, 0
 }
 
 func newBusMix(a *BusAudio, sources []string, num, den int64) (*busMix, error) {
