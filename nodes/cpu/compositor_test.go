@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 	"github.com/onairhq/onair/playout"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 
 func pattern(t testing.TB, f frame.Format, p media.Pattern, w, h int, id uint16, n int) *frame.Frame {
 	t.Helper()
-	fr, err := media.PatternFrame(f, p, w, h, id, n)
+	fr, err := mediatest.PatternFrame(f, p, w, h, id, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 	"math"
 	"os"
 	"os/exec"
@@ -26,7 +27,7 @@ type peerInput struct {
 // writeInput renders n frames of in as a Y4M file and returns the frames.
 func writeInput(t *testing.T, path string, in peerInput, id uint16, f frame.Format, n int) []*frame.Frame {
 	t.Helper()
-	out, err := media.RecordPattern(path, f, in.pattern, in.w, in.h, id, n)
+	out, err := mediatest.RecordPattern(path, f, in.pattern, in.w, in.h, id, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -92,7 +93,7 @@ output "record" "pgm" {
 `
 
 // fullDisk is a small disk a test can fill and free: a tmpfs where this
-// machine lets the test mount one, else media.SmallDisk behind the show's
+// machine lets the test mount one, else mediatest.SmallDisk behind the show's
 // OpenFile.
 type fullDisk struct {
 	fill, free func()
@@ -129,8 +130,8 @@ func smallDisk(t *testing.T, dir string) *fullDisk {
 			}
 		}, free: func() { os.Remove(filler) }}
 	}
-	d := media.NewSmallDisk(8 << 20)
-	return &fullDisk{kind: "media.SmallDisk (no tmpfs here)", opts: show.Options{OpenFile: d.Open},
+	d := mediatest.NewSmallDisk(8 << 20)
+	return &fullDisk{kind: "mediatest.SmallDisk (no tmpfs here)", opts: show.Options{OpenFile: d.Open},
 		fill: func() { d.SetFree(0) }, free: func() { d.SetFree(1 << 40) }}
 }
 

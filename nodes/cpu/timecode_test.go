@@ -17,6 +17,7 @@ import (
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/timecode"
 )
@@ -267,7 +268,7 @@ func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
 	showPath := writeShow(t, nullOutShow)
 	p := compile(t, showPath, nil)
 	asRun := filepath.Join(t.TempDir(), "as-run.jsonl")
-	disk := media.NewSmallDisk(100) // less than one line
+	disk := mediatest.NewSmallDisk(100) // less than one line
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := show.Start(context.Background(), Backend(), p, nil, show.Options{BaseDir: filepath.Dir(showPath), AsRun: asRun, OpenFile: disk.Open, Log: log}, log)
 	if err != nil {

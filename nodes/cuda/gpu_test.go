@@ -19,6 +19,7 @@ import (
 	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 	"github.com/onairhq/onair/nodes/show"
 )
 
@@ -86,7 +87,7 @@ func writeRaw(t *testing.T, path string, f frame.Format, p media.Pattern, w, h i
 	var all []byte
 	var pics [][]byte
 	for i := 0; i < n; i++ {
-		fr, err := media.PatternFrame(f, p, w, h, id, i)
+		fr, err := mediatest.PatternFrame(f, p, w, h, id, i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +115,7 @@ func TestRawUploadModesAreByteExact(t *testing.T) {
 				clip := filepath.Join(dir, "clip.raw")
 				pics := writeRaw(t, clip, f, media.Ramp, w, h, 7, n)
 				// The picture that replaces picture 2 while the show runs.
-				fresh, _ := media.PatternFrame(f, media.Checker, w, h, 9, 2)
+				fresh, _ := mediatest.PatternFrame(f, media.Checker, w, h, 9, 2)
 				path := filepath.Join(dir, "show.hcl")
 				os.WriteFile(path, []byte(fmt.Sprintf(`
 show {
@@ -266,7 +267,7 @@ output "record" "pgm" {
 				ok = false
 				break
 			}
-			src, err := media.PatternFrame(frame.NV12, l.pattern, l.w, l.h, id, int(n))
+			src, err := mediatest.PatternFrame(frame.NV12, l.pattern, l.w, l.h, id, int(n))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,8 +3,9 @@
 // files read with pread (loop arithmetic, rewritten and truncated files), Y4M
 // files read and recorded (a frame counts once the whole of it is in the
 // file; a recording is continued after its last whole frame), an external
-// ffmpeg process fed raw frames, and the null output. SmallDisk stands in
-// for a disk that fills up, for tests of the outputs. The CPU backend uses them directly; the CUDA backend feeds its
+// ffmpeg process fed raw frames. What tests share (pattern pictures and
+// clips, a disk that fills up) is in mediatest. The CPU backend uses them
+// directly; the CUDA backend feeds its
 // uploads from them and its outputs download into them.
 //
 // Everything here is plain, synchronous types that a node drives; none of

@@ -1,4 +1,4 @@
-package media
+package media_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	. "github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 )
 
 // writeRaw writes n frames of pattern p (frame i stamped with number i) as a
@@ -19,7 +21,7 @@ func writeRaw(t *testing.T, path string, f frame.Format, w, h, n int) [][]byte {
 	var all []byte
 	var frames [][]byte
 	for i := 0; i < n; i++ {
-		fr, _ := PatternFrame(f, Bars, w, h, 1, i)
+		fr, _ := mediatest.PatternFrame(f, Bars, w, h, 1, i)
 		frames = append(frames, append([]byte(nil), fr.Bytes()...))
 		all = append(all, fr.Bytes()...)
 	}
@@ -141,7 +143,7 @@ func TestRawFileEndsInsideAFrame(t *testing.T) {
 // `as` of the pattern.
 func rewriteFrame(t *testing.T, path string, f frame.Format, w, h, i, as int) {
 	t.Helper()
-	fr, _ := PatternFrame(f, Checker, w, h, 9, as)
+	fr, _ := mediatest.PatternFrame(f, Checker, w, h, 9, as)
 	file, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package media
+package media_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/frame"
+	. "github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 )
 
 var rate30 = frame.Rational{Num: 30, Den: 1}
@@ -45,14 +47,14 @@ func TestRecordOnAFullDiskKeepsWholeFrames(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "full.y4m")
 	frameLen := int64(6 + frame.NV12.Size(w, h))
 	hdr := int64(len("YUV4MPEG2 W64 H48 F30:1 Ip A1:1 C420jpeg\n"))
-	disk := NewSmallDisk(hdr + 3*frameLen + frameLen/2) // room for 3.5 frames
+	disk := mediatest.NewSmallDisk(hdr + 3*frameLen + frameLen/2) // room for 3.5 frames
 	rec, err := OpenRecord(path, frame.NV12, w, h, rate30, RecordOptions{Open: disk.Open})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want [][]byte
 	for i := 0; i < 4; i++ {
-		f, _ := PatternFrame(frame.NV12, Ramp, w, h, 5, i)
+		f, _ := mediatest.PatternFrame(frame.NV12, Ramp, w, h, 5, i)
 		err := rec.Write(f)
 		if i < 3 {
 			if err != nil {
@@ -81,7 +83,7 @@ func TestRecordOnAFullDiskKeepsWholeFrames(t *testing.T) {
 		t.Fatalf("continued: %d frames, %d bytes cut; want 3, 0", rec.Frames(), rec.Cut())
 	}
 	for i := 3; i < 5; i++ {
-		f, _ := PatternFrame(frame.NV12, Ramp, w, h, 5, i)
+		f, _ := mediatest.PatternFrame(frame.NV12, Ramp, w, h, 5, i)
 		if err := rec.Write(f); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +105,7 @@ func TestRecordOnAFullDiskKeepsWholeFrames(t *testing.T) {
 // process killed mid-write) is continued after its last whole frame.
 func TestRecordContinueCutsAPartialFrame(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cut.y4m")
-	if _, err := RecordPattern(path, frame.NV12, Bars, 64, 48, 1, 2); err != nil {
+	if _, err := mediatest.RecordPattern(path, frame.NV12, Bars, 64, 48, 1, 2); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -116,7 +118,7 @@ func TestRecordContinueCutsAPartialFrame(t *testing.T) {
 	if rec.Frames() != 2 || rec.Cut() != 9 {
 		t.Fatalf("continued: %d frames, %d bytes cut; want 2 and 9", rec.Frames(), rec.Cut())
 	}
-	fr, _ := PatternFrame(frame.NV12, Bars, 64, 48, 1, 2)
+	fr, _ := mediatest.PatternFrame(frame.NV12, Bars, 64, 48, 1, 2)
 	rec.Write(fr)
 	rec.Close()
 	if n := len(readBack(t, path, 64, 48)); n != 3 {
@@ -129,7 +131,7 @@ func TestRecordContinueCutsAPartialFrame(t *testing.T) {
 func TestRecordContinueLeavesOtherFilesAlone(t *testing.T) {
 	dir := t.TempDir()
 	other := filepath.Join(dir, "other.y4m")
-	RecordPattern(other, frame.NV12, Bars, 32, 32, 1, 2)
+	mediatest.RecordPattern(other, frame.NV12, Bars, 32, 32, 1, 2)
 	text := filepath.Join(dir, "notes.y4m")
 	os.WriteFile(text, []byte("not a video at all, but somebody's notes\n"), 0o644)
 	for _, p := range []string{other, text} {
@@ -149,7 +151,7 @@ func TestRecordContinueLeavesOtherFilesAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr, _ := PatternFrame(frame.NV12, Bars, 64, 48, 1, 0)
+	fr, _ := mediatest.PatternFrame(frame.NV12, Bars, 64, 48, 1, 0)
 	rec.Write(fr)
 	rec.Close()
 	if n := len(readBack(t, short, 64, 48)); n != 1 {

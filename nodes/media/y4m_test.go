@@ -1,4 +1,4 @@
-package media
+package media_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/frame"
+	. "github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 )
 
 func TestRecordHeader(t *testing.T) {
@@ -41,7 +43,7 @@ func TestRecordHeader(t *testing.T) {
 func TestY4MRoundTrip(t *testing.T) {
 	for _, f := range []frame.Format{frame.NV12, frame.P010} {
 		path := filepath.Join(t.TempDir(), "rt.y4m")
-		frames, err := RecordPattern(path, f, Ramp, 96, 64, 4, 3)
+		frames, err := mediatest.RecordPattern(path, f, Ramp, 96, 64, 4, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

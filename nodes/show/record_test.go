@@ -12,6 +12,7 @@ import (
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/mediatest"
 )
 
 // TestRecordOutputOnAFullDisk drives a record output's sink on a disk that
@@ -25,7 +26,7 @@ func TestRecordOutputOnAFullDisk(t *testing.T) {
 	os.WriteFile(path, []byte("an earlier run's recording"), 0o644)
 	frameLen := int64(6 + frame.NV12.Size(w, h))
 	hdr := int64(len("YUV4MPEG2 W64 H48 F30:1 Ip A1:1 C420jpeg\n"))
-	disk := media.NewSmallDisk(hdr + 10*frameLen + frameLen/3)
+	disk := mediatest.NewSmallDisk(hdr + 10*frameLen + frameLen/3)
 	now := time.Unix(1000, 0)
 	st := &OutputState{Address: "output.pgm", Kind: "record"}
 	r := &recorder{path: path, format: frame.NV12, width: w, height: h, rate: frame.Rational{Num: 30, Den: 1},
@@ -38,7 +39,7 @@ func TestRecordOutputOnAFullDisk(t *testing.T) {
 	var sent [][]byte
 	put := func() {
 		t.Helper()
-		f, err := media.PatternFrame(frame.NV12, media.Ramp, w, h, 3, len(sent))
+		f, err := mediatest.PatternFrame(frame.NV12, media.Ramp, w, h, 3, len(sent))
 		if err != nil {
 			t.Fatal(err)
 		}
