@@ -138,6 +138,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/
 	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
+	$(FUZZ) -fuzz '^FuzzParseStrip$$' -fuzztime 100000x ./audio/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
