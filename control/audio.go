@@ -1,6 +1,8 @@
 package control
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -39,4 +41,19 @@ func (s *Server) audioHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"bus": bus, "changed": req})
+}
+
+// SetAudio changes a bus's mix on air (POST /buses/{bus}/audio).
+func (c *Client) SetAudio(bus string, req AudioRequest) error {
+	b, _ := json.Marshal(req)
+	path := "/buses/" + bus + "/audio"
+	ans, err := c.do("POST", path, b)
+	if err != nil {
+		return err
+	}
+	var done struct{ Bus string }
+	if json.Unmarshal(ans, &done) != nil || done.Bus != bus {
+		return fmt.Errorf("POST %s: the server did not confirm the change (it answered %.200s)", path, ans)
+	}
+	return nil
 }
