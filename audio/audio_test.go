@@ -273,3 +273,24 @@ func TestToneBlipsOnTheFlashFrame(t *testing.T) {
 		t.Error("a tone at +3 dBFS was taken")
 	}
 }
+
+// The bytes an encoder reads: f32le as the samples are, s16le rounded and
+// clipped at full scale.
+func TestSampleBytes(t *testing.T) {
+	block := []float32{0, 0.5, -0.5, 1, -1, 1.5, -1.5, 1.0 / 32767}
+	s16 := AppendS16LE(nil, block)
+	var got []int16
+	for i := 0; i < len(s16); i += 2 {
+		got = append(got, int16(uint16(s16[i])|uint16(s16[i+1])<<8))
+	}
+	want := []int16{0, 16384, -16384, 32767, -32767, 32767, -32768, 1}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("s16 of %v: %d, want %d", block[i], got[i], want[i])
+		}
+	}
+	f32 := AppendF32LE(nil, block)
+	if len(f32) != 4*len(block) || f32[4*1+3] != 0x3f {
+		t.Errorf("f32le of 0.5: % x", f32[4:8])
+	}
+}
