@@ -104,7 +104,7 @@ func TestTSAudioDecodesAlignedToItsPictures(t *testing.T) {
 }
 
 // A file with no sound track says so; a track onair cannot use is refused
-// saying why.
+// saying why; one at another sample rate is resampled.
 func TestProbeAudioRefusesWhatItCannotUse(t *testing.T) {
 	peer.NeedFFmpeg(t)
 	dir := t.TempDir()
@@ -121,6 +121,32 @@ func TestProbeAudioRefusesWhatItCannotUse(t *testing.T) {
 	}
 	if _, ok, err := ProbeAudio("", many); !ok || err == nil || !strings.Contains(err.Error(), "16 channels") {
 		t.Errorf("a 16-channel track: %v, %v", ok, err)
+	}
+	// A 44.1 kHz track is resampled to 48 kHz: two seconds of it are two
+	// seconds of samples.
+	cd := filepath.Join(dir, "cd.ts")
+	if out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=f=1000:d=2:sample_rate=44100", "-ac", "2", "-c:a", "mp2", "-f", "mpegts", cd).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	info, ok, err := ProbeAudio("", cd)
+	if !ok || err != nil || info.SampleRate != 44100 {
+		t.Fatalf("a 44.1 kHz track: %+v %v %v", info, ok, err)
+	}
+	dec, err := OpenAudio("", cd, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for {
+		b, err := dec.Read(1600)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		n += len(b) / 2
+	}
+	dec.Close()
+	if n < 2*48000-1600 || n > 2*48000+1600 {
+		t.Errorf("two seconds at 44.1 kHz decode to %d samples at 48 kHz", n)
 	}
 	if _, _, err := ProbeAudio("", filepath.Join(dir, "none.ts")); err == nil {
 		t.Error("a missing file was probed")
