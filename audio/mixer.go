@@ -51,7 +51,13 @@ type Strip struct {
 	Mute   bool
 	Pan    float64 // balance, −1 (left only) .. 0 (both at unity) .. +1 (right only)
 	Mode   Mode
+	// DelayMs holds the source back this long on the bus (0..MaxDelayMs),
+	// to trim its lip sync: a source whose sound leads its picture.
+	DelayMs int
 }
+
+// MaxDelayMs is the longest a strip may hold its source back.
+const MaxDelayMs = 1000
 
 // Check says what is wrong with a strip's values, if anything.
 func (s Strip) Check() error {
@@ -63,6 +69,9 @@ func (s Strip) Check() error {
 	}
 	if s.Mode > Off {
 		return fmt.Errorf("audio mode %d: use follow, always or off", s.Mode)
+	}
+	if s.DelayMs < 0 || s.DelayMs > MaxDelayMs {
+		return fmt.Errorf("delay of %d ms: use 0 to %d ms", s.DelayMs, MaxDelayMs)
 	}
 	return nil
 }
@@ -142,9 +151,20 @@ func (m *Mixer) SetStrip(i int, s Strip) error {
 	if err := s.Check(); err != nil {
 		return fmt.Errorf("audio: %s: %w", m.names[i], err)
 	}
+	// A delay changed: silence put in front of the queue, or the oldest
+	// samples dropped.
+	if d := (s.DelayMs - m.strips[i].DelayMs) * Rate / 1000 * Channels; d > 0 {
+		m.queue[i] = append(make([]float32, d, d+len(m.queue[i])), m.queue[i]...)
+	} else if d < 0 {
+		m.queue[i] = m.queue[i][min(-d, len(m.queue[i])):]
+	}
 	m.strips[i] = s
 	return nil
 }
+
+// base is how many sample frames source i's queue holds between ticks:
+// the slack and the strip's delay.
+func (m *Mixer) base(i int) int { return Slack + m.strips[i].DelayMs*Rate/1000 }
 
 // Strip is source i's strip.
 func (m *Mixer) Strip(i int) Strip { return m.strips[i] }
@@ -196,8 +216,8 @@ func (m *Mixer) Push(i int, block []float32) {
 	q := append(m.queue[i], block...)
 	// A source that runs ahead of the bus is brought back to Slack plus
 	// one tick's worth, its oldest samples dropped and counted.
-	if limit := (Slack + 2*Rate/10) * Channels; len(q) > limit {
-		drop := len(q) - (Slack * Channels)
+	if limit := (m.base(i) + 2*Rate/10) * Channels; len(q) > limit {
+		drop := len(q) - m.base(i)*Channels
 		drop -= drop % Channels
 		m.Stats[i].Dropped += uint64(drop / Channels)
 		q = append(q[:0], q[drop:]...)
@@ -254,7 +274,7 @@ func (m *Mixer) Mix(count int, weights []float64) []float32 {
 		if have < count {
 			// Short (the source repeated a frame): the queue starts
 			// again at its slack, so the next ticks are not short too.
-			m.queue[i] = append(m.queue[i][:0], make([]float32, Slack*Channels)...)
+			m.queue[i] = append(m.queue[i][:0], make([]float32, m.base(i)*Channels)...)
 		}
 		m.gains[i] = to
 	}
@@ -326,6 +346,9 @@ func (s Strip) Format(source string) string {
 	if s.Pan != 0 {
 		fmt.Fprintf(&b, " pan=%s", strconv.FormatFloat(s.Pan, 'g', -1, 64))
 	}
+	if s.DelayMs != 0 {
+		fmt.Fprintf(&b, " delay_ms=%d", s.DelayMs)
+	}
 	return b.String()
 }
 
@@ -350,8 +373,10 @@ func ParseStrip(entry string) (string, Strip, error) {
 			s.Mute, err = strconv.ParseBool(v)
 		case k == "mode":
 			s.Mode, err = ParseMode(v)
+		case k == "delay_ms":
+			s.DelayMs, err = strconv.Atoi(v)
 		default:
-			err = fmt.Errorf("unknown key %q: use gain_db, pan, mute or mode", k)
+			err = fmt.Errorf("unknown key %q: use gain_db, pan, mute, mode or delay_ms", k)
 		}
 		if err != nil {
 			return "", s, fmt.Errorf("audio strip %q: %w", entry, err)

@@ -214,3 +214,43 @@ func TestShortTickRecovers(t *testing.T) {
 		t.Errorf("%d short ticks, want the one with no frame", m.Stats[0].Short)
 	}
 }
+
+// A strip's delay holds its source back by exactly that many samples (and
+// the slack), a lip-sync trim; taking it away again drops what it held.
+func TestStripDelay(t *testing.T) {
+	cad := Cadence{30, 1}
+	m := NewMixer([]string{"a"})
+	if err := m.SetStrip(0, Strip{DelayMs: 10}); err != nil {
+		t.Fatal(err)
+	}
+	var out []float32
+	for k := int64(0); k < 10; k++ {
+		m.Push(0, toneSource(440, -6, cad, k))
+		out = append(out, m.Mix(cad.Samples(k), []float64{1})...)
+	}
+	lag := Slack + 10*Rate/1000
+	a := DBToGain(-6)
+	for i := 0; i < len(out)/2; i++ {
+		want := 0.0
+		if i >= lag {
+			want = a * math.Sin(2*math.Pi*440*float64(i-lag)/Rate)
+		}
+		if math.Abs(float64(out[2*i])-want) > 1e-5 {
+			t.Fatalf("sample %d: %.6f, want %.6f (the tone %d samples late)", i, out[2*i], want, lag)
+		}
+	}
+	if m.Stats[0].Short != 0 {
+		t.Errorf("a delayed source ran short: %+v", m.Stats[0])
+	}
+	if err := m.SetStrip(0, Strip{DelayMs: 2000}); err == nil {
+		t.Error("a delay of 2 s was taken")
+	}
+	if err := m.SetStrip(0, Strip{}); err != nil {
+		t.Fatal(err)
+	}
+	m.Push(0, toneSource(440, -6, cad, 10))
+	m.Mix(cad.Samples(10), []float64{1})
+	if m.Stats[0].Short != 0 {
+		t.Errorf("after the delay went: %+v", m.Stats[0])
+	}
+}

@@ -17,7 +17,7 @@ import (
 func (st *state) busAudio(e *nodes.Element, bus *lang.Bus, inputs []*lang.Source) {
 	strip := func(s *lang.AudioStrip) audio.Strip {
 		m, _ := audio.ParseMode(s.Mode) // the language checked the enum
-		return audio.Strip{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: m}
+		return audio.Strip{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: m, DelayMs: s.DelayMs}
 	}
 	own := map[*lang.Source]*lang.AudioStrip{}
 	if a := bus.Audio; a != nil {

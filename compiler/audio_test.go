@@ -25,7 +25,8 @@ source "test_pattern" "host" {
 }
 source "test_pattern" "guest" {
   audio {
-    gain_db = -6
+    gain_db  = -6
+    delay_ms = 40
   }
 }
 scene "both" {
@@ -81,7 +82,7 @@ func TestAudioBlocksBecomeMixerParams(t *testing.T) {
 	if pgm["audio_master_db"] != "-3" {
 		t.Errorf("bus.pgm's master %v", pgm["audio_master_db"])
 	}
-	if got, _ := ret["audio_strips"].([]string); !slices.Equal(got, []string{"source.host mode=always", "source.guest gain_db=-6"}) {
+	if got, _ := ret["audio_strips"].([]string); !slices.Equal(got, []string{"source.host mode=always", "source.guest gain_db=-6 delay_ms=40"}) {
 		t.Errorf("bus.ret's strips %q: each source's own audio block", got)
 	}
 	if ret["audio_mix_minus"] != "source.guest" {

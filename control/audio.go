@@ -15,6 +15,7 @@ type AudioRequest struct {
 	Mute     *bool    `json:"mute,omitempty"`
 	Pan      *float64 `json:"pan,omitempty"`
 	Mode     string   `json:"mode,omitempty"` // follow | always | off
+	DelayMs  *int     `json:"delay_ms,omitempty"`
 	MasterDB *float64 `json:"master_db,omitempty"`
 }
 

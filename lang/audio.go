@@ -33,7 +33,7 @@ func (d *dec) child(spec *Block, content *hcl.BodyContent) *dec {
 // strip decodes a strip's attributes (a source's audio block, a bus's
 // strip block).
 func (d *dec) strip(rng hcl.Range) *AudioStrip {
-	return &AudioStrip{GainDB: d.number("gain_db"), Mute: d.boolean("mute"), Pan: d.number("pan"), Mode: d.str("mode"), DeclRange: rng}
+	return &AudioStrip{GainDB: d.number("gain_db"), Mute: d.boolean("mute"), Pan: d.number("pan"), Mode: d.str("mode"), DelayMs: d.integer("delay_ms"), DeclRange: rng}
 }
 
 // sourceAudio is a source's audio block; nil without one.

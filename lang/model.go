@@ -177,6 +177,7 @@ type AudioStrip struct {
 	Mute      bool
 	Pan       float64
 	Mode      string // follow | always | off
+	DelayMs   int
 	DeclRange hcl.Range
 }
 

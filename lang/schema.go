@@ -134,6 +134,7 @@ func stripAttrs() []Attr {
 		{Name: "gain_db", Type: TypeNumber, Default: 0.0, Range: rng(-120, 12), Doc: "The fader, in dB; -120 is silent."},
 		{Name: "mute", Type: TypeBool, Default: false, Doc: "Muted: not heard on the bus."},
 		{Name: "pan", Type: TypeNumber, Default: 0.0, Range: rng(-1, 1), Doc: "Balance: -1 left only, 0 both at unity, 1 right only."},
+		{Name: "delay_ms", Type: TypeInt, Default: 0, Range: rng(0, 1000), Doc: "Holds the source's sound back this long, to trim the lip sync of a source whose sound leads its picture."},
 		{Name: "mode", Type: TypeEnum, Enum: []string{"follow", "always", "off"}, Default: "follow", Doc: "follow: heard while the source is visible in the scene on air, crossfading with the transition (a cut ramps over 5 ms); always: heard whatever is on air (a presenter's microphone); off: never heard on the bus."},
 	}
 }

@@ -154,6 +154,9 @@ func (b *State) SetAudio(bus string, ch control.AudioRequest) error {
 		if ch.Pan != nil {
 			s.Pan = *ch.Pan
 		}
+		if ch.DelayMs != nil {
+			s.DelayMs = *ch.DelayMs
+		}
 		if ch.Mode != "" {
 			m, err := audio.ParseMode(ch.Mode)
 			if err != nil {
@@ -164,7 +167,7 @@ func (b *State) SetAudio(bus string, ch control.AudioRequest) error {
 		if err := s.Check(); err != nil {
 			return fmt.Errorf("%w: %s %s: %w", control.ErrInvalid, bs.Address, src, err)
 		}
-	} else if ch.GainDB != nil || ch.Mute != nil || ch.Pan != nil || ch.Mode != "" {
+	} else if ch.GainDB != nil || ch.Mute != nil || ch.Pan != nil || ch.Mode != "" || ch.DelayMs != nil {
 		return fmt.Errorf("%w: %s: a strip's change names its source", control.ErrInvalid, bs.Address)
 	}
 	if src != "" {
@@ -203,6 +206,7 @@ type StripStatus struct {
 	Mute   bool    `json:"mute"`
 	Pan    float64 `json:"pan"`
 	Mode   string  `json:"mode"`
+	Delay  int     `json:"delay_ms"`
 }
 
 func finite(v float64) *float64 {
@@ -225,7 +229,7 @@ func (bs *BusState) audioStatus() *AudioStatus {
 	st := &AudioStatus{Levels: levelsOf(l), Strips: map[string]StripStatus{}, MasterDB: &master, MixMinus: minus}
 	for _, src := range bs.audioSources {
 		s := strips[src]
-		st.Strips[src] = StripStatus{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: s.Mode.String()}
+		st.Strips[src] = StripStatus{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: s.Mode.String(), Delay: s.DelayMs}
 	}
 	return st
 }
