@@ -10,20 +10,21 @@ import (
 	"github.com/onairhq/onair/nodes"
 )
 
-// canvasParams lists the canvas keys the compiler copies into a node's
-// param (build.go, fuse_decode_loops.go): the show language's schema and
-// the node registry must agree on each one's type, default and range (or
-// values), or a saved plan without the param would run with another value
-// than the show would have given it.
-var canvasParams = []struct{ canvas, kind, param string }{
-	{"input_poll_ms", "compositor", "input_poll_ms"},
-	{"aux_input_poll_ms", "compositor", "input_poll_ms"},
-	{"browser_frame_queue", "ipc_dmabuf_source", "frames_in_flight"},
-	{"import_ttl_ms", "gpu_import", "import_ttl_ms"},
-	{"browser_socket_mode", "ipc_dmabuf_source", "socket_mode"},
-	{"browser_peer", "ipc_dmabuf_source", "peer"},
-	{"nvdec_parser", "nvdec_file", "parser"}, // fuse_decode_loops.go
-	{"timecode_start", "compositor", "timecode_start"},
+// canvasParams are the canvas keys a kind's lowering copies into a
+// node's param, as each param declares them (nodes.Param.Canvas): the
+// show language's schema and the node registry must agree on each one's
+// type, default and range (or values), or a saved plan without the param
+// would run with another value than the show would have given it.
+func canvasParams() []struct{ canvas, kind, param string } {
+	var out []struct{ canvas, kind, param string }
+	for _, k := range nodes.All() {
+		for _, p := range k.Params {
+			for _, c := range p.Canvas {
+				out = append(out, struct{ canvas, kind, param string }{c, k.Name, p.Name})
+			}
+		}
+	}
+	return out
 }
 
 // elementParams lists element attributes the compiler copies into a
@@ -46,7 +47,7 @@ func TestCanvasAndRegistryAgree(t *testing.T) {
 	}
 	type pair struct{ where, attr, kind, param string }
 	var pairs []pair
-	for _, c := range canvasParams {
+	for _, c := range canvasParams() {
 		pairs = append(pairs, pair{"canvas", c.canvas, c.kind, c.param})
 	}
 	for _, c := range elementParams {

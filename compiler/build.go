@@ -8,6 +8,11 @@ package compiler
 // hwupload chain, every fan-out its own thread), one compositor per bus fed
 // through each source's fan-out, and one sink per output. Every node
 // carries its kind declaration, its group and the show range that made it.
+//
+// build names no kind: a source's chain is the backend's lowering's
+// (Lowering.Chains), a bus's and an output's node is the kind that
+// declares it (Kind.From, nodes.For), and each node's params are its
+// kind's Lower of the element (nodes.Element, filled here from the show).
 
 import (
 	"fmt"
@@ -95,6 +100,7 @@ func build(st *state) {
 				e.Attrs[name] = v
 			}
 		}
+		st.extraAttrs(e.Attrs, "output", out.Kind, out.Extra)
 		n := st.elementNode("output."+out.Kind, e, out.DeclRange)
 		if n == nil {
 			continue
@@ -116,12 +122,29 @@ func build(st *state) {
 // name elem: "bus", "output.record") lowers to, as the kind that declares
 // it in its From says; nil, reported at rng, when no kind does.
 func (st *state) elementNode(elem string, e *nodes.Element, rng hcl.Range) *Node {
+	if c := st.Options.Target.Chains[elem]; c.Refuse != "" {
+		st.errorf(&rng, "Element cannot run on this backend", "%s is a %s: %s", e.Address, elem, c.Refuse)
+		return nil
+	}
 	k, ok := nodes.For(elem)
 	if !ok {
 		st.errorf(&rng, "Unknown node kind", "%s is a %s, which no node kind in nodes/ lowers (Kind.From).", e.Address, elem)
 		return nil
 	}
 	return &Node{ID: e.Address + "/" + k.Name, Kind: k.Name, Address: e.Address, Group: e.Address, Range: rng, Params: lower(k, e)}
+}
+
+// extraAttrs adds to attrs the attributes of an element of block type typ
+// and kind that the show language holds in no field of its own (Extra):
+// those a new kind reads in its lowering. Paths become relative to the
+// show's directory, as every path in a plan is.
+func (st *state) extraAttrs(attrs map[string]any, typ, kind string, extra map[string]any) {
+	for name, v := range extra {
+		if p, isStr := v.(string); isStr && lang.IsPath(typ, kind, name) {
+			v = st.Show.Rel(p)
+		}
+		attrs[name] = v
+	}
 }
 
 // lower is the params a node of kind k takes from element e.
@@ -252,11 +275,7 @@ func (st *state) sourceElement(src *lang.Source) *nodes.Element {
 			attrs[name] = v
 		}
 	}
-	for name, v := range map[string]int{"tone_hz": src.ToneHz, "tone_dbfs": src.ToneDBFS} {
-		if _, set := src.Attrs[name]; set { // else the node's default, the same
-			attrs[name] = v
-		}
-	}
+	st.extraAttrs(attrs, "source", src.Kind, src.Extra)
 	return &nodes.Element{Kind: src.Kind, Address: src.Address(), Path: show.Rel(src.Path), Loop: src.Loop, Format: format,
 		Size: sizeString(size), Rate: ratString(rate), Colour: colourString(src.Colour, lang.PixelFormat(format)),
 		OnError: src.OnError, Codec: src.Codec(), Streams: max(1, src.Streams), Canvas: show.Canvas.Settings, Attrs: attrs}

@@ -98,7 +98,7 @@ func estimate(st *state) {
 		}
 		if t.Roles.Has(nodes.Uploader) {
 			pcie += int64(rate * float64(fb))
-			if n.Source != nil && n.Source.Kind == "raw_file" {
+			if n.Source != nil && n.Source.Path != "" && n.Source.Codec() == "" { // raw pictures from a file
 				raw++
 			}
 			switch n.Params["mode"] {
@@ -162,8 +162,8 @@ func estimate(st *state) {
 	budget("pcie upload", float64(pcie), pr.PCIeBytesPerSec.Value, "bytes/s")
 	budget("nvdec", e.NVDECFramesPerSec, pr.NVDECFramesPerSec.Value, "frames/s")
 	nvenc := 0
-	for _, o := range st.Show.Outputs {
-		if o.Kind == "ffmpeg" && strings.Contains(strings.Join(o.Args, " "), "nvenc") {
+	for _, n := range st.Graph.Nodes() { // an output whose encoder arguments name NVENC
+		if args, ok := n.Params["args"].([]string); ok && n.Decl.Has(nodes.Sink) && strings.Contains(strings.Join(args, " "), "nvenc") {
 			nvenc++
 		}
 	}

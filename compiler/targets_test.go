@@ -8,7 +8,7 @@ import (
 
 // The backends' lowerings the tests compile for, by name; gpu is the one
 // most tests use (the seeds' chains). "refusing" is a backend that cannot
-// run browser sources, for the compiler's refusal.
+// run browser sources or ffmpeg outputs, for the compiler's refusals.
 var (
 	targets = map[string]*nodes.Lowering{"cuda": &nodecuda.Lowering, "cpu": &nodecpu.Lowering, "refusing": refusing()}
 	gpu     = targets["cuda"]
@@ -22,5 +22,6 @@ func refusing() *nodes.Lowering {
 		l.Chains[k] = c
 	}
 	l.Chains["browser"] = nodes.Chain{Refuse: "this backend cannot import a browser's buffers. Compile for another backend."}
+	l.Chains["output.ffmpeg"] = nodes.Chain{Refuse: "this backend has no host pictures to pipe. Compile for another backend."}
 	return &l
 }

@@ -23,6 +23,7 @@ type dec struct {
 	ctx     *hcl.EvalContext
 	dir     string
 	attrs   Attrs
+	read    map[string]bool // the attributes a typed decoder read (value)
 }
 
 func (l *loader) newDec(spec *Block, content *hcl.BodyContent, ctx *hcl.EvalContext, dir string, attrs Attrs) *dec {
@@ -36,6 +37,10 @@ func (l *loader) newDec(spec *Block, content *hcl.BodyContent, ctx *hcl.EvalCont
 // to evaluate (already reported) or is unknown because something it depends
 // on failed.
 func (d *dec) value(name string) (cty.Value, *hcl.Attribute, bool) {
+	if d.read == nil {
+		d.read = map[string]bool{}
+	}
+	d.read[name] = true
 	a := d.content.Attributes[name]
 	if a == nil {
 		return cty.NilVal, nil, false
@@ -52,6 +57,38 @@ func (d *dec) value(name string) (cty.Value, *hcl.Attribute, bool) {
 		return cty.NilVal, a, false // null means "take the default", as in Terraform
 	}
 	return v, a, true
+}
+
+// extra decodes, by the schema's types, the attributes the show wrote that
+// no typed decoder read: those a kind's schema declares for its node
+// kinds alone (Source.Extra, Output.Extra).
+func (d *dec) extra() value.Settings {
+	var out value.Settings
+	for _, a := range d.spec.Attrs {
+		if d.read[a.Name] || d.content.Attributes[a.Name] == nil {
+			continue
+		}
+		var v any
+		switch a.Type {
+		case TypeString, TypeEnum:
+			v = d.str(a.Name)
+		case TypeInt:
+			v = d.integer(a.Name)
+		case TypeBool:
+			v = d.boolean(a.Name)
+		case TypeStringList, TypeEnumList:
+			v = d.stringList(a.Name)
+		case TypePath:
+			v = d.path(a.Name)
+		default:
+			continue
+		}
+		if out == nil {
+			out = value.Settings{}
+		}
+		out[a.Name] = v
+	}
+	return out
 }
 
 func (d *dec) typeErr(a *hcl.Attribute, want string, v cty.Value) {
@@ -548,9 +585,9 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 		s.Keying = d.str("key")
 	case "test_pattern":
 		s.Pattern = d.str("pattern")
-		s.ToneHz, s.ToneDBFS = d.integer("tone_hz"), d.integer("tone_dbfs")
 	}
 	s.Audio = d.sourceAudio()
+	s.Extra = d.extra()
 	return s
 }
 
@@ -764,6 +801,7 @@ func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
 		o.IntervalMs = d.integer("interval_ms")
 		o.Quality = d.integer("quality")
 	}
+	o.Extra = d.extra()
 	return o
 }
 

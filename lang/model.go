@@ -110,9 +110,13 @@ type Source struct {
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
 	// Audio is the source's audio block (its strip on every bus); nil
-	// without one. ToneHz and ToneDBFS are a test_pattern's line-up tone.
-	Audio            *AudioStrip
-	ToneHz, ToneDBFS int
+	// without one.
+	Audio *AudioStrip
+	// Extra are the attributes of the source's kind that the fields above
+	// do not hold, by name, as the show wrote them (paths resolved): what
+	// a kind added to the schema reads through its node kinds' lowering
+	// (nodes.Element.Attrs) with no field of its own here.
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs
@@ -205,6 +209,9 @@ type Output struct {
 	Audio      bool     // ffmpeg: the bus's sound as input 1
 	IntervalMs int      // preview: time between JPEG snapshots
 	Quality    int      // preview: JPEG quality 1..100
+	// Extra are the output kind's attributes the fields above do not
+	// hold (Source.Extra).
+	Extra value.Settings
 
 	DeclRange hcl.Range
 	Attrs     Attrs

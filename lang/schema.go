@@ -457,3 +457,16 @@ var rootSchema = func() *hcl.BodySchema {
 	}
 	return s
 }()
+
+// IsPath reports whether attribute name of the blocks of type typ and
+// kind kind ("source", "hevc_file") is a path, which plans carry relative
+// to the show's directory.
+func IsPath(typ, kind, name string) bool {
+	for _, b := range Schema {
+		if b.Type == typ && b.Kind == kind {
+			a := b.Attr(name)
+			return a != nil && a.Type == TypePath
+		}
+	}
+	return false
+}

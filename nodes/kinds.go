@@ -38,14 +38,34 @@ func fileFrames(e *Element) map[string]any {
 	return map[string]any{"path": e.Path, "loop": e.Loop, "format": e.Format, "size": e.Size, "colour": e.Colour, "on_error": orDefault(e.OnError, decodeOnError)}
 }
 
-// fromCanvas sets each param of kind from the canvas setting that feeds it
-// when it differs from the param's default (plans say only what differs).
-func fromCanvas(p map[string]any, e *Element, kind string, feeds map[string]string) {
-	for param, canvas := range feeds {
-		if v := e.Canvas.String(canvas); v != "" && v != paramDefault(kind, param) {
+// fromCanvas sets each of params of kind from the canvas setting that
+// feeds it (Param.Canvas) when that differs from the param's default
+// (plans say only what differs).
+func fromCanvas(p map[string]any, e *Element, kind string, params ...string) {
+	for _, param := range params {
+		if v := canvasFeed(e, kind, param, 0); v != nil && v != "" && v != paramDefault(kind, param) {
 			p[param] = v
 		}
 	}
+}
+
+// canvasFeed is the value of the i-th canvas setting that feeds param of
+// kind (Param.Canvas), nil when the show's canvas has none.
+func canvasFeed(e *Element, kind, param string, i int) any {
+	k, ok := Lookup(kind)
+	if !ok {
+		return nil
+	}
+	if p, ok := k.Param(param); ok && i < len(p.Canvas) {
+		return e.Canvas[p.Canvas[i]]
+	}
+	return nil
+}
+
+// canvasInt is canvasFeed as a whole number.
+func canvasInt(e *Element, kind, param string, i int) int {
+	n, _ := asInt(canvasFeed(e, kind, param, i))
+	return n
 }
 
 // paramDefault is the default of a kind's param, as it declares it.
@@ -172,17 +192,17 @@ var builtin = []*Kind{
 		Params: []Param{
 			{Name: "socket", Type: String, Doc: "The Unix socket the browser service connects to."},
 			{Name: "return_queue", Type: Int, Default: 0, Min: ptr(0), Max: ptr(64), Doc: "Finished frames held back and returned one per arriving frame; 0 returns every frame at once."},
-			{Name: "frames_in_flight", Type: Int, Default: 9, Min: ptr(1), Max: ptr(9), Doc: "Frames a window may have out of the browser (browser_frame_queue)."},
-			{Name: "socket_mode", Type: Enum, Enum: []string{"0600", "0660", "0666"}, Default: "0600", Doc: "The socket's mode, whatever the umask (browser_socket_mode)."},
-			{Name: "peer", Type: Enum, Enum: []string{"same_user", "any"}, Default: "same_user", Doc: "same_user refuses producers of another user (SO_PEERCRED); any takes whoever the mode lets connect (browser_peer)."},
+			{Name: "frames_in_flight", Type: Int, Default: 9, Min: ptr(1), Max: ptr(9), Canvas: []string{"browser_frame_queue"}, Doc: "Frames a window may have out of the browser."},
+			{Name: "socket_mode", Type: Enum, Enum: []string{"0600", "0660", "0666"}, Default: "0600", Canvas: []string{"browser_socket_mode"}, Doc: "The socket's mode, whatever the umask."},
+			{Name: "peer", Type: Enum, Enum: []string{"same_user", "any"}, Default: "same_user", Canvas: []string{"browser_peer"}, Doc: "same_user refuses producers of another user (SO_PEERCRED); any takes whoever the mode lets connect."},
 			{Name: "size", Type: String, Doc: "The source's picture size, WIDTHxHEIGHT: a producer announcing a larger picture is refused (ERROR, format)."}, colourParam,
 		},
 		Traits: Traits{Roles: Source, Domain: Device, Emits: []string{FormatDMABUF}, MaxOutputs: 1,
 			Pool: &Pool{Name: "browser receivers", Threads: 1}},
 		Lower: func(e *Element) map[string]any {
-			q := e.Canvas.Int("browser_frame_queue")
+			q := canvasInt(e, "ipc_dmabuf_source", "frames_in_flight", 0)
 			p := map[string]any{"socket": e.String("socket"), "return_queue": BrowserReturnQueue(q), "frames_in_flight": q, "size": e.Size, "colour": e.Colour}
-			fromCanvas(p, e, "ipc_dmabuf_source", map[string]string{"socket_mode": "browser_socket_mode", "peer": "browser_peer"})
+			fromCanvas(p, e, "ipc_dmabuf_source", "socket_mode", "peer")
 			return p
 		},
 		Readiness: "the browser has connected and sent a first buffer",
@@ -201,7 +221,7 @@ var builtin = []*Kind{
 			Roles: Importer, Domain: Device, Takes: []string{FormatDMABUF}, Emits: frameFmts, MaxOutputs: 1},
 		Lower: func(e *Element) map[string]any {
 			// The mixer purges what start-up left idle as it goes on air (seed 003).
-			p := map[string]any{"import_ttl_ms": e.Canvas.Int("import_ttl_ms"), "purge_idle": true, "format": e.Format}
+			p := map[string]any{"import_ttl_ms": canvasInt(e, "gpu_import", "import_ttl_ms", 0), "purge_idle": true, "format": e.Format}
 			if k := e.String("key"); k != "" && k != paramDefault("gpu_import", "key") { // plans say only what differs from the kind's default
 				p["key"] = k
 			}
@@ -261,7 +281,7 @@ var builtin = []*Kind{
 			{Name: "scenes", Type: Strings, Live: true, Doc: "Scenes the bus may show; adding or removing one changes the bus in place, without going off air."},
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			{Name: "colour", Type: String, Doc: "The show's colour tags, stamped on every picture the bus draws: primaries/transfer/matrix/range."},
-			{Name: "timecode_start", Type: String, Default: "", Doc: "The timecode of tick 0, HH:MM:SS:FF (canvas timecode_start); empty: the time of day when the show starts."},
+			{Name: "timecode_start", Type: String, Default: "", Canvas: []string{"timecode_start"}, Doc: "The timecode of tick 0, HH:MM:SS:FF; empty: the time of day when the show starts."},
 			{Name: "audio_strips", Type: Strings, Live: true, Doc: "The bus's mix, a strip per source that is not at its defaults: \"source.NAME gain_db=-6 mode=follow|always|off mute=true pan=-1..1\" (a source with none follows video at 0 dB)."},
 			{Name: "audio_master_db", Type: String, Default: "0", Live: true, Doc: "The bus's master fader, dB (-120 to 12)."},
 			{Name: "audio_mix_minus", Type: String, Default: "", Live: true, Doc: "A source the bus's mix leaves out (mix-minus), or empty."},
@@ -270,13 +290,12 @@ var builtin = []*Kind{
 		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
 		From:   []string{"bus"},
 		Lower: func(e *Element) map[string]any {
-			p := map[string]any{"bus": e.Kind, "format": e.Format, "size": e.Size, "frame_rate": e.Rate, "colour": e.Colour, "input_poll_ms": e.Canvas.Int("input_poll_ms")}
+			feed := 0 // a Program bus's input_poll_ms; an AUX bus's is the second setting
 			if e.Kind == "aux" {
-				p["input_poll_ms"] = e.Canvas.Int("aux_input_poll_ms")
+				feed = 1
 			}
-			if tc := e.Canvas.String("timecode_start"); tc != "" { // else the registry's default, the time of day
-				p["timecode_start"] = tc
-			}
+			p := map[string]any{"bus": e.Kind, "format": e.Format, "size": e.Size, "frame_rate": e.Rate, "colour": e.Colour, "input_poll_ms": canvasInt(e, "compositor", "input_poll_ms", feed)}
+			fromCanvas(p, e, "compositor", "timecode_start") // else the registry's default, the time of day
 			for _, a := range []string{"scene", "scenes", "audio_strips", "audio_master_db", "audio_mix_minus"} {
 				if v, ok := e.Attr(a); ok {
 					p[a] = v
@@ -385,14 +404,14 @@ var builtin = []*Kind{
 		Params: []Param{pathParam, loopParam, codecParam, formatParam, sizeParam, colourParam,
 			decodeOnError,
 			{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM beyond the stream's own."},
-			{Name: "parser", Type: Enum, Enum: []string{"nvidia", "onair"}, Default: "nvidia", Doc: "Which parser reads an HEVC file's access units: NVIDIA's, or onair's own (cuda/hevc), which fills NVDEC's picture parameters itself; H.264 always takes NVIDIA's. From canvas nvdec_parser."},
+			{Name: "parser", Type: Enum, Enum: []string{"nvidia", "onair"}, Default: "nvidia", Canvas: []string{"nvdec_parser"}, Doc: "Which parser reads an HEVC file's access units: NVIDIA's, or onair's own (cuda/hevc), which fills NVDEC's picture parameters itself; H.264 always takes NVIDIA's."},
 			tsKeys},
 		Traits: Traits{Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
 		Lower: func(e *Element) map[string]any {
 			p := fileFrames(e)
 			p["codec"] = e.Codec
-			if parser := e.Canvas.String("nvdec_parser"); e.Codec == "hevc" && parser != "" && parser != paramDefault("nvdec_file", "parser") { // plans say only what differs
-				p["parser"] = parser
+			if e.Codec == "hevc" {
+				fromCanvas(p, e, "nvdec_file", "parser")
 			}
 			return p
 		},

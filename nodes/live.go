@@ -23,7 +23,7 @@ type Update struct {
 // old to new on air, or nil when it can: the kind must declare the param
 // Live, the new value must pass the param's declaration (type, range), and
 // a live list may only grow at its end (what a running node holds by index
-// keeps its place).
+// keeps its place). A value left out (nil) is the param's default.
 func (k *Kind) CheckLive(param string, old, new any) error {
 	p, ok := k.Param(param)
 	switch {
@@ -33,6 +33,11 @@ func (k *Kind) CheckLive(param string, old, new any) error {
 		return fmt.Errorf("%s.%s is not live: the node is re-created", k.Name, param)
 	}
 	old, new = normalize(old), normalize(new)
+	if new == nil { // left out: the node takes the default
+		if new = p.Default; new == nil {
+			return nil // an optional param unset
+		}
+	}
 	if err := p.Check(new); err != nil {
 		return err
 	}
@@ -42,6 +47,18 @@ func (k *Kind) CheckLive(param string, old, new any) error {
 		if len(now) < len(was) || !slices.Equal(now[:len(was)], was) {
 			return fmt.Errorf("%s.%s changes on air only by growing at its end", k.Name, param)
 		}
+	}
+	return nil
+}
+
+// Value is param name of a node of kind k with params: its value, or the
+// declared default when the params leave it out.
+func (k *Kind) Value(params map[string]any, name string) any {
+	if v, ok := params[name]; ok {
+		return v
+	}
+	if p, ok := k.Param(name); ok {
+		return p.Default
 	}
 	return nil
 }

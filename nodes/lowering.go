@@ -15,7 +15,10 @@ type Lowering struct {
 	// Profile is the capacity profile the compiler checks a show against
 	// when the show names none.
 	Profile string
-	// Chains maps a source kind to its naive chain.
+	// Chains maps a source kind to its naive chain. A bus or output
+	// lowers to the kind its From names on every backend; a backend that
+	// cannot run one says so under the element's name ("output.hls":
+	// Chain{Refuse: ...}), and the compiler reports it at the element.
 	Chains map[string]Chain
 }
 

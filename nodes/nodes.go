@@ -2,9 +2,12 @@
 // can place in a plan and the runtime can run declares here, in one place,
 // its name, documentation, parameters (types, defaults, ranges, whether they
 // may change on a running show), traits (blocking or loop-driven, roles,
-// memory domain, formats taken and emitted) and readiness condition. It also
-// declares the shape of a backend's lowering (lowering.go), which each
-// backend's package fills in.
+// memory domain, formats taken and emitted), readiness condition, how a
+// show element lowers to it (element.go: Lower over the compiler's neutral
+// Element, From) and what the compiler's fusions make of it (Fuses), and
+// which of its params change on a running show (live.go: CheckLive,
+// Update). It also declares the shape of a backend's lowering
+// (lowering.go), which each backend's package fills in.
 //
 // The compiler's checks read traits, never kind names; `onair nodes` prints
 // the reference from these declarations. Which backend runs which kind is
@@ -106,9 +109,11 @@ type Param struct {
 	// re-creating the node (a diff may update it in place): the kind's
 	// live hook on the running show applies it (nodes/show).
 	Live bool
-	// Canvas names the canvas settings the compiler feeds this param from
-	// (input_poll_ms from canvas input_poll_ms and aux_input_poll_ms): a
-	// live param's settings change on air through it (LiveCanvas).
+	// Canvas names the canvas settings that feed this param (the kind's
+	// Lower reads them: a compositor's input_poll_ms is canvas
+	// input_poll_ms on a Program bus, aux_input_poll_ms on an AUX one): a
+	// live param's settings change on air through it (LiveCanvas), and a
+	// test holds each setting's type, default and range to the param's.
 	Canvas []string
 }
 

@@ -228,3 +228,15 @@ func TestCheckLive(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLiveDefault: a live param the new plan leaves out goes back to
+// its default on air.
+func TestCheckLiveDefault(t *testing.T) {
+	prev, _ := Lookup("output_preview")
+	if err := prev.CheckLive("interval_ms", 500, nil); err != nil {
+		t.Errorf("interval_ms 500 → left out: %v, want live (its default)", err)
+	}
+	if v := prev.Value(map[string]any{}, "interval_ms"); v != 1000 {
+		t.Errorf("interval_ms left out is %v, want its default 1000", v)
+	}
+}

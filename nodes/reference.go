@@ -42,6 +42,12 @@ func WriteReference(w io.Writer, markdown bool, runsOn func(kind string) []strin
 				ew.printf("- **Outputs:** up to %d\n", t.MaxOutputs)
 			}
 			ew.printf("- **Ready when:** %s\n", k.Readiness)
+			if len(k.From) > 0 {
+				ew.printf("- **Made for:** %s, on every backend\n", strings.Join(k.From, ", "))
+			}
+			for _, f := range k.fusesText() {
+				ew.printf("- **Fuses:** %s\n", f)
+			}
 			for _, set := range k.Exclusive {
 				ew.printf("- **Exclusive:** %s (at most one)\n", strings.Join(set, ", "))
 			}
@@ -52,7 +58,7 @@ func WriteReference(w io.Writer, markdown bool, runsOn func(kind string) []strin
 					if p.Live {
 						live = "yes"
 					}
-					ew.printf("| `%s` | %s | %s | %s | %s | %s |\n", p.Name, p.Type, defaultText(p), strings.ReplaceAll(p.allowed(), "|", "\\|"), live, strings.ReplaceAll(p.Doc, "|", "\\|"))
+					ew.printf("| `%s` | %s | %s | %s | %s | %s |\n", p.Name, p.Type, defaultText(p), strings.ReplaceAll(p.allowed(), "|", "\\|"), live, strings.ReplaceAll(p.Doc+p.canvasText(), "|", "\\|"))
 				}
 			}
 			continue
@@ -66,6 +72,12 @@ func WriteReference(w io.Writer, markdown bool, runsOn func(kind string) []strin
 			ew.printf("  takes: %s; emits: %s\n", orNone(t.Takes), orNone(t.Emits))
 		}
 		ew.printf("  ready when: %s\n  backends: %s\n", k.Readiness, backendsText(runsOn(k.Name)))
+		if len(k.From) > 0 {
+			ew.printf("  made for: %s, on every backend\n", strings.Join(k.From, ", "))
+		}
+		for _, f := range k.fusesText() {
+			ew.printf("  fuses: %s\n", f)
+		}
 		for _, p := range k.Params {
 			ew.printf("  %-18s %-12s default %-10s %-16s", p.Name, p.Type, defaultText(p), p.allowed())
 			if p.Live {
@@ -73,11 +85,38 @@ func WriteReference(w io.Writer, markdown bool, runsOn func(kind string) []strin
 			} else {
 				ew.printf("     ")
 			}
-			ew.printf("  %s\n", p.Doc)
+			ew.printf("  %s\n", p.Doc+p.canvasText())
 		}
 		ew.printf("\n")
 	}
 	return ew.err
+}
+
+// fusesText says what the fusion passes may make of a node of the kind.
+func (k *Kind) fusesText() []string {
+	f := k.Fuses
+	var out []string
+	if f.OnLoop != "" {
+		out = append(out, "into "+f.OnLoop+" on its source's pacing loop (canvas source_fan_out = \"event_loop\")")
+	}
+	for _, name := range sortedNames(f.DecodeLoopWhen) {
+		out = append(out, fmt.Sprintf("onto a shared decode loop when %s = %s (canvas decoder_placement = \"decode_loops\")", name, strings.Join(f.DecodeLoopWhen[name], " | ")))
+	}
+	if f.WithReader != "" {
+		out = append(out, "with the reader feeding it into "+f.WithReader+" on a decode loop (canvas input_routing = \"input\")")
+	}
+	if f.WithChain != "" {
+		out = append(out, "with a raw file's chain before it into "+f.WithChain+" (canvas raw_upload = \"direct\" | \"resident\")")
+	}
+	return out
+}
+
+// canvasText names the canvas settings that feed the param.
+func (p *Param) canvasText() string {
+	if len(p.Canvas) == 0 {
+		return ""
+	}
+	return " From canvas " + strings.Join(p.Canvas, ", ") + "."
 }
 
 func (p *Param) allowed() string {

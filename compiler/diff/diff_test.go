@@ -3,7 +3,9 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/onairhq/onair/compiler/plan"
@@ -176,6 +178,44 @@ func TestCompactAddresses(t *testing.T) {
 	for _, tt := range tests {
 		if got := compact(tt.in); got != tt.want {
 			t.Errorf("compact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestLiveUpdates: what apply changes on air, as values: a live param
+// changed, a live param the new plan leaves out (its default), a bus's
+// scenes grown at the end; a list that lost a scene, or a value out of
+// range, is not live and says why.
+func TestLiveUpdates(t *testing.T) {
+	withPreview := func(params map[string]any, scenes []any, poll int) *plan.Plan {
+		p := twoSourcePlan()
+		p.Nodes[6].Params = map[string]any{"scenes": scenes, "input_poll_ms": poll}
+		p.Nodes = append(p.Nodes, plan.Node{ID: "output.pv/output_preview", Kind: "output_preview", Address: "output.pv", Params: params})
+		return p
+	}
+	old := withPreview(map[string]any{"interval_ms": 500, "quality": 60}, []any{"scene.s"}, 8)
+	for _, c := range []struct {
+		name    string
+		new     *plan.Plan
+		updates string
+		refused string
+	}{
+		{"quality", withPreview(map[string]any{"interval_ms": 500, "quality": 90}, []any{"scene.s"}, 8), "output.pv output_preview.quality=90", ""},
+		{"interval left out", withPreview(map[string]any{"quality": 60}, []any{"scene.s"}, 8), "output.pv output_preview.interval_ms=1000", ""},
+		{"a scene added", withPreview(map[string]any{"interval_ms": 500, "quality": 60}, []any{"scene.s", "scene.t"}, 8), "bus.pgm compositor.scenes=[scene.s scene.t]", ""},
+		{"a scene gone", withPreview(map[string]any{"interval_ms": 500, "quality": 60}, []any{}, 8), "", "bus.pgm replace"},
+		{"poll out of range", withPreview(map[string]any{"interval_ms": 500, "quality": 60}, []any{"scene.s"}, 5000), "", "bus.pgm replace"},
+	} {
+		lv := Diff(roundTrip(t, old), c.new).Live
+		var ups []string
+		for _, u := range lv.Updates {
+			ups = append(ups, fmt.Sprintf("%s %s.%s=%v", u.Address, u.Kind, u.Param, u.Value))
+		}
+		if got := strings.Join(ups, "; "); got != c.updates {
+			t.Errorf("%s: updates %q, want %q", c.name, got, c.updates)
+		}
+		if got := strings.Join(lv.Refused, "; "); c.refused == "" && got != "" || !strings.Contains(got, c.refused) {
+			t.Errorf("%s: refused %q, want %q", c.name, got, c.refused)
 		}
 	}
 }

@@ -121,7 +121,11 @@ func (lv *Live) nodeUpdates(c *Change, nodeOf map[string]*plan.Node) string {
 				continue
 			}
 			if n := nodeOf[nc.ID]; n != nil {
-				ups = append(ups, nodes.Update{Node: n.ID, Address: n.Address, Kind: n.Kind, Param: a.Name, Value: n.Params[a.Name]})
+				v := n.Params[a.Name]
+				if k, ok := nodes.Lookup(n.Kind); ok {
+					v = k.Value(n.Params, a.Name) // a param left out is its default
+				}
+				ups = append(ups, nodes.Update{Node: n.ID, Address: n.Address, Kind: n.Kind, Param: a.Name, Value: v})
 			}
 		}
 	}

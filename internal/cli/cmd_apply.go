@@ -37,7 +37,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&client.Addr, "addr", control.DefaultAddr, "address of the show's status server (onair run -listen)")
 	fs.StringVar(&client.Token, "token", os.Getenv("ONAIR_TOKEN"), "token for a server on a non-loopback address (default $ONAIR_TOKEN)")
 	fs.StringVar(&client.CA, "tls-ca", "", "trust the CA certificates in this PEM `FILE` for an https:// -addr (default: the system's)")
-	dry := fs.Bool("dry-run", false, "print the diff against the show on air and change nothing")
+	dry := fs.Bool("dry-run", false, "print the diff against the show on air and what apply would change, or refuse and why (exit 1), and change nothing")
 	vf := addVarFlags(fs)
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
