@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/control"
@@ -374,4 +375,83 @@ func TestFollowVideoThroughACut(t *testing.T) {
 		t.Errorf("a step of %.4f through the cut; the ramp allows %.4f", worst, bound)
 	}
 	t.Logf("cut on recorded frame %d, heard on %d; largest step %.4f (bound %.4f)", cut, heard, worst, bound)
+}
+
+// TestFollowVideoThroughAFade fades a show from a 1 kHz pattern to a 3 kHz
+// one over ten ticks and reads each recorded tick's level of the two
+// tones: the 3 kHz one rises 1/10, 2/10 ... 10/10 of its level on ten
+// consecutive ticks while the 1 kHz one falls as much: the fade's own
+// progress, tick by tick, as the picture's mix uses it.
+func TestFollowVideoThroughAFade(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	src := strings.Replace(strings.Replace(toneShow, "RATE", "30", 1), `source "test_pattern" "two" {
+  pattern = "bars"
+}`, `source "test_pattern" "two" {
+  pattern = "bars"
+  tone_hz = 3000
+}`, 1)
+	path := writeShow(t, src)
+	s := startShow(t, compile(t, path, nil))
+	waitShow(t, s, "40 ticks", ticksAtLeast("bus.pgm", 40))
+	if err := s.Switch("bus.pgm", "scene.two", "fade", 10*time.Second/30); err != nil {
+		t.Fatal(err)
+	}
+	waitShow(t, s, "80 ticks", ticksAtLeast("bus.pgm", 80))
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	samples := readWAV(t, filepath.Join(filepath.Dir(path), "pgm.wav"))
+	// A tone's level in a tick: its Goertzel amplitude against a full
+	// tick of the tone alone, over the tick's last 1200 samples (after
+	// the 5 ms ramp to its gain).
+	level := func(b []float32, hz float64) float64 {
+		ref := make([]float32, len(b))
+		a := audio.DBToGain(audio.ToneDBFS)
+		for i := 0; i < len(b)/2; i++ {
+			ref[2*i] = float32(a * math.Sin(2*math.Pi*hz*float64(i)/audio.Rate))
+		}
+		return math.Sqrt(goertzel(b, hz) / goertzel(ref, hz))
+	}
+	const n = 1600
+	thr := (audio.DBToGain(audio.ToneDBFS) + audio.DBToGain(audio.BlipDBFS)) / 2
+	var rise []float64 // the 3 kHz tone's level on each tick from its first
+	var blip []bool    // whether the tick holds a blip (12 dB up: not compared)
+	for i := 0; (i+1)*n*2 <= len(samples); i++ {
+		b := samples[(i*n+400)*2 : (i+1)*n*2]
+		g3 := level(b, 3000)
+		if g3 <= 0.02 && rise == nil {
+			continue
+		}
+		loud, short := false, true
+		for _, v := range samples[i*n*2 : (i+1)*n*2] {
+			loud = loud || math.Abs(float64(v)) > thr
+		}
+		// A tick whose source frame was repeated (a busy machine) is short
+		// of its samples, silence at its end: not compared either.
+		for _, v := range samples[((i+1)*n-100)*2 : (i+1)*n*2] {
+			short = short && v == 0
+		}
+		loud = loud || short
+		rise, blip = append(rise, g3), append(blip, loud)
+		if g1 := level(b, 1000); len(rise) <= 10 && !loud && math.Abs(g1+g3-1) > 0.03 {
+			t.Errorf("tick %d of the fade: 1 kHz at %.3f, 3 kHz at %.3f: not a crossfade", len(rise), g1, g3)
+		}
+	}
+	if len(rise) < 10 {
+		t.Fatalf("the 3 kHz tone is heard on %d ticks", len(rise))
+	}
+	compared := 0
+	for j := 0; j < 10; j++ {
+		if blip[j] {
+			continue
+		}
+		compared++
+		if want := float64(j+1) / 10; math.Abs(rise[j]-want) > 0.03 {
+			t.Errorf("tick %d of the fade: the 3 kHz tone at %.3f of its level, want %.1f (levels %.3f)", j+1, rise[j], want, rise[:10])
+		}
+	}
+	if compared < 8 {
+		t.Errorf("only %d ticks of the fade without a blip", compared)
+	}
+	t.Logf("the 3 kHz tone's level over the fade's ticks: %.3f", rise[:10])
 }
