@@ -365,6 +365,12 @@ func TestFollowVideoThroughACut(t *testing.T) {
 		t.Logf("the cut fell on a blip; its steps are the blip's")
 		return
 	}
+	if r := busOf(s.State.Summary(), "bus.pgm").Repeats; r > 0 {
+		// A repeated frame (a busy machine) leaves its tick short of
+		// samples, ending in silence: a step of its own.
+		t.Logf("the bus repeated %d frames; the steps are not measured", r)
+		return
+	}
 	a := audio.DBToGain(audio.ToneDBFS)
 	bound := a*2*math.Sin(math.Pi*3000/audio.Rate) + 2*a/audio.RampSamples + 1e-4
 	var worst float64
