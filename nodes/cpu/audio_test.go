@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/audio"
+	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -460,4 +462,32 @@ func TestFollowVideoThroughAFade(t *testing.T) {
 		t.Errorf("only %d ticks of the fade without a blip", compared)
 	}
 	t.Logf("the 3 kHz tone's level over the fade's ticks: %.3f", rise[:10])
+}
+
+// onair apply's live change of a bus's audio params (the registry's
+// update and its hook, liveAudio): the strips and master change on air; a
+// strip of a source the bus does not carry is refused whole.
+func TestAudioParamsChangeLive(t *testing.T) {
+	p := compile(t, writeShow(t, strings.Replace(toneShow, "RATE", "30", 1)), nil)
+	pj, _ := plan.Marshal(p)
+	s := startShowWith(t, p, pj)
+	defer s.Stop()
+	waitShow(t, s, "a tick", ticksAtLeast("bus.pgm", 1))
+	ok := []nodes.Update{update("bus.pgm", "compositor", "audio_strips", []string{"source.two mode=always gain_db=-10"}),
+		update("bus.pgm", "compositor", "audio_master_db", "-6")}
+	if err := s.ApplyLive(show.LiveChange{Updates: ok}, pj); err != nil {
+		t.Fatal(err)
+	}
+	a := busOf(s.State.Summary(), "bus.pgm").Audio
+	if st := a.Strips["source.two"]; st.Mode != "always" || st.GainDB != -10 || a.MasterDB == nil || *a.MasterDB != -6 {
+		t.Errorf("after the live change: %+v, master %v", st, a.MasterDB)
+	}
+	bad := []nodes.Update{update("bus.pgm", "compositor", "audio_master_db", "-3"),
+		update("bus.pgm", "compositor", "audio_strips", []string{"source.nope mute=true"})}
+	if err := s.ApplyLive(show.LiveChange{Updates: bad}, pj); err == nil || !strings.Contains(err.Error(), "source.nope") {
+		t.Errorf("a strip of a source not on the bus: %v", err)
+	}
+	if a := busOf(s.State.Summary(), "bus.pgm").Audio; *a.MasterDB != -6 {
+		t.Errorf("a refused change moved the master to %v", *a.MasterDB)
+	}
 }

@@ -368,10 +368,17 @@ func liveAudio(b *State, u nodes.Update, _ *liveScenes) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u.Address, err)
 	}
-	return func() {
+	return func() { // only the param's own part: the change's other updates set theirs
 		a := bs.Audio
 		a.mu.Lock()
-		a.strip, a.master, a.minus = next.strip, next.master, next.minus
+		switch u.Param {
+		case "audio_strips":
+			a.strip = next.strip
+		case "audio_master_db":
+			a.master = next.master
+		case "audio_mix_minus":
+			a.minus = next.minus
+		}
 		a.gen++
 		a.mu.Unlock()
 	}, nil
