@@ -240,7 +240,21 @@ function meter(name, a) {
   if (!t) return;
   let m = $(".meter", t);
   if (!a) { if (m) m.remove(); return; }
-  if (!m) t.append(m = el("div", { class: "meter" }, el("div", { class: "bar" }), el("span", { class: "lufs" })));
+  if (!m) {
+    t.append(m = el("div", { class: "meter" }, el("div", { class: "bar" }), el("span", { class: "lufs" })));
+    const pgm = status.summary.buses.find((b) => b.kind === "program" && b.audio && b.audio.strips && b.audio.strips[name]);
+    if (pgm) { // a source on a Program bus: its mute there
+      const btn = el("button", { class: "mute", text: "MUTE", title: "mute " + name + " on " + pgm.address, "data-mute": name });
+      btn.onclick = () => api("POST", "/buses/" + enc(pgm.address) + "/audio", { source: name, mute: !btn.classList.contains("on") })
+        .then(poll).catch((e) => log(e.message, "error"));
+      m.append(btn);
+    }
+  }
+  const mb = $(".mute", m);
+  if (mb) {
+    const pgm = status.summary.buses.find((b) => b.kind === "program" && b.audio && b.audio.strips && b.audio.strips[name]);
+    mb.classList.toggle("on", !!(pgm && pgm.audio.strips[name].mute));
+  }
   const lufs = a.momentary_lufs;
   const pct = lufs === null ? 0 : Math.max(0, Math.min(100, (lufs + 60) * 100 / 60));
   $(".bar", m).style.width = pct + "%";
