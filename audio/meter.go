@@ -146,30 +146,28 @@ func (k *kWeighting) filter(x float64) float64 {
 	return z
 }
 
-// The true-peak interpolator: 4 phases of a 48-tap windowed-sinc low pass
-// cut off at the input's Nyquist frequency, each phase normalised to unity
-// gain at DC.
+// The true-peak interpolator: a 49-tap windowed-sinc low pass cut off at
+// the input's Nyquist frequency, centred on tap 24, so that of its four
+// phases the first is the input itself (delayed 6 samples) and the other
+// three are 12 taps each, every phase normalised to unity gain at DC.
 const tpTaps = 12
 
 var tpPhases = func() (ph [4][tpTaps]float64) {
-	const n = 4 * tpTaps
-	for p := 0; p < 4; p++ {
+	const n, centre = 4*tpTaps + 1, 4 * tpTaps / 2
+	for p := 1; p < 4; p++ {
 		var sum float64
 		for j := 0; j < tpTaps; j++ {
 			i := 4*j + p
-			t := (float64(i) - float64(n-1)/2) / 4 // in input samples from the centre
-			w := 0.5 + 0.5*math.Cos(2*math.Pi*(float64(i)-float64(n-1)/2)/float64(n+1))
-			v := w
-			if t != 0 {
-				v *= math.Sin(math.Pi*t) / (math.Pi * t)
-			}
-			ph[p][j] = v
-			sum += v
+			t := float64(i-centre) / 4 // in input samples from the centre
+			w := 0.5 + 0.5*math.Cos(2*math.Pi*float64(i-centre)/float64(n+1))
+			ph[p][j] = w * math.Sin(math.Pi*t) / (math.Pi * t)
+			sum += ph[p][j]
 		}
 		for j := range ph[p] {
 			ph[p][j] /= sum
 		}
 	}
+	ph[0][tpTaps/2] = 1 // the input, tpTaps/2 samples back
 	return
 }()
 
@@ -190,8 +188,11 @@ func (t *truePeak) add(x float64) float64 {
 	}
 	t.hist[t.pos], t.hist[t.pos+tpTaps] = x, x
 	w := (*[tpTaps]float64)(t.hist[t.pos+1 : t.pos+1+tpTaps]) // oldest first
-	var peak float64
-	for p := range tpPhases {
+	peak := w[tpTaps-1-tpTaps/2] // phase 0: the input itself
+	if peak < 0 {
+		peak = -peak
+	}
+	for p := 1; p < 4; p++ {
 		h := &tpRev[p]
 		y := h[0]*w[0] + h[1]*w[1] + h[2]*w[2] + h[3]*w[3] + h[4]*w[4] + h[5]*w[5] +
 			h[6]*w[6] + h[7]*w[7] + h[8]*w[8] + h[9]*w[9] + h[10]*w[10] + h[11]*w[11]
