@@ -128,7 +128,8 @@ test-short:
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 1s
 fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' -fuzztime 30000x ./lang/
-	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./compiler/plan/
+	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./plan/
+	$(FUZZ) -fuzz '^FuzzParseColour$$' -fuzztime 100000x ./internal/value/
 	$(FUZZ) -fuzz '^FuzzIgnores$$' -fuzztime 60000x ./compiler/lint/
 	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 100000x ./nodes/media/ipc/
 	$(FUZZ) -fuzz '^FuzzAnnexB$$' -fuzztime 20000x ./nodes/media/es/

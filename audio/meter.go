@@ -188,7 +188,7 @@ func (t *truePeak) add(x float64) float64 {
 	}
 	t.hist[t.pos], t.hist[t.pos+tpTaps] = x, x
 	w := (*[tpTaps]float64)(t.hist[t.pos+1 : t.pos+1+tpTaps]) // oldest first
-	peak := w[tpTaps-1-tpTaps/2] // phase 0: the input itself
+	peak := w[tpTaps-1-tpTaps/2]                              // phase 0: the input itself
 	if peak < 0 {
 		peak = -peak
 	}

@@ -328,6 +328,19 @@ func scaleRamped(b []float32, g0, g1 float64) {
 	}
 }
 
+// Change is a change to one bus's mix made on air (the control API's
+// POST /buses/{bus}/audio): the fields set are changed, the rest kept; a
+// strip's change names its source.
+type Change struct {
+	Source   string   `json:"source,omitempty"`
+	GainDB   *float64 `json:"gain_db,omitempty"`
+	Mute     *bool    `json:"mute,omitempty"`
+	Pan      *float64 `json:"pan,omitempty"`
+	Mode     string   `json:"mode,omitempty"` // follow | always | off
+	DelayMs  *int     `json:"delay_ms,omitempty"`
+	MasterDB *float64 `json:"master_db,omitempty"`
+}
+
 // Format writes a strip as a compositor's audio_strips param holds it:
 // "source.cam gain_db=-6 mode=always mute=true pan=-0.5" (fields at their
 // defaults left out).

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // canvasParams are the canvas keys a kind's lowering copies into a

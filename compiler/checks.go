@@ -18,9 +18,9 @@ import (
 	"github.com/dominikbraun/graph"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 var checks = []*Rule{groupOrderRule, inputRoutingRule, readinessRule, formatsRule, nvdecCapsRule, queueSizingRule, capacityRule}

@@ -8,7 +8,7 @@
 // its own file whose doc comment says what it needs and what it leaves.
 //
 // This package must never import runtime/ or the CLI: the runtime executes
-// the plan it emits, through compiler/plan only.
+// the plan it emits, through plan/ only.
 package compiler
 
 import (
@@ -17,9 +17,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // Options steer a compilation.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // load reads a show file, failing the test on errors.

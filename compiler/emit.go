@@ -13,8 +13,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // ReadinessTimeoutMs is how long a group may take to become ready.
@@ -28,14 +29,17 @@ func emit(st *state) {
 		Show:          show.Name,
 		ShowHash:      show.Hash,
 		Backend:       st.Options.Target.Backend,
-		Size:          sizeString(show.Size),
-		FrameRate:     ratString(show.FrameRate),
-		Format:        string(show.Format),
+		Size:          show.Size,
+		FrameRate:     show.FrameRate,
 		Canvas:        show.Canvas.Settings.Clone(),
 		Fusions:       append([]plan.Fusion{}, st.fusions...),
 	}
 	if st.Profile != nil {
 		p.Profile = st.Profile.Name
+	}
+	var err error
+	if p.Format, err = value.ParsePixelFormat(string(show.Format)); err != nil {
+		st.errorf(nil, "Internal error: the show's pixel format", "%v. Please report this with the show.", err)
 	}
 	all := g.Nodes()
 	p.Nodes = make([]plan.Node, 0, len(all))
@@ -49,7 +53,7 @@ func emit(st *state) {
 		}
 		p.Nodes = append(p.Nodes, plan.Node{
 			ID: n.ID, Kind: n.Kind, Address: n.Address, Group: n.Group, Placement: n.Placement,
-			Params: n.Params, Format: n.Format, Domain: string(n.Domain), Size: frameSize(n), Range: st.planRange(n.Range),
+			Params: n.Params, Format: value.Stream(n.Format), Domain: string(n.Domain), Size: frameSize(n), Range: st.planRange(n.Range),
 		})
 		if n.Placement.Loop != "" {
 			loopNodes[n.Placement.Loop] = append(loopNodes[n.Placement.Loop], n.ID)
@@ -58,7 +62,7 @@ func emit(st *state) {
 	edges := g.Edges()
 	p.Edges = make([]plan.Edge, 0, len(edges))
 	for _, e := range edges {
-		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: e.Format})
+		p.Edges = append(p.Edges, plan.Edge{From: e.From, To: e.To, Capacity: e.Capacity, Policy: e.Policy, Format: value.Stream(e.Format)})
 	}
 	n := max(show.Canvas.Int("pacing_loops"), 1)
 	p.Loops = append(p.Loops, plan.Loop{Name: "default", Nodes: loopNodes["default"]})
@@ -122,12 +126,12 @@ func emit(st *state) {
 	st.Plan = p
 }
 
-// frameSize is the size of the frames a node emits, "" when it emits none.
-func frameSize(n *Node) string {
-	if !isFrame(n.Format) || n.Size == (lang.Size{}) || len(n.Decl.Traits.Emits) == 0 {
-		return ""
+// frameSize is the size of the frames a node emits, none when it emits none.
+func frameSize(n *Node) value.Size {
+	if !isFrame(n.Format) || len(n.Decl.Traits.Emits) == 0 {
+		return value.Size{}
 	}
-	return sizeString(n.Size)
+	return n.Size
 }
 
 // groupReadiness states a group's readiness from its nodes' kinds: each

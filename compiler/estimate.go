@@ -22,9 +22,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // FrameBytes is the size of one frame: NV12 12 bits a pixel, P010 24.

@@ -25,8 +25,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // DecodeLoop names decode loop i.

@@ -11,7 +11,7 @@ package compiler
 // source's loop.
 
 import (
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 func fuseFanOut(st *state) {

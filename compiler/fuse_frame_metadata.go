@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 func fuseFrameMetadata(st *state) {

@@ -13,8 +13,8 @@ package compiler
 import (
 	"fmt"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 func fuseInputRouting(st *state) {

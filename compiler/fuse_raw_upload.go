@@ -16,8 +16,8 @@ package compiler
 import (
 	"fmt"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 func fuseRawUpload(st *state) {

@@ -5,9 +5,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // Node is one node of the graph being compiled. Rules read Decl.Traits,

@@ -18,8 +18,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 func place(st *state) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // WriteText renders a plan for people: counts by kind, loops and their
@@ -194,7 +194,7 @@ func viewGroups(p *plan.Plan) []groupView {
 		}
 		for _, ni := range byGroup[g.Name] {
 			n := p.Nodes[ni]
-			nv := nodeView{kind: n.Kind, format: n.Format, where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params)}
+			nv := nodeView{kind: n.Kind, format: string(n.Format), where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params)}
 			if !n.Placement.Thread {
 				nv.where = n.Placement.Loop
 			}

@@ -5,14 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // Folded groups list every param that differs between them, the ones the
 // detail otherwise leaves out (size, frame rate, colour, path) included,
 // value by value; those that agree stay out of the node line.
 func TestWriteTextFoldListsHiddenParams(t *testing.T) {
-	p := &plan.Plan{Show: "fold", Size: "1280x720", FrameRate: "30", Format: "nv12"}
+	p := &plan.Plan{Show: "fold", Size: value.Size{W: 1280, H: 720}, FrameRate: value.Rational{Num: 30, Den: 1}, Format: value.NV12}
 	type src struct{ name, size, rate, colour, path string }
 	for i, s := range []src{
 		{"source.a", "640x360", "30", "bt709/bt709/bt709/limited", "media/a.nv12"},

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // Every show in the repository that loads compiles without a panic, for

@@ -5,8 +5,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // Rule is one check over a compiled show: the compiler's own checks (see

@@ -4,23 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/onairhq/onair/audio"
 )
 
 // AudioRequest is POST /buses/{bus}/audio: a change to the bus's mix made
-// on air. The fields sent are changed, the rest kept; a strip's change
-// names its source.
-type AudioRequest struct {
-	Source   string   `json:"source,omitempty"`
-	GainDB   *float64 `json:"gain_db,omitempty"`
-	Mute     *bool    `json:"mute,omitempty"`
-	Pan      *float64 `json:"pan,omitempty"`
-	Mode     string   `json:"mode,omitempty"` // follow | always | off
-	DelayMs  *int     `json:"delay_ms,omitempty"`
-	MasterDB *float64 `json:"master_db,omitempty"`
-}
+// on air (audio.Change: the fields sent are changed, the rest kept; a
+// strip's change names its source).
+type AudioRequest = audio.Change
 
 // Mixer is a Show whose buses mix sound: SetAudio changes a bus's mix on
-// air (errors wrap ErrNotFound for an unknown bus or source, ErrInvalid for
+// air (errors wrap showerr.ErrNotFound for an unknown bus or source, showerr.ErrInvalid for
 // a value out of range).
 type Mixer interface {
 	SetAudio(bus string, req AudioRequest) error

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/onairhq/onair/events"
 )
 
 // TestWatchSkipsMalformedEvents is issue 27's item 11: `onair status
@@ -27,8 +29,8 @@ func TestWatchSkipsMalformedEvents(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &Client{Addr: srv.Listener.Addr().String()}
-	var got []Event
-	last, err := c.Watch(context.Background(), 0, func(e Event) { got = append(got, e) })
+	var got []events.Event
+	last, err := c.Watch(context.Background(), 0, func(e events.Event) { got = append(got, e) })
 	if err == nil || !strings.Contains(err.Error(), "ended the stream") {
 		t.Errorf("Watch: %v, want the stream ended", err)
 	}

@@ -46,6 +46,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/showerr"
 )
 
 // Show is what a running show offers the server.
@@ -55,12 +58,12 @@ type Show interface {
 	// Plan is the plan being run, as its JSON bytes.
 	Plan() []byte
 	// Switch puts scene on bus with a transition of kind ("cut", "fade",
-	// "wipe") lasting d. It returns an error wrapping ErrNotFound when the
-	// bus or scene does not exist, ErrInvalid when the request cannot be
+	// "wipe") lasting d. It returns an error wrapping showerr.ErrNotFound when the
+	// bus or scene does not exist, showerr.ErrInvalid when the request cannot be
 	// carried out as asked.
 	Switch(bus, scene, kind string, d time.Duration) error
-	// Collect sends the show's metrics (see Sample).
-	Collect(func(Sample))
+	// Collect sends the show's metrics (see metrics.Sample).
+	Collect(func(metrics.Sample))
 }
 
 // Previewer is a Show with preview outputs: GET /preview/{output} serves
@@ -69,49 +72,21 @@ type Previewer interface {
 	Preview(output string) ([]byte, bool)
 }
 
-// Errors a Show returns, mapped to HTTP status codes.
-var (
-	ErrNotFound = errors.New("not found")
-	ErrInvalid  = errors.New("invalid request")
-	// ErrConflict: the request is well formed, but the show on air cannot
-	// carry it out (409).
-	ErrConflict = errors.New("cannot be done on air")
-)
+// The errors a Show returns are package request's, mapped to HTTP status
+// codes (operator.go).
 
 // Applier takes a new plan for the show on air: POST /plan, its body the
 // plan's JSON (what `onair plan -json` writes).
 type Applier interface {
 	// Apply carries out the new plan's changes that can be made on air
 	// and returns what it did (JSON-marshalable). It changes nothing and
-	// returns an error wrapping ErrInvalid when the plan cannot be read,
-	// ErrConflict when a change needs the show restarted.
+	// returns an error wrapping showerr.ErrInvalid when the plan cannot be read,
+	// showerr.ErrConflict when a change needs the show restarted.
 	Apply(planJSON []byte) (any, error)
 }
 
 // SetApplier has POST /plan hand new plans to a. Call it before Serve.
 func (s *Server) SetApplier(a Applier) { s.applier = a }
-
-// SampleKind says how Prometheus treats a sample.
-type SampleKind int
-
-const (
-	Counter SampleKind = iota
-	Gauge
-	Histogram // Buckets and Sum, Count set; Value unused
-)
-
-// Sample is one metric value with its labels.
-type Sample struct {
-	Name   string // onair_* metric name
-	Help   string
-	Kind   SampleKind
-	Labels [][2]string // label name, value; the same names for every sample of a metric
-	Value  float64
-	// Histograms: upper bounds (seconds) with cumulative counts, sum and count.
-	Buckets map[float64]uint64
-	Sum     float64
-	Count   uint64
-}
 
 // Options configures a Server.
 type Options struct {
@@ -448,7 +423,7 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 		if ts, ok := s.show.(TimedSwitcher); ok {
 			err = ts.SwitchAt(bus, req.Scene, kind, d, req.At, origin(r))
 		} else if req.At != "" {
-			err = fmt.Errorf("this show cannot switch at a timecode: %w", ErrInvalid)
+			err = fmt.Errorf("this show cannot switch at a timecode: %w", showerr.ErrInvalid)
 		} else {
 			err = s.show.Switch(bus, req.Scene, kind, d)
 		}
@@ -553,7 +528,7 @@ type collector struct{ show Show }
 func (collector) Describe(chan<- *prometheus.Desc) {} // unchecked: the set of buses and sources is the show's
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	c.show.Collect(func(s Sample) {
+	c.show.Collect(func(s metrics.Sample) {
 		names := make([]string, len(s.Labels))
 		values := make([]string, len(s.Labels))
 		for i, l := range s.Labels {
@@ -563,11 +538,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		var m prometheus.Metric
 		var err error
 		switch s.Kind {
-		case Counter:
+		case metrics.Counter:
 			m, err = prometheus.NewConstMetric(desc, prometheus.CounterValue, s.Value, values...)
-		case Gauge:
+		case metrics.Gauge:
 			m, err = prometheus.NewConstMetric(desc, prometheus.GaugeValue, s.Value, values...)
-		case Histogram:
+		case metrics.Histogram:
 			m, err = prometheus.NewConstHistogram(desc, s.Count, s.Sum, s.Buckets, values...)
 		}
 		if err != nil {

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/showerr"
 )
 
 // testShow is a show with two buses and two scenes that records switches.
@@ -20,19 +23,19 @@ func (s *testShow) Status() any  { return map[string]any{"buses": []string{"bus.
 func (s *testShow) Plan() []byte { return []byte(`{"format_version":1}`) }
 func (s *testShow) Switch(bus, scene, kind string, d time.Duration) error {
 	if bus != "a" && bus != "bus.a" {
-		return fmt.Errorf("bus %q: %w", bus, ErrNotFound)
+		return fmt.Errorf("bus %q: %w", bus, showerr.ErrNotFound)
 	}
 	if scene != "scene.grid" {
-		return fmt.Errorf("scene %q: %w", scene, ErrNotFound)
+		return fmt.Errorf("scene %q: %w", scene, showerr.ErrNotFound)
 	}
 	s.mu.Lock()
 	s.switches = append(s.switches, fmt.Sprintf("%s %s %s %v", bus, scene, kind, d))
 	s.mu.Unlock()
 	return nil
 }
-func (s *testShow) Collect(f func(Sample)) {
-	f(Sample{Name: "onair_bus_frames_total", Help: "Frames drawn.", Kind: Counter, Labels: [][2]string{{"bus", "bus.a"}}, Value: 42})
-	f(Sample{Name: "onair_playout_draw_seconds", Help: "Draw time.", Kind: Histogram, Labels: [][2]string{{"bus", "bus.a"}},
+func (s *testShow) Collect(f func(metrics.Sample)) {
+	f(metrics.Sample{Name: "onair_bus_frames_total", Help: "Frames drawn.", Kind: metrics.Counter, Labels: [][2]string{{"bus", "bus.a"}}, Value: 42})
+	f(metrics.Sample{Name: "onair_playout_draw_seconds", Help: "Draw time.", Kind: metrics.Histogram, Labels: [][2]string{{"bus", "bus.a"}},
 		Buckets: map[float64]uint64{0.008: 3, 0.016: 4}, Sum: 0.05, Count: 5})
 }
 
@@ -190,9 +193,9 @@ func TestApplyRequests(t *testing.T) {
 		case `{"new":"scene"}`:
 			return map[string][]string{"applied": {"scene.grid"}}, nil
 		case `{"new":"source"}`:
-			return nil, fmt.Errorf("source.a replace: %w", ErrConflict)
+			return nil, fmt.Errorf("source.a replace: %w", showerr.ErrConflict)
 		}
-		return nil, fmt.Errorf("not a plan: %w", ErrInvalid)
+		return nil, fmt.Errorf("not a plan: %w", showerr.ErrInvalid)
 	}))
 	s.Serve(show)
 	base := "http://" + s.Addr()

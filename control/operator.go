@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/onairhq/onair/showerr"
 )
 
 // The operator's surface: the page at / (a multiviewer with tally and the
@@ -32,14 +34,11 @@ type Operator interface {
 
 // Snapshotter is a Show that keeps small JPEG snapshots of its buses and
 // sources while someone watches them. Snapshot marks name as watched and
-// returns its latest snapshot; ErrNotFound when there is no such bus or
-// source, ErrNotReady while the first snapshot is being taken.
+// returns its latest snapshot; showerr.ErrNotFound when there is no such bus or
+// source, showerr.ErrNotReady while the first snapshot is being taken.
 type Snapshotter interface {
 	Snapshot(name string) ([]byte, error)
 }
-
-// ErrNotReady is what a Snapshotter returns before its first snapshot.
-var ErrNotReady = errors.New("not ready yet")
 
 //go:embed ui
 var uiFiles embed.FS
@@ -86,13 +85,13 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, example string) boo
 func showError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, showerr.ErrNotFound):
 		code = http.StatusNotFound
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, showerr.ErrInvalid):
 		code = http.StatusBadRequest
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, showerr.ErrConflict):
 		code = http.StatusConflict
-	case errors.Is(err, ErrNotReady):
+	case errors.Is(err, showerr.ErrNotReady):
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
 	}
@@ -174,7 +173,7 @@ func (s *Server) takeHandler(w http.ResponseWriter, r *http.Request) {
 	if ts, ok := s.show.(TimedSwitcher); ok {
 		err = ts.TakeAt(bus, kind, d, req.At, origin(r))
 	} else if req.At != "" {
-		err = fmt.Errorf("this show cannot switch at a timecode: %w", ErrInvalid)
+		err = fmt.Errorf("this show cannot switch at a timecode: %w", showerr.ErrInvalid)
 	} else {
 		err = op.Take(bus, kind, d)
 	}

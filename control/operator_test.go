@@ -11,14 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onairhq/onair/events"
 	"github.com/onairhq/onair/internal/testwait"
+	"github.com/onairhq/onair/showerr"
 )
 
 // opShow is a testShow with the operator's surface: preview and take on
 // bus a, an event hub, and snapshots of bus.a.
 type opShow struct {
 	testShow
-	hub     *Hub
+	hub     *events.Hub
 	mu      sync.Mutex
 	preview string
 	takes   []string
@@ -26,10 +28,10 @@ type opShow struct {
 
 func (s *opShow) SetPreview(bus, scene string) error {
 	if bus != "a" && bus != "bus.a" {
-		return fmt.Errorf("bus %q: %w", bus, ErrNotFound)
+		return fmt.Errorf("bus %q: %w", bus, showerr.ErrNotFound)
 	}
 	if scene != "scene.grid" {
-		return fmt.Errorf("scene %q: %w", scene, ErrNotFound)
+		return fmt.Errorf("scene %q: %w", scene, showerr.ErrNotFound)
 	}
 	s.mu.Lock()
 	s.preview = scene
@@ -40,32 +42,32 @@ func (s *opShow) SetPreview(bus, scene string) error {
 
 func (s *opShow) Take(bus, kind string, d time.Duration) error {
 	if bus != "a" && bus != "bus.a" {
-		return fmt.Errorf("bus %q: %w", bus, ErrNotFound)
+		return fmt.Errorf("bus %q: %w", bus, showerr.ErrNotFound)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.preview == "" {
-		return fmt.Errorf("bus.a has no scene on preview: %w", ErrInvalid)
+		return fmt.Errorf("bus.a has no scene on preview: %w", showerr.ErrInvalid)
 	}
 	s.takes = append(s.takes, fmt.Sprintf("%s %v", kind, d))
 	return nil
 }
 
-func (s *opShow) Events() *Hub     { return s.hub }
-func (s *opShow) EventsHello() any { return map[string]string{"show": "test"} }
+func (s *opShow) Events() *events.Hub { return s.hub }
+func (s *opShow) EventsHello() any    { return map[string]string{"show": "test"} }
 func (s *opShow) Snapshot(name string) ([]byte, error) {
 	switch name {
 	case "bus.a":
 		return []byte("\xff\xd8jpeg"), nil
 	case "bus.b":
-		return nil, fmt.Errorf("bus.b: the first snapshot is being taken: %w", ErrNotReady)
+		return nil, fmt.Errorf("bus.b: the first snapshot is being taken: %w", showerr.ErrNotReady)
 	}
-	return nil, fmt.Errorf("no bus or source %q: %w", name, ErrNotFound)
+	return nil, fmt.Errorf("no bus or source %q: %w", name, showerr.ErrNotFound)
 }
 
 func startOp(t *testing.T, opts Options) (*Server, *opShow) {
 	t.Helper()
-	show := &opShow{hub: NewHub()}
+	show := &opShow{hub: events.NewHub()}
 	t.Cleanup(show.hub.Close)
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
@@ -255,14 +257,14 @@ func TestEventStream(t *testing.T) {
 		t.Fatalf("resumed after %s: got %s, want the preview", id, typ)
 	}
 	// Far behind: more than the ring holds.
-	for i := 0; i < EventRing+10; i++ {
+	for i := 0; i < events.EventRing+10; i++ {
 		show.hub.Publish("tally", i)
 	}
-	testwait.Until(t, generous, "the hub to take the events (on its own goroutine)", func() bool { return show.hub.Last() >= uint64(EventRing+12) })
+	testwait.Until(t, generous, "the hub to take the events (on its own goroutine)", func() bool { return show.hub.Last() >= uint64(events.EventRing+12) })
 	c, _ := openEvents(t, s.Addr(), "Last-Event-ID: 1\r\n")
 	c.next(t) // hello
 	if _, typ, data := c.next(t); typ != "lost" || !strings.Contains(data, `"events":`) {
-		t.Fatalf("a client %d events behind got %s %s, want lost", EventRing+10, typ, data)
+		t.Fatalf("a client %d events behind got %s %s, want lost", events.EventRing+10, typ, data)
 	}
 }
 
@@ -344,7 +346,7 @@ func TestSlowEventClientIsCutOff(t *testing.T) {
 // TestCloseEndsEventStreams: stopping the server does not wait for its
 // event clients to hang up.
 func TestCloseEndsEventStreams(t *testing.T) {
-	show := &opShow{hub: NewHub()}
+	show := &opShow{hub: events.NewHub()}
 	defer show.hub.Close()
 	s, err := Start(show, Options{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -456,18 +458,5 @@ func TestCrossSiteFormsCannotUseTheNewEndpoints(t *testing.T) {
 	}
 	if show.preview != "" || len(show.takes) != 0 {
 		t.Errorf("refused posts changed the show: preview %q, takes %v", show.preview, show.takes)
-	}
-}
-
-// TestPublishNeverWaits: with the hub's goroutine stopped (as if it were
-// starved), Publish still returns at once, and counts what it dropped.
-func TestPublishNeverWaits(t *testing.T) {
-	h := NewHub()
-	h.Close()
-	for i := 0; i < 10000; i++ {
-		h.Publish("switch", i)
-	}
-	if h.Dropped() != 10000-uint64(cap(h.in)) {
-		t.Errorf("dropped %d of 10000 with a buffer of %d", h.Dropped(), cap(h.in))
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/onairhq/onair/events"
 )
 
 // MaxEventBytes bounds one event the client reads (its data line). The
@@ -22,7 +24,7 @@ const MaxEventBytes = MaxPlanBytes
 // returns the Seq of the last event it saw, so a caller can reconnect
 // from there. Like every answer the client reads, events must come from
 // an onair server, are bounded in size and cleaned of control characters.
-func (c *Client) Watch(ctx context.Context, after uint64, f func(Event)) (uint64, error) {
+func (c *Client) Watch(ctx context.Context, after uint64, f func(events.Event)) (uint64, error) {
 	hc := c.HTTP
 	if hc == nil {
 		// No overall timeout: the stream lasts. The connection and the
@@ -80,7 +82,7 @@ func (c *Client) Watch(ctx context.Context, after uint64, f func(Event)) (uint64
 		case strings.HasPrefix(line, "data: "):
 			data = line[len("data: "):]
 		case line == "" && data != "":
-			var e Event
+			var e events.Event
 			// An event that is not JSON is skipped, as one of an unknown
 			// shape is.
 			if json.Valid([]byte(data)) && json.Unmarshal(cleanJSON([]byte(data)), &e) == nil {

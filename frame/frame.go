@@ -24,77 +24,24 @@ import (
 	"unsafe"
 )
 
-// Format is the pixel layout of a frame.
-type Format uint8
+// Format is the pixel layout of a frame (value.PixelFormat: the plan
+// carries it too).
+type Format = value.PixelFormat
 
 const (
-	// NV12 is 8-bit 4:2:0: a luma plane of W×H bytes, then a chroma plane of
-	// H/2 rows of W/2 interleaved Cb,Cr byte pairs.
-	NV12 Format = iota + 1
-	// P010 is 10-bit 4:2:0 in 16-bit little-endian words, the sample in the
-	// high ten bits; planes as NV12 with two bytes per sample.
-	P010
+	NV12 = value.NV12
+	P010 = value.P010
 )
 
 // ParseFormat maps "nv12" and "p010" to a Format.
-func ParseFormat(s string) (Format, error) {
-	switch s {
-	case "nv12", "NV12":
-		return NV12, nil
-	case "p010", "P010":
-		return P010, nil
-	}
-	return 0, fmt.Errorf("unknown pixel format %q: use nv12 or p010", s)
-}
-
-func (f Format) String() string {
-	switch f {
-	case NV12:
-		return "nv12"
-	case P010:
-		return "p010"
-	}
-	return fmt.Sprintf("Format(%d)", uint8(f))
-}
-
-// BytesPerSample is 1 for NV12 and 2 for P010.
-func (f Format) BytesPerSample() int {
-	if f == P010 {
-		return 2
-	}
-	return 1
-}
-
-// BitDepth is 8 for NV12 and 10 for P010.
-func (f Format) BitDepth() int {
-	if f == P010 {
-		return 10
-	}
-	return 8
-}
-
-// Size is the number of bytes a tightly packed W×H picture takes.
-func (f Format) Size(w, h int) int { return w * h * 3 / 2 * f.BytesPerSample() }
-
-// Black returns the limited-range black of the format as stored samples:
-// luma and chroma (16/128 for NV12, 64<<6 and 512<<6 for P010).
-func (f Format) Black() (y, c uint16) {
-	if f == P010 {
-		return 64 << 6, 512 << 6
-	}
-	return 16, 128
-}
+func ParseFormat(s string) (Format, error) { return value.ParsePixelFormat(s) }
 
 // Rational is an exact time base or frame rate; Den > 0.
 type Rational = value.Rational
 
-// Colour holds the colour tags stamped on a frame at its source.
-type Colour struct {
-	Primaries string // bt709 | bt2020 | bt601
-	Transfer  string // bt709 | pq | hlg | srgb
-	Matrix    string // bt709 | bt2020nc | bt601
-	Range     string // limited | full
-}
+// Colour holds the colour tags stamped on a frame at its source
+// (value.Colour: the plan carries them too).
+type Colour = value.Colour
 
 // BT709 is the tag set of HD video: bt709 everything, limited range.
 var BT709 = Colour{Primaries: "bt709", Transfer: "bt709", Matrix: "bt709", Range: "limited"}

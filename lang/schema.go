@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // ValueType is the type of an attribute as the schema declares it. The
@@ -165,10 +167,10 @@ var colourBlock = &Block{
 	Type: "colour",
 	Doc:  "The colour tags the source stamps on its frames. Every key is optional; an absent colour block means BT.709, limited range, which is what HD broadcast sources carry.",
 	Attrs: []Attr{
-		{Name: "primaries", Type: TypeEnum, Enum: []string{"bt709", "bt2020", "bt601"}, Default: "bt709", Doc: "Colour primaries."},
-		{Name: "transfer", Type: TypeEnum, Enum: []string{"bt709", "pq", "hlg", "srgb"}, Default: "bt709", Doc: "Transfer characteristic."},
-		{Name: "matrix", Type: TypeEnum, Enum: []string{"bt709", "bt2020nc", "bt601"}, Default: "bt709", Doc: "YUV matrix coefficients."},
-		{Name: "range", Type: TypeEnum, Enum: []string{"limited", "full"}, Default: "limited", Doc: "Quantisation range."},
+		{Name: "primaries", Type: TypeEnum, Enum: value.ColourPrimaries, Default: "bt709", Doc: "Colour primaries."},
+		{Name: "transfer", Type: TypeEnum, Enum: value.ColourTransfers, Default: "bt709", Doc: "Transfer characteristic."},
+		{Name: "matrix", Type: TypeEnum, Enum: value.ColourMatrices, Default: "bt709", Doc: "YUV matrix coefficients."},
+		{Name: "range", Type: TypeEnum, Enum: value.ColourRanges, Default: "limited", Doc: "Quantisation range."},
 	},
 }
 

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"encoding"
 	"fmt"
 	"github.com/onairhq/onair/internal/value"
 	"reflect"
@@ -12,7 +13,8 @@ import (
 // absent. A value of the wrong type or out of range is an error naming the
 // kind and the param. Field types follow the param types: int for Int,
 // string for String, Enum and Rational, bool for Bool, []string for
-// Strings. A tag naming no declared param is an error: the struct and the
+// Strings; a field whose type reads text (encoding.TextUnmarshaler, such as
+// value.Colour) reads a String param, and its error is Decode's. A tag naming no declared param is an error: the struct and the
 // registry disagree.
 //
 // Values may come from the compiler (int, []string) or from a saved plan's
@@ -52,6 +54,18 @@ func Decode(kind string, params map[string]any, dst any) error {
 			return fmt.Errorf("%s: %v", kind, err)
 		}
 		f := sv.Field(i)
+		if u, ok := f.Addr().Interface().(encoding.TextUnmarshaler); ok {
+			// A typed value spelt as text (a colour, a size, a rate): read
+			// here, so a malformed one is an error where it is read.
+			text, isText := v.(string)
+			if !isText {
+				return fmt.Errorf("%s: param %s is %s, field %s of %s reads text", kind, name, p.Type, st.Field(i).Name, st)
+			}
+			if err := u.UnmarshalText([]byte(text)); err != nil {
+				return fmt.Errorf("%s: param %s: %v", kind, name, err)
+			}
+			continue
+		}
 		val := reflect.ValueOf(v)
 		if !val.Type().AssignableTo(f.Type()) {
 			return fmt.Errorf("%s: param %s is %s, field %s of %s is %s", kind, name, p.Type, st.Field(i).Name, st, f.Type())

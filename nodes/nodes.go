@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/onairhq/onair/internal/value"
 )
 
 // Role is one thing a node does in a graph. A kind may have several.
@@ -75,13 +77,14 @@ const (
 	Device Domain = "device"
 )
 
-// Formats a kind may take or emit on its edges.
+// Formats a kind may take or emit on its edges: the plan's streams
+// (value.Stream).
 const (
-	FormatPackets = "packets" // compressed or raw packets from a demuxer or reader
-	FormatNV12    = "nv12"
-	FormatP010    = "p010"
-	FormatDMABUF  = "dmabuf" // foreign GPU buffers handed over a socket
-	FormatAny     = "*"      // whatever frame format the node before emits (nv12 or p010)
+	FormatPackets = string(value.StreamPackets) // compressed or raw packets from a demuxer or reader
+	FormatNV12    = string(value.StreamNV12)
+	FormatP010    = string(value.StreamP010)
+	FormatDMABUF  = string(value.StreamDMABUF) // foreign GPU buffers handed over a socket
+	FormatAny     = "*"                        // whatever frame format the node before emits (nv12 or p010)
 )
 
 // ParamType is the type of a parameter value.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // TestCompiledPlanRunsWithTestNodes compiles a real show (lang and the

@@ -4,8 +4,8 @@
 // restarts failed groups and reports status.
 //
 // It is Linux only (epoll, eventfd, timerfd, /proc) and must never import
-// nodes/, lang/ or compiler/ other than compiler/plan (of the rest of onair
-// it uses internal/panics, to turn a panic into a node's failure, logged and
+// nodes/, lang/ or compiler/; it reads the plan (plan/), and of the rest of
+// onair it uses internal/panics, to turn a panic into a node's failure, logged and
 // counted): node kinds reach it as
 // Constructors through a Lookup the caller passes, so the CPU and CUDA
 // backends plug in without changing this package.

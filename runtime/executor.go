@@ -29,8 +29,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/panics"
+	"github.com/onairhq/onair/plan"
 )
 
 // Options tune an Executor; the zero value is the default.

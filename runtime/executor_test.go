@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // tframe is the test's frame: no pixels, just where it came from.
@@ -259,7 +259,7 @@ func (k *testSink) Stop() {}
 // out from its loop to the Program compositor (block, 3) and to a slow
 // monitor bus (drop, 1); Program feeds a recorder sink.
 func showPlan(n int, edit func(p *plan.Plan)) *plan.Plan {
-	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "runtime-test", FrameRate: "30", Size: "64x36", Format: "nv12",
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "runtime-test", FrameRate: value.Rational{Num: 30, Den: 1}, Size: value.Size{W: 64, H: 36}, Format: value.NV12,
 		Canvas: value.Settings{"pacing_loops": 2},
 		Loops:  []plan.Loop{{Name: "default"}, {Name: "pacing_0"}, {Name: "pacing_1"}},
 	}
@@ -404,7 +404,7 @@ func TestExecutorRunsAndAccountsForEveryFrame(t *testing.T) {
 func TestExecutorRestartKeepsBufferedFrames(t *testing.T) {
 	leakCheck(t)
 	w := newWorld()
-	p := &plan.Plan{Show: "restart", FrameRate: "30", Loops: []plan.Loop{{Name: "default"}, {Name: "pacing_0"}},
+	p := &plan.Plan{Show: "restart", FrameRate: value.Rational{Num: 30, Den: 1}, Loops: []plan.Loop{{Name: "default"}, {Name: "pacing_0"}},
 		Nodes: []plan.Node{
 			{ID: "source.s/test_source", Kind: "test_source", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}, Params: map[string]any{"fail_at": 3}},
 			{ID: "output.rec/sink", Kind: "sink", Group: "output.rec", Placement: plan.Placement{Thread: true}, Params: map[string]any{"start_delay_ms": 1600}},
@@ -565,7 +565,7 @@ func (r *testRelay) Stop() {}
 func TestExecutorLoopNodes(t *testing.T) {
 	leakCheck(t)
 	w := newWorld()
-	p := &plan.Plan{Show: "loop-nodes", FrameRate: "60", Loops: []plan.Loop{{Name: "default"}, {Name: "pacing_0"}},
+	p := &plan.Plan{Show: "loop-nodes", FrameRate: value.Rational{Num: 60, Den: 1}, Loops: []plan.Loop{{Name: "default"}, {Name: "pacing_0"}},
 		Nodes: []plan.Node{
 			{ID: "source.s/test_source", Kind: "test_source", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}},
 			{ID: "source.s/relay", Kind: "relay", Group: "source.s", Placement: plan.Placement{Loop: "pacing_0"}},
@@ -655,7 +655,7 @@ func (bomb) Stop() {}
 // on.
 func TestLoopHandlerPanicFailsOnlyItsNode(t *testing.T) {
 	leakCheck(t)
-	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "bomb", FrameRate: "30",
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Show: "bomb", FrameRate: value.Rational{Num: 30, Den: 1},
 		Nodes:  []plan.Node{{ID: "g/bomb", Kind: "bomb", Group: "g", Placement: plan.Placement{Loop: "default"}}},
 		Loops:  []plan.Loop{{Name: "default"}},
 		Groups: []plan.Group{{Name: "g", Restartable: true}},

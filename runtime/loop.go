@@ -201,7 +201,7 @@ func (l *EventLoop) run() {
 	l.tid.Store(int32(unix.Gettid()))
 	// Timers fire on time: no slack (the default is 50 µs).
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	name := []byte("onair-" + l.name)
+	name := []byte(ThreadName(l.name))
 	if len(name) > 15 {
 		name = name[:15]
 	}

@@ -28,8 +28,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/panics"
+	"github.com/onairhq/onair/plan"
 )
 
 // Node is a running node of a plan.
@@ -296,11 +296,10 @@ func (c *NodeContext[T]) Take(in int, timeout time.Duration) (T, bool) {
 
 // FramePeriod is the show's frame period (1/30 s for "30").
 func (c *NodeContext[T]) FramePeriod() (TimeBase, error) {
-	rate := "30"
-	if c.Show != nil && c.Show.FrameRate != "" {
-		rate = c.Show.FrameRate
+	if c.Show == nil || c.Show.FrameRate.Den <= 0 {
+		return NewTimeBase(1, 30)
 	}
-	return FramePeriod(rate)
+	return NewTimeBase(c.Show.FrameRate.Den, c.Show.FrameRate.Num)
 }
 
 // cancel marks the context stopping and wakes everything the node may wait

@@ -211,12 +211,21 @@ type Status struct {
 	Threads []ThreadStatus `json:"threads"`
 }
 
+// ThreadName is the name (comm) of the thread that runs the loop named
+// loop; a backend that runs a plan's loop on a thread of its own names it
+// the same, so a thread is known by the plan's loop it runs.
+func ThreadName(loop string) string { return "onair-" + loop }
+
 // Usage is the CPU the process has used (getrusage), and its threads and
 // resident memory, at one moment.
 type Usage struct {
 	User, System time.Duration
 	Threads      int
 	RSSBytes     int64
+	// LockedBytes is the page-locked memory /proc knows of (VmLck and
+	// VmPin of /proc/self/status): mlock and pinned pages, not what a GPU
+	// driver page-locks through its own calls.
+	LockedBytes int64
 }
 
 // ReadUsage reads the process's usage now.
@@ -228,7 +237,25 @@ func ReadUsage() Usage {
 		u.Threads = len(ents)
 	}
 	u.RSSBytes = int64(ru.Maxrss) * 1024
+	u.LockedBytes = readLocked()
 	return u
+}
+
+// readLocked sums VmLck and VmPin of /proc/self/status, in bytes.
+func readLocked() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && (f[0] == "VmLck:" || f[0] == "VmPin:") {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			n += kb * 1024
+		}
+	}
+	return n
 }
 
 // Since renders what the process used between then and u, over wall time

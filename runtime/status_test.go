@@ -137,9 +137,8 @@ func TestMultiWaitSaysWhichFired(t *testing.T) {
 	}
 }
 
-// TestImports: the runtime never imports nodes/, lang/ or compiler/ other
-// than compiler/plan; of the rest of onair, only internal/panics (which
-// imports nothing of onair's).
+// TestImports: the runtime never imports nodes/, lang/ or compiler/; of
+// the rest of onair, only plan/ and internal/panics.
 func TestImports(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
@@ -158,8 +157,8 @@ func TestImports(t *testing.T) {
 		for _, imp := range af.Imports {
 			path := strings.Trim(imp.Path.Value, `"`)
 			rest, ours := strings.CutPrefix(path, "github.com/onairhq/onair/")
-			if ours && rest != "compiler/plan" && rest != "internal/panics" {
-				t.Errorf("%s imports %s: the runtime may import only compiler/plan and internal/panics from this module", f, path)
+			if ours && rest != "plan" && rest != "internal/panics" {
+				t.Errorf("%s imports %s: the runtime may import only plan and internal/panics from this module", f, path)
 			}
 		}
 	}

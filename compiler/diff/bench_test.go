@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/compiler/diff"
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // BenchmarkDiffDemo192 diffs the seeds' 192-source show against a copy in

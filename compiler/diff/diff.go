@@ -4,8 +4,8 @@
 // and which buses glitch and which sources restart because of it.
 //
 // It reads plans only, so that a saved plan and a freshly compiled show
-// compare alike. This package must never import lang/, compiler/ (except
-// compiler/plan) or runtime/; it reads nodes/ only for which params are live.
+// compare alike. This package must never import lang/, the compiler's
+// passes or runtime/; it reads nodes/ only for which params are live.
 package diff
 
 import (
@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // Action is what applying the new plan does to one element or node. The set
@@ -556,7 +556,7 @@ func edgeDesc(e plan.Edge) string {
 		s += ", " + e.Policy
 	}
 	if e.Format != "" {
-		s += ", " + e.Format
+		s += ", " + string(e.Format)
 	}
 	return s
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
+	v "github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // A hand-built plan: two sources feeding one program bus with one output.
@@ -20,7 +21,7 @@ func twoSourcePlan() *plan.Plan {
 			{ID: addr + "/one_to_many_nb", Kind: "one_to_many_nb", Address: addr, Placement: plan.Placement{Loop: "pacing_0"}},
 		}
 	}
-	p := &plan.Plan{Show: "t", Size: "1920x1080", FrameRate: "30", Format: "nv12"}
+	p := &plan.Plan{Show: "t", Size: v.Size{W: 1920, H: 1080}, FrameRate: v.Rational{Num: 30, Den: 1}, Format: v.NV12}
 	p.Nodes = append(p.Nodes, src("source.a", "a.nv12")...)
 	p.Nodes = append(p.Nodes, src("source.b", "b.nv12")...)
 	p.Nodes = append(p.Nodes,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/diff"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 // compile loads and compiles a show file of the test suite.

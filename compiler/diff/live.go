@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	ivalue "github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 // registryLive reads the Live flag of a param in the nodes/ registry.

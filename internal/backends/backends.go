@@ -8,7 +8,7 @@
 // pixel work and constructors behind nodes/show's interfaces, and its
 // lowering) and one entry here.
 //
-// backends may import the backends' packages, nodes/ and compiler/plan; it
+// backends may import the backends' packages, nodes/ and plan/; it
 // must never import lang/ or compiler/ (the compiler's tests import it).
 package backends
 
@@ -18,9 +18,9 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // Backend is one entry of the table.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // table is the backends, in the order -backend auto tries them.

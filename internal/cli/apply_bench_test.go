@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/compiler"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // BenchmarkApplyScenes is POST /plan's work on a running CPU show (issue

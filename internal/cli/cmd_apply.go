@@ -13,11 +13,12 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/diff"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/showerr"
 )
 
 func init() {
@@ -169,19 +170,19 @@ type liveApply struct {
 func (a *liveApply) Apply(body []byte) (any, error) {
 	p, err := loadSavedPlan(body)
 	if err != nil {
-		return nil, fmt.Errorf("the plan sent: %v: %w", err, control.ErrInvalid)
+		return nil, fmt.Errorf("the plan sent: %v: %w", err, showerr.ErrInvalid)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := sameTarget(a.cur, p); err != nil {
-		return nil, fmt.Errorf("refused, nothing changed: %v: %w", err, control.ErrConflict)
+		return nil, fmt.Errorf("refused, nothing changed: %v: %w", err, showerr.ErrConflict)
 	}
 	if err := checkLiveCanvas(p); err != nil {
-		return nil, fmt.Errorf("the plan sent: %v: %w", err, control.ErrInvalid)
+		return nil, fmt.Errorf("the plan sent: %v: %w", err, showerr.ErrInvalid)
 	}
 	ch, names, refused := liveChange(a.cur, p)
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("refused, nothing changed: %s: %w", refusedText(refused), control.ErrConflict)
+		return nil, fmt.Errorf("refused, nothing changed: %s: %w", refusedText(refused), showerr.ErrConflict)
 	}
 	if len(names) > 0 {
 		js, err := plan.Marshal(p)
@@ -191,7 +192,7 @@ func (a *liveApply) Apply(body []byte) (any, error) {
 		if len(js) > control.MaxPlanBytes {
 			// The show serves the plan on air (GET /plan), which every
 			// client reads up to this bound.
-			return nil, fmt.Errorf("refused, nothing changed: the plan is %d bytes as the show serves it, more than the %d MiB a client reads: %w", len(js), control.MaxPlanBytes>>20, control.ErrInvalid)
+			return nil, fmt.Errorf("refused, nothing changed: the plan is %d bytes as the show serves it, more than the %d MiB a client reads: %w", len(js), control.MaxPlanBytes>>20, showerr.ErrInvalid)
 		}
 		if err := a.show.ApplyLive(ch, js); err != nil {
 			return nil, err

@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/compiler"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // applyShow is a show whose one scene puts a test pattern on half of the

@@ -11,10 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/onairhq/onair/bench"
 	"github.com/onairhq/onair/nodes/browser"
-	nodecuda "github.com/onairhq/onair/nodes/cuda"
 )
 
 // onair bench runs a show, measures a window after a warm-up while it
@@ -91,7 +90,7 @@ func TestBenchCountsBrowserImports(t *testing.T) {
 		t.Errorf("the table lacks the browser sources:\n%s", stdout)
 	}
 	data, _ := os.ReadFile(out)
-	var r BenchResult
+	var r bench.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -101,13 +100,13 @@ func TestBenchCountsBrowserImports(t *testing.T) {
 }
 
 // readBenchResult reads the JSON onair bench -json wrote.
-func readBenchResult(t *testing.T, path string) BenchResult {
+func readBenchResult(t *testing.T, path string) bench.Result {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r BenchResult
+	var r bench.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -125,39 +124,5 @@ func TestBenchCompareSaysWhatItNeeds(t *testing.T) {
 	rc, _, errs = runCLI(t, "bench", "-compare", bad, bad)
 	if rc != 1 || !strings.Contains(errs, bad) || !strings.Contains(errs, "written by onair bench -json") {
 		t.Errorf("-compare with a broken file: rc %d, %q", rc, errs)
-	}
-}
-
-// The CUDA backend's device report says what it page-locked: bench adds
-// it to /proc's VmLck and VmPin, which do not see cuMemHostAlloc.
-var _ pageLocker = nodecuda.GPUStatus{}
-
-// A window's decode figures are the decode loops' counters between its two
-// readings: pictures, and CPU µs a picture by call where the loops clocked
-// them.
-func TestBenchDecodeFiguresAreTheWindows(t *testing.T) {
-	t0 := time.Unix(100, 0)
-	a := snapshot{at: t0, decode: map[string]int64{"pictures": 1000, "parse_ns": 90e6, "decode_ns": 20e6, "map_ns": 5e6}}
-	b := snapshot{at: t0.Add(10 * time.Second), decode: map[string]int64{"pictures": 3000, "parse_ns": 190e6, "decode_ns": 70e6, "map_ns": 31e6}}
-	r := b.since(a)
-	if r.DecodePictures != 2000 {
-		t.Errorf("%d pictures in the window, want 2000", r.DecodePictures)
-	}
-	want := map[string]float64{"parse": 50, "decode": 25, "map": 13}
-	for k, v := range want {
-		if got := r.DecodeCPUUs[k]; got != v {
-			t.Errorf("%s: %.2f µs a picture, want %.2f", k, got, v)
-		}
-	}
-	if _, ok := r.DecodeCPUUs["copy"]; ok {
-		t.Errorf("a call the loops did not clock has a figure: %v", r.DecodeCPUUs)
-	}
-	var out strings.Builder
-	r.write(&out)
-	if !strings.Contains(out.String(), "2000 pictures (200 a second); CPU µs a picture: parse 50.0 (cuvidDecodePicture 25.0 of it), map 13.0") {
-		t.Errorf("the table says:\n%s", out.String())
-	}
-	if none := (snapshot{at: t0}).since(snapshot{at: t0.Add(-time.Second)}); none.DecodePictures != 0 || none.DecodeCPUUs != nil {
-		t.Errorf("a show without decode loops: %+v", none)
 	}
 }

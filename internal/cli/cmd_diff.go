@@ -13,9 +13,9 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/diff"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/plan"
 )
 
 func init() {

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/compiler"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 func TestDiffCommand(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/onairhq/onair/compiler"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 func TestPlanCommand(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/events"
 )
 
 // watchContext is how long `onair status -watch` runs: until Ctrl-C
@@ -32,7 +33,7 @@ func watchEvents(c *control.Client, stdout, stderr io.Writer) int {
 	for {
 		var err error
 		seen := after
-		after, err = c.Watch(ctx, after, func(e control.Event) { writeEvent(stdout, e) })
+		after, err = c.Watch(ctx, after, func(e events.Event) { writeEvent(stdout, e) })
 		if ctx.Err() != nil {
 			return 0
 		}
@@ -56,7 +57,7 @@ func watchEvents(c *control.Client, stdout, stderr io.Writer) int {
 
 // writeEvent prints one event for a person: the time, what it is about
 // and what happened.
-func writeEvent(w io.Writer, e control.Event) {
+func writeEvent(w io.Writer, e events.Event) {
 	d, _ := e.Data.(map[string]any)
 	str := func(k string) string { s, _ := d[k].(string); return s }
 	num := func(k string) int64 { f, _ := d[k].(float64); return int64(f) }

@@ -13,17 +13,19 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/events"
 	"github.com/onairhq/onair/internal/testwait"
+	"github.com/onairhq/onair/metrics"
 )
 
 // eventShow is a show that only has events.
-type eventShow struct{ hub *control.Hub }
+type eventShow struct{ hub *events.Hub }
 
 func (s *eventShow) Status() any                                           { return map[string]any{} }
 func (s *eventShow) Plan() []byte                                          { return []byte("{}") }
 func (s *eventShow) Switch(bus, scene, kind string, d time.Duration) error { return nil }
-func (s *eventShow) Collect(func(control.Sample))                          {}
-func (s *eventShow) Events() *control.Hub                                  { return s.hub }
+func (s *eventShow) Collect(func(metrics.Sample))                          {}
+func (s *eventShow) Events() *events.Hub                                   { return s.hub }
 func (s *eventShow) EventsHello() any {
 	return map[string]any{"show": "watched", "backend": "cpu", "frame_rate": "30", "operator": map[string]any{
 		"buses": []any{map[string]any{"address": "bus.pgm", "on_air": []any{"scene.a"}, "preview": "scene.b"}},
@@ -52,7 +54,7 @@ func (s *syncBuffer) String() string {
 // TestStatusWatch: `onair status -watch` prints the show's state, then
 // each event as it happens, one line each, until interrupted.
 func TestStatusWatch(t *testing.T) {
-	show := &eventShow{hub: control.NewHub()}
+	show := &eventShow{hub: events.NewHub()}
 	defer show.hub.Close()
 	srv, err := control.Start(show, control.Options{Addr: "127.0.0.1:0"})
 	if err != nil {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/compiler/diff"
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/showerr"
 )
 
 // What an SRE's process manager needs of `onair run`: logs in text or
@@ -209,7 +209,7 @@ func (rl *reloader) reload() {
 	}
 	ans, err := rl.apply.Apply(js)
 	if err != nil {
-		if errors.Is(err, control.ErrConflict) {
+		if errors.Is(err, showerr.ErrConflict) {
 			log.Error("reload refused: the changes need a restart (onair run again); the show stays on air as it was", "path", path, "error", err, "diff", strings.TrimSpace(text.String()))
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onairhq/onair/bench"
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/internal/backends"
 	"github.com/onairhq/onair/internal/peer"
@@ -43,7 +44,7 @@ func TestSeedsShowBenchesOnTheCPU(t *testing.T) {
 	pr, _ := compiler.LookupProfile("nvidia_h200")
 	want := int(192 * pr.NVDECFramesPerSec.Value / (105 * 30)) // the mix's NVDEC share scaled to the engines' rate
 	limit := pr.SourceLimitFor("*", 30)[0].MaxSources
-	if l := planLimit(res.Plan, 192); l == nil || l.Binding != "nvdec" || l.AllowsSources != want || l.ProfileSources != limit {
+	if l := bench.Estimate(res.Plan, 192); l == nil || l.Binding != "nvdec" || l.AllowsSources != want || l.ProfileSources != limit {
 		t.Errorf("plan estimate %+v, want nvdec binding at %d sources (profile limit %d)", l, want, limit)
 	}
 	if testing.Short() {

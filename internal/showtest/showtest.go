@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/compiler"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // Compile loads the show file at path (with its variables set, as -var

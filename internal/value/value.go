@@ -1,5 +1,6 @@
 // Package value holds the small value types every layer of onair shares:
-// exact rationals (frame rates, time bases), frame sizes, and Settings, the
+// exact rationals (frame rates, time bases), frame sizes, pixel formats and
+// colour tags (each spelt in JSON as the plan spells it), and Settings, the
 // named values of a block such as the canvas. One definition each, with
 // their parsers, so the show language, the plan, the frames and the
 // backends read them the same way; and the geometry limits (geometry.go),
@@ -51,6 +52,19 @@ func (r Rational) String() string {
 	return strconv.FormatInt(r.Num, 10) + "/" + strconv.FormatInt(r.Den, 10)
 }
 
+// MarshalText spells r as String does: the plan's "30" or "30000/1001".
+func (r Rational) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads what ParseRational reads.
+func (r *Rational) UnmarshalText(b []byte) error {
+	x, err := ParseRational(string(b))
+	if err != nil {
+		return err
+	}
+	*r = x
+	return nil
+}
+
 // Size is a frame size in pixels.
 type Size struct{ W, H int }
 
@@ -67,6 +81,19 @@ func ParseSize(s string) (Size, error) {
 
 // String renders "1920x1080".
 func (s Size) String() string { return strconv.Itoa(s.W) + "x" + strconv.Itoa(s.H) }
+
+// MarshalText spells s as String does: the plan's "1920x1080".
+func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads what ParseSize reads.
+func (s *Size) UnmarshalText(b []byte) error {
+	x, err := ParseSize(string(b))
+	if err != nil {
+		return err
+	}
+	*s = x
+	return nil
+}
 
 // Settings are named values as a schema declares them: string, int, bool
 // or []string. Read back from JSON they hold the same types (whole numbers

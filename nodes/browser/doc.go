@@ -33,6 +33,6 @@
 // of. Its pools: at most MaxPools sizes, each at most PoolFrames frames,
 // a pool let go closed.
 //
-// browser must never import lang/, compiler/ (but compiler/plan), nodes/cpu,
+// browser must never import lang/, compiler/, nodes/cpu,
 // nodes/cuda or cuda/: backends import it, not the other way round.
 package browser

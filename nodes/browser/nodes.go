@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -170,18 +170,15 @@ type importer[F show.Frame] struct {
 
 func (be *Backend[F]) newImport(st *show.State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
 	prm, err := show.Params[struct {
-		TTL    int    `param:"import_ttl_ms"`
-		Purge  bool   `param:"purge_idle"`
-		Format string `param:"format"`
-		Key    string `param:"key"`
+		TTL    int          `param:"import_ttl_ms"`
+		Purge  bool         `param:"purge_idle"`
+		Format frame.Format `param:"format"`
+		Key    string       `param:"key"`
 	}](&n)
 	if err != nil {
 		return nil, err
 	}
-	f, err := frame.ParseFormat(prm.Format)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %v", n.ID, err)
-	}
+	f := prm.Format
 	if len(ctx.Inputs) != 1 || len(ctx.Outputs) != 1 {
 		return nil, fmt.Errorf("node %s: gpu_import has one input and one output, the plan gives it %d and %d", n.ID, len(ctx.Inputs), len(ctx.Outputs))
 	}

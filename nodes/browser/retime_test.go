@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
@@ -127,7 +127,7 @@ func TestProducerFasterThanTheShowIsRetimed(t *testing.T) {
 		}
 	}
 	var early float64
-	s.Collect(func(x control.Sample) {
+	s.Collect(func(x metrics.Sample) {
 		if x.Name == "onair_browser_early_total" {
 			early = x.Value
 		}

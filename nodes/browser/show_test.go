@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/showtest"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/browser/chromium"
 	"github.com/onairhq/onair/nodes/cpu"
 	"github.com/onairhq/onair/nodes/media/ipc"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // wait bounds every wait for an event: generous, for a busy machine.
@@ -232,8 +232,8 @@ func testBrowserSource(t *testing.T, edits ...func(*plan.Plan)) {
 	if q := bs.ReturnsQueued.Load(); q < 0 || q > 3 {
 		t.Errorf("returns_queued %d while streaming, want 0 to 3", q)
 	}
-	var samples []control.Sample
-	s.Collect(func(x control.Sample) { samples = append(samples, x) })
+	var samples []metrics.Sample
+	s.Collect(func(x metrics.Sample) { samples = append(samples, x) })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

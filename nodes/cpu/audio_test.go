@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/audio"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 const toneShow = `

@@ -15,13 +15,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/golden"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 

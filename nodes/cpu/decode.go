@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/audio"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -114,13 +114,13 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 		return nil, err
 	}
 	prm, err := show.Params[struct {
-		Path    string   `param:"path"`
-		Loop    bool     `param:"loop"`
-		Codec   string   `param:"codec"`
-		Colour  string   `param:"colour"`
-		OnError string   `param:"on_error"`
-		Threads int      `param:"threads"`
-		Keys    []string `param:"timestamp_keys"`
+		Path    string       `param:"path"`
+		Loop    bool         `param:"loop"`
+		Codec   string       `param:"codec"`
+		Colour  frame.Colour `param:"colour"`
+		OnError string       `param:"on_error"`
+		Threads int          `param:"threads"`
+		Keys    []string     `param:"timestamp_keys"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	return &ffmpegDecode{cadence: cad,
-		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: show.ParseColour(prm.Colour),
+		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: prm.Colour.Or(frame.BT709),
 		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its file can be decoded"), keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
 	}, nil

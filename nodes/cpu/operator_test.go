@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/events"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 const withAux = twoSources + `
@@ -31,13 +32,13 @@ output "null" "mon" {
 // would otherwise hang.
 const generous = 20 * time.Second
 
-// events follows a show's GET /events.
-type events struct {
-	ch   chan control.Event
+// eventStream follows a show's GET /events.
+type eventStream struct {
+	ch   chan events.Event
 	body io.Closer
 }
 
-func followEvents(t *testing.T, base string) *events {
+func followEvents(t *testing.T, base string) *eventStream {
 	t.Helper()
 	resp, err := http.Get(base + "/events")
 	if err != nil {
@@ -46,7 +47,7 @@ func followEvents(t *testing.T, base string) *events {
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET /events: %s", resp.Status)
 	}
-	ev := &events{ch: make(chan control.Event, 1024), body: resp.Body}
+	ev := &eventStream{ch: make(chan events.Event, 1024), body: resp.Body}
 	t.Cleanup(func() { resp.Body.Close() })
 	go func() {
 		defer close(ev.ch)
@@ -54,7 +55,7 @@ func followEvents(t *testing.T, base string) *events {
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var e control.Event
+				var e events.Event
 				if json.Unmarshal([]byte(d), &e) == nil {
 					ev.ch <- e
 				}
@@ -66,7 +67,7 @@ func followEvents(t *testing.T, base string) *events {
 
 // waitFor returns the next event of type typ whose data satisfies ok,
 // failing after the generous bound.
-func (ev *events) waitFor(t *testing.T, typ string, ok func(map[string]any) bool) map[string]any {
+func (ev *eventStream) waitFor(t *testing.T, typ string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	timeout := time.After(generous)
 	for {

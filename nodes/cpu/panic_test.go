@@ -13,13 +13,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/internal/testwait"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -199,14 +199,14 @@ func TestACompositorPanicFailsItsBusAlone(t *testing.T) {
 	if !bytes.Contains(st, []byte(`"panics_recovered":`)) || panics.Recovered() <= before || s.Exec.Status().Process.PanicsRecovered != panics.Recovered() {
 		t.Errorf("/status's panics_recovered: %d (the process recovered %d, %d before)", s.Exec.Status().Process.PanicsRecovered, panics.Recovered(), before)
 	}
-	var metrics []string
-	s.Collect(func(m control.Sample) {
+	var got []string
+	s.Collect(func(m metrics.Sample) {
 		if strings.Contains(m.Name, "panics") {
-			metrics = append(metrics, fmt.Sprintf("%s %v", m.Name, m.Labels))
+			got = append(got, fmt.Sprintf("%s %v", m.Name, m.Labels))
 		}
 	})
-	if len(metrics) != 2 || metrics[0] != "onair_node_panics_total [[node bus.pgm/compositor]]" || metrics[1] != "onair_panics_recovered_total []" {
-		t.Errorf("/metrics: %q", metrics)
+	if len(got) != 2 || got[0] != "onair_node_panics_total [[node bus.pgm/compositor]]" || got[1] != "onair_panics_recovered_total []" {
+		t.Errorf("/metrics: %q", got)
 	}
 	if l := log.String(); !strings.Contains(l, "recovered a panic") || !strings.Contains(l, "renderBand") {
 		t.Errorf("the log has no stack of the panic:\n%s", l)

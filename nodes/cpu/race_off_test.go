@@ -2,5 +2,7 @@
 
 package cpu
 
+import ()
+
 // raceDetector is true under go test -race (see race_on_test.go).
 const raceDetector = false

@@ -2,6 +2,8 @@
 
 package cpu
 
-import "time"
+import (
+	"time"
+)
 
 func cpuTime() time.Duration { return 0 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 const twoBuses = `

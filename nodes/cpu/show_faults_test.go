@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/mediatest"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // The tests here run real shows into the faults a hostile tester found:

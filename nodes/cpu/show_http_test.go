@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/plan"
 )
 
 func get(t *testing.T, url string) (int, string) {

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/showtest"
+	"github.com/onairhq/onair/plan"
 )
 
 // compile loads and compiles a show file for the CPU backend.

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/events"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 )
 
 // TestSwitchAtATimecodeOverHTTP asks for a cut at a timecode over HTTP,
@@ -70,7 +71,7 @@ func TestSwitchAtATimecodeOverHTTP(t *testing.T) {
 	var onAir map[string]any
 	timeout := time.After(generous)
 	for onAir == nil {
-		var e control.Event
+		var e events.Event
 		select {
 		case got, open := <-ev.ch:
 			if !open {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/mediatest"
@@ -294,7 +294,7 @@ func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
 		t.Errorf("as-run status on a full disk: %+v", st)
 	}
 	var metric float64 = -1
-	s.Collect(func(sm control.Sample) {
+	s.Collect(func(sm metrics.Sample) {
 		if sm.Name == "onair_as_run_lines_lost_total" {
 			metric = sm.Value
 		}

@@ -8,12 +8,12 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 )
 
@@ -67,7 +67,7 @@ func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options
 		st.RecordedFiles, st.RecordedBytes = b.recordings.Held()
 		return st
 	}
-	sb.DeviceMetrics = func(emit func(control.Sample)) {
+	sb.DeviceMetrics = func(emit func(metrics.Sample)) {
 		b.gpu.Collect(emit)
 		st := GPUStatus{DecodeLoops: b.decodeLoopStatus()}
 		st.RecordedFiles, st.RecordedBytes = b.recordings.Held()

@@ -3,7 +3,7 @@ package cuda
 import (
 	"testing"
 
-	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/metrics"
 )
 
 // /metrics has each decode loop's counters by loop (wall times in seconds)
@@ -13,8 +13,8 @@ func TestDecodeMetrics(t *testing.T) {
 		{Loop: "decode_0", Pictures: 1200, Rounds: 400, FeedNs: 2_500_000_000, MapNs: 1_000_000_000, WaitNs: 250_000_000, UnmapNs: 50_000_000, Sleeps: 390, WakeWrites: 380},
 		{Loop: "decode_1", Pictures: 900, Rounds: 300},
 	}}
-	got := map[string]control.Sample{}
-	s.collectDecode(func(x control.Sample) {
+	got := map[string]metrics.Sample{}
+	s.collectDecode(func(x metrics.Sample) {
 		key := x.Name
 		for _, l := range x.Labels {
 			key += "{" + l[0] + "=" + l[1] + "}"
@@ -28,21 +28,21 @@ func TestDecodeMetrics(t *testing.T) {
 		got[key] = x
 	})
 	want := map[string]struct {
-		kind  control.SampleKind
+		kind  metrics.Kind
 		value float64
 	}{
-		"onair_recorded_files":                            {control.Gauge, 4},
-		"onair_recorded_bytes":                            {control.Gauge, 41 << 20},
-		"onair_decode_pictures_total{loop=decode_0}":      {control.Counter, 1200},
-		"onair_decode_rounds_total{loop=decode_0}":        {control.Counter, 400},
-		"onair_decode_feed_seconds_total{loop=decode_0}":  {control.Counter, 2.5},
-		"onair_decode_map_seconds_total{loop=decode_0}":   {control.Counter, 1},
-		"onair_decode_wait_seconds_total{loop=decode_0}":  {control.Counter, 0.25},
-		"onair_decode_unmap_seconds_total{loop=decode_0}": {control.Counter, 0.05},
-		"onair_decode_sleeps_total{loop=decode_0}":        {control.Counter, 390},
-		"onair_decode_wake_writes_total{loop=decode_0}":   {control.Counter, 380},
-		"onair_decode_pictures_total{loop=decode_1}":      {control.Counter, 900},
-		"onair_decode_rounds_total{loop=decode_1}":        {control.Counter, 300},
+		"onair_recorded_files":                            {metrics.Gauge, 4},
+		"onair_recorded_bytes":                            {metrics.Gauge, 41 << 20},
+		"onair_decode_pictures_total{loop=decode_0}":      {metrics.Counter, 1200},
+		"onair_decode_rounds_total{loop=decode_0}":        {metrics.Counter, 400},
+		"onair_decode_feed_seconds_total{loop=decode_0}":  {metrics.Counter, 2.5},
+		"onair_decode_map_seconds_total{loop=decode_0}":   {metrics.Counter, 1},
+		"onair_decode_wait_seconds_total{loop=decode_0}":  {metrics.Counter, 0.25},
+		"onair_decode_unmap_seconds_total{loop=decode_0}": {metrics.Counter, 0.05},
+		"onair_decode_sleeps_total{loop=decode_0}":        {metrics.Counter, 390},
+		"onair_decode_wake_writes_total{loop=decode_0}":   {metrics.Counter, 380},
+		"onair_decode_pictures_total{loop=decode_1}":      {metrics.Counter, 900},
+		"onair_decode_rounds_total{loop=decode_1}":        {metrics.Counter, 300},
 	}
 	for k, w := range want {
 		g, ok := got[k]

@@ -36,13 +36,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -83,7 +83,7 @@ func (b *backend) decodeLoop(name string) (*decodeLoop, error) {
 		return nil, err
 	}
 	l := &decodeLoop{loop: lib.NewLoopOn(s), stream: s, done: make(chan struct{})}
-	l.loop.SetName("onair-" + name) // onair-decode_N
+	l.loop.SetName(runtime.ThreadName(name)) // onair-decode_N: the plan's loop, as bench groups it
 	go func() {
 		defer close(l.done)
 		if err := l.loop.Run(); err != nil {
@@ -402,9 +402,9 @@ type nvdecSource struct {
 
 func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
 	prm, err := show.Params[struct {
-		Colour   string `param:"colour"`
-		OnError  string `param:"on_error"`
-		Surfaces int    `param:"surfaces"`
+		Colour   frame.Colour `param:"colour"`
+		OnError  string       `param:"on_error"`
+		Surfaces int          `param:"surfaces"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -421,7 +421,7 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 	if err != nil {
 		return nil, err
 	}
-	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: show.ParseColour(prm.Colour),
+	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: prm.Colour.Or(frame.BT709),
 		fb: show.NewFallback(st.Source(n.Address), prm.OnError, "its file can be decoded"), surfaces: prm.Surfaces, loopName: n.Placement.Loop}
 	if n.Kind == "dec_video" {
 		s.fromEdge = true
@@ -487,7 +487,7 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 			return err
 		}
 		s.dl = &decodeLoop{loop: lib.NewLoopOn(st), stream: st, done: make(chan struct{})}
-		s.dl.loop.SetName("onair-nvdec")
+		s.dl.loop.SetName(runtime.ThreadName("nvdec")) // a decoder's own loop
 		go func() {
 			defer close(s.dl.done)
 			if err := s.dl.loop.Run(); err != nil {

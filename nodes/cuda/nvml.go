@@ -6,8 +6,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/onairhq/onair/control"
 	gpu "github.com/onairhq/onair/cuda"
+	"github.com/onairhq/onair/metrics"
 )
 
 // GPUStatus is what NVML reports of the GPU a show runs on: in /status
@@ -96,13 +96,13 @@ func (s GPUStatus) DecodeCounters() map[string]int64 {
 
 // collectDecode emits the decode loops' counters, by loop, and what the
 // recordings hold, as /metrics samples.
-func (s GPUStatus) collectDecode(emit func(control.Sample)) {
-	emit(control.Sample{Name: "onair_recorded_files", Help: "HEVC and H.264 files held in memory for looping.", Kind: control.Gauge, Value: float64(s.RecordedFiles)})
-	emit(control.Sample{Name: "onair_recorded_bytes", Help: "Bytes held in memory for the files looped from memory.", Kind: control.Gauge, Value: float64(s.RecordedBytes)})
+func (s GPUStatus) collectDecode(emit func(metrics.Sample)) {
+	emit(metrics.Sample{Name: "onair_recorded_files", Help: "HEVC and H.264 files held in memory for looping.", Kind: metrics.Gauge, Value: float64(s.RecordedFiles)})
+	emit(metrics.Sample{Name: "onair_recorded_bytes", Help: "Bytes held in memory for the files looped from memory.", Kind: metrics.Gauge, Value: float64(s.RecordedBytes)})
 	for _, l := range s.DecodeLoops {
 		lb := [][2]string{{"loop", l.Loop}}
 		c := func(name, help string, v float64) {
-			emit(control.Sample{Name: name, Help: help, Kind: control.Counter, Labels: lb, Value: v})
+			emit(metrics.Sample{Name: name, Help: help, Kind: metrics.Counter, Labels: lb, Value: v})
 		}
 		c("onair_decode_pictures_total", "Pictures a decode loop decoded and handed on.", float64(l.Pictures))
 		c("onair_decode_rounds_total", "Rounds of a decode loop: feeding its decoders, then mapping and copying what came out.", float64(l.Rounds))
@@ -180,16 +180,16 @@ func (m *gpuMonitor) Read() GPUStatus {
 }
 
 // Collect emits the reading as metrics.
-func (m *gpuMonitor) Collect(emit func(control.Sample)) {
+func (m *gpuMonitor) Collect(emit func(metrics.Sample)) {
 	s := m.Read()
-	emit(control.Sample{Name: "onair_page_locked_host_bytes", Help: "Host memory onair holds page-locked through CUDA (not in VmLck or VmPin).",
-		Kind: control.Gauge, Value: float64(s.PageLockedHostBytes)})
+	emit(metrics.Sample{Name: "onair_page_locked_host_bytes", Help: "Host memory onair holds page-locked through CUDA (not in VmLck or VmPin).",
+		Kind: metrics.Gauge, Value: float64(s.PageLockedHostBytes)})
 	if s.Error != "" && s.Name == "" {
 		return
 	}
 	l := [][2]string{{"gpu", s.Name}}
 	g := func(name, help string, v float64) {
-		emit(control.Sample{Name: name, Help: help, Kind: control.Gauge, Labels: l, Value: v})
+		emit(metrics.Sample{Name: name, Help: help, Kind: metrics.Gauge, Labels: l, Value: v})
 	}
 	g("onair_gpu_utilization_ratio", "Share of the last sample period the GPU was busy (NVML).", float64(s.GPUPercent)/100)
 	g("onair_gpu_memory_utilization_ratio", "Share of the last sample period the GPU's memory interface was busy (NVML).", float64(s.MemoryPercent)/100)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // An nvdec_file's param parser (canvas nvdec_parser) picks onair's HEVC

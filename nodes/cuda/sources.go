@@ -8,12 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -139,7 +139,7 @@ func (relay) Stop() {}
 
 // rawConfig is the geometry of a raw source's file: the format and size
 // its upload (the next nodes) declares, the show's rate.
-func rawConfig(st *show.State, n plan.Node, path string, loop bool, colour string) (media.RawFileConfig, error) {
+func rawConfig(st *show.State, n plan.Node, path string, loop bool, colour frame.Colour) (media.RawFileConfig, error) {
 	// A raw file's reader does not declare the picture: the chain's upload
 	// or the show does. The plan stamps format and size on the upload's
 	// frames; the show's are the defaults.
@@ -151,7 +151,7 @@ func rawConfig(st *show.State, n plan.Node, path string, loop bool, colour strin
 		return media.RawFileConfig{}, fmt.Errorf("node %s: no path", n.ID)
 	}
 	return media.RawFileConfig{ID: n.Address, Path: st.Resolve(path), Format: f, Width: w, Height: h, Rate: rate,
-		Colour: show.ParseColour(colour), Loop: loop}, nil
+		Colour: colour.Or(frame.BT709), Loop: loop}, nil
 }
 
 // rawFile is raw_video_file_cuda: a raw NV12/P010 file read into
@@ -207,11 +207,11 @@ type fileStamp struct {
 
 func (b *backend) newRawFile(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
 	prm, err := show.Params[struct {
-		Mode    string `param:"mode"`
-		Path    string `param:"path"`
-		Loop    bool   `param:"loop"`
-		Colour  string `param:"colour"`
-		OnError string `param:"on_error"`
+		Mode    string       `param:"mode"`
+		Path    string       `param:"path"`
+		Loop    bool         `param:"loop"`
+		Colour  frame.Colour `param:"colour"`
+		OnError string       `param:"on_error"`
 	}](&n)
 	if err != nil {
 		return nil, err

@@ -9,9 +9,10 @@ import (
 	"sync"
 
 	"github.com/onairhq/onair/audio"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/showerr"
 )
 
 // Meter is a source's or a bus's loudness meter, fed by the node that
@@ -124,17 +125,17 @@ func (a *BusAudio) check(sources []string) error {
 // SetAudio changes a bus's mix on air; the bus's next tick hears it (a
 // step ramps over 5 ms). A source that is not on the bus, a fader out of
 // range or NaN, or an unknown mode is refused, and nothing changes.
-func (b *State) SetAudio(bus string, ch control.AudioRequest) error {
+func (b *State) SetAudio(bus string, ch audio.Change) error {
 	bs, ok := b.buses[withPrefix("bus.", bus)]
 	if !ok {
-		return fmt.Errorf("%w: no bus %q: the show's buses are %s", control.ErrNotFound, bus, strings.Join(b.busNames(), ", "))
+		return fmt.Errorf("%w: no bus %q: the show's buses are %s", showerr.ErrNotFound, bus, strings.Join(b.busNames(), ", "))
 	}
 	a := bs.Audio
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ch.MasterDB != nil {
 		if err := audio.CheckDB(*ch.MasterDB); err != nil {
-			return fmt.Errorf("%w: %s: master: %w", control.ErrInvalid, bs.Address, err)
+			return fmt.Errorf("%w: %s: master: %w", showerr.ErrInvalid, bs.Address, err)
 		}
 	}
 	var s audio.Strip
@@ -142,7 +143,7 @@ func (b *State) SetAudio(bus string, ch control.AudioRequest) error {
 	if ch.Source != "" {
 		src = withPrefix("source.", ch.Source)
 		if !slices.Contains(bs.audioSources, src) {
-			return fmt.Errorf("%w: %s has no source %s: its sources are %s", control.ErrNotFound, bs.Address, src, strings.Join(bs.audioSources, ", "))
+			return fmt.Errorf("%w: %s has no source %s: its sources are %s", showerr.ErrNotFound, bs.Address, src, strings.Join(bs.audioSources, ", "))
 		}
 		s = a.strip[src]
 		if ch.GainDB != nil {
@@ -160,15 +161,15 @@ func (b *State) SetAudio(bus string, ch control.AudioRequest) error {
 		if ch.Mode != "" {
 			m, err := audio.ParseMode(ch.Mode)
 			if err != nil {
-				return fmt.Errorf("%w: %s %s: %w", control.ErrInvalid, bs.Address, src, err)
+				return fmt.Errorf("%w: %s %s: %w", showerr.ErrInvalid, bs.Address, src, err)
 			}
 			s.Mode = m
 		}
 		if err := s.Check(); err != nil {
-			return fmt.Errorf("%w: %s %s: %w", control.ErrInvalid, bs.Address, src, err)
+			return fmt.Errorf("%w: %s %s: %w", showerr.ErrInvalid, bs.Address, src, err)
 		}
 	} else if ch.GainDB != nil || ch.Mute != nil || ch.Pan != nil || ch.Mode != "" || ch.DelayMs != nil {
-		return fmt.Errorf("%w: %s: a strip's change names its source", control.ErrInvalid, bs.Address)
+		return fmt.Errorf("%w: %s: a strip's change names its source", showerr.ErrInvalid, bs.Address)
 	}
 	if src != "" {
 		a.strip[src] = s
@@ -316,7 +317,7 @@ func (m *busMix) apply() error {
 // collectAudio emits a bus's or a source's meter as gauges
 // (onair_bus_audio_*, onair_source_audio_*); a reading that is silence
 // (no finite value) is left out.
-func collectAudio(emit func(control.Sample), of string, labels [][2]string, a *AudioStatus) {
+func collectAudio(emit func(metrics.Sample), of string, labels [][2]string, a *AudioStatus) {
 	if a == nil {
 		return
 	}
@@ -331,7 +332,7 @@ func collectAudio(emit func(control.Sample), of string, labels [][2]string, a *A
 		{"loudness_range_lu", "EBU Tech 3342 loudness range, LU.", &a.Range},
 	} {
 		if g.v != nil {
-			emit(control.Sample{Name: "onair_" + of + "_audio_" + g.name, Help: g.help, Kind: control.Gauge, Labels: labels, Value: *g.v})
+			emit(metrics.Sample{Name: "onair_" + of + "_audio_" + g.name, Help: g.help, Kind: metrics.Gauge, Labels: labels, Value: *g.v})
 		}
 	}
 }

@@ -1,9 +1,9 @@
 package show
 
 import (
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -40,7 +40,7 @@ type Backend[F Frame] struct {
 	// Device, when set, reports the hardware the show runs on (a GPU's
 	// utilization and memory) for /status; DeviceMetrics for /metrics.
 	Device        func() any
-	DeviceMetrics func(emit func(control.Sample))
+	DeviceMetrics func(emit func(metrics.Sample))
 }
 
 // Constructor makes a node of a backend's own kind. st is the run's shared

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
 
@@ -105,17 +105,17 @@ func (b *BrowserSummary) text() string {
 }
 
 // collectBrowser emits a browser source's metrics.
-func collectBrowser(emit func(control.Sample), src SourceSummary) {
+func collectBrowser(emit func(metrics.Sample), src SourceSummary) {
 	b := src.Browser
 	if b == nil {
 		return
 	}
 	ls := [][2]string{{"source", src.Address}}
 	counter := func(name, help string, v uint64) {
-		emit(control.Sample{Name: name, Help: help, Kind: control.Counter, Labels: ls, Value: float64(v)})
+		emit(metrics.Sample{Name: name, Help: help, Kind: metrics.Counter, Labels: ls, Value: float64(v)})
 	}
 	gauge := func(name, help string, v int64) {
-		emit(control.Sample{Name: name, Help: help, Kind: control.Gauge, Labels: ls, Value: float64(v)})
+		emit(metrics.Sample{Name: name, Help: help, Kind: metrics.Gauge, Labels: ls, Value: float64(v)})
 	}
 	counter("onair_browser_connections_total", "Producer connections welcomed on a browser source's socket.", b.Connections)
 	counter("onair_browser_refused_total", "Producer connections refused (another protocol version, a malformed or illegal message).", b.Refused)
@@ -132,8 +132,8 @@ func collectBrowser(emit func(control.Sample), src SourceSummary) {
 		reason string
 		n      uint64
 	}{{"ttl", b.Expired}, {"purge_idle", b.Purged}, {"dead", b.Dead}, {"stop", b.ImportReleases - b.Expired - b.Purged - b.Dead}} {
-		emit(control.Sample{Name: "onair_browser_import_releases_total", Help: "Imports released, by reason: unused for import_ttl_ms, purged before going on air, buffer destroyed or connection ended, import stopped.",
-			Kind: control.Counter, Labels: [][2]string{{"source", src.Address}, {"reason", r.reason}}, Value: float64(r.n)})
+		emit(metrics.Sample{Name: "onair_browser_import_releases_total", Help: "Imports released, by reason: unused for import_ttl_ms, purged before going on air, buffer destroyed or connection ended, import stopped.",
+			Kind: metrics.Counter, Labels: [][2]string{{"source", src.Address}, {"reason", r.reason}}, Value: float64(r.n)})
 	}
 }
 

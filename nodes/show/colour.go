@@ -20,5 +20,5 @@ func busColour[F Frame](b *State, ctx *runtime.NodeContext[F]) frame.Colour {
 	if err != nil {
 		return frame.BT709
 	}
-	return ParseColour(prm.Colour)
+	return prm.Colour.Or(frame.BT709)
 }

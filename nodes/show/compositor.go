@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -96,11 +96,11 @@ func (c *compositor[F]) sceneLayers() ([][]sceneLayer[F], error) {
 
 // compositorParams are the compositor's params, as nodes/ declares them.
 type compositorParams struct {
-	Bus         string   `param:"bus"`
-	InputPollMs int      `param:"input_poll_ms"`
-	Scenes      []string `param:"scenes"`
-	Scene       string   `param:"scene"`
-	Colour      string   `param:"colour"`
+	Bus         string       `param:"bus"`
+	InputPollMs int          `param:"input_poll_ms"`
+	Scenes      []string     `param:"scenes"`
+	Scene       string       `param:"scene"`
+	Colour      frame.Colour `param:"colour"`
 	// TimecodeStart is canvas timecode_start; State reads it (timecode.go).
 	TimecodeStart string `param:"timecode_start"`
 }
@@ -125,7 +125,7 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	}
 	c := &compositor[F]{
 		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h,
-		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: ParseColour(prm.Colour),
+		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: prm.Colour.Or(frame.BT709),
 	}
 	for i, e := range ctx.Inputs {
 		from, ok := b.nodes[e.Config().From]

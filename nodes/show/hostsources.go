@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/audio"
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 
@@ -50,10 +50,10 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Pattern  string `param:"pattern"`
-		Colour   string `param:"colour"`
-		ToneHz   int    `param:"tone_hz"`
-		ToneDBFS int    `param:"tone_dbfs"`
+		Pattern  string       `param:"pattern"`
+		Colour   frame.Colour `param:"colour"`
+		ToneHz   int          `param:"tone_hz"`
+		ToneDBFS int          `param:"tone_dbfs"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 	}
 	cfg := media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
-		Rate: rate, Colour: ParseColour(prm.Colour),
+		Rate: rate, Colour: prm.Colour.Or(frame.BT709),
 	}
 	if prm.ToneHz > 0 {
 		cad, err := audio.NewCadence(int64(rate.Num), int64(rate.Den))
@@ -198,9 +198,9 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Path   string `param:"path"`
-		Loop   bool   `param:"loop"`
-		Colour string `param:"colour"`
+		Path   string       `param:"path"`
+		Loop   bool         `param:"loop"`
+		Colour frame.Colour `param:"colour"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ func HostRawFile[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	return &rawFile[F]{
 		st: b.Source(n.Address), pool: pool, rate: rate, check: time.Second, fb: NewFallback(b.Source(n.Address), onError, "its file is usable"),
 		cfg: media.RawFileConfig{ID: n.Address, Path: path, Format: f, Width: w, Height: h, Rate: rate,
-			Colour: ParseColour(prm.Colour), Loop: prm.Loop},
+			Colour: prm.Colour.Or(frame.BT709), Loop: prm.Loop},
 	}, nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 func recordPlan(path string) *plan.Plan {

@@ -15,16 +15,16 @@ var TimingBuckets = []float64{0.001, 0.002, 0.004, 0.006, 0.008, 0.010, 0.0125, 
 // add up to its onair_tick_seconds.
 var TickParts = [4]string{"wake", "queue", "gpu_wait", "hand_off"}
 
-// metrics are the histograms a show observes as it runs; the rest of its
+// timings are the histograms a show observes as it runs; the rest of its
 // metrics are read from its counters at scrape time (Collect).
-type metrics struct {
+type timings struct {
 	tick      *prometheus.HistogramVec // the whole tick, per bus
 	parts     *prometheus.HistogramVec // its parts, per bus and part
 	observers map[string]*[1 + len(TickParts)]prometheus.Observer
 }
 
-func newMetrics(buses map[string]*BusState) *metrics {
-	m := &metrics{
+func newMetrics(buses map[string]*BusState) *timings {
+	m := &timings{
 		tick: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "onair_tick_seconds",
 			Help:    "Each tick a bus draws, from its deadline to its commit (every output took it, or the hand-off's limit passed): the sum of its parts in onair_tick_part_seconds.",
@@ -51,7 +51,7 @@ func newMetrics(buses map[string]*BusState) *metrics {
 // observe records one tick of bus from the moments that divide it, in
 // monotonic nanoseconds: its deadline, the compositor waking to draw it,
 // the draw queued, the picture ready, and the commit.
-func (m *metrics) observe(bus string, deadline, woke, drawn, ready, committed int64) {
+func (m *timings) observe(bus string, deadline, woke, drawn, ready, committed int64) {
 	o := m.observers[bus]
 	if o == nil {
 		return

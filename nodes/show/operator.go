@@ -7,13 +7,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/events"
 )
 
 // The operator's state: the scene on preview of every Program bus, what
 // every bus shows on air (both scenes while a transition runs), the tally
 // of every source, and the events that tell the page and `onair status
-// -watch` about each change as it happens (control.Hub).
+// -watch` about each change as it happens (events.Hub).
 
 // Tally is what a source is on: a Program bus's picture, a Program bus's
 // preview, AUX buses.
@@ -46,7 +46,7 @@ type OperatorStatus struct {
 // buses keep.
 type operator struct {
 	b   *State
-	hub *control.Hub
+	hub *events.Hub
 
 	mu      sync.Mutex
 	preview map[string]string // Program bus → scene on preview
@@ -58,7 +58,7 @@ type operator struct {
 }
 
 func newOperator(b *State) *operator {
-	op := &operator{b: b, hub: control.NewTimecodeHub(func() string { return b.TimecodeAt(b.tickNow()).String() }), preview: map[string]string{}, next: map[string]string{},
+	op := &operator{b: b, hub: events.NewTimecodeHub(func() string { return b.TimecodeAt(b.tickNow()).String() }), preview: map[string]string{}, next: map[string]string{},
 		visible: map[string][]int{}, missed: map[string]uint64{}, aux: map[string]string{}}
 	for a, bs := range b.buses {
 		if i := bs.switcher.OnAir(); i >= 0 && i < len(bs.Scenes()) {
@@ -314,7 +314,7 @@ func (b *State) busScene(bus, scene string) (*BusState, string, error) {
 func (b *State) Operator() OperatorStatus { return b.op.status() }
 
 // Events is the show's event hub.
-func (b *State) Events() *control.Hub { return b.op.hub }
+func (b *State) Events() *events.Hub { return b.op.hub }
 
 // SetPreview implements control.Operator.
 func (s *Show[F]) SetPreview(bus, scene string) error { return s.State.SetPreview(bus, scene) }
@@ -333,7 +333,7 @@ func (s *Show[F]) TakeAt(bus, kind string, d time.Duration, at, origin string) e
 }
 
 // Events implements control.Eventer.
-func (s *Show[F]) Events() *control.Hub { return s.State.Events() }
+func (s *Show[F]) Events() *events.Hub { return s.State.Events() }
 
 // EventsHello implements control.Eventer: the show's name and the
 // operator's view, from which a client follows the events.

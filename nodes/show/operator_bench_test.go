@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // seedsSizedPlan is a plan of the seeds' shape for the operator's state:
 // 192 sources, 192 full-frame scenes and 64 quad splits, two Program buses
 // that may show every scene, 20 AUX buses showing a source each.
 func seedsSizedPlan() *plan.Plan {
-	p := &plan.Plan{Show: "seeds-sized", FrameRate: "30"}
+	p := &plan.Plan{Show: "seeds-sized", FrameRate: value.Rational{Num: 30, Den: 1}}
 	const sources, quads, aux = 192, 64, 20
 	var scenes []string
 	for i := range sources {

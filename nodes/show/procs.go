@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"github.com/onairhq/onair/compiler/plan"
+	"github.com/onairhq/onair/plan"
 )
 
 // applyGoProcs sets how many processors Go's scheduler runs the show on

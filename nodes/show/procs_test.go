@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onairhq/onair/compiler/plan"
 	"github.com/onairhq/onair/internal/value"
+	"github.com/onairhq/onair/plan"
 )
 
 // canvas go_procs sets Go's processors as the show starts; 0 leaves them,

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
+	"github.com/onairhq/onair/audio"
+	"github.com/onairhq/onair/metrics"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
 )
@@ -18,10 +19,16 @@ import (
 // Running is a show on air, whatever its backend: what the CLI and the
 // control server need of it.
 type Running interface {
-	control.Show
+	// Status, Plan, Switch and Collect are what control.Show asks of a
+	// show (nodes never import control; internal/cli checks the fit).
+	Status() any
+	Plan() []byte
+	Switch(bus, scene, kind string, d time.Duration) error
+	Collect(func(metrics.Sample))
 	// SwitchAt and TakeAt switch on the tick a timecode names, and say
-	// where the switch came from (the as-run log's origin).
-	control.TimedSwitcher
+	// where the switch came from (the as-run log's origin): control.TimedSwitcher.
+	SwitchAt(bus, scene, kind string, d time.Duration, at, origin string) error
+	TakeAt(bus, kind string, d time.Duration, at, origin string) error
 	// Summary reads every bus, output and source.
 	Summary() Summary
 	// Failed is closed when a node failed for good; Err says why.
@@ -212,7 +219,7 @@ func (s *Show[F]) Switch(bus, scene, kind string, d time.Duration) error {
 }
 
 // SetAudio implements control.Mixer.
-func (s *Show[F]) SetAudio(bus string, req control.AudioRequest) error {
+func (s *Show[F]) SetAudio(bus string, req audio.Change) error {
 	return s.State.SetAudio(bus, req)
 }
 
@@ -250,7 +257,7 @@ func (s *Show[F]) Status() any {
 		timing[b.Address] = b.Timing
 	}
 	rep := StatusReport{Show: s.plan.Show, Backend: s.backend.Name, Uptime: time.Since(s.started).Round(time.Millisecond).String(),
-		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate,
+		Summary: sum, Runtime: rs, Timing: timing, Process: rs.Process, Operator: s.State.Operator(), FrameRate: s.plan.FrameRate.String(),
 		Timecode: s.State.timecodeStatus(), AsRun: s.State.asRun.Status()}
 	if s.backend.Device != nil {
 		rep.Device = s.backend.Device()
@@ -458,7 +465,7 @@ func (s Summary) WriteText(w io.Writer) {
 }
 
 // Collect implements control.Show: the Prometheus metrics.
-func (s *Show[F]) Collect(emit func(control.Sample)) {
+func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 	if s.backend.DeviceMetrics != nil {
 		s.backend.DeviceMetrics(emit)
 	}
@@ -466,63 +473,63 @@ func (s *Show[F]) Collect(emit func(control.Sample)) {
 	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
 	for _, b := range sum.Buses {
 		lb := l("bus", b.Address)
-		emit(control.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: control.Counter, Labels: lb, Value: float64(b.Ticks)})
-		emit(control.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline.", Kind: control.Counter, Labels: lb, Value: float64(b.Missed)})
-		emit(control.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: control.Counter, Labels: lb, Value: float64(b.Repeats)})
-		emit(control.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: control.Counter, Labels: lb, Value: float64(b.Skipped)})
-		emit(control.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: control.Counter, Labels: lb, Value: float64(b.OutputDrops)})
+		emit(metrics.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Ticks)})
+		emit(metrics.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Missed)})
+		emit(metrics.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Repeats)})
+		emit(metrics.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Skipped)})
+		emit(metrics.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: metrics.Counter, Labels: lb, Value: float64(b.OutputDrops)})
 		collectAudio(emit, "bus", lb, b.Audio)
 	}
 	for _, o := range sum.Outputs {
 		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
-		emit(control.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: control.Counter, Labels: lo, Value: float64(o.Written)})
-		emit(control.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: control.Counter, Labels: lo, Value: float64(o.Drops)})
-		emit(control.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: control.Counter, Labels: lo, Value: float64(o.Errors)})
-		emit(control.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: control.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
-		emit(control.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: control.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
-		emit(control.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: control.Counter, Labels: lo, Value: o.HandOffWaitS})
-		emit(control.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: control.Counter, Labels: lo, Value: float64(o.Restarts)})
+		emit(metrics.Sample{Name: "onair_output_frames_total", Help: "Frames an output wrote.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Written)})
+		emit(metrics.Sample{Name: "onair_output_drops_total", Help: "Frames an output dropped.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Drops)})
+		emit(metrics.Sample{Name: "onair_output_errors_total", Help: "Output errors (ffmpeg exits and stalls, write failures).", Kind: metrics.Counter, Labels: lo, Value: float64(o.Errors)})
+		emit(metrics.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
+		emit(metrics.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
+		emit(metrics.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: metrics.Counter, Labels: lo, Value: o.HandOffWaitS})
+		emit(metrics.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {
 		ls := l("source", src.Address)
-		emit(control.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: control.Counter, Labels: ls, Value: float64(src.Paced)})
-		emit(control.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: control.Counter, Labels: ls, Value: float64(src.Drops)})
-		emit(control.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced before the buses it feeds had started: never due on air, not counted as drops.", Kind: control.Counter, Labels: ls, Value: float64(src.StartDrops)})
-		emit(control.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, after its first frame.", Kind: control.Counter, Labels: ls, Value: float64(src.Underruns)})
-		emit(control.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: control.Counter, Labels: ls, Value: float64(src.Errors)})
+		emit(metrics.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Paced)})
+		emit(metrics.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Drops)})
+		emit(metrics.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced before the buses it feeds had started: never due on air, not counted as drops.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartDrops)})
+		emit(metrics.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, after its first frame.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(metrics.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: metrics.Counter, Labels: ls, Value: float64(src.Errors)})
 		up := 1.0
 		if src.LastError != "" {
 			up = 0
 		}
-		emit(control.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: control.Gauge, Labels: ls, Value: up})
+		emit(metrics.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: metrics.Gauge, Labels: ls, Value: up})
 		collectBrowser(emit, src)
 		collectAudio(emit, "source", ls, src.Audio)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {
 		ll := l("loop", lp.Name)
-		emit(control.Sample{Name: "onair_loop_wakeups_total", Help: "Returns from epoll_wait.", Kind: control.Counter, Labels: ll, Value: float64(lp.Wakeups)})
-		emit(control.Sample{Name: "onair_loop_handlers_total", Help: "Handlers, timers and work items run.", Kind: control.Counter, Labels: ll, Value: float64(lp.Handlers)})
-		emit(control.Sample{Name: "onair_loop_cpu_seconds_total", Help: "CPU time of the loop's thread.", Kind: control.Counter, Labels: ll, Value: float64(lp.Thread.CPUNs) / 1e9})
-		emit(control.Sample{Name: "onair_loop_run_queue_seconds_total", Help: "Time the loop's thread was runnable without a core.", Kind: control.Counter, Labels: ll, Value: float64(lp.Thread.RunQueueNs) / 1e9})
+		emit(metrics.Sample{Name: "onair_loop_wakeups_total", Help: "Returns from epoll_wait.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Wakeups)})
+		emit(metrics.Sample{Name: "onair_loop_handlers_total", Help: "Handlers, timers and work items run.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Handlers)})
+		emit(metrics.Sample{Name: "onair_loop_cpu_seconds_total", Help: "CPU time of the loop's thread.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Thread.CPUNs) / 1e9})
+		emit(metrics.Sample{Name: "onair_loop_run_queue_seconds_total", Help: "Time the loop's thread was runnable without a core.", Kind: metrics.Counter, Labels: ll, Value: float64(lp.Thread.RunQueueNs) / 1e9})
 	}
 	for _, e := range rs.Edges {
 		le := l("edge", e.Name)
-		emit(control.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: control.Gauge, Labels: le, Value: float64(e.Occupied)})
-		emit(control.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: control.Gauge, Labels: le, Value: float64(e.Capacity)})
-		emit(control.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: control.Counter, Labels: le, Value: float64(e.Drops)})
+		emit(metrics.Sample{Name: "onair_edge_frames_queued", Help: "Frames waiting on an edge now.", Kind: metrics.Gauge, Labels: le, Value: float64(e.Occupied)})
+		emit(metrics.Sample{Name: "onair_edge_capacity_frames", Help: "Frames an edge holds at most.", Kind: metrics.Gauge, Labels: le, Value: float64(e.Capacity)})
+		emit(metrics.Sample{Name: "onair_edge_drops_total", Help: "Frames a drop-policy edge refused.", Kind: metrics.Counter, Labels: le, Value: float64(e.Drops)})
 	}
 	for _, n := range rs.Nodes {
 		if n.Panics > 0 { // only nodes that had one: a show has many nodes
-			emit(control.Sample{Name: "onair_node_panics_total", Help: "Failures of a node that were panics in its work (stacks in the log); its group restarted.", Kind: control.Counter, Labels: l("node", n.ID), Value: float64(n.Panics)})
+			emit(metrics.Sample{Name: "onair_node_panics_total", Help: "Failures of a node that were panics in its work (stacks in the log); its group restarted.", Kind: metrics.Counter, Labels: l("node", n.ID), Value: float64(n.Panics)})
 		}
 	}
-	emit(control.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: control.Counter, Value: float64(rs.Process.PanicsRecovered)})
+	emit(metrics.Sample{Name: "onair_panics_recovered_total", Help: "Panics the process recovered: each failed the node whose work it was (or was logged, where none owned it) instead of ending the process.", Kind: metrics.Counter, Value: float64(rs.Process.PanicsRecovered)})
 	if ar := s.State.asRun.Status(); ar != nil {
-		emit(control.Sample{Name: "onair_as_run_lines_total", Help: "Lines the as-run log wrote.", Kind: control.Counter, Value: float64(ar.Lines)})
-		emit(control.Sample{Name: "onair_as_run_lines_lost_total", Help: "As-run lines not written (a failed write, such as a full disk, or a full queue); the show stays on air.", Kind: control.Counter, Value: float64(ar.Lost)})
+		emit(metrics.Sample{Name: "onair_as_run_lines_total", Help: "Lines the as-run log wrote.", Kind: metrics.Counter, Value: float64(ar.Lines)})
+		emit(metrics.Sample{Name: "onair_as_run_lines_lost_total", Help: "As-run lines not written (a failed write, such as a full disk, or a full queue); the show stays on air.", Kind: metrics.Counter, Value: float64(ar.Lost)})
 	}
-	emit(control.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: control.Gauge, Value: float64(rs.Process.Threads)})
+	emit(metrics.Sample{Name: "onair_process_threads", Help: "OS threads of the process (the process collector's process_* metrics have the rest).", Kind: metrics.Gauge, Value: float64(rs.Process.Threads)})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

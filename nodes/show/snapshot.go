@@ -9,9 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
+	"github.com/onairhq/onair/showerr"
 )
 
 // Snapshots are the multiviewer's tiles: a small JPEG of a bus or a source,
@@ -205,7 +205,7 @@ func (b *State) Snapshot(name string) ([]byte, error) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	if sl.jpeg == nil {
-		return nil, fmt.Errorf("%s: the first snapshot is being taken; ask again in a moment: %w", sl.name, control.ErrNotReady)
+		return nil, fmt.Errorf("%s: the first snapshot is being taken; ask again in a moment: %w", sl.name, showerr.ErrNotReady)
 	}
 	return append([]byte(nil), sl.jpeg...), nil
 }

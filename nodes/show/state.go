@@ -21,8 +21,8 @@
 // show must never import lang/ or compiler/ (it runs a saved plan as well
 // as a fresh one) nor any backend; it imports runtime/, playout/, frame/,
 // nodes/ (the registry), nodes/media and nodes/media/ipc (the host-side
-// outputs, the local socket's checks), internal/value, control/ and
-// compiler/plan.
+// outputs, the local socket's checks), internal/value, metrics/,
+// events/, showerr/ and plan/.
 package show
 
 import (
@@ -36,14 +36,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onairhq/onair/compiler/plan"
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/frame"
-	"github.com/onairhq/onair/internal/value"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
 	"github.com/onairhq/onair/runtime"
+	"github.com/onairhq/onair/showerr"
 	"github.com/onairhq/onair/timecode"
 )
 
@@ -97,7 +96,7 @@ type State struct {
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
-	metrics *metrics   // histograms (metrics.go)
+	metrics *timings   // histograms (metrics.go)
 	tc      *showClock // the show's timecode (timecode.go)
 	asRun   *AsRun     // the as-run log; nil: none (asrun.go)
 }
@@ -285,10 +284,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	if opts.Clock == nil {
 		opts.Clock = runtime.Now
 	}
-	rate, err := value.ParseRational(p.FrameRate)
-	if err != nil {
-		return nil, fmt.Errorf("plan %q: frame_rate %q: %v", p.Show, p.FrameRate, err)
-	}
+	rate := p.FrameRate
 	tcRate, err := timecode.NewRate(rate.Num, rate.Den)
 	if err != nil {
 		return nil, fmt.Errorf("plan %q: %v", p.Show, err)
@@ -537,8 +533,8 @@ func (bs *BusState) recentSwitches() []CutRecord {
 
 // Errors Switch wraps, which the control server maps to HTTP codes.
 var (
-	ErrNotFound = control.ErrNotFound
-	ErrInvalid  = control.ErrInvalid
+	ErrNotFound = showerr.ErrNotFound
+	ErrInvalid  = showerr.ErrInvalid
 )
 
 func (b *State) busNames() []string {

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onairhq/onair/control"
 	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/showerr"
 	"github.com/onairhq/onair/timecode"
 )
 
@@ -133,4 +133,4 @@ func (b *State) lateError(bs *BusState, tc string, late *playout.LateError) erro
 
 // ErrConflict is a request the show cannot carry out on air (a switch for
 // a tick already drawn).
-var ErrConflict = control.ErrConflict
+var ErrConflict = showerr.ErrConflict

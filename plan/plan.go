@@ -20,7 +20,9 @@ import "github.com/onairhq/onair/internal/value"
 // FormatVersion is bumped whenever the JSON shape changes incompatibly; a
 // plan of another version is refused with what to do (compile it again).
 // 2: canvas settings and node params are read back with their types.
-const FormatVersion = 2
+// 3: size, frame rate, pixel format and colour are typed: spelt as before,
+// and a plan that spells one wrong is refused where it is read.
+const FormatVersion = 3
 
 // Plan is a compiled show.
 type Plan struct {
@@ -33,9 +35,9 @@ type Plan struct {
 	// "cpu" (the embedded backend's sources).
 	Backend string `json:"backend,omitempty"`
 
-	Size      string `json:"size"`       // "1920x1080"
-	FrameRate string `json:"frame_rate"` // "30" or "30000/1001"
-	Format    string `json:"format"`     // nv12 | p010
+	Size      value.Size        `json:"size"`       // "1920x1080"
+	FrameRate value.Rational    `json:"frame_rate"` // "30" or "30000/1001"
+	Format    value.PixelFormat `json:"format"`     // nv12 | p010
 
 	// Canvas is the canvas settings in effect, defaults applied, by the
 	// show language's names.
@@ -88,9 +90,9 @@ type Node struct {
 
 	Placement Placement      `json:"placement"`
 	Params    value.Settings `json:"params,omitempty"` // string, int, bool or []string, the same read back from JSON
-	Format    string         `json:"format,omitempty"` // the format it emits: nv12 | p010
+	Format    value.Stream   `json:"format,omitempty"` // what it emits: nv12 | p010 | packets | dmabuf
 	Domain    string         `json:"domain,omitempty"` // where its output lives: host | device
-	Size      string         `json:"size,omitempty"`   // the frame size it emits, "1920x1080"; empty for packets and sinks
+	Size      value.Size     `json:"size,omitzero"`    // the frame size it emits, "1920x1080"; none for packets and sinks
 
 	Range *Range `json:"range,omitempty"` // the show-file range that made it
 }
@@ -104,11 +106,11 @@ type Placement struct {
 
 // Edge is a bounded queue between two nodes.
 type Edge struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Capacity int    `json:"capacity"`
-	Policy   string `json:"policy"`           // block | drop
-	Format   string `json:"format,omitempty"` // what travels: nv12, p010, packets
+	From     string       `json:"from"`
+	To       string       `json:"to"`
+	Capacity int          `json:"capacity"`
+	Policy   string       `json:"policy"`           // block | drop
+	Format   value.Stream `json:"format,omitempty"` // what travels: nv12, p010, packets, dmabuf
 }
 
 // Loop is an event loop ("default" or "pacing_N") or, with a Kind, a loop

@@ -2,11 +2,13 @@ package plan
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/onairhq/onair/internal/value"
@@ -47,6 +49,9 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
+	if e.What == "format_version" && e.older() {
+		return fmt.Sprintf("plan: saved in plan format %s, older than this onair's format %s (which types the plan's sizes, rates, formats and colours): re-run onair plan to write it again (onair plan -out FILE SHOW)", e.Got, e.Want)
+	}
 	if e.What == "format_version" {
 		return fmt.Sprintf("plan: saved in plan format %s, but this onair reads format %s; compile the show again with this onair (onair plan -out FILE SHOW)", e.Got, e.Want)
 	}
@@ -54,6 +59,13 @@ func (e *VersionError) Error() string {
 		return fmt.Sprintf("plan: not a plan this onair (%s) can use: it names no tool_version, so it is corrupt or was not written by onair plan -out; compile the show again (onair plan -out FILE SHOW)", e.Want)
 	}
 	return fmt.Sprintf("plan: written by onair %s, but this is onair %s; a plan runs only with the onair that compiled it: compile the show again (onair plan -out FILE SHOW)", e.Got, e.Want)
+}
+
+// older says whether the plan's format version is before this onair's.
+func (e *VersionError) older() bool {
+	got, err1 := strconv.Atoi(e.Got)
+	want, err2 := strconv.Atoi(e.Want)
+	return err1 == nil && err2 == nil && got < want
 }
 
 // ToolVersion is the running onair's version, which Load requires of a
@@ -120,7 +132,10 @@ func jsonProblem(err error) string {
 	if errors.As(err, &se) {
 		return fmt.Sprintf("corrupt JSON at byte %d: %v", se.Offset, err)
 	}
-	return "corrupt JSON: " + err.Error()
+	if strings.HasPrefix(err.Error(), "json: ") {
+		return "corrupt JSON: " + err.Error()
+	}
+	return err.Error() // a typed value spelt wrong: a size, a rate, a format
 }
 
 // jsonKind names the JSON value a Go type is decoded from.
@@ -130,6 +145,9 @@ func jsonKind(t reflect.Type) string {
 	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
+		if reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+			return "a string" // a size, a rate, a format: spelt as text
+		}
 		return "an object"
 	case reflect.Slice, reflect.Array:
 		return "a list"
@@ -156,7 +174,8 @@ var OpacityRange = [2]float64{0, 1}
 // one node (the compiler never writes a plan without them, so a plan
 // lacking them is not one of its plans), unique node ids, edges between
 // known nodes with positive capacity, loops and groups that name known
-// nodes, a canvas and pictures within the geometry limits, and scenes
+// nodes, a canvas and pictures within the geometry limits, a frame rate
+// and a pixel format, and scenes
 // whose layers the show language would take (CheckScene). Whether
 // the node kinds exist is CheckKinds' question: this package does not know
 // the node registry.
@@ -208,15 +227,17 @@ func (p *Plan) Validate() error {
 	if _, err := p.CanvasSize(); err != nil {
 		return err
 	}
+	if p.FrameRate.Num <= 0 || p.FrameRate.Den <= 0 {
+		return errors.New("the plan names no frame_rate")
+	}
+	if p.Format != value.NV12 && p.Format != value.P010 {
+		return errors.New("the plan names no pixel format (format: nv12 or p010)")
+	}
 	for _, n := range p.Nodes {
-		if n.Size == "" {
+		if n.Size == (value.Size{}) {
 			continue
 		}
-		sz, err := value.ParseSize(n.Size)
-		if err == nil {
-			err = value.CheckSize(sz)
-		}
-		if err != nil {
+		if err := value.CheckSize(n.Size); err != nil {
 			return fmt.Errorf("node %q: %v", n.ID, err)
 		}
 	}
@@ -231,24 +252,18 @@ func (p *Plan) Validate() error {
 // CanvasSize is the plan's canvas size, refused when it is not one or is
 // past the geometry limits.
 func (p *Plan) CanvasSize() (value.Size, error) {
-	sz, err := value.ParseSize(p.Size)
-	if err == nil {
-		err = value.CheckSize(sz)
-	}
-	if err != nil {
+	if err := value.CheckSize(p.Size); err != nil {
 		return value.Size{}, fmt.Errorf("the canvas: %v", err)
 	}
-	return sz, nil
+	return p.Size, nil
 }
 
 // SourceSize is the size of the pictures the source at addr makes, as
 // its nodes say; false when no node of it does.
 func (p *Plan) SourceSize(addr string) (value.Size, bool) {
 	for _, n := range p.Nodes {
-		if n.Address == addr && n.Size != "" {
-			if sz, err := value.ParseSize(n.Size); err == nil {
-				return sz, true
-			}
+		if n.Address == addr && n.Size != (value.Size{}) {
+			return n.Size, true
 		}
 	}
 	return value.Size{}, false

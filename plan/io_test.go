@@ -13,7 +13,7 @@ import (
 func samplePlan() *Plan {
 	return &Plan{
 		FormatVersion: FormatVersion, ToolVersion: "1.2.3", Show: "s", ShowHash: "abc123",
-		Size: "1280x720", FrameRate: "30", Format: "nv12",
+		Size: value.Size{W: 1280, H: 720}, FrameRate: value.Rational{Num: 30, Den: 1}, Format: value.NV12,
 		Nodes: []Node{
 			{ID: "source.a/test_pattern", Kind: "test_pattern", Address: "source.a", Group: "source.a", Placement: Placement{Loop: "pacing_0"}, Params: map[string]any{"pattern": "bars", "z": 1.0}},
 			{ID: "bus.m/compositor", Kind: "compositor", Address: "bus.m", Group: "bus.m", Placement: Placement{Thread: true}},
@@ -59,12 +59,12 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	crop := func(c [4]int) string {
 		p := samplePlan()
-		p.Nodes[0].Size = "1280x720"
+		p.Nodes[0].Size = value.Size{W: 1280, H: 720}
 		p.Scenes = append(p.Scenes, Scene{Address: "scene.bad", Layers: []Layer{{Source: "source.a", Rect: [4]int{0, 0, 1280, 720}, Crop: &c, Fit: "stretch", Opacity: 1}}})
 		b, _ := Marshal(p)
 		return string(b)
 	}
-	sized := func(canvas, source string) string {
+	sized := func(canvas, source value.Size) string {
 		p := samplePlan()
 		p.Size, p.Nodes[0].Size = canvas, source
 		b, _ := Marshal(p)
@@ -92,9 +92,20 @@ func TestLoadRefuses(t *testing.T) {
 		{"a layer of 2^30 by 2^30", layer([4]int{0, 0, 1 << 30, 1 << 30}, 1), "", "rect_reach"},
 		{"a layer far left", layer([4]int{-1 << 62, 0, 640, 360}, 1), "", "rect_reach"},
 		{"a crop outside its source", crop([4]int{0, 0, 1282, 720}), "", "scene.bad layer 0: crop [0, 0, 1282, 720] reaches past the crop_reach limit of the source's 1280x720 picture"},
-		{"a canvas too large", sized("1000000x1000000", ""), "", "the canvas: size 1000000x1000000: width and height must be between 2 and 16384"},
-		{"a canvas of no size", sized("", ""), "", "the canvas"},
-		{"a source too large", sized("1280x720", "100000x2"), "", `node "source.a/test_pattern": size 100000x2`},
+		{"a canvas too large", sized(value.Size{W: 1000000, H: 1000000}, value.Size{}), "", "the canvas: size 1000000x1000000: width and height must be between 2 and 16384"},
+		{"a canvas of no size", sized(value.Size{}, value.Size{}), "", `size "0x0": want WIDTHxHEIGHT`},
+		// The plan's typed values (format 3) are read, not guessed.
+		{"an older format", strings.Replace(string(good), fmt.Sprintf(`"format_version": %d`, FormatVersion), `"format_version": 2`, 1), "", "plan format 2, older than this onair's format 3 (which types the plan's sizes, rates, formats and colours): re-run onair plan"},
+		{"a frame rate spelt wrong", strings.Replace(string(good), `"frame_rate": "30"`, `"frame_rate": "thirty"`, 1), "", `"thirty" is not a positive whole number or fraction`},
+		{"a frame rate as a number", strings.Replace(string(good), `"frame_rate": "30"`, `"frame_rate": 30`, 1), "", "field frame_rate is a JSON number (at byte"},
+		{"no frame rate", strings.Replace(string(good), `"frame_rate": "30",`, ``, 1), "", "no frame_rate"},
+		{"a pixel format onair lacks", strings.Replace(string(good), `"format": "nv12",`, `"format": "rgb24",`, 1), "", `unknown pixel format "rgb24": use nv12 or p010`},
+		{"no pixel format", strings.Replace(string(good), `"format": "nv12",`, ``, 1), "", "no pixel format"},
+		{"a size spelt wrong", strings.Replace(string(crop([4]int{0, 0, 10, 10})), `"size": "1280x720"`, `"size": "1280*720"`, 1), "", `size "1280*720": want WIDTHxHEIGHT`},
+		{"an edge's stream spelt wrong", strings.Replace(string(good), `"format": "nv12"
+    }`, `"format": "nv21"
+    }`, 1), "", `stream format "nv21" is none of nv12, p010, packets, dmabuf`},
+		{"a source too large", sized(value.Size{W: 1280, H: 720}, value.Size{W: 100000, H: 2}), "", `node "source.a/test_pattern": size 100000x2`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -152,14 +163,15 @@ func TestCheckShow(t *testing.T) {
 func FuzzLoadPlan(f *testing.F) {
 	good, _ := Marshal(samplePlan())
 	f.Add(good)
-	f.Add([]byte(`{"format_version":2}`))
-	f.Add([]byte(`{"format_version":2,"nodes":[{"id":"a","kind":"k","placement":{"thread":true}}],"edges":[{"from":"a","to":"a","capacity":1}]}`))
+	f.Add([]byte(`{"format_version":3}`))
+	f.Add([]byte(`{"format_version":3,"show":"s","size":"0x0","frame_rate":"1/0","format":"p010"}`))
+	f.Add([]byte(`{"format_version":3,"nodes":[{"id":"a","kind":"k","placement":{"thread":true}}],"edges":[{"from":"a","to":"a","capacity":1}]}`))
 	f.Add([]byte(`[]`))
 	// Geometry at the limits and past them (issue 27).
 	for _, r := range [][4]int{{-5120, -2880, 11520, 6480}, {0, 0, 1e14, 120}, {0, 0, 1 << 30, 1 << 30}, {-1 << 62, 0, 2, 2}} {
 		p := samplePlan()
 		c := [4]int{0, 0, 1280, 720}
-		p.Nodes[0].Size = "1280x720"
+		p.Nodes[0].Size = value.Size{W: 1280, H: 720}
 		p.Scenes = []Scene{{Address: "scene.s", Layers: []Layer{{Source: "source.a", Rect: r, Crop: &c, Fit: "cover", Opacity: 1}}}}
 		b, _ := Marshal(p)
 		f.Add(b)
