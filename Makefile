@@ -128,6 +128,8 @@ test-short:
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 1s
 fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' -fuzztime 30000x ./lang/
+	$(FUZZ) -fuzz '^FuzzParseBitrate$$' -fuzztime 100000x ./delivery/
+	$(FUZZ) -fuzz '^FuzzParseEncoders$$' -fuzztime 100000x ./delivery/
 	$(FUZZ) -fuzz '^FuzzLoadPlan$$' -fuzztime 300000x ./plan/
 	$(FUZZ) -fuzz '^FuzzParseColour$$' -fuzztime 100000x ./internal/value/
 	$(FUZZ) -fuzz '^FuzzIgnores$$' -fuzztime 60000x ./compiler/lint/

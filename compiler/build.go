@@ -95,6 +95,9 @@ func build(st *state) {
 		if out.Audio {
 			e.Attrs["audio"] = true
 		}
+		if out.Delivery != nil { // an encoded output's settings, decoded and checked by lang
+			e.Attrs["delivery"] = *out.Delivery
+		}
 		for name, v := range map[string]int{"interval_ms": out.IntervalMs, "quality": out.Quality} {
 			if v != 0 {
 				e.Attrs[name] = v

@@ -3,9 +3,12 @@ package compiler
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/onairhq/onair/delivery"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
 )
 
@@ -171,6 +174,36 @@ type nodeView struct {
 	params       map[string]string // shown params, rendered
 	hidden       map[string]string // params the detail leaves out unless they differ in a run, rendered
 	tos          []string          // edges leaving the group, "to (capacity)"
+	command      string            // an ffmpeg output's command line (ffmpegCommand)
+}
+
+// ffmpegCommand is the command line an output that runs ffmpeg starts,
+// with the input options (which the bus's format, size, rate and colour
+// decide) abridged: ffmpeg … -i pipe:0 ARGS. "" for other nodes.
+func ffmpegCommand(n plan.Node) string {
+	args, ok := n.Params["args"]
+	if k, known := nodes.Lookup(n.Kind); !ok || !known || !k.Has(nodes.Sink) {
+		return ""
+	}
+	var words []string
+	switch a := args.(type) {
+	case []string:
+		words = append(words, a...)
+	case []any:
+		for _, w := range a {
+			words = append(words, fmt.Sprint(w))
+		}
+	}
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t'\"$;&|<>()*?") {
+			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	sound := ""
+	if slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "1:a") }) {
+		sound = ", its sound (48 kHz stereo float) on pipe:4" // media.FFmpegConfig.Audio
+	}
+	return fmt.Sprintf("ffmpeg [the bus's raw %s on pipe:0, its colour tags, -timecode of its first frame%s] %s", n.Format, sound, strings.Join(words, " "))
 }
 
 func viewGroups(p *plan.Plan) []groupView {
@@ -194,9 +227,17 @@ func viewGroups(p *plan.Plan) []groupView {
 		}
 		for _, ni := range byGroup[g.Name] {
 			n := p.Nodes[ni]
-			nv := nodeView{kind: n.Kind, format: string(n.Format), where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params)}
+			nv := nodeView{kind: n.Kind, format: string(n.Format), where: "thread", params: shownParams(n.Params), hidden: hiddenParams(n.Params), command: ffmpegCommand(n)}
 			if !n.Placement.Thread {
 				nv.where = n.Placement.Loop
+			}
+			if u, ok := n.Params["url"].(string); ok { // a stream's credentials stay out of the text
+				for _, m := range []map[string]string{nv.params, nv.hidden} {
+					for k, v := range m {
+						m[k] = delivery.Redact(v, u)
+					}
+				}
+				nv.command = delivery.Redact(nv.command, u)
 			}
 			for _, ed := range out[n.ID] {
 				if nodeGroup[ed.To] != g.Name {
@@ -317,6 +358,9 @@ func writeGroups(bw *errWriter, p *plan.Plan) {
 				pf(" %s", strings.Join(ps, " "))
 			}
 			pf("\n")
+			if n.command != "" && !slices.ContainsFunc(run, func(v groupView) bool { return v.nodes[k].command != n.command }) {
+				pf("      runs: %s\n", n.command) // an ffmpeg output's command line (its args differ: listed under differs)
+			}
 			// Consumers every group of the run has print on the → line;
 			// the others are listed under differs.
 			common := map[string]int{}

@@ -3,6 +3,7 @@
 // GET /events (Server-Sent Events: switches, tally, source errors, missed
 // deadlines), GET /metrics (Prometheus), GET /plan (the plan being run),
 // GET /preview/{output} (a preview output's latest JPEG), GET
+// /hls/{output}/{file} (a served HLS output's playlist and segments), GET
 // /snapshot/{name} (a bus's or source's tile), POST /buses/{bus}/cut, /fade
 // and /wipe to put a scene on a bus, and /preview and /take for the
 // preview/program workflow. It also holds the client that `onair status`
@@ -70,6 +71,12 @@ type Show interface {
 // the output's latest JPEG snapshot.
 type Previewer interface {
 	Preview(output string) ([]byte, bool)
+}
+
+// HLSServer is a Show with HLS outputs it serves: GET /hls/{output}/{file}
+// serves the output's playlist (index.m3u8) and segments from HLSDir.
+type HLSServer interface {
+	HLSDir(output string) (string, bool)
 }
 
 // The errors a Show returns are package request's, mapped to HTTP status
@@ -329,6 +336,7 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(jpg)
 	})
+	mux.HandleFunc("GET /hls/{output}/{file}", s.hlsHandler) // hls.go
 	for _, kind := range []string{"cut", "fade", "wipe"} {
 		mux.HandleFunc("POST /buses/{bus}/"+kind, s.switchHandler(kind))
 	}

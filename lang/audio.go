@@ -2,9 +2,9 @@ package lang
 
 import "github.com/hashicorp/hcl/v2"
 
-// nested returns a decoder of d's one nested block of type typ, or nil
+// nestedBlock returns a decoder of d's one nested block of type typ, or nil
 // when there is none (a second is an error).
-func (d *dec) nested(typ string) (*dec, *hcl.Block) {
+func (d *dec) nestedBlock(typ string) (*dec, *hcl.Block) {
 	spec := d.spec.Block(typ)
 	if spec == nil || d.content == nil {
 		return nil, nil
@@ -38,7 +38,7 @@ func (d *dec) strip(rng hcl.Range) *AudioStrip {
 
 // sourceAudio is a source's audio block; nil without one.
 func (d *dec) sourceAudio() *AudioStrip {
-	ad, blk := d.nested("audio")
+	ad, blk := d.nestedBlock("audio")
 	if ad == nil {
 		return nil
 	}
@@ -48,7 +48,7 @@ func (d *dec) sourceAudio() *AudioStrip {
 // busAudio is a bus's audio block, its source references resolved; nil
 // without one.
 func (d *dec) busAudio() *BusAudio {
-	ad, blk := d.nested("audio")
+	ad, blk := d.nestedBlock("audio")
 	if ad == nil {
 		return nil
 	}

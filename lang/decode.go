@@ -482,14 +482,18 @@ func (l *loader) attrsFor(content *hcl.BodyContent, spec *Block) Attrs {
 	for name, at := range content.Attributes {
 		a[name] = at.Range
 	}
-	if cs := spec.Block("colour"); cs != nil {
+	for _, nested := range []string{"colour", "video", "audio"} {
+		cs := spec.Block(nested)
+		if cs == nil {
+			continue
+		}
 		for _, b := range content.Blocks {
-			if b.Type != "colour" {
+			if b.Type != nested {
 				continue
 			}
-			a["colour"] = b.DefRange
+			a[nested] = b.DefRange
 			for name, at := range l.blockContent(b, cs).Attributes {
-				a["colour."+name] = at.Range
+				a[nested+"."+name] = at.Range
 			}
 			break
 		}
@@ -797,6 +801,8 @@ func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
 	case "ffmpeg":
 		o.Args = d.stringList("args")
 		o.Audio = d.boolean("audio")
+	case "stream", "file", "hls":
+		l.decodeDelivery(d, o)
 	case "preview":
 		o.IntervalMs = d.integer("interval_ms")
 		o.Quality = d.integer("quality")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/internal/value"
 )
 
@@ -199,7 +200,7 @@ func (b *Bus) Address() string { return "bus." + b.Name + b.Key.String() }
 
 // Output is one expanded output instance.
 type Output struct {
-	Kind string // record | null | ffmpeg | preview
+	Kind string // record | null | ffmpeg | preview | stream | file | hls
 	Name string
 	Key  Key
 	Bus  *Bus
@@ -209,6 +210,9 @@ type Output struct {
 	Audio      bool     // ffmpeg: the bus's sound as input 1
 	IntervalMs int      // preview: time between JPEG snapshots
 	Quality    int      // preview: JPEG quality 1..100
+	// stream, file, hls (decode_delivery.go): Path is the file or the HLS
+	// directory; Delivery the settings package delivery reads.
+	Delivery *delivery.Output
 	// Extra are the output kind's attributes the fields above do not
 	// hold (Source.Extra).
 	Extra value.Settings

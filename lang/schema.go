@@ -384,6 +384,7 @@ var Schema = []*Block{
 			{Name: "audio", Type: TypeBool, Default: false, Doc: "Give ffmpeg the bus's sound as input 1 (48 kHz stereo float on a pipe of its own), for args to map and encode: [\"-map\", \"0:v\", \"-map\", \"1:a\", \"-c:a\", \"aac\", ...]."},
 		},
 	},
+	streamOutput, fileOutput, hlsOutput, // schema_delivery.go
 	{
 		Type: "output", Kind: "preview", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
 		Doc: "JPEG snapshots of a bus served by the status server.",

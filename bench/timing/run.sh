@@ -11,7 +11,13 @@
 #                  per bus in summary.txt (about 6.5 minutes for 5).
 #   MODE=loops     bench/timing/loops.hcl: looped 2 s HEVC, H.264 and
 #                  MPEG-TS clips for LOOPS_S (60 s); the same files.
-#   MODE=all       both, switches first (the default).
+#   MODE=startup   the seeds' show without its browser sources (N_RAW raw
+#                  and N_HEVC HEVC: 47 and 105) started together, on air
+#                  for STARTUP_S (30 s): how long the start waited to go on
+#                  air, and every source's underruns and drops from the
+#                  first tick on air (target 0) beside the start's.
+#   MODE=all       all three: switches, loops, startup (the default). In
+#                  one device call of at most 8 minutes: MINUTES=3.
 #
 # Needs: ONAIR (a stripped onair built on a Go machine: make timing-bench)
 # and MEDIA (clip0..3.hevc for the seeds' show, loop.hevc, loop.264 and
@@ -39,6 +45,7 @@ MINUTES=${MINUTES:-5}
 WARMUP=${WARMUP:-20}            # seconds on air before the first reading
 SWITCH_EVERY=${SWITCH_EVERY:-2} # seconds
 LOOPS_S=${LOOPS_S:-60}
+STARTUP_S=${STARTUP_S:-30}
 N_HEVC=${N_HEVC:-105}
 N_RAW=${N_RAW:-47}
 N_BROWSER=${N_BROWSER:-40}
@@ -105,6 +112,8 @@ budget() {
 		longest = $0; sub(/.*longest /, "", longest); sub(/\).*/, "", longest)
 		printf "  %-12s %7d ticks, %5d at 0.25 period or more (%.3f %%: p99.9 %s 0.25), %4d at 0.5 or more, longest %s\n", bus, n, q, n ? 100 * q / n : 0, (n && q * 1000 <= n) ? "under" : "NOT under", h, longest
 	}' "$1"
+	# How the show went on air, and what its start counted apart.
+	grep -E '^Start:|^  while starting' "$1" | sed 's/^/  /'
 	grep -E '^  bus\.|^  source\.|hand-offs waited' "$1" | grep -E 'missed|underruns|hand-offs' | awk '
 		/frames, [0-9]+ missed/ { m += $5; r += $8 }
 		/underruns/ { d += $4; u += $6 }
@@ -122,11 +131,10 @@ wait_on_air() {
 	return 1
 }
 
-switches() {
-	local total warm_s window_s i kinds=(cut fade wipe) cues=()
-	window_s=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
-	total=$((WARMUP + window_s + 10))
-	log "switches: the seeds' show ($N_HEVC HEVC, $N_RAW raw, $N_BROWSER browser, $AUX AUX) on $BACKEND, a switch every ${SWITCH_EVERY}s for ${window_s}s after ${WARMUP}s"
+# raw_clips: the seeds' raw NV12 clips in RAW (generated once) and its
+# HEVC clips in MEDIA.
+raw_clips() {
+	local i
 	mkdir -p "$RAW"
 	for i in 0 1 2 3; do
 		[ "$(stat -c %s "$RAW/raw$i.nv12" 2> /dev/null)" = $((WIDTH * HEIGHT * 3 / 2 * 60)) ] && continue
@@ -136,6 +144,14 @@ switches() {
 	for i in 0 1 2 3; do
 		[ -s "$MEDIA/clip$i.hevc" ] || { log "no $MEDIA/clip$i.hevc: make timing-bench writes it"; return 1; }
 	done
+}
+
+switches() {
+	local total warm_s window_s i kinds=(cut fade wipe) cues=()
+	window_s=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
+	total=$((WARMUP + window_s + 10))
+	log "switches: the seeds' show ($N_HEVC HEVC, $N_RAW raw, $N_BROWSER browser, $AUX AUX) on $BACKEND, a switch every ${SWITCH_EVERY}s for ${window_s}s after ${WARMUP}s"
+	raw_clips || return 1
 	if [ "$N_BROWSER" -gt 0 ]; then
 		"$ONAIR" producer -pattern -count "$N_BROWSER" -socket "$SOCK/gfx-%d.sock" -size "${WIDTH}x$HEIGHT" -fps 30 > /dev/null 2>> "$OUT/producers.log" &
 		PIDS+=($!)
@@ -172,9 +188,8 @@ switches() {
 	reading switches-end
 	log "  at the end (${window_s}s of switches later):"
 	budget "$OUT/switches-end.status.txt" | tee -a "$OUT/summary.txt"
-	wait "$run"
-	log "  onair run: rc=$? (its summary in switches.run.txt)"
-	stop_all
+	stop_all # as Ctrl-C: the show prints its summary and stops
+	log "  onair run stopped (its summary in switches.run.txt)"
 }
 
 loops() {
@@ -200,10 +215,35 @@ loops() {
 	stop_all
 }
 
+# startup: the seeds' raw and HEVC sources (no browser sources, no
+# producers) started together; the counts from the first tick on air.
+startup() {
+	local total=$((STARTUP_S + 10))
+	log "startup: $N_RAW raw and $N_HEVC HEVC sources started together on $BACKEND, on air for ${STARTUP_S}s"
+	raw_clips || return 1
+	timeout --kill-after=10 $((total + 240)) "$ONAIR" run -backend "$BACKEND" -quiet -listen "127.0.0.1:$PORT" -duration "$((total + 180))s" \
+		-var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" \
+		-var n_hevc="$N_HEVC" -var n_raw="$N_RAW" -var n_browser=0 -var aux="$AUX" -var scenes="$SCENES" \
+		"$SEEDS" > "$OUT/startup.run.txt" 2>&1 &
+	local run=$!
+	PIDS+=($run)
+	if ! wait_on_air "$OUT/startup.run.txt" 180; then
+		log "  the show did not go on air in 180 s: see startup.run.txt"
+		return 1
+	fi
+	log "  $(grep -E '^on air|^waited' "$OUT/startup.run.txt" | tr '\n' ' ')"
+	sleep "$STARTUP_S"
+	reading startup-end
+	budget "$OUT/startup-end.status.txt" | tee -a "$OUT/summary.txt"
+	stop_all
+	log "  onair run stopped (its summary in startup.run.txt)"
+}
+
 case $MODE in
 switches) switches ;;
 loops) loops ;;
-all) switches; loops ;;
-*) log "MODE=$MODE: use switches, loops or all"; exit 2 ;;
+startup) startup ;;
+all) switches; loops; startup ;;
+*) log "MODE=$MODE: use switches, loops, startup or all"; exit 2 ;;
 esac
 log "done"

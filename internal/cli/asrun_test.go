@@ -2,13 +2,20 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/onairhq/onair/internal/testwait"
+	onairshow "github.com/onairhq/onair/nodes/show"
 )
 
 // TestRunWritesTheAsRunLog runs a show with two cues and -as-run: the
@@ -84,6 +91,8 @@ func TestRunRefusesAnUnwritableAsRunLogAndBadTimecodes(t *testing.T) {
 	}{
 		{[]string{"-as-run", filepath.Join(dir, "no", "such", "dir", "as-run.jsonl")}, "the directory " + filepath.Join(dir, "no", "such", "dir") + " does not exist"},
 		{[]string{"-as-run", dir}, "is not a regular file"},
+		{[]string{"-as-run", filepath.Join(dir, "a.jsonl"), "-as-run-fsync", "often"}, `fsync "often": give one of second, line`},
+		{[]string{"-as-run-fsync", "line"}, "-as-run-fsync line without -as-run"},
 		{[]string{"-cue", "00:00:00:30 bus.pgm scene.b"}, `timecode "00:00:00:30": frame 30: at 30 non-drop frames run from 00 to 29`},
 		{[]string{"-cue", "00:00:0x:00 bus.pgm scene.b"}, `seconds "0x" is not a number`},
 	}
@@ -102,5 +111,83 @@ func TestRunRefusesAnUnwritableAsRunLogAndBadTimecodes(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(show), "pgm.y4m")); err == nil {
 			t.Errorf("onair %s: the recording was written", strings.Join(args, " "))
 		}
+	}
+}
+
+// TestAsRunLinesSurviveAKill runs onair in a child process with a switch
+// cued every 50 ms and -as-run, and kills it (SIGKILL: no deferred close,
+// no flush, no fsync) while it writes: every line that was in the file
+// before the kill is still there, in order, and the file holds whole
+// lines only, each a JSON line of the as-run log.
+func TestAsRunLinesSurviveAKill(t *testing.T) {
+	show := writeRunShow(t)
+	asRun := filepath.Join(t.TempDir(), "as-run.jsonl")
+	args := []string{"run", "-duration", "60s", "-listen", "", "-as-run", asRun}
+	for i := 1; i < 1000; i++ {
+		args = append(args, "-cue", fmt.Sprintf("%dms bus.pgm scene.%c", 50*i, "ab"[i%2]))
+	}
+	args = append(args, show)
+	enc, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "ONAIR_TEST_RUN="+string(enc))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	// Wait for 40 lines, then read what is there and kill at once: more
+	// lines are being written as it dies.
+	var before []byte
+	testwait.Until(t, eventBound, "40 as-run lines", func() bool {
+		b, _ := os.ReadFile(asRun)
+		if bytes.Count(b, []byte("\n")) < 40 {
+			return false
+		}
+		before = b
+		return true
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed = true
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("onair exited cleanly before it was killed:\n%s", out.String())
+	}
+	after, err := os.ReadFile(asRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What was read before the kill may end inside a line being written
+	// (a reader can see a write(2) land); up to its last newline it must
+	// be in the file after, as it was.
+	whole := before[:bytes.LastIndexByte(before, '\n')+1]
+	if !bytes.HasPrefix(after, whole) {
+		t.Fatalf("the file after the kill does not begin with the %d bytes of whole lines it held before", len(whole))
+	}
+	if len(after) == 0 || after[len(after)-1] != '\n' {
+		t.Fatalf("the file ends inside a line after the kill: %q", after[max(0, len(after)-80):])
+	}
+	asked, drawn := 0, 0
+	for i, l := range bytes.Split(after[:len(after)-1], []byte("\n")) {
+		var line onairshow.AsRunLine
+		if err := json.Unmarshal(l, &line); err != nil || line.Event == "" || line.Time.IsZero() {
+			t.Fatalf("line %d of the as-run log after the kill is not a whole line: %q (%v)", i+1, l, err)
+		}
+		switch line.Event {
+		case "switch_asked":
+			asked++
+		case "switch_drawn":
+			drawn++
+		}
+	}
+	if asked < 20 || drawn < 19 {
+		t.Errorf("%d switches asked for and %d drawn in the log, want at least 20 and 19", asked, drawn)
 	}
 }

@@ -88,6 +88,9 @@ func compileShow(paths []string, lopts lang.Options, copts compiler.Options, std
 	var files map[string][]byte
 	if show != nil {
 		files = show.Files
+		if !diags.HasErrors() {
+			diags = append(diags, checkEncoders(show)...)
+		}
 	}
 	if diags.HasErrors() {
 		lang.WriteDiagnostics(stderr, files, diags, isTerminal(stderr))

@@ -33,7 +33,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "Compile a show and run it until Ctrl-C or -duration, serving status and control over HTTP; print a summary at the end.",
-		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-tls-cert FILE -tls-key FILE] [-log-format text|json] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE] [-plan FILE] [-var NAME=VALUE]... PATH...",
+		usage:   "[-backend auto|BACKEND] [-duration D] [-listen ADDR] [-tls-cert FILE -tls-key FILE] [-log-format text|json] [-cue 'AT BUS SCENE [cut|fade|wipe [D]]']... [-as-run FILE [-as-run-fsync second|line]] [-plan FILE] [-var NAME=VALUE]... PATH...",
 		run:     runRun,
 	})
 }
@@ -88,6 +88,7 @@ func (c *cueList) Set(s string) error {
 // runFlags are onair run's flags.
 type runFlags struct {
 	backend, savedPlan, logFormat, asRun string
+	asRunFsync                           string
 	duration                             time.Duration
 	quiet                                bool
 	cues                                 cueList
@@ -111,6 +112,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key `FILE` of -tls-cert")
 	fs.BoolVar(&f.insecureToken, "insecure-remote-token", false, "allow a token on a non-loopback -listen address without TLS (it travels in clear): only behind a proxy that terminates TLS")
 	fs.StringVar(&f.asRun, "as-run", "", "append the as-run log to `FILE`: a JSON line per switch asked for and drawn, missed deadline, source error and recovery, and change on air (default: none)")
+	fs.StringVar(&f.asRunFsync, "as-run-fsync", show.AsRunFsyncs[0], "when the as-run log is fsynced: `WHEN` is "+strings.Join(show.AsRunFsyncs, " or ")+" (second: once a second while lines come, so a power cut loses at most the last second; line: after every line; a crash of onair loses no line either way)")
 }
 
 // check refuses flags that cannot make a run, before anything starts: it
@@ -149,12 +151,16 @@ func (f *runFlags) check(stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair run: %v\n", err)
 		return 2
 	}
+	if f.asRun == "" && f.asRunFsync != show.AsRunFsyncs[0] {
+		fmt.Fprintf(stderr, "onair run: -as-run-fsync %s without -as-run: give the as-run log's FILE too\n", f.asRunFsync)
+		return 2
+	}
 	if f.asRun != "" {
 		// Refused before anything starts: the show would open it the same
 		// way (show.Options.AsRun).
 		abs, err := filepath.Abs(f.asRun)
 		if err == nil {
-			err = show.CheckAsRun(abs)
+			err = show.CheckAsRun(abs, f.asRunFsync)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "onair run: -as-run: %v\n", err)
@@ -251,7 +257,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		srv.ServeProbes() // /healthz and /readyz while the show starts
 	}
 	started := time.Now()
-	opts := show.Options{BaseDir: loaded.Dir, AsRun: f.asRun, Log: log}
+	opts := show.Options{BaseDir: loaded.Dir, AsRun: f.asRun, AsRunFsync: f.asRunFsync, Log: log}
 	fallback := f.backend == "auto" && f.savedPlan == ""
 	running, be, p, err := startWithFallback(ctx, be, p, planJSON, fallback, opts, log, stdout, func(next *backends.Backend) (*plan.Plan, int) {
 		res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next)}, stderr)
@@ -319,12 +325,33 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nRan %s for %v.\nStopped: %s.\n", p.Show, time.Since(started).Round(time.Millisecond), stopWhy)
 	fmt.Fprintln(stdout, runtime.ReadUsage().Since(usage, time.Since(onAir)))
-	running.Summary().WriteText(stdout)
+	sum := running.Summary()
+	sum.WriteText(stdout)
 	if failure != nil && !errors.Is(failure, context.Canceled) {
 		fmt.Fprintf(stderr, "onair run: %v\n", failure)
 		return 1
 	}
+	if failed := undelivered(sum); len(failed) > 0 {
+		for _, o := range failed {
+			fmt.Fprintf(stderr, "onair run: %s delivered no frame in the whole run: %s\n", o.Address, o.LastError)
+		}
+		return 1
+	}
 	return 0
+}
+
+// undelivered lists the outputs that failed for the whole run: an error
+// and not one frame delivered (an encoder ffmpeg lacks, a destination that
+// never answered). A run with such an output did not do its job, however
+// well the rest of it went.
+func undelivered(sum show.Summary) []show.OutputSummary {
+	var out []show.OutputSummary
+	for _, o := range sum.Outputs {
+		if o.Written == 0 && o.Errors > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // watchSignals stops the show on SIGINT and SIGTERM, naming the signal

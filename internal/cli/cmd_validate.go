@@ -39,6 +39,9 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	for _, paths := range shows {
 		show, d := lang.Load(paths, opts)
 		diags = append(diags, d...)
+		if show != nil && !d.HasErrors() {
+			diags = append(diags, checkEncoders(show)...)
+		}
 		if show != nil {
 			for name, data := range show.Files {
 				files[name] = data

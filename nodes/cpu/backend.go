@@ -66,6 +66,10 @@ func (c *canvas) Transition(dst, from, to Frame, kind playout.Kind, progress flo
 // Wait has nothing to wait for: Draw returns once the picture is drawn.
 func (c *canvas) Wait(Frame) error { return nil }
 
+// DrawsInPlace implements show.DrawsInPlace: on a loop a tick is drawn
+// and handed off in one handler, as there is no wait to gather.
+func (c *canvas) DrawsInPlace() {}
+
 func (c *canvas) Close() { c.comp.Close() }
 
 // bands is how many goroutines draw a canvas: one for small canvases, up to

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -29,8 +30,11 @@ import (
 // and ffprobe read the show's range, matrix, primaries and transfer; ARGS
 // may override them.
 type FFmpegConfig struct {
-	Bin    string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
-	Args   []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	Bin  string   // the ffmpeg binary; "" is "ffmpeg" on $PATH
+	Args []string // the user's arguments after the input, e.g. -c:v libx264 -f mpegts out.ts
+	// Dir is the directory the process runs in, where relative paths in
+	// Args resolve (a show's: like every other path in it); "" is ours.
+	Dir    string
 	Format frame.Format
 	Width  int
 	Height int
@@ -56,12 +60,20 @@ type FFmpegConfig struct {
 	// timecode names its first picture.
 	Timecode bool
 	// Audio gives the process the bus's sound as a second input (input 1)
-	// on a pipe of its own (descriptor 3): each frame's Meta.Audio, 48 kHz
+	// on a pipe of its own (descriptor 4; 3 is -progress): each frame's Meta.Audio, 48 kHz
 	// stereo float32 (-f f32le -ar 48000 -ac 2), written right after its
 	// picture, so Args can map and encode it ("-map", "0:v", "-map", "1:a",
 	// "-c:a", "aac"). A block waits as long as a picture may (StallTimeout).
 	Audio bool
+	// Prepare, if set, is called before each process starts with Args and
+	// returns the arguments that process runs with (a recording that must
+	// not overwrite what an earlier process wrote picks its file here).
+	Prepare func(args []string) []string
 }
+
+// outputAudioPipe is where an output's ffmpeg reads the bus's sound: the
+// second of cmd.ExtraFiles (the first carries -progress).
+const outputAudioPipe = "pipe:4"
 
 // FFmpegEventKind says what happened to the process.
 type FFmpegEventKind uint8
@@ -87,7 +99,14 @@ type FFmpegEvent struct {
 
 // FFmpegStats is a snapshot of an ffmpeg output's counters.
 type FFmpegStats struct {
-	Written   int64 // frames that went into a process's pipe
+	Written int64 // frames that went into a process's pipe
+	// Encoded and Bytes are what the processes reported out of their
+	// encoders (ffmpeg's -progress: frame= and total_size=), summed over
+	// every process; Speed is the running one's encoding speed against
+	// real time (1 keeps up), 0 before its first report.
+	Encoded   int64
+	Bytes     int64
+	Speed     float64
 	Dropped   int64 // frames dropped because the queue was full
 	Restarts  int64 // processes started after the first
 	Exits     int64 // processes that exited or were killed before Close
@@ -195,7 +214,7 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 	args = append(args, "-i", "pipe:0")
 	args = append(args, colour...)
 	if cfg.Audio {
-		args = append(args, "-thread_queue_size", "1024", "-probesize", "32", "-analyzeduration", "0", "-f", "f32le", "-ar", strconv.Itoa(audio.Rate), "-ac", strconv.Itoa(audio.Channels), "-i", audioPipe)
+		args = append(args, "-thread_queue_size", "1024", "-probesize", "32", "-analyzeduration", "0", "-f", "f32le", "-ar", strconv.Itoa(audio.Rate), "-ac", strconv.Itoa(audio.Channels), "-i", outputAudioPipe)
 	}
 	if cfg.Timecode && slices.Contains(cfg.Args, "-timecode") {
 		cfg.Timecode = false // the user's own
@@ -356,6 +375,9 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		return 0, false
 	}
 	args := o.args
+	if o.cfg.Prepare != nil {
+		args = append(append([]string{}, o.args[:o.user]...), o.cfg.Prepare(slices.Clone(o.args[o.user:]))...)
+	}
 	if o.cfg.Timecode {
 		tc, ok := o.nextTimecode()
 		if !ok { // closed with nothing to write
@@ -364,31 +386,48 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 			o.drop()
 			return 0, true
 		}
-		args = append(append(append([]string{}, o.args[:o.user]...), "-timecode", tc), o.args[o.user:]...)
+		args = append(append(append([]string{}, args[:o.user]...), "-timecode", tc), args[o.user:]...)
 	}
+	progR, progW, err := os.Pipe()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
+		return 0, false
+	}
+	// -progress reports on the process's fd 3 (ExtraFiles[0]) every half
+	// second and at its end; a global option, so it goes first.
+	args = append([]string{"-progress", "pipe:3", "-stats_period", "0.5"}, args...)
 	var stderr tailBuffer
 	cmd := exec.Command(o.cfg.Bin, args...)
-	cmd.Stdin, cmd.Stderr = pr, &stderr
-	var sound *os.File // the sound's pipe, with Audio
+	cmd.Stdin, cmd.Stderr, cmd.Dir, cmd.ExtraFiles = pr, &stderr, o.cfg.Dir, []*os.File{progW}
+	var sound *os.File // the sound's pipe, with Audio: ExtraFiles[1], fd 4
 	if o.cfg.Audio {
 		ar, aw, err := os.Pipe()
 		if err != nil {
 			pr.Close()
 			pw.Close()
+			progR.Close()
+			progW.Close()
 			o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
 			return 0, false
 		}
-		cmd.ExtraFiles, sound = []*os.File{ar}, aw
+		cmd.ExtraFiles, sound = append(cmd.ExtraFiles, ar), aw
 		defer ar.Close()
 		defer aw.Close()
 	}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		progR.Close()
+		progW.Close()
 		o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: starting %s: %w", o.cfg.Bin, err))
 		return 0, false
 	}
 	pr.Close()
+	progW.Close()
+	progressDone := make(chan struct{})
+	go o.readProgress(progR, progressDone)
 	var soundBuf []byte
 	start := time.Now()
 	pid := cmd.Process.Pid
@@ -399,7 +438,12 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	o.event(FFmpegEvent{Kind: FFmpegStarted, PID: pid, Restarts: restarts})
 
 	exited, gone := make(chan error, 1), make(chan struct{})
-	go func() { exited <- cmd.Wait(); close(gone) }()
+	go func() {
+		err := cmd.Wait()
+		<-progressDone // its last report is counted before anyone hears of the exit
+		exited <- err
+		close(gone)
+	}()
 	finish := func(kind FFmpegEventKind, err error) {
 		o.mu.Lock()
 		o.stats.Running, o.stats.PID, o.cmd = false, 0, nil
@@ -487,6 +531,41 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		}
 		o.mu.Lock()
 		o.stats.Written++
+		o.mu.Unlock()
+	}
+}
+
+// readProgress reads one process's -progress reports until it exits,
+// keeping its frames and bytes out and its speed in the stats (each
+// report's values are the process's totals so far).
+func (o *FFmpeg) readProgress(r *os.File, done chan<- struct{}) {
+	defer close(done)
+	defer r.Close()
+	o.mu.Lock()
+	baseFrames, baseBytes := o.stats.Encoded, o.stats.Bytes
+	o.mu.Unlock()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		o.mu.Lock()
+		switch key {
+		case "frame":
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+				o.stats.Encoded = baseFrames + n
+			}
+		case "total_size":
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+				o.stats.Bytes = baseBytes + n
+			}
+		case "speed":
+			if x, err := strconv.ParseFloat(strings.TrimSuffix(val, "x"), 64); err == nil {
+				o.stats.Speed = x
+			}
+		}
 		o.mu.Unlock()
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,9 +73,10 @@ const asRunQueue = 4096
 
 // AsRun writes the as-run log.
 type AsRun struct {
-	path string
-	f    media.RecordFile
-	log  *slog.Logger
+	path      string
+	f         media.RecordFile
+	log       *slog.Logger
+	everyLine bool // fsync after every line, not once a second
 
 	in     chan AsRunLine
 	done   chan struct{}
@@ -88,10 +91,20 @@ type AsRun struct {
 	err   string // the last write error
 }
 
+// AsRunFsyncs are the as-run log's fsync policies, "" being the first:
+// once a second while lines come (a power cut loses at most the last
+// second; a crash of onair loses nothing either way), or after every line
+// (a power cut loses nothing written; a disk write per line).
+var AsRunFsyncs = []string{"second", "line"}
+
 // OpenAsRun opens path for appending (creating it), through open (nil:
-// os.OpenFile). A path that is not a regular file, or cannot be opened
-// for writing, is refused, saying what to do.
-func OpenAsRun(path string, open media.OpenFunc, log *slog.Logger) (*AsRun, error) {
+// os.OpenFile), to be fsynced as fsync says (AsRunFsyncs). A path that is
+// not a regular file, or cannot be opened for writing, is refused, saying
+// what to do.
+func OpenAsRun(path, fsync string, open media.OpenFunc, log *slog.Logger) (*AsRun, error) {
+	if fsync != "" && !slices.Contains(AsRunFsyncs, fsync) {
+		return nil, fmt.Errorf("as-run log: fsync %q: give one of %s", fsync, strings.Join(AsRunFsyncs, ", "))
+	}
 	if open == nil {
 		open = media.OpenOSFile
 	}
@@ -116,7 +129,7 @@ func OpenAsRun(path string, open media.OpenFunc, log *slog.Logger) (*AsRun, erro
 		f.Close()
 		return nil, fmt.Errorf("as-run log %s: %v", path, err)
 	}
-	a := &AsRun{path: path, f: f, log: log, size: fi.Size(), in: make(chan AsRunLine, asRunQueue), done: make(chan struct{})}
+	a := &AsRun{path: path, f: f, log: log, size: fi.Size(), in: make(chan AsRunLine, asRunQueue), done: make(chan struct{}), everyLine: fsync == "line"}
 	go a.run()
 	return a, nil
 }
@@ -195,6 +208,10 @@ func (a *AsRun) run() {
 				a.size += int64(n)
 				a.lines.Add(1)
 				dirty = true
+				if a.everyLine {
+					a.fsync()
+					dirty = false
+				}
 			}
 			a.log.Info("as-run", asRunAttrs(l)...)
 		case <-every.C:
@@ -298,8 +315,8 @@ func (b *State) AsRun() *AsRun { return b.asRun }
 
 // CheckAsRun refuses an as-run path the show could not open (OpenAsRun),
 // before anything starts; it creates the file if it is missing.
-func CheckAsRun(path string) error {
-	a, err := OpenAsRun(path, nil, nil)
+func CheckAsRun(path, fsync string) error {
+	a, err := OpenAsRun(path, fsync, nil, nil)
 	if err != nil {
 		return err
 	}

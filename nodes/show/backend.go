@@ -63,6 +63,13 @@ type Canvas[F Frame] interface {
 	Close()
 }
 
+// DrawsInPlace is a canvas whose Draw and Transition do the work before
+// they return (the CPU's), so that Wait has nothing to wait for. On an
+// event loop such a canvas's ticks are drawn and handed off in one
+// handler; any other canvas's are queued in one and waited for in another
+// (compositor.startOnLoop).
+type DrawsInPlace interface{ DrawsInPlace() }
+
 // Layer is one picture of a scene on a canvas. A zero Frame draws nothing.
 type Layer[F Frame] struct {
 	Frame   F

@@ -147,8 +147,6 @@ func (b *State) OnAir() (at int64, ok bool) {
 	return at, at != 0
 }
 
-func (b *State) markOnAir() { b.onAir.CompareAndSwap(0, b.opts.Clock()) }
-
 // InitImportTTL records the plan's import_ttl_ms unless the show already
 // holds one (a change on air, or an earlier start of the node).
 func (b *BrowserState) InitImportTTL(ms int) {

@@ -48,6 +48,11 @@ type compositor[F Frame] struct {
 	colour frame.Colour                          // the show's, stamped on every picture
 	outs   []*OutputState                        // per output edge, for the hand-off's counts
 	mix    *busMix                               // the bus's sound
+	// pending is the tick drawn on a loop and not yet finished (startOnLoop).
+	pending drawnTick[F]
+	// The hand-off's functions, made with outs.
+	stopping    func() bool
+	waitForRoom func(e *runtime.Edge[F], d int64, stopping func() bool)
 }
 
 // sceneLayers builds the layers of each scene the bus may show from the
@@ -257,15 +262,56 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 		return err
 	}
 	pollTimer.Stop()
+	// On a canvas that queues its work (the GPU's) a tick is drawn in two
+	// handlers: at its deadline the picture is queued (draw), and the wait
+	// for it and the hand-off (finish) come in a handler of their own, due
+	// just after. The loop runs every handler due at the deadline first,
+	// so the AUX buses on one loop queue their pictures one after another
+	// and then wait for them, rather than each waiting for its own picture
+	// (a stream synchronized and the thread woken) before the next bus can
+	// queue: the last bus's tick no longer takes the sum of every bus's
+	// wait. A canvas that draws in place (the CPU's) has no wait to gather:
+	// splitting would only make each bus's hand-off wait for every other
+	// bus's drawing, so its ticks are drawn whole (tick).
+	_, inPlace := c.canvas.(DrawsInPlace)
+	var finishTimer *runtime.Timer
+	finishTimer, err = ctx.AddTimer(0, func() {
+		if !c.pending.ok {
+			return
+		}
+		d := c.pending
+		c.pending = drawnTick[F]{}
+		if err := c.finish(ctx, sched, &d); err != nil {
+			ctx.Fail(err)
+			return
+		}
+		tickTimer.Reset(sched.NextDeadline())
+	})
+	if err != nil {
+		return err
+	}
+	finishTimer.Stop()
 	tickTimer, err = ctx.AddTimer(sched.NextDeadline(), func() {
 		if ctx.Stopping() {
 			return
 		}
 		now := clock()
-		if k, due := sched.Due(now); due {
+		if k, due := sched.Due(now); due && inPlace {
 			look()
 			if err := c.tick(ctx, sched, grid, k, now); err != nil {
 				ctx.Fail(err)
+				return
+			}
+		} else if due {
+			look()
+			d, err := c.draw(ctx, sched, grid, k, now)
+			if err != nil {
+				ctx.Fail(err)
+				return
+			}
+			if d.ok {
+				c.pending = d
+				finishTimer.Reset(max(runtime.Now(), sched.Deadline(k)+1)) // after every handler due at the deadline
 				return
 			}
 		}
@@ -312,6 +358,27 @@ func (c *compositor[F]) look(ctx *runtime.NodeContext[F], set *runtime.ReadySet)
 
 // tick draws tick k and hands it to the outputs.
 func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedule, grid playout.Grid, k, start int64) error {
+	d, err := c.draw(ctx, sched, grid, k, start)
+	if err != nil || !d.ok {
+		return err
+	}
+	return c.finish(ctx, sched, &d)
+}
+
+// drawnTick is a tick whose picture is queued (draw) and not yet waited
+// for and handed to the outputs (finish).
+type drawnTick[F Frame] struct {
+	ok               bool // false: nothing to finish (the bus is not primed yet)
+	out              F
+	k, start, drawn  int64
+	from, to         int
+	progress         float64
+	skipped, repeats uint64
+}
+
+// draw queues tick k's picture: the frames picked, the switch landed, the
+// composite drawn (on the GPU, queued on the canvas's stream).
+func (c *compositor[F]) draw(ctx *runtime.NodeContext[F], sched *playout.Schedule, grid playout.Grid, k, start int64) (drawnTick[F], error) {
 	// Release times count in the pacers' time base (1/120000 s) and are
 	// rounded up to the nanosecond, the tick grid rounds down: a frame
 	// released within one unit of the time base after the tick is on it.
@@ -335,7 +402,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 		for _, in := range c.inputs {
 			if !in.Ready(t) && !c.primed {
 				sched.Commit(k)
-				return nil
+				return drawnTick[F]{}, nil
 			}
 		}
 		c.primed = true
@@ -362,7 +429,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 
 	out, err := c.canvas.Get()
 	if err != nil {
-		return err
+		return drawnTick[F]{}, err
 	}
 	var repeats uint64
 	if progress == 0 || to == from {
@@ -372,13 +439,20 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	}
 	if err != nil {
 		out.Release()
-		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+		return drawnTick[F]{}, fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
 	}
 	m := out.Metadata()
 	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
 	m.Timecode = c.b.TimecodeAt(k)
 	m.Audio = c.mixTick(ctx, k, from, to, progress)
-	drawn := clock(c.b)
+	return drawnTick[F]{ok: true, out: out, k: k, start: start, drawn: clock(c.b), from: from, to: to, progress: progress, skipped: skipped, repeats: repeats}, nil
+}
+
+// finish waits for a drawn tick's picture and hands it to the outputs, and
+// counts the tick.
+func (c *compositor[F]) finish(ctx *runtime.NodeContext[F], sched *playout.Schedule, d *drawnTick[F]) error {
+	out, k, start, drawn := d.out, d.k, d.start, d.drawn
+	from, to, progress, skipped, repeats := d.from, d.to, d.progress, d.skipped, d.repeats
 	if err := c.canvas.Wait(out); err != nil {
 		out.Release()
 		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
@@ -495,8 +569,11 @@ func (c *compositor[F]) handOff(ctx *runtime.NodeContext[F], out F, limit int64)
 				c.outs[i] = c.b.outputs[n.Address]
 			}
 		}
+		// Made once: a method value or an instantiated func made per
+		// tick is an allocation per tick.
+		c.stopping, c.waitForRoom = ctx.Stopping, waitForRoom[F]
 	}
-	drops := handOffTo(ctx.Outputs, c.outs, out, limit, c.b.opts.Clock, waitForRoom[F], ctx.Stopping)
+	drops := handOffTo(ctx.Outputs, c.outs, out, limit, c.b.opts.Clock, c.waitForRoom, c.stopping)
 	ctx.Stats.Out.Add(uint64(len(ctx.Outputs)) - drops)
 	ctx.Stats.Drops.Add(drops)
 	return drops
@@ -636,6 +713,10 @@ func (c *compositor[F]) Stop() {
 // release lets go of every frame the inputs hold, and stops the drawing
 // goroutines.
 func (c *compositor[F]) release() {
+	if c.pending.ok { // drawn on a loop that stopped before it was finished
+		c.pending.out.Release()
+		c.pending = drawnTick[F]{}
+	}
 	c.canvas.Close()
 	for _, in := range c.inputs {
 		in.Close()

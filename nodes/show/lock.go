@@ -38,8 +38,8 @@ func LockOutputs(p *plan.Plan, baseDir string) (*OutputLocks, error) {
 			continue
 		}
 		path := n.Params.String("path")
-		if path == "" {
-			continue
+		if _, rolled := n.Params["segment_s"]; path == "" || rolled {
+			continue // a rolled recording writes files of its own names (nodes/show/delivery.go)
 		}
 		full := path
 		if !filepath.IsAbs(full) && baseDir != "" {

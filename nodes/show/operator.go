@@ -180,7 +180,8 @@ func (op *operator) ticked(bs *BusState, k, deadlineNs int64, from, to int, miss
 		op.missed[bs.Address] = missed
 		tc := op.b.TimecodeAt(k).String()
 		op.hub.Publish("missed_deadline", map[string]any{"bus": bs.Address, "tick": k, "timecode": tc, "missed": missed - m, "missed_total": missed})
-		op.b.asRun.Record(AsRunLine{Event: "missed_deadline", Bus: bs.Address, Tick: &k, Timecode: tc, Missed: missed - m})
+		tick := k // its own variable: taking k's address would move k to the heap on every tick
+		op.b.asRun.Record(AsRunLine{Event: "missed_deadline", Bus: bs.Address, Tick: &tick, Timecode: tc, Missed: missed - m})
 	}
 	old := op.visible[bs.Address]
 	if len(old) == n && old[0] == vis[0] && (n == 1 || old[1] == vis[1]) {

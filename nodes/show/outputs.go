@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,6 +30,10 @@ type sink[F Frame] struct {
 	toHost func(F) (*frame.Frame, func(), error)
 	write  func(*frame.Frame) error
 	close  func() error
+	// delivered, if set, is how many frames the output has delivered (an
+	// ffmpeg output's frames its processes encoded), which the
+	// output's frame count then reads instead of counting writes.
+	delivered func() uint64
 }
 
 func (s *sink[F]) Start(ctx *runtime.NodeContext[F]) error {
@@ -90,7 +95,11 @@ func (s *sink[F]) writeOne(f F) error {
 		s.st.fail(err)
 		return err
 	}
-	s.st.Written.Add(1)
+	if s.delivered != nil {
+		s.st.Written.Store(s.delivered())
+	} else {
+		s.st.Written.Add(1)
+	}
 	return nil
 }
 
@@ -101,6 +110,9 @@ func (s *sink[F]) closeOutput() {
 		if err := s.close(); err != nil {
 			s.st.fail(err)
 		}
+	}
+	if s.delivered != nil {
+		s.st.Written.Store(s.delivered()) // what the stop wrote
 	}
 }
 
@@ -159,11 +171,6 @@ func newNullOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 // newFFmpegOutput pipes the bus to an ffmpeg process, which media.FFmpeg
 // restarts with backoff when it exits or stalls; writing never blocks.
 func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	f, w, h, rate, err := busVideo(b, n, ctx)
-	if err != nil {
-		return nil, err
-	}
-	st := b.outputs[n.Address]
 	prm, err := Params[struct {
 		Args  []string `param:"args"`
 		Audio bool     `param:"audio"`
@@ -171,32 +178,53 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 	if err != nil {
 		return nil, err
 	}
-	args := prm.Args
-	o, err := media.StartFFmpeg(media.FFmpegConfig{
-		Bin: b.opts.FFmpeg, Args: args, Format: f, Width: w, Height: h, Rate: rate, Colour: busColour(b, ctx), Audio: prm.Audio,
-		Timecode: true, // -timecode of the first frame, unless args set it
-		OnEvent: func(e media.FFmpegEvent) {
-			switch e.Kind {
-			case media.FFmpegStarted:
-				if e.Restarts > 0 {
-					st.mu.Lock()
-					st.restart++
-					st.mu.Unlock()
-					ctx.Log.Warn("ffmpeg restarted", "pid", e.PID, "restarts", e.Restarts)
-				}
-			default:
-				st.fail(fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err))
-				ctx.Log.Error("ffmpeg output", "event", e.Kind.String(), "error", e.Err)
-				if pe := (*panics.Error)(nil); errors.As(e.Err, &pe) {
-					pe.Log(ctx.Log) // feeding the process panicked: its stack
-				}
+	return ffmpegSink(b, be, n, ctx, media.FFmpegConfig{Args: prm.Args, Audio: prm.Audio}, nil)
+}
+
+// ffmpegSink feeds the bus to the ffmpeg process cfg describes (its Args;
+// the bus's format, size, rate and colour, the show's ffmpeg and
+// directory are filled in here). A process that exits, stalls or fails to
+// start is reported (the output's error, the log, an output_error event)
+// and started again with backoff: the output fails alone. The output's
+// frames are those its processes encoded (their -progress reports).
+// redact, if set, takes secrets out of what it reports.
+func ffmpegSink[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F], cfg media.FFmpegConfig, redact func(string) string) (runtime.Node[F], error) {
+	f, w, h, rate, err := busVideo(b, n, ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := b.outputs[n.Address]
+	cfg.Bin, cfg.Dir, cfg.Format, cfg.Width, cfg.Height, cfg.Rate, cfg.Colour = b.opts.FFmpeg, b.opts.BaseDir, f, w, h, rate, busColour(b, ctx)
+	cfg.Timecode = true // -timecode of the first frame, unless args set it
+	cfg.OnEvent = func(e media.FFmpegEvent) {
+		switch e.Kind {
+		case media.FFmpegStarted:
+			if e.Restarts > 0 {
+				st.mu.Lock()
+				st.restart++
+				st.mu.Unlock()
+				ctx.Log.Warn("ffmpeg restarted", "pid", e.PID, "restarts", e.Restarts)
 			}
-		},
-	})
+		default:
+			err := fmt.Errorf("ffmpeg %s: %v", e.Kind, e.Err)
+			if redact != nil {
+				err = errors.New(redact(err.Error()))
+			}
+			b.outputFailed(st, ctx.Log, err)
+			if pe := (*panics.Error)(nil); errors.As(e.Err, &pe) {
+				pe.Log(ctx.Log) // feeding the process panicked: its stack
+			}
+		}
+	}
+	o, err := media.StartFFmpeg(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
+	st.mu.Lock()
+	st.ffmpeg = o
+	st.mu.Unlock()
 	var dropped int64
+	before := st.Written.Load() // a node restarted counts on
 	return &sink[F]{st: st, toHost: be.ToHost, write: func(fr *frame.Frame) error {
 		if err := o.Write(fr); err != nil {
 			return err
@@ -206,7 +234,17 @@ func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 			dropped = d
 		}
 		return nil
-	}, close: o.Close}, nil
+	}, close: o.Close, delivered: func() uint64 { return before + uint64(o.Stats().Encoded) }}, nil
+}
+
+// outputFailed reports an output's failure: its last error and count,
+// the log, and an output_error event on the show's stream.
+func (b *State) outputFailed(st *OutputState, log *slog.Logger, err error) {
+	st.fail(err)
+	log.Error("output failed", "output", st.Address, "error", err)
+	if b.op != nil {
+		b.op.hub.Publish("output_error", map[string]any{"output": st.Address, "error": err.Error()})
+	}
 }
 
 // newPreviewOutput keeps a JPEG snapshot of the bus every interval_ms, for

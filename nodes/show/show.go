@@ -76,6 +76,9 @@ func sharedKinds[F Frame](be *Backend[F]) map[string]Constructor[F] {
 		"output_null":       with(newNullOutput[F]),
 		"output_ffmpeg":     with(newFFmpegOutput[F]),
 		"output_preview":    with(newPreviewOutput[F]),
+		"output_stream":     with(newDeliveryOutput[F]), // delivery.go
+		"output_file":       with(newDeliveryOutput[F]),
+		"output_hls":        with(newDeliveryOutput[F]),
 	}
 }
 
@@ -145,7 +148,7 @@ func Start[F Frame](ctx context.Context, be *Backend[F], p *plan.Plan, planJSON 
 		s.free()
 		return nil, err
 	}
-	st.markOnAir()
+	st.markOnAir(newStartReport(x.Status().Groups, time.Since(s.started)))
 	return s, nil
 }
 
@@ -267,6 +270,8 @@ func (s *Show[F]) Status() any {
 
 // Summary is what a run did: per bus, output and source.
 type Summary struct {
+	// Start is how long the show waited to go on air; nil before it did.
+	Start   *StartReport    `json:"start,omitempty"`
 	Buses   []BusSummary    `json:"buses"`
 	Outputs []OutputSummary `json:"outputs"`
 	Sources []SourceSummary `json:"sources"`
@@ -289,6 +294,10 @@ type BusSummary struct {
 	Timing         TimingSummary     `json:"timing"`
 	// Audio is the bus's meter and mix.
 	Audio *AudioStatus `json:"audio,omitempty"`
+	// Missed and Repeats count from the moment the show went on air;
+	// StartMissed and StartRepeats are the start's, before it (onair.go).
+	StartMissed  uint64 `json:"start_missed_deadlines"`
+	StartRepeats uint64 `json:"start_repeats"`
 }
 
 // TimingSummary is playout.timing in quarters of a frame period.
@@ -318,6 +327,11 @@ type OutputSummary struct {
 	HandOffDrops     uint64  `json:"hand_off_drops"`
 	HandOffMaxWaitMs float64 `json:"hand_off_max_wait_ms"`
 	HandOffWaitS     float64 `json:"hand_off_wait_seconds"` // every wait, summed
+	// An ffmpeg output's encoder: bytes out (every process's) and the
+	// running one's speed against real time (1 keeps up; below 1 it falls
+	// behind and its queue drops frames).
+	Bytes       uint64  `json:"bytes,omitempty"`
+	EncodeSpeed float64 `json:"encode_speed,omitempty"`
 }
 
 // SourceSummary is one source's counts.
@@ -325,10 +339,11 @@ type SourceSummary struct {
 	Address   string `json:"address"`
 	Produced  uint64 `json:"produced"`
 	Paced     uint64 `json:"paced"`
-	Underruns uint64 `json:"underruns"`
-	Drops     uint64 `json:"drops"`
-	// StartDrops are frames refused before the bus they were for had
-	// started (SourceState.StartDrops): the start's, not counted as drops.
+	Underruns uint64 `json:"underruns"` // from the moment the show went on air
+	Drops     uint64 `json:"drops"`     // the same
+	// StartDrops are frames refused before the show went on air: before
+	// the bus they were for had started (SourceState.StartDrops), or while
+	// later groups were starting. The start's, not counted as drops.
 	StartDrops uint64 `json:"start_drops"`
 	Errors     uint64 `json:"errors"`
 	LastError  string `json:"last_error,omitempty"`
@@ -341,6 +356,8 @@ type SourceSummary struct {
 	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
 	// Audio is the source's meter; absent for a silent source.
 	Audio *AudioStatus `json:"audio,omitempty"`
+	// StartUnderruns are underruns before the show went on air.
+	StartUnderruns uint64 `json:"start_underruns"`
 }
 
 var bucketLabels = func() []string {
@@ -353,7 +370,11 @@ var bucketLabels = func() []string {
 
 // Summary reads every bus, output and source, in address order.
 func (b *State) Summary() Summary {
+	marks := b.marks.Load()
 	var s Summary
+	if marks != nil {
+		s.Start = marks.start
+	}
 	for _, a := range sortedKeys(b.buses) {
 		bs := b.buses[a]
 		bs.mu.Lock()
@@ -375,6 +396,7 @@ func (b *State) Summary() Summary {
 		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Wake: t.Wake.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
 			MaxDrawMs: float64(t.Draw.MaxNs) / 1e6}
 		sum.Audio = bs.audioStatus()
+		marks.bus(&sum)
 		s.Buses = append(s.Buses, sum)
 	}
 	for _, a := range sortedKeys(b.outputs) {
@@ -383,7 +405,12 @@ func (b *State) Summary() Summary {
 		s.Outputs = append(s.Outputs, OutputSummary{Address: a, Kind: o.Kind, Written: o.Written.Load(), Drops: o.Drops.Load(),
 			Errors: o.errors, Restarts: o.restart, LastError: o.lastErr,
 			HandOffWaits: o.HandOffWaits.Load(), HandOffDrops: o.HandOffDrops.Load(), HandOffMaxWaitMs: float64(o.HandOffMaxNs.Load()) / 1e6, HandOffWaitS: float64(o.HandOffWaitNs.Load()) / 1e9})
+		ff := o.ffmpeg
 		o.mu.Unlock()
+		if ff != nil {
+			fs := ff.Stats()
+			s.Outputs[len(s.Outputs)-1].Bytes, s.Outputs[len(s.Outputs)-1].EncodeSpeed = uint64(fs.Bytes), fs.Speed
+		}
 	}
 	for _, a := range sortedKeys(b.sources) {
 		src := b.sources[a]
@@ -392,12 +419,14 @@ func (b *State) Summary() Summary {
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
 			StampAgesMs: src.stampAges(), Audio: src.audioStatus()})
 		src.mu.Unlock()
+		marks.source(&s.Sources[len(s.Sources)-1])
 	}
 	return s
 }
 
 // WriteText prints the summary for a person at the end of a run.
 func (s Summary) WriteText(w io.Writer) {
+	s.writeStart(w)
 	fmt.Fprintln(w, "Buses:")
 	for _, b := range s.Buses {
 		fmt.Fprintf(w, "  %-22s %-7s %6d frames, %d missed deadlines, %d repeats, %d skipped, %d output drops", b.Address, b.Kind, b.Ticks, b.Missed, b.Repeats, b.Skipped, b.OutputDrops)
@@ -445,6 +474,9 @@ func (s Summary) WriteText(w io.Writer) {
 		if o.HandOffWaits > 0 {
 			fmt.Fprintf(w, ", %d hand-offs waited (longest %.1f ms, %d gave up)", o.HandOffWaits, o.HandOffMaxWaitMs, o.HandOffDrops)
 		}
+		if o.Bytes > 0 {
+			fmt.Fprintf(w, ", %d bytes", o.Bytes)
+		}
 		if o.LastError != "" {
 			fmt.Fprintf(w, ", last error: %s", o.LastError)
 		}
@@ -454,7 +486,10 @@ func (s Summary) WriteText(w io.Writer) {
 	for _, src := range s.Sources {
 		fmt.Fprintf(w, "  %-22s %6d frames, %d drops, %d underruns", src.Address, src.Paced, src.Drops, src.Underruns)
 		if src.StartDrops > 0 {
-			fmt.Fprintf(w, ", %d paced before its buses started", src.StartDrops)
+			fmt.Fprintf(w, ", %d refused before going on air", src.StartDrops)
+		}
+		if src.StartUnderruns > 0 {
+			fmt.Fprintf(w, ", %d underruns before going on air", src.StartUnderruns)
 		}
 		fmt.Fprint(w, src.Browser.text())
 		if src.LastError != "" {
@@ -471,11 +506,14 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 	}
 	sum := s.State.Summary()
 	l := func(k, v string) [][2]string { return [][2]string{{k, v}} }
+	if sum.Start != nil {
+		emit(metrics.Sample{Name: "onair_start_wait_seconds", Help: "How long the show's start waited for its groups to be ready before it went on air.", Kind: metrics.Gauge, Value: sum.Start.WaitedMs / 1e3})
+	}
 	for _, b := range sum.Buses {
 		lb := l("bus", b.Address)
 		emit(metrics.Sample{Name: "onair_bus_frames_total", Help: "Ticks drawn and handed to the outputs.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Ticks)})
-		emit(metrics.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Missed)})
-		emit(metrics.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Repeats)})
+		emit(metrics.Sample{Name: "onair_bus_missed_deadlines_total", Help: "Ticks not drawn before the next tick's deadline, from the moment the show went on air.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Missed)})
+		emit(metrics.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again, from the moment the show went on air.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Repeats)})
 		emit(metrics.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Skipped)})
 		emit(metrics.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: metrics.Counter, Labels: lb, Value: float64(b.OutputDrops)})
 		collectAudio(emit, "bus", lb, b.Audio)
@@ -488,14 +526,19 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		emit(metrics.Sample{Name: "onair_output_hand_off_waits_total", Help: "Ticks whose hand-off found the output's queue full and waited for room.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffWaits)})
 		emit(metrics.Sample{Name: "onair_output_hand_off_drops_total", Help: "Ticks the output missed: its queue was still full half a frame period after the tick's deadline.", Kind: metrics.Counter, Labels: lo, Value: float64(o.HandOffDrops)})
 		emit(metrics.Sample{Name: "onair_output_hand_off_wait_seconds_total", Help: "Time the hand-offs to the output waited for room, summed.", Kind: metrics.Counter, Labels: lo, Value: o.HandOffWaitS})
+		if o.Bytes > 0 || o.EncodeSpeed > 0 {
+			emit(metrics.Sample{Name: "onair_output_bytes_total", Help: "Bytes an ffmpeg output's encoder wrote.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Bytes)})
+			emit(metrics.Sample{Name: "onair_output_encode_speed", Help: "An ffmpeg output's encoding speed against real time (1 keeps up).", Kind: metrics.Gauge, Labels: lo, Value: o.EncodeSpeed})
+		}
 		emit(metrics.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}
 	for _, src := range sum.Sources {
 		ls := l("source", src.Address)
 		emit(metrics.Sample{Name: "onair_source_frames_total", Help: "Frames a source's pacer released.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Paced)})
-		emit(metrics.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Drops)})
-		emit(metrics.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced before the buses it feeds had started: never due on air, not counted as drops.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartDrops)})
-		emit(metrics.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, after its first frame.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(metrics.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses, from the moment the show went on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Drops)})
+		emit(metrics.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced that were refused before the show went on air: never due on air, not counted as drops.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartDrops)})
+		emit(metrics.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, from the moment the show went on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(metrics.Sample{Name: "onair_source_start_underruns_total", Help: "Releases that found no frame from the source after its first frame and before the show went on air: the start's, not on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartUnderruns)})
 		emit(metrics.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: metrics.Counter, Labels: ls, Value: float64(src.Errors)})
 		up := 1.0
 		if src.LastError != "" {

@@ -60,7 +60,7 @@ func TestSourceDropsBeforeTheBusStartedAreStartDrops(t *testing.T) {
 	// The summary a user reads at the end keeps them apart.
 	var b strings.Builder
 	Summary{Sources: []SourceSummary{{Address: st.Address, Paced: 7, Drops: st.Drops.Load(), StartDrops: st.StartDrops.Load()}}}.WriteText(&b)
-	if want := "7 frames, 1 drops, 0 underruns, 3 paced before its buses started"; !strings.Contains(b.String(), want) {
+	if want := "7 frames, 1 drops, 0 underruns, 3 refused before going on air"; !strings.Contains(b.String(), want) {
 		t.Errorf("summary:\n%s\nwant a line with %q", b.String(), want)
 	}
 }

@@ -63,6 +63,9 @@ type Options struct {
 	// to BaseDir); "" keeps none. A path that cannot be written refuses
 	// the show before anything starts. It is opened through OpenFile.
 	AsRun string
+	// AsRunFsync is when the as-run log is fsynced (AsRunFsyncs): "" and
+	// "second", once a second while lines come; "line", after every line.
+	AsRunFsync string
 	// Log takes the as-run lines at info level; nil: none.
 	Log *slog.Logger
 }
@@ -76,6 +79,9 @@ type State struct {
 	originOnce sync.Once
 	rate       frame.Rational
 	onAir      atomic.Int64 // when Start returned (OnAir); 0 before
+	// marks are the counts when the show went on air (onair.go); nil
+	// before.
+	marks atomic.Pointer[onAirMarks]
 
 	nodes map[string]*plan.Node // by id
 	// scenes are the show's scenes, by address. ApplyLive swaps an
@@ -269,7 +275,9 @@ type OutputState struct {
 	// plan, then only by ApplyLive, so a restarted node keeps a change.
 	previewInterval, previewQuality atomic.Int64
 
-	recorder *recorder // record: the file, kept across restarts
+	recorder *recorder     // record: the file, kept across restarts
+	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
+	served   string        // hls with serve: the directory the status server serves (delivery.go)
 }
 
 func (o *OutputState) fail(err error) {
@@ -375,7 +383,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		b.tc, _ = newShowClock(tcRate, "", wall, b.origin)
 	}
 	if len(problems) == 0 && opts.AsRun != "" {
-		if b.asRun, err = OpenAsRun(opts.AsRun, opts.OpenFile, opts.Log); err != nil {
+		if b.asRun, err = OpenAsRun(opts.AsRun, opts.AsRunFsync, opts.OpenFile, opts.Log); err != nil {
 			b.Close()
 			return nil, err
 		}

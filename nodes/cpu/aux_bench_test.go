@@ -1,0 +1,214 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/onairhq/onair/nodes/show"
+)
+
+// auxShow is issue 23's AUX buses on the CPU backend: n AUX buses, each
+// showing a test pattern of its own over the whole canvas with a null
+// output, all drawn on the default loop beside a Program bus of four
+// sources, as the seeds' show draws its 20 AUX buses.
+func auxShow(n int) string {
+	s := `show {
+  name       = "aux"
+  size       = "640x360"
+  frame_rate = "30"
+  format     = "nv12"
+}
+scene "quad" {
+  dynamic "layer" {
+    for_each = [0, 1, 2, 3]
+    content {
+      source = source.p[layer.value]
+      rect   = [(layer.value % 2) * 320, floor(layer.value / 2) * 180, 320, 180]
+    }
+  }
+}
+bus "program" "pgm" {
+  scene = scene.quad
+}
+output "null" "pgm" {
+  bus = bus.pgm
+}
+`
+	s += fmt.Sprintf("source \"test_pattern\" \"p\" {\n  count = %d\n  pattern = \"bars\"\n}\n", max(n, 4))
+	s += fmt.Sprintf("bus \"aux\" \"mon\" {\n  count = %d\n  source = source.p[count.index]\n}\n", n)
+	s += fmt.Sprintf("output \"null\" \"mon\" {\n  count = %d\n  bus = bus.mon[count.index]\n}\n", n)
+	return s
+}
+
+// BenchmarkAUXTicks runs the AUX show with 20 AUX buses for b.N ticks a
+// bus after start-up and reports each AUX tick's time from its deadline to
+// its commit in frame periods: p99.9 (from onair_tick_seconds, linear
+// within its buckets), the share of ticks at a quarter and at half a period
+// or more (playout timing's own buckets: exact), the longest; and what
+// the whole show allocates per tick drawn, with its GC cycles.
+//
+//	go test -run '^$' -bench AUXTicks -benchtime 600x ./nodes/cpu/
+func BenchmarkAUXTicks(b *testing.B) {
+	const aux = 20
+	dir := b.TempDir()
+	path := filepath.Join(dir, "aux.hcl")
+	if err := os.WriteFile(path, []byte(auxShow(aux)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p := compile(b, path, nil)
+	s := startShow(b, p)
+	defer s.Stop()
+	isAux := regexp.MustCompile(`^bus\.mon\[`)
+	ticks := func(sum show.Summary) (n uint64, quarter, half uint64, maxMs float64) {
+		for _, bs := range sum.Buses {
+			if !isAux.MatchString(bs.Address) {
+				continue
+			}
+			for i, c := range bs.Timing.Draw {
+				n += c
+				if i >= 1 {
+					quarter += c
+				}
+				if i >= 2 {
+					half += c
+				}
+			}
+			maxMs = max(maxMs, bs.Timing.MaxDrawMs)
+		}
+		return
+	}
+	time.Sleep(time.Second) // past the start
+	h0 := tickHistogram(b, s)
+	sum0 := s.State.Summary()
+	n0, q0, h50, _ := ticks(sum0)
+	var m0, m1 goruntime.MemStats
+	goruntime.ReadMemStats(&m0)
+	b.ResetTimer()
+	want := n0 + uint64(b.N*aux)
+	// Most of the wait in one sleep: a Summary allocates, and the
+	// window's allocations are the show's.
+	time.Sleep(time.Duration(b.N) * time.Second / 30)
+	for {
+		if n, _, _, _ := ticks(s.State.Summary()); n >= want {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.StopTimer()
+	goruntime.ReadMemStats(&m1)
+	sum1 := s.State.Summary()
+	n1, q1, h51, maxMs := ticks(sum1)
+	h1 := tickHistogram(b, s)
+	var all uint64
+	for _, bs := range sum1.Buses {
+		all += bs.Ticks
+	}
+	for _, bs := range sum0.Buses {
+		all -= bs.Ticks
+	}
+	period := 1.0 / 30
+	var wake, queue, handOff uint64 // the parts at a quarter period or more, summed over the AUX buses
+	for _, bs := range sum1.Buses {
+		if isAux.MatchString(bs.Address) {
+			wake += partOver(bs.Timing.Wake)
+			queue += partOver(bs.Timing.Queue)
+			handOff += partOver(bs.Timing.HandOff)
+		}
+	}
+	for _, bs := range sum0.Buses {
+		if isAux.MatchString(bs.Address) {
+			wake -= partOver(bs.Timing.Wake)
+			queue -= partOver(bs.Timing.Queue)
+			handOff -= partOver(bs.Timing.HandOff)
+		}
+	}
+	n := float64(n1 - n0)
+	b.ReportMetric(h1.quantile(h0, 0.999)/period, "p99.9-periods")
+	b.ReportMetric(100*float64(q1-q0)/n, "%ticks>=0.25")
+	b.ReportMetric(100*float64(h51-h50)/n, "%ticks>=0.5")
+	b.ReportMetric(maxMs/1e3/period, "max-periods")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(all), "allocs/tick")
+	b.ReportMetric(float64(m1.NumGC-m0.NumGC), "gcs")
+	b.ReportMetric(100*float64(wake)/n, "%wake>=0.25")
+	b.ReportMetric(100*float64(queue)/n, "%draw>=0.25")
+	b.ReportMetric(100*float64(handOff)/n, "%hand_off>=0.25")
+	b.ReportMetric(0, "ns/op")
+}
+
+// partOver is how many of a part's observations took a quarter period or
+// more.
+func partOver(h [9]uint64) uint64 {
+	var n uint64
+	for _, c := range h[1:] {
+		n += c
+	}
+	return n
+}
+
+// histogram is onair_tick_seconds of the AUX buses, summed: upper bound
+// (seconds) → ticks at or under it.
+type histogram map[float64]float64
+
+func tickHistogram(b *testing.B, s *show.Show[Frame]) histogram {
+	ch := make(chan prometheus.Metric, 64)
+	go func() {
+		s.Collectors()[0].Collect(ch)
+		close(ch)
+	}()
+	h := histogram{}
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			b.Fatal(err)
+		}
+		aux := false
+		for _, l := range d.GetLabel() {
+			aux = aux || (l.GetName() == "bus" && regexp.MustCompile(`^bus\.mon\[`).MatchString(l.GetValue()))
+		}
+		if !aux {
+			continue
+		}
+		for _, bk := range d.GetHistogram().GetBucket() {
+			h[bk.GetUpperBound()] += float64(bk.GetCumulativeCount())
+		}
+		h[math.Inf(1)] += float64(d.GetHistogram().GetSampleCount())
+	}
+	return h
+}
+
+// quantile is the q quantile of the ticks observed since before, linear
+// within a bucket (the last finite bound when it is past them).
+func (h histogram) quantile(before histogram, q float64) float64 {
+	bounds := make([]float64, 0, len(h))
+	for le := range h {
+		bounds = append(bounds, le)
+	}
+	sort.Float64s(bounds)
+	total := h[math.Inf(1)] - before[math.Inf(1)]
+	rank := q * total
+	lo, below := 0.0, 0.0
+	for _, le := range bounds {
+		c := h[le] - before[le]
+		if c >= rank {
+			if math.IsInf(le, 1) {
+				return lo
+			}
+			if c == below {
+				return le
+			}
+			return lo + (le-lo)*(rank-below)/(c-below)
+		}
+		lo, below = le, c
+	}
+	return lo
+}
