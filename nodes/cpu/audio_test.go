@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -494,4 +495,37 @@ func TestAudioParamsChangeLive(t *testing.T) {
 	if a := busOf(s.State.Summary(), "bus.pgm").Audio; *a.MasterDB != -6 {
 		t.Errorf("a refused change moved the master to %v", *a.MasterDB)
 	}
+}
+
+// TestDeliveryOutputsCarryTheSound records a bus of the line-up tone into
+// an encoded file (a delivery output, its audio block's codec): the file
+// holds an audio stream, which ffmpeg's ebur128 filter reads at the tone's
+// loudness (-18 LUFS, with the blips up to 1.8 LU more).
+func TestDeliveryOutputsCarryTheSound(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	path := writeShow(t, strings.Replace(deliveryShow, "OUTPUTS", `output "file" "rec" {
+  bus  = bus.pgm
+  path = "rec.ts"
+  audio {
+    codec = "mp2"
+  }
+}`, 1))
+	s := startShow(t, compile(t, path, nil))
+	waitShow(t, s, "100 ticks", ticksAtLeast("bus.pgm", 100))
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(filepath.Dir(path), "rec.ts")
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-i", rec, "-map", "0:a:0",
+		"-af", "ebur128=metadata=1,ametadata=print:key=lavfi.r128.I:file=-", "-f", "null", "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg reading %s's sound: %v\n%s", rec, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	_, v, _ := strings.Cut(lines[len(lines)-1], "=")
+	i, err := strconv.ParseFloat(v, 64)
+	if err != nil || i < -18.3 || i > -16 {
+		t.Errorf("the recording's sound reads %q LUFS, want the tone's -18 to -16", v)
+	}
+	t.Logf("the file's sound: %.2f LUFS integrated", i)
 }
