@@ -131,6 +131,9 @@ func (b *State) SetAudio(bus string, ch audio.Change) error {
 		return fmt.Errorf("%w: no bus %q: the show's buses are %s", showerr.ErrNotFound, bus, strings.Join(b.busNames(), ", "))
 	}
 	a := bs.Audio
+	if a == nil {
+		return fmt.Errorf("%w: %s mixes no sound", showerr.ErrNotFound, bs.Address)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ch.MasterDB != nil {
@@ -225,6 +228,9 @@ func levelsOf(l audio.Levels) Levels {
 
 // audioStatus is a bus's sound for /status.
 func (bs *BusState) audioStatus() *AudioStatus {
+	if bs.Audio == nil { // a bus made outside NewState
+		return nil
+	}
 	l, _ := bs.Audio.Meter.Levels()
 	_, strips, master, minus := bs.Audio.settings()
 	st := &AudioStatus{Levels: levelsOf(l), Strips: map[string]StripStatus{}, MasterDB: &master, MixMinus: minus}
@@ -280,6 +286,9 @@ func (m *busMix) clipped(b *State, bs *BusState, k int64, block []float32) {
 }
 
 func newBusMix(a *BusAudio, sources []string, num, den int64) (*busMix, error) {
+	if a == nil { // a bus made outside NewState: the defaults
+		a = &BusAudio{strip: map[string]audio.Strip{}}
+	}
 	cad, err := audio.NewCadence(num, den)
 	if err != nil {
 		return nil, err
@@ -342,7 +351,7 @@ func collectAudio(emit func(metrics.Sample), of string, labels [][2]string, a *A
 // against the bus's sources; the bus's next tick hears them.
 func liveAudio(b *State, u nodes.Update, _ *liveScenes) (func(), error) {
 	bs := b.buses[u.Address]
-	if bs == nil {
+	if bs == nil || bs.Audio == nil {
 		return nil, fmt.Errorf("%s: the show on air has no such bus: %w", u.Address, ErrNotFound)
 	}
 	v, _ := value.Normalize(u.Value)

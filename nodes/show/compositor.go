@@ -533,7 +533,7 @@ func (c *compositor[F]) mixTick(ctx *runtime.NodeContext[F], k int64, from, to i
 		c.visible(to, progress)
 	}
 	block := slices.Clone(mx.mixer.Mix(mx.cadence.Samples(k), mx.weights))
-	c.bus.Audio.Meter.Add(block)
+	mx.a.Meter.Add(block)
 	mx.clipped(c.b, c.bus, k, block)
 	return block
 }
