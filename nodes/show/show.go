@@ -395,7 +395,6 @@ func (b *State) Summary() Summary {
 		bs.mu.Unlock()
 		sum.Timing = TimingSummary{Buckets: bucketLabels, Draw: t.Draw.Buckets, Wake: t.Wake.Buckets, Queue: t.Queue.Buckets, GPUWait: t.GPUWait.Buckets, HandOff: t.HandOff.Buckets,
 			MaxDrawMs: float64(t.Draw.MaxNs) / 1e6}
-		sum.Audio = bs.audioStatus()
 		marks.bus(&sum)
 		s.Buses = append(s.Buses, sum)
 	}
@@ -417,9 +416,19 @@ func (b *State) Summary() Summary {
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(),
-			StampAgesMs: src.stampAges(), Audio: src.audioStatus()})
+			StampAgesMs: src.stampAges()})
 		src.mu.Unlock()
 		marks.source(&s.Sources[len(s.Sources)-1])
+	}
+	// The meters last, after every counter: reading them takes a while,
+	// which would otherwise fall between the buses' counts and the
+	// outputs' (a bus's output drops and an output's hand-off drops read
+	// a tick apart).
+	for i := range s.Buses {
+		s.Buses[i].Audio = b.buses[s.Buses[i].Address].audioStatus()
+	}
+	for i := range s.Sources {
+		s.Sources[i].Audio = b.sources[s.Sources[i].Address].audioStatus()
 	}
 	return s
 }
