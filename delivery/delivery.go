@@ -140,6 +140,16 @@ func Redact(s, u string) string {
 	return s
 }
 
+// CheckCodec says whether the container of o carries its video codec:
+// FLV (RTMP) carries H.264 alone (HEVC and AV1 in FLV are an extension
+// ffmpeg before 6.1 does not write).
+func CheckCodec(o Output) error {
+	if o.Kind == "stream" && Schemes[scheme(o.Dest)] == "flv" && o.Video.Codec != "h264" {
+		return fmt.Errorf("RTMP carries H.264 only (FLV); %s needs srt://, udp:// or rist:// (MPEG-TS)", o.Video.Codec)
+	}
+	return nil
+}
+
 // CheckPath says whether a file output can write path.
 func CheckPath(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -248,9 +258,6 @@ func Args(o Output, encoder string, audio bool) []string {
 	switch o.Kind {
 	case "stream":
 		mux := Schemes[scheme(o.Dest)]
-		if v.Codec == "hevc" && mux == "flv" {
-			a = append(a, "-tag:v", "hvc1")
-		}
 		a = append(a, "-f", mux, "-flush_packets", "1")
 		if mux == "mpegts" {
 			a = append(a, "-mpegts_flags", "+resend_headers") // a receiver joining late finds the tables

@@ -218,3 +218,15 @@ func TestRedactTakesTheSecretsOut(t *testing.T) {
 		t.Errorf("a URL without secrets changed: %q", got)
 	}
 }
+
+func TestRTMPCarriesH264Only(t *testing.T) {
+	for codec, ok := range map[string]bool{"h264": true, "hevc": false, "av1": false} {
+		err := CheckCodec(Output{Kind: "stream", Dest: "rtmp://h/app/key", Video: Video{Codec: codec}})
+		if (err == nil) != ok {
+			t.Errorf("%s over RTMP: %v", codec, err)
+		}
+		if err := CheckCodec(Output{Kind: "stream", Dest: "srt://h:1", Video: Video{Codec: codec}}); err != nil {
+			t.Errorf("%s over SRT: %v", codec, err)
+		}
+	}
+}

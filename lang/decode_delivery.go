@@ -54,6 +54,9 @@ func (l *loader) decodeDelivery(d *dec, o *Output) {
 	if out.Video.Encoder == "" {
 		l.errorf(at("video.encoder"), "Invalid encoder", "encoder must be \"auto\" or the name of an ffmpeg encoder, such as %q.", delivery.Codecs[out.Video.Codec].Software)
 	}
+	if err := delivery.CheckCodec(*out); err != nil {
+		l.errorf(at("video.codec"), "Codec not carried", "%v.", err)
+	}
 	a := d.nested("audio")
 	out.Audio = delivery.Audio{Codec: a.str("codec"), Bitrate: a.str("bitrate")}
 	for name, rate := range map[string]string{"video.bitrate": out.Video.Bitrate, "audio.bitrate": out.Audio.Bitrate} {

@@ -58,7 +58,7 @@ func TestMalformedShows(t *testing.T) {
 		"decimal_rate":          {"4:16-4:23 Invalid frame rate"},
 		"dropped_timecode":      {"8:3-8:33 Invalid timecode_start"},
 		"duplicate_source":      {"8:1-8:21 Duplicate source \"a\""},
-		"delivery":              {"13:3-13:26 Invalid path", "14:3-14:25 Invalid segment length", "15:11-15:26 Invalid bit rate", "19:3-19:32 Invalid stream URL", "21:13-21:18 Invalid value", "22:13-22:14 Value out of range", "24:3-24:8 Duplicate video block", "29:11-29:24 Invalid bit rate"},
+		"delivery":              {"13:3-13:26 Invalid path", "14:3-14:25 Invalid segment length", "15:11-15:26 Invalid bit rate", "19:3-19:32 Invalid stream URL", "21:13-21:18 Invalid value", "22:13-22:14 Value out of range", "24:3-24:8 Duplicate video block", "29:11-29:24 Invalid bit rate", "34:11-34:25 Codec not carried"},
 		"dynamic_bad":           {"14:26-14:39 Invalid index"},
 		"dynamic_misuse":        {"9:11-9:17 Unsupported dynamic block type", "15:3-15:18 Missing content block", "19:16-19:17 Invalid dynamic for_each value", "26:10-26:18 Unknown reference"},
 		"each_without_for_each": {"8:12-8:22 Reference to \"each\" in context without for_each"},

@@ -11,7 +11,8 @@ import (
 // -encoders`) whether it has the encoders the show's delivery outputs
 // name, and says which ffmpeg where one is missing, at the output's video
 // block. validate, plan and run check it: the machine that runs the
-// command is the one that would encode.
+// command is the one that would encode. A machine with no ffmpeg at all
+// (one that only lints shows) gets a warning, once.
 func checkEncoders(show *lang.Show) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, o := range show.Outputs {
@@ -19,10 +20,12 @@ func checkEncoders(show *lang.Show) hcl.Diagnostics {
 			continue
 		}
 		ff, err := delivery.ProbeFFmpeg("")
-		if err == nil {
-			err = ff.Check(o.Delivery.Video, o.Delivery.Audio)
+		if err != nil {
+			rng := o.DeclRange
+			return append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Encoders not checked",
+				Detail: "No ffmpeg to ask which encoders it has: " + err.Error() + ". The delivery outputs fail at start where it is missing.", Subject: &rng})
 		}
-		if err == nil {
+		if err = ff.Check(o.Delivery.Video, o.Delivery.Audio); err == nil {
 			continue
 		}
 		rng := o.DeclRange

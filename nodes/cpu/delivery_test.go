@@ -247,6 +247,45 @@ output "stream" "srt" {
 	}
 }
 
+// freeTCPPort is a loopback TCP port nothing listens on just now.
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestRTMPOutputReachesAServer pushes the bus over RTMP to ffmpeg as the
+// server (-listen 1), as to a platform's ingest: FLV with H.264 arrives.
+func TestRTMPOutputReachesAServer(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	port := freeTCPPort(t)
+	path := writeShow(t, strings.Replace(deliveryShow, "OUTPUTS", fmt.Sprintf(`output "stream" "rtmp" {
+  bus = bus.pgm
+  url = "rtmp://127.0.0.1:%d/live/key"
+  video { gop = 10 }
+}`, port), 1))
+	got := filepath.Join(filepath.Dir(path), "rtmp.ts")
+	server := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-listen", "1", "-i", fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port), "-c", "copy", "-flush_packets", "1", "-f", "mpegts", got)
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Kill(); server.Wait() })
+	s := startShow(t, compile(t, path, nil))
+	testwait.Until(t, eventBound, "the RTMP server's file to grow", func() bool { fi, err := os.Stat(got); return err == nil && fi.Size() > 5000 })
+	stopReceiver(t, server)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	p, n := ffprobe(t, got)
+	if v := p.Streams[0]; v.CodecName != "h264" || v.Width != 320 || v.Height != 180 || n == 0 {
+		t.Errorf("%s: %s %dx%d, %d frames; want h264 320x180 and frames", got, v.CodecName, v.Width, v.Height, n)
+	}
+}
+
 // TestHLSOutputWritesAPlaylistFFprobeReads writes an HLS directory and
 // reads it back through its playlist: from the directory, and from the
 // status server (serve = true), where nothing but the playlist and its
@@ -318,6 +357,19 @@ output "file" "rec" {
 	}
 	if rec.Errors != 0 {
 		t.Errorf("the recording beside it has errors: %+v", rec)
+	}
+	if rec.Bytes == 0 {
+		t.Errorf("the recording reports no bytes out of its encoder: %+v", rec)
+	}
+	evs, _, _ := s.State.Events().Since(0, nil)
+	var told bool
+	for _, e := range evs {
+		if d, ok := e.Data.(map[string]any); ok && e.Type == "output_error" && d["output"] == "output.bad" && strings.Contains(fmt.Sprint(d["error"]), "libnosuchencoder") {
+			told = true
+		}
+	}
+	if !told {
+		t.Errorf("no output_error event for output.bad among %d events", len(evs))
 	}
 	if _, n := ffprobe(t, filepath.Join(filepath.Dir(path), "rec", "pgm.mkv")); uint64(n) != rec.Written {
 		t.Errorf("the recording holds %d frames; %d went into its encoder", n, rec.Written)

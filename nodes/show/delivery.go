@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
 

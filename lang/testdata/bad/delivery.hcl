@@ -28,3 +28,8 @@ output "hls" "h" {
   dir = "hls"
   audio { bitrate = "0" }
 }
+output "stream" "rt" {
+  bus = bus.pgm
+  url = "rtmp://live.example/app/key"
+  video { codec = "hevc" }
+}
