@@ -148,6 +148,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzDecode$$' -fuzztime 100000x ./tsl5/
 	$(FUZZ) -fuzz '^FuzzUnwrap$$' -fuzztime 100000x ./tsl5/
 	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
+	$(FUZZ) -fuzz '^FuzzParseStrip$$' -fuzztime 100000x ./audio/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -74,6 +74,7 @@ func build(st *state) {
 		if scenes != nil {
 			e.Attrs["scenes"] = scenes
 		}
+		st.busAudio(e, bus, inputs)
 		comp := st.elementNode("bus", e, bus.DeclRange)
 		if comp == nil {
 			continue
@@ -96,6 +97,9 @@ func build(st *state) {
 		e := &nodes.Element{Kind: out.Kind, Address: out.Address(), Path: show.Rel(out.Path), Canvas: show.Canvas.Settings, Attrs: map[string]any{}}
 		if out.Args != nil {
 			e.Attrs["args"] = out.Args
+		}
+		if out.Audio {
+			e.Attrs["audio"] = true
 		}
 		if out.Delivery != nil { // an encoded output's settings, decoded and checked by lang
 			e.Attrs["delivery"] = *out.Delivery

@@ -209,7 +209,11 @@ func ffmpegCommand(n plan.Node) string {
 			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 		}
 	}
-	return fmt.Sprintf("ffmpeg [the bus's raw %s on pipe:0, its colour tags, -timecode of its first frame] %s", n.Format, strings.Join(words, " "))
+	sound := ""
+	if slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, "1:a") }) {
+		sound = ", its sound (48 kHz stereo float) on pipe:4" // media.FFmpegConfig.Audio
+	}
+	return fmt.Sprintf("ffmpeg [the bus's raw %s on pipe:0, its colour tags, -timecode of its first frame%s] %s", n.Format, sound, strings.Join(words, " "))
 }
 
 func viewGroups(p *plan.Plan) []groupView {

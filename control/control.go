@@ -342,6 +342,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /buses/{bus}/preview", s.previewHandler)
 	mux.HandleFunc("POST /buses/{bus}/take", s.takeHandler)
+	mux.HandleFunc("POST /buses/{bus}/audio", s.audioHandler)
 	mux.HandleFunc("GET /snapshot/{name}", s.snapshotHandler)
 	mux.HandleFunc("GET /events", s.eventsHandler)
 	mux.HandleFunc("POST /login", s.loginHandler)

@@ -59,6 +59,12 @@ type Meta struct {
 	// Timecode is the SMPTE timecode of the tick a bus drew the frame on
 	// (zero on a source's frames).
 	Timecode timecode.Timecode
+	// Audio is the sound that goes with the picture: 48 kHz stereo,
+	// interleaved float32 (package audio's block). On a source's frame it
+	// is the samples of that frame's period; on a bus's, the bus's mix of
+	// the tick. Nil: silence. Never written once set (copies of a Meta
+	// share it): whoever fills a frame sets a slice nobody else writes.
+	Audio []float32
 }
 
 // Frame is one picture in host memory.

@@ -61,7 +61,7 @@ func (p *Pool) Get() (*Frame, error) {
 		fr.pool = p
 	}
 	fr.PTS, fr.SourceFrame, fr.Source = 0, 0, ""
-	fr.TimeBase, fr.Colour = Rational{Num: 1, Den: 1}, Colour{}
+	fr.TimeBase, fr.Colour, fr.Audio = Rational{Num: 1, Den: 1}, Colour{}, nil
 	fr.refs.Store(1)
 	return fr, nil
 }

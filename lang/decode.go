@@ -645,6 +645,7 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 	case "test_pattern":
 		s.Pattern = d.str("pattern")
 	}
+	s.Audio = d.sourceAudio()
 	s.Extra = d.extra()
 	return s
 }
@@ -845,6 +846,7 @@ func (l *loader) decodeBus(n *node, ctx *hcl.EvalContext, key Key) *Bus {
 			}
 		}
 	}
+	b.Audio = d.busAudio()
 	return b
 }
 
@@ -862,6 +864,7 @@ func (l *loader) decodeOutput(n *node, ctx *hcl.EvalContext, key Key) *Output {
 		}
 	case "ffmpeg":
 		o.Args = d.stringList("args")
+		o.Audio = d.boolean("audio")
 	case "stream", "file", "hls":
 		l.decodeDelivery(d, o)
 	case "preview":

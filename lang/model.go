@@ -110,6 +110,9 @@ type Source struct {
 	Keying    string      // browser: the key attribute, alpha | none: what the page's alpha does ("": alpha)
 	Pattern   string      // test_pattern: bars | ramp | solid | noise
 	Colour    Colour      // colour tags stamped at the source
+	// Audio is the source's audio block (its strip on every bus); nil
+	// without one.
+	Audio *AudioStrip
 	// Extra are the attributes of the source's kind that the fields above
 	// do not hold, by name, as the show wrote them (paths resolved): what
 	// a kind added to the schema reads through its node kinds' lowering
@@ -163,8 +166,9 @@ type Bus struct {
 	Name string
 	Key  Key
 
-	Scene  *Scene  // program: the scene on air at start; aux: set when it shows a scene
-	Source *Source // aux: set when it shows one source
+	Scene  *Scene    // program: the scene on air at start; aux: set when it shows a scene
+	Source *Source   // aux: set when it shows one source
+	Audio  *BusAudio // the bus's audio block; nil without one
 	// Routes are what an AUX bus may be switched to on air besides what
 	// it starts with, in the order written (routes).
 	Routes []Route
@@ -187,6 +191,27 @@ func (r Route) Address() string {
 	return r.Scene.Address()
 }
 
+// AudioStrip is a source's channel on a bus's mixer: a source's audio
+// block, or a strip in a bus's (Source set).
+type AudioStrip struct {
+	Source    *Source
+	GainDB    float64
+	Mute      bool
+	Pan       float64
+	Mode      string // follow | always | off
+	DelayMs   int
+	DeclRange hcl.Range
+}
+
+// BusAudio is a bus's audio block.
+type BusAudio struct {
+	MasterDB   float64
+	MixMinusOf *Source
+	MixMinusAt hcl.Range // where mix_minus_of is written
+	Strips     []*AudioStrip
+	DeclRange  hcl.Range
+}
+
 // Address is the bus's name as written in a show: bus.a, bus.mon[3].
 func (b *Bus) Address() string { return "bus." + b.Name + b.Key.String() }
 
@@ -199,6 +224,7 @@ type Output struct {
 
 	Path       string   // record: Y4M file to write
 	Args       []string // ffmpeg: arguments after the input options
+	Audio      bool     // ffmpeg: the bus's sound as input 1
 	IntervalMs int      // preview: time between JPEG snapshots
 	Quality    int      // preview: JPEG quality 1..100
 	// stream, file, hls (decode_delivery.go): Path is the file or the HLS

@@ -130,6 +130,40 @@ func rng(lo, hi int64) *[2]int64 { return &[2]int64{lo, hi} }
 // FrameMetadataKeys are the timestamp keys a decoded frame may carry.
 var FrameMetadataKeys = []string{"input_rec_time", "demux_time", "decode_time", "upload_time", "pace_time", "composite_time", "output_time", "pts_wallclock"}
 
+// stripAttrs are a source's channel on a bus's mixer, as a source's
+// audio block sets them for every bus and a bus's strip block for one.
+func stripAttrs() []Attr {
+	return []Attr{
+		{Name: "gain_db", Type: TypeNumber, Default: 0.0, Range: rng(-120, 12), Doc: "The fader, in dB; -120 is silent."},
+		{Name: "mute", Type: TypeBool, Default: false, Doc: "Muted: not heard on the bus."},
+		{Name: "pan", Type: TypeNumber, Default: 0.0, Range: rng(-1, 1), Doc: "Balance: -1 left only, 0 both at unity, 1 right only."},
+		{Name: "delay_ms", Type: TypeInt, Default: 0, Range: rng(0, 1000), Doc: "Holds the source's sound back this long, to trim the lip sync of a source whose sound leads its picture."},
+		{Name: "mode", Type: TypeEnum, Enum: []string{"follow", "always", "off"}, Default: "follow", Doc: "follow: heard while the source is visible in the scene on air, crossfading with the transition (a cut ramps over 5 ms); always: heard whatever is on air (a presenter's microphone); off: never heard on the bus."},
+	}
+}
+
+var sourceAudioBlock = &Block{
+	Type:  "audio",
+	Doc:   "The source's sound on every bus it is on (a bus's audio block may set its own strip for it). Without one: following video at 0 dB.",
+	Attrs: stripAttrs(),
+}
+
+var busAudioBlock = &Block{
+	Type: "audio",
+	Doc:  "The bus's mix: its master fader, a mix-minus, and strips that set a source's channel on this bus alone.",
+	Attrs: []Attr{
+		{Name: "master_db", Type: TypeNumber, Default: 0.0, Range: rng(-120, 12), Doc: "The master fader, in dB."},
+		{Name: "mix_minus_of", Type: TypeSourceRef, Doc: "A source on the bus that the mix leaves out (its own sound, for a remote guest's return feed): source.NAME."},
+	},
+	Blocks: []*Block{{
+		Type: "strip", Many: true,
+		Doc: "One source's channel on this bus, over the source's own audio block.",
+		Attrs: append([]Attr{
+			{Name: "source", Type: TypeSourceRef, Required: true, Doc: "The source: source.NAME."},
+		}, stripAttrs()...),
+	}},
+}
+
 var colourBlock = &Block{
 	Type: "colour",
 	Doc:  "The colour tags the source stamps on its frames. Every key is optional; an absent colour block means BT.709, limited range, which is what HD broadcast sources carry.",
@@ -262,7 +296,7 @@ var Schema = []*Block{
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, Default: "nv12", Doc: "Decoded pixel format."},
 			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
 		},
-		Blocks: []*Block{colourBlock},
+		Blocks: []*Block{colourBlock, sourceAudioBlock},
 	},
 	{
 		Type: "source", Kind: "srt", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
@@ -303,7 +337,7 @@ var Schema = []*Block{
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12"}, Default: "nv12", Doc: "Decoded pixel format (H.264 decodes to nv12 only)."},
 			{Name: "streams", Type: TypeInt, Default: 1, Range: rng(1, 16), Doc: "Streams in the file; with 1, input routing may skip the demux."},
 		},
-		Blocks: []*Block{colourBlock},
+		Blocks: []*Block{colourBlock, sourceAudioBlock},
 	},
 	{
 		Type: "source", Kind: "raw_file", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
@@ -314,7 +348,7 @@ var Schema = []*Block{
 			sizeAttr(), rateAttr(),
 			loopAttr(), onErrorAttr(),
 		},
-		Blocks: []*Block{colourBlock},
+		Blocks: []*Block{colourBlock, sourceAudioBlock},
 	},
 	{
 		Type: "source", Kind: "browser", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
@@ -324,17 +358,19 @@ var Schema = []*Block{
 			{Name: "key", Type: TypeEnum, Enum: []string{"alpha", "none"}, Default: "alpha", Doc: "What the page's alpha does: alpha keys it over the scene beneath its layer (transparent pixels show the scene, partial alpha blends with it); none composites it over black, as an opaque picture."},
 			sizeAttr(), rateAttr(),
 		},
-		Blocks: []*Block{colourBlock},
+		Blocks: []*Block{colourBlock, sourceAudioBlock},
 	},
 	{
 		Type: "source", Kind: "test_pattern", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
 		Doc: "A generated test pattern; needs no media.",
 		Attrs: []Attr{
 			{Name: "pattern", Type: TypeEnum, Enum: []string{"bars", "ramp", "solid", "checker"}, Default: "bars", Doc: "Which pattern."},
+			{Name: "tone_hz", Type: TypeInt, Default: 1000, Range: rng(0, 20000), Doc: "The line-up tone the pattern sounds (48 kHz stereo), with a one-frame blip 12 dB louder on the frame that flashes each second (a white box in the middle of the picture), for lip-sync checks; 0: silent, and no flash."},
+			{Name: "tone_dbfs", Type: TypeInt, Default: -18, Range: rng(-60, 0), Doc: "The tone's level in dBFS (peak); EBU's line-up level is -18."},
 			sizeAttr(), rateAttr(),
 			{Name: "format", Type: TypeEnum, Enum: []string{"nv12", "p010"}, DefaultDoc: "the show's format", Doc: "Pixel format generated."},
 		},
-		Blocks: []*Block{colourBlock},
+		Blocks: []*Block{colourBlock, sourceAudioBlock},
 	},
 	{
 		Type: "scene", Labels: []string{"NAME"}, Many: true, Expand: true,
@@ -358,6 +394,7 @@ var Schema = []*Block{
 		Attrs: []Attr{
 			{Name: "scene", Type: TypeSceneRef, Required: true, Doc: "The scene on air at start: scene.NAME."},
 		},
+		Blocks: []*Block{busAudioBlock},
 	},
 	{
 		Type: "bus", Kind: "aux", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
@@ -368,6 +405,7 @@ var Schema = []*Block{
 			{Name: "scene", Type: TypeSceneRef, Doc: "The scene shown: scene.NAME."},
 			{Name: "routes", Type: TypeRouteList, DefaultDoc: "none: the bus shows only what it starts with", Doc: "What an operator may switch the bus to on air (cut, fade, wipe), besides what it starts with: sources (drawn over the whole canvas) and scenes; source.NAME takes every instance. Each source routed, or drawn by a scene routed, feeds the bus's compositor: an edge each in the plan."},
 		},
+		Blocks: []*Block{busAudioBlock},
 	},
 	{
 		Type: "output", Kind: "record", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
@@ -388,6 +426,7 @@ var Schema = []*Block{
 		Attrs: []Attr{
 			busAttr(),
 			{Name: "args", Type: TypeStringList, Required: true, Doc: "ffmpeg arguments after the input options, e.g. [\"-c:v\", \"libx264\", \"out.mp4\"]."},
+			{Name: "audio", Type: TypeBool, Default: false, Doc: "Give ffmpeg the bus's sound as input 1 (48 kHz stereo float on a pipe of its own), for args to map and encode: [\"-map\", \"0:v\", \"-map\", \"1:a\", \"-c:a\", \"aac\", ...]."},
 		},
 	},
 	streamOutput, fileOutput, hlsOutput, // schema_delivery.go

@@ -48,7 +48,7 @@ func lowerDelivery(e *Element) map[string]any {
 		p["profile"] = v.Profile
 	}
 	p["audio_codec"], p["audio_bitrate"] = o.Audio.Codec, o.Audio.Bitrate
-	p["args"] = delivery.Args(o, delivery.PlannedEncoder(v), false)
+	p["args"] = delivery.Args(o, delivery.PlannedEncoder(v), true) // every bus has sound: its mix is input 1
 	return p
 }
 

@@ -282,6 +282,9 @@ var builtin = []*Kind{
 			{Name: "scene", Type: String, Live: true, Doc: "The scene on air at start."},
 			{Name: "colour", Type: String, Doc: "The show's colour tags, stamped on every picture the bus draws: primaries/transfer/matrix/range."},
 			{Name: "timecode_start", Type: String, Default: "", Canvas: []string{"timecode_start"}, Doc: "The timecode of tick 0, HH:MM:SS:FF; empty: the time of day when the show starts."},
+			{Name: "audio_strips", Type: Strings, Live: true, Doc: "The bus's mix, a strip per source that is not at its defaults: \"source.NAME gain_db=-6 mode=follow|always|off mute=true pan=-1..1\" (a source with none follows video at 0 dB)."},
+			{Name: "audio_master_db", Type: String, Default: "0", Live: true, Doc: "The bus's master fader, dB (-120 to 12)."},
+			{Name: "audio_mix_minus", Type: String, Default: "", Live: true, Doc: "A source the bus's mix leaves out (mix-minus), or empty."},
 			formatParam, sizeParam, rateParam,
 		},
 		Traits: Traits{Blocking: true, LoopWhen: map[string][]string{"bus": {"aux"}}, Roles: Compositor, Takes: frameFmts, Emits: frameFmts, MaxOutputs: 32},
@@ -293,7 +296,7 @@ var builtin = []*Kind{
 			}
 			p := map[string]any{"bus": e.Kind, "format": e.Format, "size": e.Size, "frame_rate": e.Rate, "colour": e.Colour, "input_poll_ms": canvasInt(e, "compositor", "input_poll_ms", feed)}
 			fromCanvas(p, e, "compositor", "timecode_start") // else the registry's default, the time of day
-			for _, a := range []string{"scene", "scenes"} {
+			for _, a := range []string{"scene", "scenes", "audio_strips", "audio_master_db", "audio_mix_minus"} {
 				if v, ok := e.Attr(a); ok {
 					p[a] = v
 				}
@@ -323,12 +326,17 @@ var builtin = []*Kind{
 		Doc:  "Pipes a bus's raw frames to an external ffmpeg process (libx264, or h264_nvenc where the GPU has NVENC).",
 		Params: []Param{
 			{Name: "args", Type: Strings, Doc: "ffmpeg arguments after the input options."},
+			{Name: "audio", Type: Bool, Default: false, Doc: "Give ffmpeg the bus's sound as input 1 (48 kHz stereo float on its own pipe), for args to map and encode: \"-map\", \"0:v\", \"-map\", \"1:a\", \"-c:a\", \"aac\"."},
 		},
 		Traits: Traits{Blocking: true, Roles: Sink, Takes: frameFmts},
 		From:   []string{"output.ffmpeg"},
 		Lower: func(e *Element) map[string]any {
 			list, _ := e.Attrs["args"].([]string)
-			return map[string]any{"args": append([]string{}, list...)}
+			p := map[string]any{"args": append([]string{}, list...)}
+			if v, ok := e.Attr("audio"); ok {
+				p["audio"] = v
+			}
+			return p
 		},
 		Readiness: "ffmpeg has started and accepted a first frame",
 	},
@@ -358,10 +366,18 @@ var builtin = []*Kind{
 		Params: []Param{
 			patternParam,
 			formatParam, sizeParam, colourParam,
+			{Name: "tone_hz", Type: Int, Default: 1000, Min: ptr(0), Max: ptr(20000), Doc: "The line-up tone each frame carries (48 kHz stereo), with a one-frame blip 12 dB louder on the frame that flashes each second (a white box in the middle of the picture); 0: silent, no flash."},
+			{Name: "tone_dbfs", Type: Int, Default: -18, Min: ptr(-60), Max: ptr(0), Doc: "The tone's level, dBFS (peak)."},
 		},
 		Traits: Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Lower: func(e *Element) map[string]any {
-			return map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
+			p := map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
+			for _, a := range []string{"tone_hz", "tone_dbfs"} {
+				if v, ok := e.Attr(a); ok {
+					p[a] = v
+				}
+			}
+			return p
 		},
 		Readiness: "a first frame has been generated",
 	},

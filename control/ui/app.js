@@ -452,6 +452,9 @@ function render() {
     } else if (err) err.remove();
   }
   if (status) {
+    for (const x of [...status.summary.buses, ...status.summary.sources]) meter(x.address, x.audio);
+  }
+  if (status) {
     $("#show").textContent = status.show;
     $("#meta").textContent = status.backend + " backend · " + status.frame_rate + " fps · up " + status.uptime;
     for (const b of status.summary.buses) {
@@ -465,6 +468,36 @@ function render() {
       }
     }
   }
+}
+
+// meter draws a tile's loudness: a bar of momentary loudness from -60 to
+// 0 LUFS, with the reading and the true peak beside it.
+function meter(name, a) {
+  const t = $('[data-tile="' + CSS.escape(name) + '"]');
+  if (!t) return;
+  let m = $(".meter", t);
+  if (!a) { if (m) m.remove(); return; }
+  if (!m) {
+    t.append(m = el("div", { class: "meter" }, el("div", { class: "bar" }), el("span", { class: "lufs" })));
+    const pgm = status.summary.buses.find((b) => b.kind === "program" && b.audio && b.audio.strips && b.audio.strips[name]);
+    if (pgm) { // a source on a Program bus: its mute there
+      const btn = el("button", { class: "mute", text: "MUTE", title: "mute " + name + " on " + pgm.address, "data-mute": name });
+      btn.onclick = () => api("POST", "/buses/" + enc(pgm.address) + "/audio", { source: name, mute: !btn.classList.contains("on") })
+        .then(poll).catch((e) => log(e.message, "error"));
+      m.append(btn);
+    }
+  }
+  const mb = $(".mute", m);
+  if (mb) {
+    const pgm = status.summary.buses.find((b) => b.kind === "program" && b.audio && b.audio.strips && b.audio.strips[name]);
+    mb.classList.toggle("on", !!(pgm && pgm.audio.strips[name].mute));
+  }
+  const lufs = a.momentary_lufs;
+  const pct = lufs === null ? 0 : Math.max(0, Math.min(100, (lufs + 60) * 100 / 60));
+  $(".bar", m).style.width = pct + "%";
+  m.classList.toggle("hot", a.true_peak_dbtp !== null && a.true_peak_dbtp > -1);
+  $(".lufs", m).textContent = (lufs === null ? "silence" : "M " + lufs.toFixed(1) + " LUFS") +
+    (a.true_peak_dbtp === null ? "" : " · TP " + a.true_peak_dbtp.toFixed(1));
 }
 
 async function poll() {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes/media"
@@ -38,6 +39,7 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 	bitrate := fs.String("bitrate", "", "average bit rate of an encoded file, such as 8M (default: the encoder's default quality)")
 	noise := fs.Int("noise", 0, "moving noise (0-100) added before encoding, so the encoder spends a camera's bit rate (a clean pattern takes a few kbit/s); for decoder measurements")
 	pattern := fs.String("pattern", "bars", "picture: bars, ramp, checker or solid")
+	sound := fs.String("audio", "", "sound track of a .ts file: aac (the default), mp2, ac3 or opus (any ffmpeg audio encoder MPEG-TS carries), or none; the line-up tone (1 kHz, -18 dBFS) with a blip on the frame that flashes each second (a white box in the middle of the picture)")
 	id := fs.Int("id", 1, "source number drawn into every frame with its frame number (0-65535)")
 	out := fs.String("o", "", "output `FILE` (required): .nv12, .p010, .yuv or .raw for raw frames, .y4m for Y4M, .hevc/.h265/.264/.h264/.ts for encoded video")
 	if rc := parseFlags(fs, args); rc >= 0 {
@@ -129,8 +131,28 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair media: %v\n", err)
 		return 1
 	}
+	switch {
+	case *sound != "" && *kind != "ts":
+		return usage("-audio %s: only a .ts file carries a sound track", *sound)
+	case *sound == "" && *kind == "ts":
+		*sound = "aac"
+	case *sound == "none":
+		*sound = ""
+	}
+	var tone *audio.Tone
+	if *sound != "" {
+		cad, err := audio.NewCadence(r.Num, r.Den)
+		if err != nil {
+			return usage("%v", err)
+		}
+		t, err := audio.NewTone(audio.ToneHz, audio.ToneDBFS, cad)
+		if err != nil {
+			return usage("%v", err)
+		}
+		tone = &t
+	}
 	tp, err := media.NewTestPattern(media.TestPatternConfig{ID: *out, StampID: uint16(*id), Pattern: p, Format: f, Width: w, Height: h, Rate: r,
-		Solid: [3]uint8{128, 90, 160}})
+		Solid: [3]uint8{128, 90, 160}, Tone: tone})
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -148,7 +170,8 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 			container = "ts"
 		}
 		err := replaceFile(ctx, *out, func(path string) error {
-			cfg := media.EncodeConfig{Path: path, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate, Noise: *noise}
+			cfg := media.EncodeConfig{Path: path, Codec: *codec, Container: container, Format: f, Width: w, Height: h, Rate: r, GOP: g, Bitrate: *bitrate, Noise: *noise,
+				Audio: *sound, Tone: tone}
 			return media.EncodeContext(ctx, cfg, tp, n, prog.frame)
 		})
 		prog.done()
@@ -156,7 +179,11 @@ func runMedia(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "onair media: %v\n", mediaErr(ctx, *out, err))
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s: %d frames %dx%d %v at %v fps (%s %s, IDR every %d, %s)\n", *out, n, w, h, f, r, *codec, container, g, p)
+		what := ""
+		if *sound != "" {
+			what = fmt.Sprintf(", %s line-up tone", *sound)
+		}
+		fmt.Fprintf(stdout, "%s: %d frames %dx%d %v at %v fps (%s %s, IDR every %d, %s%s)\n", *out, n, w, h, f, r, *codec, container, g, p, what)
 		return 0
 	}
 	err = replaceFile(ctx, *out, func(path string) error { return writeMedia(ctx, path, *kind, tp, f, w, h, r, n, prog.frame) })

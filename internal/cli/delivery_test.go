@@ -168,9 +168,9 @@ func TestPlanShowsTheFFmpegCommandLines(t *testing.T) {
 		t.Fatalf("plan: exit %d\n%s", rc, errs)
 	}
 	for _, want := range []string{
-		"runs: ffmpeg [the bus's raw nv12 on pipe:0, its colour tags, -timecode of its first frame] -map 0:v:0 -c:v libx264 -preset veryfast -b:v 8000000 -maxrate 8000000 -bufsize 16000000 -g 60 -keyint_min 60 -sc_threshold 0 -f segment -segment_time 3600 -segment_format mp4 ",
+		"runs: ffmpeg [the bus's raw nv12 on pipe:0, its colour tags, -timecode of its first frame, its sound (48 kHz stereo float) on pipe:4] -map 0:v:0 -map 1:a:0 -c:v libx264 -preset veryfast -b:v 8000000 -maxrate 8000000 -bufsize 16000000 -g 60 -keyint_min 60 -sc_threshold 0 -c:a aac -b:a 128000 -f segment -segment_time 3600 -segment_format mp4 ",
 		"movflags=+frag_keyframe+empty_moov+default_base_moof:frag_duration=500000 out/pgm-%03d.mp4\n",
-		"-g 30 -keyint_min 30 -sc_threshold 0 -f mpegts -flush_packets 1 -mpegts_flags +resend_headers srt://127.0.0.1:9000\n",
+		"-g 30 -keyint_min 30 -sc_threshold 0 -c:a aac -b:a 128000 -f mpegts -flush_packets 1 -mpegts_flags +resend_headers srt://127.0.0.1:9000\n",
 		"-f hls -hls_time 2 -hls_list_size 6 ",
 	} {
 		if !strings.Contains(out, want) {

@@ -178,6 +178,12 @@ func TestThePageInABrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-tile="source.one"][data-loaded="1"]`),
 		chromedp.WaitVisible(`[data-tile="source.two"][data-loaded="1"]`),
 		chromedp.WaitVisible(`[data-tile="source.three"][data-loaded="1"]`),
+		// Each tile's meter: the test patterns' tone, once a momentary window is full.
+		chromedp.WaitVisible(`[data-tile="bus.pgm"] .meter .bar[style*="%"]`),
+		chromedp.WaitVisible(`[data-tile="source.one"] .meter .bar[style*="%"]`),
+		// Its mute on the Program bus: a click mutes it there, and the button says so.
+		chromedp.Click(`[data-mute="source.one"]`),
+		chromedp.WaitVisible(`[data-mute="source.one"].on`),
 		chromedp.Click(`[data-scene="bus.pgm|scene.two"]`),
 		chromedp.WaitVisible(`[data-tile="source.two"].pvw`),
 		chromedp.WaitVisible(`[data-scene="bus.pgm|scene.two"].pvw`),

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
@@ -41,6 +42,70 @@ type ffmpegDecode struct {
 	mu      sync.Mutex
 	dec     *media.Decoder
 	stopped bool
+
+	// The file's sound track, decoded by an ffmpeg of its own beside the
+	// pictures' (run's goroutine only): each frame carries its frame
+	// period's samples (audio.Cadence) from where the track stood
+	// against the first picture. A looping file's track starts again at
+	// its own end.
+	cadence audio.Cadence
+	aud     *media.AudioDecoder
+	audInfo *media.AudioInfo
+	inPass  int // pictures decoded since the decoder started or its pass began
+}
+
+// openAudio probes the file's sound track (once) and starts its decoder; a
+// file without one is silent, and a track onair cannot use is reported
+// while the pictures go on.
+func (d *ffmpegDecode) openAudio(ctx *runtime.NodeContext[Frame]) {
+	if d.audInfo == nil {
+		info, ok, err := media.ProbeAudio("", d.cfg.Path)
+		if err != nil {
+			d.warn(ctx, "the sound track is left out: "+err.Error())
+		}
+		if !ok || err != nil {
+			d.audInfo = &media.AudioInfo{Channels: -1}
+			return
+		}
+		d.audInfo = &info
+	}
+	if d.audInfo.Channels < 0 {
+		return
+	}
+	aud, err := media.OpenAudio("", d.cfg.Path, *d.audInfo)
+	if err != nil {
+		d.warn(ctx, "the sound track is left out: "+err.Error())
+		return
+	}
+	d.aud = aud
+}
+
+func (d *ffmpegDecode) closeAudio(ctx *runtime.NodeContext[Frame]) {
+	if d.aud != nil {
+		if err := d.aud.Close(); err != nil {
+			d.warn(ctx, err.Error())
+		}
+		d.aud = nil
+	}
+}
+
+// sound is frame n's samples of the track, or nil. When the pictures start
+// their file again (a looping source), so does the track: a track longer
+// than the pictures is cut there, a shorter one ends in silence.
+func (d *ffmpegDecode) sound(ctx *runtime.NodeContext[Frame], dec *media.Decoder, n int64) []float32 {
+	if p := dec.PassPictures(); p > 0 && d.inPass == p {
+		d.inPass = 0
+		if d.audInfo != nil && d.audInfo.Channels > 0 {
+			d.closeAudio(ctx)
+			d.openAudio(ctx)
+		}
+	}
+	d.inPass++
+	if d.aud == nil {
+		return nil
+	}
+	b, _ := d.aud.Read(d.cadence.Samples(n)) // silence after the track's end
+	return b
 }
 
 func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -76,7 +141,11 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 	if err != nil {
 		return nil, err
 	}
-	return &ffmpegDecode{
+	cad, err := audio.NewCadence(rate.Num, rate.Den)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	return &ffmpegDecode{cadence: cad,
 		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: prm.Colour.Or(frame.BT709),
 		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its file can be decoded"), keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
@@ -116,6 +185,7 @@ func (d *ffmpegDecode) close() {
 
 func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 	defer d.close()
+	defer d.closeAudio(ctx)
 	var dec *media.Decoder
 	n := int64(d.st.Produced.Load())
 	for !ctx.Stopping() {
@@ -128,6 +198,9 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 				d.fb.Fail(ctx.Log, ctx.Stats, err)
 			} else {
 				d.fb.Recovered()
+				d.closeAudio(ctx)
+				d.openAudio(ctx)
+				d.inPass = 0
 			}
 		}
 		f, err := d.pool.Get()
@@ -172,6 +245,10 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
+		if err == nil {
+			f.Audio = d.sound(ctx, dec, n)
+			d.st.Audio.Add(f.Audio)
+		}
 		if err == nil && d.keys.Has(frame.DecodeTime) {
 			f.Stamps.Stamp(frame.DecodeTime, time.Now().UnixNano())
 		}

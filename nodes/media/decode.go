@@ -62,12 +62,13 @@ type Decoder struct {
 	fed    chan struct{} // closed when the feeder has finished
 	logged chan struct{} // closed when stderr is read to its end
 
-	mu       sync.Mutex
-	warnings []string
-	dropped  int
-	feedErr  error
-	passes   int64
-	killed   bool
+	mu           sync.Mutex
+	warnings     []string
+	dropped      int
+	feedErr      error
+	passes       int64
+	passPictures int // pictures in the first pass, once it was fed whole
+	killed       bool
 
 	waitOnce sync.Once
 	waitErr  error
@@ -184,6 +185,9 @@ func (d *Decoder) feed(rd *es.Reader) {
 		pictures, err := d.feedPass(rd)
 		d.mu.Lock()
 		d.passes++
+		if d.passes == 1 && err == nil {
+			d.passPictures = pictures
+		}
 		d.mu.Unlock()
 		if err != nil {
 			d.setFeedErr(err)
@@ -284,6 +288,17 @@ func (d *Decoder) Passes() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.passes
+}
+
+// PassPictures is how many pictures one pass of the stream holds, once the
+// first pass has been fed whole (0 before): a looping source's frame i
+// from the decoder's start is picture i mod PassPictures of its file. The
+// last picture of a pass comes out of ffmpeg only after the pass is fed,
+// so it is known by then.
+func (d *Decoder) PassPictures() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.passPictures
 }
 
 // Next reads the next decoded frame into dst, a tightly packed frame of

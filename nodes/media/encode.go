@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 )
 
@@ -39,7 +41,18 @@ type EncodeConfig struct {
 	// rate: a clean test pattern takes a few kbit/s, which says little
 	// about a decoder's throughput. The stamps survive it.
 	Noise int
+	// Audio, in a transport stream, is the codec ("aac", "mp2", "ac3",
+	// "opus" or "pcm_s16le"... any ffmpeg audio encoder MPEG-TS carries)
+	// of a sound track made of Tone: frame n of the clip carries the tone's
+	// samples of frame n, so its blips fall on the frames that flash. ""
+	// makes no sound track.
+	Audio string
+	Tone  *audio.Tone
 }
+
+// audioPipe is the descriptor ffmpeg reads the sound track from: the
+// first of cmd.ExtraFiles.
+const audioPipe = "pipe:3"
 
 // EncodeArgs returns the ffmpeg arguments Encode runs.
 func EncodeArgs(cfg EncodeConfig) ([]string, error) {
@@ -62,7 +75,19 @@ func EncodeArgs(cfg EncodeConfig) ([]string, error) {
 	g := strconv.Itoa(cfg.GOP)
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y",
 		"-f", "rawvideo", "-pix_fmt", in, "-s", strconv.Itoa(cfg.Width) + "x" + strconv.Itoa(cfg.Height),
-		"-r", cfg.Rate.String(), "-i", "pipe:0", "-an", "-pix_fmt", out, "-g", g}
+		"-r", cfg.Rate.String(), "-i", "pipe:0"}
+	switch {
+	case cfg.Audio == "":
+		args = append(args, "-an")
+	case cfg.Container != "ts":
+		return nil, fmt.Errorf("audio %s: only a transport stream (.ts) carries a sound track", cfg.Audio)
+	case cfg.Tone == nil:
+		return nil, fmt.Errorf("audio %s: no tone to encode", cfg.Audio)
+	default:
+		args = append(args, "-f", "f32le", "-ar", strconv.Itoa(audio.Rate), "-ac", strconv.Itoa(audio.Channels), "-i", audioPipe,
+			"-map", "0:v:0", "-map", "1:a:0", "-c:a", cfg.Audio)
+	}
+	args = append(args, "-pix_fmt", out, "-g", g)
 	if cfg.Bitrate != "" {
 		args = append(args, "-b:v", cfg.Bitrate)
 	}
@@ -126,8 +151,37 @@ func EncodeContext(ctx context.Context, cfg EncodeConfig, src Source, frames int
 	if err != nil {
 		return err
 	}
+	var sound *os.File
+	if cfg.Audio != "" {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		cmd.ExtraFiles = []*os.File{r}
+		sound = w
+		defer r.Close()
+	}
 	if err := cmd.Start(); err != nil {
+		if sound != nil {
+			sound.Close()
+		}
 		return fmt.Errorf("starting ffmpeg: %w", err)
+	}
+	if sound != nil {
+		// The sound track on its own pipe, from a goroutine: ffmpeg
+		// reads both inputs as it needs them.
+		go func() {
+			defer sound.Close()
+			bw := bufio.NewWriterSize(sound, 1<<20)
+			var buf []byte
+			for n := int64(0); n < int64(frames); n++ {
+				buf = audio.AppendF32LE(buf[:0], cfg.Tone.Block(nil, n))
+				if _, err := bw.Write(buf); err != nil {
+					return
+				}
+			}
+			bw.Flush()
+		}()
 	}
 	fr, err := frame.New(cfg.Format, cfg.Width, cfg.Height)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
 )
@@ -58,11 +59,21 @@ type FFmpegConfig struct {
 	// -timecode and that frame's Meta.Timecode before Args: the file's
 	// timecode names its first picture.
 	Timecode bool
+	// Audio gives the process the bus's sound as a second input (input 1)
+	// on a pipe of its own (descriptor 4; 3 is -progress): each frame's Meta.Audio, 48 kHz
+	// stereo float32 (-f f32le -ar 48000 -ac 2), written right after its
+	// picture, so Args can map and encode it ("-map", "0:v", "-map", "1:a",
+	// "-c:a", "aac"). A block waits as long as a picture may (StallTimeout).
+	Audio bool
 	// Prepare, if set, is called before each process starts with Args and
 	// returns the arguments that process runs with (a recording that must
 	// not overwrite what an earlier process wrote picks its file here).
 	Prepare func(args []string) []string
 }
+
+// outputAudioPipe is where an output's ffmpeg reads the bus's sound: the
+// second of cmd.ExtraFiles (the first carries -progress).
+const outputAudioPipe = "pipe:4"
 
 // FFmpegEventKind says what happened to the process.
 type FFmpegEventKind uint8
@@ -195,8 +206,16 @@ func StartFFmpeg(cfg FFmpegConfig) (*FFmpeg, error) {
 		return nil, fmt.Errorf("ffmpeg output: %w", err)
 	}
 	args = append(args, colour...)
+	if cfg.Audio {
+		// Two pipes: each input's queue long enough that ffmpeg never
+		// waits on one while onair waits to write the other.
+		args = append(args, "-thread_queue_size", "1024")
+	}
 	args = append(args, "-i", "pipe:0")
 	args = append(args, colour...)
+	if cfg.Audio {
+		args = append(args, "-thread_queue_size", "1024", "-probesize", "32", "-analyzeduration", "0", "-f", "f32le", "-ar", strconv.Itoa(audio.Rate), "-ac", strconv.Itoa(audio.Channels), "-i", outputAudioPipe)
+	}
 	if cfg.Timecode && slices.Contains(cfg.Args, "-timecode") {
 		cfg.Timecode = false // the user's own
 	}
@@ -382,6 +401,21 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	var stderr tailBuffer
 	cmd := exec.Command(o.cfg.Bin, args...)
 	cmd.Stdin, cmd.Stderr, cmd.Dir, cmd.ExtraFiles = pr, &stderr, o.cfg.Dir, []*os.File{progW}
+	var sound *os.File // the sound's pipe, with Audio: ExtraFiles[1], fd 4
+	if o.cfg.Audio {
+		ar, aw, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			progR.Close()
+			progW.Close()
+			o.fail(FFmpegStartFailed, 0, fmt.Errorf("ffmpeg output: pipe: %w", err))
+			return 0, false
+		}
+		cmd.ExtraFiles, sound = append(cmd.ExtraFiles, ar), aw
+		defer ar.Close()
+		defer aw.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -394,6 +428,7 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	progW.Close()
 	progressDone := make(chan struct{})
 	go o.readProgress(progR, progressDone)
+	var soundBuf []byte
 	start := time.Now()
 	pid := cmd.Process.Pid
 	o.mu.Lock()
@@ -442,8 +477,11 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		f, closing := o.pop()
 		if f == nil {
 			if closing {
-				// Clean stop: close the pipe so ffmpeg ends its file.
+				// Clean stop: close the pipes so ffmpeg ends its file.
 				pw.Close()
+				if sound != nil {
+					sound.Close()
+				}
 				select {
 				case <-exited:
 				case <-time.After(10 * time.Second):
@@ -468,6 +506,11 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 		}
 		pw.SetWriteDeadline(time.Now().Add(o.cfg.StallTimeout))
 		_, err := f.WriteTo(pw)
+		if err == nil && sound != nil && f.Audio != nil {
+			sound.SetWriteDeadline(time.Now().Add(o.cfg.StallTimeout))
+			soundBuf = audio.AppendF32LE(soundBuf[:0], f.Audio)
+			_, err = sound.Write(soundBuf)
+		}
 		f.Release()
 		if err != nil {
 			pw.Close()

@@ -3,6 +3,7 @@ package media
 import (
 	"fmt"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 )
 
@@ -56,6 +57,11 @@ type TestPatternConfig struct {
 	Colour  frame.Colour   // tags; zero: BT709
 	Solid   [3]uint8       // Y, Cb, Cr (8-bit scale) for Solid
 	NoStamp bool           // leave the frame-number stamp out
+	// Tone, when set, is the sound each frame carries (frame.Meta.Audio):
+	// the line-up tone, with its blip on the frames that flash. A pattern
+	// with a tone flashes: once a second (audio.Flashes) the frame carries
+	// a white box under its stamp. Nil: silent, and no flash.
+	Tone *audio.Tone
 }
 
 // TestPattern draws moving, frame-numbered pictures. Frame n carries PTS n
@@ -65,6 +71,16 @@ type TestPattern struct {
 	cfg TestPatternConfig
 	n   int64
 	row []int32 // scratch: one row of 10-bit samples
+	// blocks are the tone's blocks already made, by where in the tone's
+	// cycle they start, their length and whether they blip: a tone is
+	// periodic, so a show's frames share a few immutable blocks.
+	blocks map[toneKey][]float32
+}
+
+type toneKey struct {
+	phase int64
+	count int
+	blip  bool
 }
 
 // NewTestPattern checks cfg and returns the source at frame 0.
@@ -106,9 +122,82 @@ func (t *TestPattern) Next(dst *frame.Frame) error {
 	if !t.cfg.NoStamp {
 		DrawStamp(dst, t.cfg.StampID, uint32(n))
 	}
+	dst.Audio = nil
+	if t.cfg.Tone != nil {
+		if audio.Flashes(n, int64(t.cfg.Rate.Num), int64(t.cfg.Rate.Den)) {
+			DrawFlash(dst)
+		}
+		dst.Audio = t.toneBlock(n)
+	}
 	dst.PTS, dst.TimeBase = n, t.cfg.Rate.Inverse()
 	dst.Colour, dst.Source, dst.SourceFrame = t.cfg.Colour, t.cfg.ID, n
 	return nil
+}
+
+// toneBlock is frame n's block of the tone, from the cache when a frame
+// at the same point of the tone's cycle made one.
+func (t *TestPattern) toneBlock(n int64) []float32 {
+	tone := t.cfg.Tone
+	period := int64(0) // samples in the tone's cycle, when whole
+	if hz := int64(tone.Hz); float64(hz) == tone.Hz && hz > 0 {
+		period = audio.Rate / gcd(audio.Rate, hz)
+	}
+	if period == 0 {
+		return tone.Block(nil, n)
+	}
+	k := toneKey{tone.Cadence.Start(n) % period, tone.Cadence.Samples(n), audio.Flashes(n, tone.Cadence.Num, tone.Cadence.Den)}
+	if b, ok := t.blocks[k]; ok {
+		return b
+	}
+	b := tone.Block(nil, n)
+	if t.blocks == nil {
+		t.blocks = map[toneKey][]float32{}
+	}
+	if len(t.blocks) < 256 {
+		t.blocks[k] = b
+	}
+	return b
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// FlashBox is where a flashing frame's white box lies, as a fraction of
+// the picture: a quarter of its width and height, centred.
+var FlashBox = [4]float64{0.375, 0.375, 0.25, 0.25}
+
+// DrawFlash paints the flash: a white (peak luma, neutral chroma) box over
+// FlashBox.
+func DrawFlash(dst *frame.Frame) {
+	x0 := int(FlashBox[0]*float64(dst.Width)) &^ 1
+	y0 := int(FlashBox[1]*float64(dst.Height)) &^ 1
+	w := int(FlashBox[2]*float64(dst.Width)) &^ 1
+	h := int(FlashBox[3]*float64(dst.Height)) &^ 1
+	bps := dst.Format.BytesPerSample()
+	put := func(row []byte, x int, v int) {
+		if bps == 1 {
+			row[x] = byte(v)
+			return
+		}
+		v <<= 8 // P010: the 10 bits at the top of 16
+		row[2*x], row[2*x+1] = byte(v), byte(v>>8)
+	}
+	for y := y0; y < y0+h; y++ {
+		row := dst.Data[0][y*dst.Pitch[0]:]
+		for x := x0; x < x0+w; x++ {
+			put(row, x, 235)
+		}
+	}
+	for y := y0 / 2; y < (y0+h)/2; y++ {
+		row := dst.Data[1][y*dst.Pitch[1]:]
+		for x := x0; x < x0+w; x++ {
+			put(row, x, 128)
+		}
+	}
 }
 
 // Draw paints pattern p at frame number n over the whole of dst. solid is

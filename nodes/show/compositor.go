@@ -2,6 +2,7 @@ package show
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onairhq/onair/frame"
@@ -46,6 +47,7 @@ type compositor[F Frame] struct {
 	toHost func(F) (*frame.Frame, func(), error) // for snapshots
 	colour frame.Colour                          // the show's, stamped on every picture
 	outs   []*OutputState                        // per output edge, for the hand-off's counts
+	mix    *busMix                               // the bus's sound
 	// pending is the tick drawn on a loop and not yet finished (startOnLoop).
 	pending drawnTick[F]
 	// The hand-off's functions, made with outs.
@@ -138,6 +140,13 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 		c.inputOf[from.Address] = i
 		b.snaps.claim(from.Address, c.bus.Address)
 		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
+	}
+	names := make([]string, len(c.inputs))
+	for a, i := range c.inputOf {
+		names[i] = a
+	}
+	if c.mix, err = newBusMix(c.bus.Audio, names, int64(b.rate.Num), int64(b.rate.Den)); err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	c.cur = make([]F, len(c.inputs))
 	c.fresh = make([]bool, len(c.inputs))
@@ -435,6 +444,7 @@ func (c *compositor[F]) draw(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	m := out.Metadata()
 	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
 	m.Timecode = c.b.TimecodeAt(k)
+	m.Audio = c.mixTick(ctx, k, from, to, progress)
 	return drawnTick[F]{ok: true, out: out, k: k, start: start, drawn: clock(c.b), from: from, to: to, progress: progress, skipped: skipped, repeats: repeats}, nil
 }
 
@@ -496,6 +506,53 @@ func (c *compositor[F]) finish(ctx *runtime.NodeContext[F], sched *playout.Sched
 }
 
 func clock(b *State) int64 { return b.opts.Clock() }
+
+// mixTick mixes tick k's sound: the blocks of the frames the tick shows
+// for the first time go into the mixer, each follow-video source is heard
+// as much as the picture shows it (during a transition, the transition's
+// own progress from the scene on air to the next), and the bus's meter
+// reads the mix. The block returned is the tick's own.
+func (c *compositor[F]) mixTick(ctx *runtime.NodeContext[F], k int64, from, to int, progress float64) []float32 {
+	mx := c.mix
+	if err := mx.apply(); err != nil {
+		ctx.Log.Error("the bus's mix changed, but the bus keeps its old one", "error", err)
+		mx.gen = mx.a.generation()
+	}
+	for i, f := range c.cur {
+		if c.fresh[i] && f != zero[F]() {
+			if a := f.Metadata().Audio; a != nil {
+				mx.mixer.Push(i, a)
+			}
+		}
+	}
+	clear(mx.weights)
+	if progress == 0 || to == from {
+		c.visible(from, 1)
+	} else {
+		c.visible(from, 1-progress)
+		c.visible(to, progress)
+	}
+	block := slices.Clone(mx.mixer.Mix(mx.cadence.Samples(k), mx.weights))
+	mx.a.Meter.Add(block)
+	mx.clipped(c.b, c.bus, k, block)
+	return block
+}
+
+// visible adds w to the follow-video weight of each source scene s shows.
+func (c *compositor[F]) visible(s int, w float64) {
+	ls := c.aux
+	if s >= 0 && s < len(c.scenes) {
+		ls = c.scenes[s]
+	}
+	seen := c.mix.seen
+	clear(seen)
+	for _, l := range ls {
+		if l.layer.Opacity > 0 && !seen[l.input] {
+			seen[l.input] = true
+			c.mix.weights[l.input] += w
+		}
+	}
+}
 
 // timeBaseSlackNs is one unit of the pacers' 1/120000 s time base, rounded
 // up: the precision to which a release time and a tick are compared.

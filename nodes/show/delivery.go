@@ -78,10 +78,7 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 	}
 	args := prm.Args
 	if enc := ff.Resolve(o.Video); enc != delivery.PlannedEncoder(o.Video) {
-		// The bus's sound joins here once buses carry it (the audio
-		// issue): Args(o, enc, true) with delivery.AudioInputArgs(3)
-		// as ffmpeg's second input on a pipe of its own.
-		args = delivery.Args(o, enc, false)
+		args = delivery.Args(o, enc, true)
 	}
 	redact := func(s string) string { return s }
 	if o.Kind == "stream" {
@@ -94,7 +91,9 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 	}
 	// A second of frames waits for the encoder at most: its start, a
 	// reconnect and an encoder's lookahead take that much, not 8 frames.
-	cfg := media.FFmpegConfig{Args: args, StallTimeout: deliveryStall, Queue: max(8, int((rate.Num+rate.Den-1)/rate.Den))}
+	// The bus's sound is ffmpeg's input 1 (media.FFmpegConfig.Audio: each
+	// frame's block on a pipe of its own), which args map and encode.
+	cfg := media.FFmpegConfig{Args: args, StallTimeout: deliveryStall, Queue: max(8, int((rate.Num+rate.Den-1)/rate.Den)), Audio: true}
 	switch {
 	case o.Kind == "file" && o.Segment == 0:
 		cfg.Prepare = func(args []string) []string { return b.freshFile(ctx.Log, args) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
@@ -49,8 +50,10 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 		return nil, err
 	}
 	prm, err := Params[struct {
-		Pattern string       `param:"pattern"`
-		Colour  frame.Colour `param:"colour"`
+		Pattern  string       `param:"pattern"`
+		Colour   frame.Colour `param:"colour"`
+		ToneHz   int          `param:"tone_hz"`
+		ToneDBFS int          `param:"tone_dbfs"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -59,10 +62,22 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	tp, err := media.NewTestPattern(media.TestPatternConfig{
+	cfg := media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
 		Rate: rate, Colour: prm.Colour.Or(frame.BT709),
-	})
+	}
+	if prm.ToneHz > 0 {
+		cad, err := audio.NewCadence(int64(rate.Num), int64(rate.Den))
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %v", n.ID, err)
+		}
+		tone, err := audio.NewTone(float64(prm.ToneHz), float64(prm.ToneDBFS), cad)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %v", n.ID, err)
+		}
+		cfg.Tone = &tone
+	}
+	tp, err := media.NewTestPattern(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +107,7 @@ func (t *testPattern[F]) Start(ctx *runtime.NodeContext[F]) error {
 					return err
 				}
 				t.st.Produced.Add(1)
+				t.st.Audio.Add(f.Audio)
 				if ok, _ := ctx.Put(0, host[F](f)); !ok {
 					f.Release()
 				}
@@ -125,6 +141,7 @@ func (t *testPattern[F]) fill(ctx *runtime.NodeContext[F]) {
 				return
 			}
 			t.st.Produced.Add(1)
+			t.st.Audio.Add(f.Audio)
 			t.pending = f
 		}
 		ok, err := ctx.Put(0, host[F](t.pending))

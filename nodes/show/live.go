@@ -29,6 +29,9 @@ var liveHooks = map[[2]string]liveHook{
 		_, _, err := liveBus(b, u)
 		return nil, err
 	},
+	{"compositor", "audio_strips"}:    liveAudio,
+	{"compositor", "audio_master_db"}: liveAudio,
+	{"compositor", "audio_mix_minus"}: liveAudio,
 	{"gpu_import", "import_ttl_ms"}: func(b *State, u nodes.Update, _ *liveScenes) (func(), error) {
 		src := b.sources[u.Address]
 		if src == nil || src.browser.Load() == nil {

@@ -155,7 +155,7 @@ func newRecordOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtim
 		if open == nil {
 			open = media.OpenOSFile
 		}
-		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, rng: b.colourOfInput(n.ID).Range, st: st, open: open, now: time.Now}
+		st.recorder = &recorder{path: path, format: f, width: w, height: h, rate: rate, rng: b.colourOfInput(n.ID).Range, st: st, open: open, now: time.Now, wavPath: WAVPath(path)}
 	}
 	rec := st.recorder
 	if err := rec.start(ctx.Log); err != nil {
@@ -172,12 +172,13 @@ func newNullOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 // restarts with backoff when it exits or stalls; writing never blocks.
 func newFFmpegOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
 	prm, err := Params[struct {
-		Args []string `param:"args"`
+		Args  []string `param:"args"`
+		Audio bool     `param:"audio"`
 	}](&n)
 	if err != nil {
 		return nil, err
 	}
-	return ffmpegSink(b, be, n, ctx, media.FFmpegConfig{Args: prm.Args}, nil)
+	return ffmpegSink(b, be, n, ctx, media.FFmpegConfig{Args: prm.Args, Audio: prm.Audio}, nil)
 }
 
 // ffmpegSink feeds the bus to the ffmpeg process cfg describes (its Args;

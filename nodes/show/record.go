@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/media"
 )
@@ -56,6 +60,67 @@ type recorder struct {
 	opened  bool          // the file was started in this run
 	wait    time.Duration // the wait after the last failure; 0 while writing
 	retryAt time.Time
+
+	// The bus's sound, in a WAV file beside the video (wavPath): each
+	// tick's block written with its frame, so the two stay sample-aligned
+	// (a frame dropped from the video drops its block too). A WAV that
+	// cannot be written is logged and left as it is; the video goes on.
+	wavPath string
+	wavFile *os.File
+	wav     *audio.WAVWriter
+}
+
+// WAVPath is where a record output to path writes its sound: the same
+// name with .wav for its extension.
+func WAVPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".wav"
+}
+
+// openWAV starts the WAV on the run's first open and continues it after.
+func (r *recorder) openWAV(continued bool) {
+	flags := os.O_RDWR | os.O_CREATE | os.O_TRUNC
+	if continued {
+		flags = os.O_RDWR
+	}
+	f, err := os.OpenFile(r.wavPath, flags, 0o644)
+	if err == nil {
+		if continued {
+			r.wav, err = audio.ContinueWAVWriter(f)
+		} else {
+			r.wav, err = audio.NewWAVWriter(f)
+		}
+	}
+	if err != nil {
+		r.log.Error("record output cannot write its sound; the video goes on", "path", r.wavPath, "error", err)
+		if f != nil {
+			f.Close()
+		}
+		r.wav = nil
+		return
+	}
+	r.wavFile = f
+}
+
+func (r *recorder) writeWAV(f *frame.Frame) {
+	if r.wav == nil || f.Audio == nil {
+		return
+	}
+	if err := r.wav.Write(f.Audio); err != nil {
+		r.log.Error("record output cannot write its sound; the video goes on", "path", r.wavPath, "error", err)
+		r.closeWAV()
+	}
+}
+
+func (r *recorder) closeWAV() error {
+	if r.wav == nil {
+		return nil
+	}
+	err := r.wav.Close()
+	if cerr := r.wavFile.Close(); err == nil {
+		err = cerr
+	}
+	r.wav, r.wavFile = nil, nil
+	return err
 }
 
 // start opens the file for a (re)started node: it starts the file on the
@@ -64,6 +129,9 @@ type recorder struct {
 func (r *recorder) start(log *slog.Logger) error {
 	r.log = log
 	if r.opened {
+		if r.wav == nil && r.wavPath != "" {
+			r.openWAV(true)
+		}
 		if r.rec == nil && !r.now().Before(r.retryAt) {
 			r.reopen()
 		}
@@ -75,6 +143,9 @@ func (r *recorder) start(log *slog.Logger) error {
 	}
 	r.rec, r.opened = rec, true
 	r.st.Written.Store(0)
+	if r.wavPath != "" {
+		r.openWAV(false)
+	}
 	return nil
 }
 
@@ -92,6 +163,7 @@ func (r *recorder) write(f *frame.Frame) error {
 		r.failed(err)
 		return errDropped
 	}
+	r.writeWAV(f)
 	r.wait = 0
 	return nil
 }
@@ -138,10 +210,14 @@ func (r *recorder) failed(err error) {
 
 // close closes the file when the node stops.
 func (r *recorder) close() error {
+	werr := r.closeWAV()
 	if r.rec == nil {
-		return nil
+		return werr
 	}
 	err := r.rec.Close()
 	r.rec = nil
+	if err == nil {
+		err = werr
+	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
@@ -220,6 +221,11 @@ func (s *Show[F]) Switch(bus, scene, kind string, d time.Duration) error {
 	return s.State.Switch(bus, scene, kind, d)
 }
 
+// SetAudio implements control.Mixer.
+func (s *Show[F]) SetAudio(bus string, req audio.Change) error {
+	return s.State.SetAudio(bus, req)
+}
+
 // Preview serves preview outputs' snapshots.
 func (s *Show[F]) Preview(output string) ([]byte, bool) { return s.State.Preview(output) }
 
@@ -286,6 +292,8 @@ type BusSummary struct {
 	SwitchesByKind map[string]uint64 `json:"switches_by_kind,omitempty"` // the same by transition: cut, fade, wipe
 	Cuts           []CutRecord       `json:"cuts,omitempty"`             // the latest 32 switches, oldest first
 	Timing         TimingSummary     `json:"timing"`
+	// Audio is the bus's meter and mix.
+	Audio *AudioStatus `json:"audio,omitempty"`
 	// Missed and Repeats count from the moment the show went on air;
 	// StartMissed and StartRepeats are the start's, before it (onair.go).
 	StartMissed  uint64 `json:"start_missed_deadlines"`
@@ -348,6 +356,8 @@ type SourceSummary struct {
 	// moment was: decode_time 40 is a picture decoded 40 ms before it went
 	// to the buses. Absent when the show stamps nothing (the default).
 	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
+	// Audio is the source's meter; absent for a silent source.
+	Audio *AudioStatus `json:"audio,omitempty"`
 	// StartUnderruns are underruns before the show went on air.
 	StartUnderruns uint64 `json:"start_underruns"`
 }
@@ -411,6 +421,16 @@ func (b *State) Summary() Summary {
 			StampAgesMs: src.stampAges()})
 		src.mu.Unlock()
 		marks.source(&s.Sources[len(s.Sources)-1])
+	}
+	// The meters last, after every counter: reading them takes a while,
+	// which would otherwise fall between the buses' counts and the
+	// outputs' (a bus's output drops and an output's hand-off drops read
+	// a tick apart).
+	for i := range s.Buses {
+		s.Buses[i].Audio = b.buses[s.Buses[i].Address].audioStatus()
+	}
+	for i := range s.Sources {
+		s.Sources[i].Audio = b.sources[s.Sources[i].Address].audioStatus()
 	}
 	return s
 }
@@ -515,6 +535,7 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		emit(metrics.Sample{Name: "onair_bus_repeats_total", Help: "Visible layers that showed the previous tick's frame again, from the moment the show went on air.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Repeats)})
 		emit(metrics.Sample{Name: "onair_bus_skipped_frames_total", Help: "Input frames replaced by a newer one before any tick showed them.", Kind: metrics.Counter, Labels: lb, Value: float64(b.Skipped)})
 		emit(metrics.Sample{Name: "onair_bus_output_drops_total", Help: "Ticks an output could not take.", Kind: metrics.Counter, Labels: lb, Value: float64(b.OutputDrops)})
+		collectAudio(emit, "bus", lb, b.Audio)
 	}
 	for _, o := range sum.Outputs {
 		lo := [][2]string{{"output", o.Address}, {"kind", o.Kind}}
@@ -545,6 +566,7 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		emit(metrics.Sample{Name: "onair_source_up", Help: "1 when the source delivers its media, 0 while it shows black for an error.", Kind: metrics.Gauge, Labels: ls, Value: up})
 		collectBrowser(emit, src)
 		collectLive(emit, src)
+		collectAudio(emit, "source", ls, src.Audio)
 	}
 	rs := s.Exec.Status()
 	for _, lp := range rs.Loops {

@@ -124,6 +124,9 @@ type SourceState struct {
 	browser atomic.Pointer[BrowserState] // a browser source's counters (Browser)
 	live    atomic.Pointer[LiveState]    // a live source's counters (Live)
 
+	// Audio meters the source's sound, as its node makes it.
+	Audio Meter
+
 	mu      sync.Mutex
 	lastErr string
 	errors  uint64
@@ -202,6 +205,11 @@ type BusState struct {
 	pollNs atomic.Int64
 
 	wake *runtime.Signal // notified for a switch request: look at once
+
+	// Audio is the bus's mix and meter; audioSources the sources the plan
+	// feeds it, in the compositor's input order.
+	Audio        *BusAudio
+	audioSources []string
 
 	mu       sync.Mutex
 	switcher *playout.Switcher
@@ -318,6 +326,14 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 				continue
 			}
 			bs := &BusState{Address: n.Address, Kind: prm.Bus, period: period, first: -1}
+			aprm, err := Params[AudioParams](n)
+			if err == nil {
+				bs.Audio, err = newBusAudio(aprm)
+			}
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", n.ID, err))
+				continue
+			}
 			if b.tc == nil {
 				if b.tc, err = newShowClock(tcRate, prm.TimecodeStart, wall, b.origin); err != nil {
 					problems = append(problems, fmt.Sprintf("%s: %v", n.ID, err))
@@ -357,6 +373,19 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 			if err := b.addViews(n, bs); err != nil {
 				problems = append(problems, err.Error())
 			}
+		}
+	}
+	for _, e := range p.Edges {
+		to, from := b.nodes[e.To], b.nodes[e.From]
+		if to == nil || from == nil || to.Kind != "compositor" || b.buses[to.Address] == nil {
+			continue
+		}
+		bs := b.buses[to.Address]
+		bs.audioSources = append(bs.audioSources, from.Address)
+	}
+	for _, bs := range b.buses {
+		if err := bs.Audio.check(bs.audioSources); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", bs.Address, err))
 		}
 	}
 	if b.tc == nil { // a plan without buses still has a clock
