@@ -70,6 +70,7 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 		Interface  string       `param:"interface"`
 		RTP        bool         `param:"rtp"`
 		URL        string       `param:"url"`
+		Key        string       `param:"key"`
 		LossMs     int          `param:"loss_timeout_ms"`
 		Colour     frame.Colour `param:"colour"`
 		OnError    string       `param:"on_error"`
@@ -103,6 +104,9 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	case "stream":
 		cfg := live.StreamConfig{Config: common, URL: prm.URL}
 		d.what, d.open = "stream "+prm.URL, func() (live.Input, error) { return live.NewStream(cfg) }
+	case "rtmp":
+		cfg := live.RTMPConfig{Config: common, Key: prm.Key}
+		d.what, d.open = cfg.String(), func() (live.Input, error) { return live.NewRTMP(cfg) }
 	default:
 		return nil, fmt.Errorf("node %s: transport %q", n.ID, prm.Transport)
 	}
