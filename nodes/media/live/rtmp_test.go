@@ -1,20 +1,26 @@
 package live
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bluenviron/gortmplib"
+	"github.com/bluenviron/gortmplib/pkg/codecs"
+
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/internal/testwait"
 	"github.com/onairhq/onair/nodes/media/es"
 )
 
-// rtmpInput is an RTMP listener on a port the system chose, with key.
+// newRTMPTest is an RTMP listener on a port the system chose, with key,
+// and the URL a publisher pushes to, up to the key.
 func newRTMPTest(t *testing.T, key string) (Input, string) {
 	t.Helper()
 	in, err := NewRTMP(RTMPConfig{Config: Config{LossTimeout: 2 * time.Second}, Key: key})
@@ -40,6 +46,68 @@ func TestRTMPPublisherDeliversEveryFrame(t *testing.T) {
 	if st.Bytes == 0 || st.Packets == 0 || st.Connections != 1 || st.Refused != 0 || st.State != "lost" {
 		t.Errorf("stats after a whole stream: %+v", st)
 	}
+}
+
+// TestRTMPEnhancedHEVC: an Enhanced RTMP publisher (gortmplib's client,
+// as ffmpeg here, 5.1, muxes no HEVC into FLV) sending an HEVC clip's
+// access units: every frame onair decodes is the frame ffmpeg decodes
+// from the clip.
+func TestRTMPEnhancedHEVC(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	in, base := newRTMPTest(t, "cam1")
+	rd, err := es.Open(filepath.Join(clipDir, "hevc8.hevc"), es.HEVC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var aus [][][]byte
+	params := map[byte][]byte{}
+	for {
+		au, err := rd.Next()
+		if err != nil {
+			break
+		}
+		var nals [][]byte
+		for i, at := range au.NALs {
+			end := len(au.Data)
+			if i+1 < len(au.NALs) {
+				end = int(au.NALs[i+1]) - 3
+			}
+			nal := append([]byte(nil), au.Data[at:end]...)
+			for len(nal) > 0 && nal[len(nal)-1] == 0 { // the next start code's leading zero
+				nal = nal[:len(nal)-1]
+			}
+			if typ := nal[0] >> 1 & 0x3f; typ >= 32 && typ <= 34 {
+				params[typ] = nal
+				continue // sent in the sequence header
+			}
+			nals = append(nals, nal)
+		}
+		aus = append(aus, nals)
+	}
+	u, _ := url.Parse(strings.TrimSuffix(base, "/") + "#cam1")
+	go func() {
+		c := &gortmplib.Client{URL: u, Publish: true}
+		if err := c.Initialize(context.Background()); err != nil {
+			t.Errorf("publisher: %v", err)
+			return
+		}
+		defer c.Close()
+		track := &gortmplib.Track{Codec: &codecs.H265{VPS: params[32], SPS: params[33], PPS: params[34]}}
+		w := &gortmplib.Writer{Conn: c, Tracks: []*gortmplib.Track{track}}
+		if err := w.Initialize(); err != nil {
+			t.Errorf("publisher: %v", err)
+			return
+		}
+		for i, au := range aus {
+			ts := time.Duration(i) * time.Second / 30
+			if err := w.WriteH265(track, ts, ts, au); err != nil {
+				t.Errorf("publisher: access unit %d: %v", i, err)
+				return
+			}
+		}
+	}()
+	checkFrames(t, "hevc8.hevc", 0, decodeAll(t, in, 0))
 }
 
 // TestRTMPRefusesAWrongKeyAndASecondPublisher: a publisher with another
