@@ -224,3 +224,25 @@ func TestLiveKindsShowEveryFrame(t *testing.T) {
 		})
 	}
 }
+
+// TestRTMPSourceReportsAWrongKey: a publisher with another key is refused
+// (ffmpeg fails), and the source, on_error meanwhile, says why in its
+// status and counts it.
+func TestRTMPSourceReportsAWrongKey(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	port := freeTCPPort(t)
+	s, _ := startCaptured(t, liveShow(t, "rtmp", fmt.Sprintf("  port = %d\n  key = \"cam1\"\n  loss_timeout_ms = 300\n", port)))
+	defer s.Stop()
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-i", filepath.Join(clipDir, "h264.ts"),
+		"-c", "copy", "-f", "flv", fmt.Sprintf("rtmp://127.0.0.1:%d/live/nope", port)).CombinedOutput()
+	if err == nil {
+		t.Fatalf("a publisher with a wrong key was taken: %s", out)
+	}
+	testwait.Until(t, eventBound, "the refusal in the source's status", func() bool {
+		src := s.State.Summary().Sources[0]
+		return strings.Contains(src.LastError, "wrong stream key") && src.Live != nil && src.Live.Refused == 1
+	})
+	if src := s.State.Summary().Sources[0]; strings.Contains(fmt.Sprint(src), "cam1") || src.Live.Connections != 0 {
+		t.Errorf("after a wrong key: %+v", src)
+	}
+}

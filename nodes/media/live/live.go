@@ -69,7 +69,7 @@ func (s State) String() string {
 // goroutine writes them, /status and /metrics read them.
 type Stats struct {
 	Bytes       atomic.Int64 // payload bytes received
-	Packets     atomic.Int64 // datagrams (UDP, RTP, SRT) or reads (a pipe)
+	Packets     atomic.Int64 // datagrams (UDP, RTP, SRT), reads (a pipe) or messages (RTMP)
 	Lost        atomic.Int64 // packets that never arrived (RTP sequence gaps, SRT's receiver losses)
 	Recovered   atomic.Int64 // packets that arrived late and were put back in order (RTP), or retransmitted (SRT)
 	Dropped     atomic.Int64 // packets given up: too late (SRT) or too far out of order (RTP)
