@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -177,17 +178,23 @@ func TestRTMPRefusesAnEmptyKey(t *testing.T) {
 }
 
 // TestRTMPNoPublisherOnGarbage: bytes that are no RTMP handshake are a
-// connection refused, said in the input's error, and no connection.
+// connection refused, said in the input's error, and no connection; a
+// thousand of them leave no goroutine behind.
 func TestRTMPNoPublisherOnGarbage(t *testing.T) {
+	base := runtime.NumGoroutine()
 	in, url := newRTMPTest(t, "k")
-	c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "rtmp://"), "/live/"))
-	if err != nil {
-		t.Fatal(err)
+	for i := 0; i < 1000; i++ {
+		c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "rtmp://"), "/live/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(c, strings.Repeat("GET / HTTP/1.1\r\n", 200))
+		c.Close()
 	}
-	fmt.Fprint(c, strings.Repeat("GET / HTTP/1.1\r\n", 200))
-	c.Close()
 	testwait.Until(t, 5*time.Second, "the garbage reported", func() bool { return strings.Contains(in.Stats().Err(), "no RTMP publisher") })
 	if n := in.Stats().Connections.Load(); n != 0 {
 		t.Errorf("%d connections from garbage", n)
 	}
+	// The listener's accept loop (and the test's timer) stay.
+	testwait.Until(t, 10*time.Second, "the garbage connections' goroutines gone", func() bool { return runtime.NumGoroutine() <= base+2 })
 }
