@@ -23,7 +23,8 @@ type RTMPConfig struct {
 	Key string
 }
 
-// URL is what an encoder pushes to (the key left out: it is a secret).
+// String is the URL an encoder pushes to, up to its key (left out: a
+// stream key is a secret, never in a log or an error).
 func (c RTMPConfig) String() string { return "rtmp://" + c.listenAddr() + "/live/" }
 
 // rtmpApp is the application part of the URL a publisher pushes to.
