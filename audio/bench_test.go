@@ -59,31 +59,41 @@ func BenchmarkSourceMeter(b *testing.B) {
 // 30 fps tick: 192 sources, each metered; two Program buses whose mixers
 // hold every source (the scenes on air show four and one of them), and 20
 // AUX buses of one source each; every bus's mix metered: 214 meters and
-// 404 strips. Every source plays the line-up tone: at its −18 dBFS (as the
+// 404 strips. Every source plays the line-up tone at its −18 dBFS (as the
 // test patterns do; under TruePeakFloor but for the blip's tick each
-// second) and at −1 dBFS (loud programme: every meter interpolates
-// always). %core@30fps is the budget's measure (≤ 10 % of one
+// second), the tone at −1 dBFS (every meter interpolates every sample:
+// the worst case), or speech-like programme peaking at −1 dBFS (see
+// programme). %core@30fps is the budget's measure (≤ 10 % of one
 // core), from the process's CPU time, so that other work on a loaded
 // machine does not count (it still slows the caches); µs/tick is wall
 // time.
 func BenchmarkShowAudio(b *testing.B) {
+	cad := Cadence{30, 1}
 	for _, level := range []float64{ToneDBFS, -1} {
-		b.Run(fmt.Sprintf("tone=%gdBFS", level), func(b *testing.B) { benchShowAudio(b, level) })
+		tone, err := NewTone(ToneHz, level, cad)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var second [][]float32
+		for k := range int64(30) {
+			second = append(second, tone.Block(nil, k))
+		}
+		b.Run(fmt.Sprintf("tone=%gdBFS", level), func(b *testing.B) { benchShowAudio(b, second) })
 	}
+	var second [][]float32
+	sig := programme(1, -1, 1)
+	for k := range int64(30) {
+		second = append(second, sig[cad.Start(k)*Channels:(cad.Start(k)+int64(cad.Samples(k)))*Channels])
+	}
+	b.Run("programme=-1dBFS", func(b *testing.B) { benchShowAudio(b, second) })
 }
 
-func benchShowAudio(b *testing.B, level float64) {
+// benchShowAudio runs the show with every source playing second, a
+// second's blocks (tick k plays second[k%30]): the benchmark is the meters
+// and mixers, not making the sound.
+func benchShowAudio(b *testing.B, second [][]float32) {
 	const sources, aux = 192, 20
-	s := showAudio{cad: Cadence{30, 1}, meters: make([]Meter, sources)}
-	// Each source's sound is the tone, a second of it made once (it
-	// repeats each second): the benchmark is the meters and mixers.
-	tone, err := NewTone(ToneHz, level, s.cad)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for k := range int64(30) {
-		s.second = append(s.second, tone.Block(nil, k))
-	}
+	s := showAudio{cad: Cadence{30, 1}, meters: make([]Meter, sources), second: second}
 	names := make([]string, sources)
 	for i := range names {
 		names[i] = fmt.Sprint("s", i)

@@ -82,7 +82,7 @@ func (m *Meter) Add(block []float32) {
 				}
 			}
 			if wp*tpGainBound >= tpFloor {
-				m.curTP = max(m.curTP, truePeakOf(buf))
+				m.curTP = truePeakOf(buf, m.curTP)
 			} else {
 				m.curTP = max(m.curTP, sp)
 			}
@@ -240,9 +240,15 @@ var tpPhases = func() (ph [4][tpTaps]float64) {
 	return
 }()
 
-// truePeakOf is the largest magnitude among the four interpolated samples
-// each input completes, over buf[tpTaps-1:]: buf holds the tpTaps-1
-// inputs before them, oldest first.
+// truePeakOf is the larger of above and the largest magnitude among the
+// four interpolated samples each input completes, over buf[tpTaps-1:]:
+// buf holds the tpTaps-1 inputs before them, oldest first.
+//
+// Phase 0 (the inputs, delayed) comes first; then, in chunks of tpChunk
+// inputs, phases 1-3 only where they could exceed the peak so far: a chunk
+// whose windows' largest input times tpGainBound is no more than it is
+// skipped, which changes nothing (in programme, the quiet between the
+// loud; a steady tone skips nothing).
 //
 // For input i the window is w = buf[i:i+tpTaps], oldest first, and phase
 // p's output is Σ_j r_p[j]·w[j], r_p the phase's taps in window order.
@@ -250,29 +256,48 @@ var tpPhases = func() (ph [4][tpTaps]float64) {
 // Σ r2[j]·s_j; phases 1 and 3 (r3[j] = r1[11-j]) are A+B and A−B with
 // A = Σ (r1[j]+r1[11-j])/2·s_j and B = Σ (r1[j]−r1[11-j])/2·d_j, so the
 // larger of their magnitudes is |A|+|B|.
-func truePeakOf(buf []float64) float64 {
+func truePeakOf(buf []float64, above float64) float64 {
+	const delay = tpTaps - 1 - tpTaps/2 // phase 0's input in the window
+	n := len(buf) - (tpTaps - 1)
+	peak := above
+	for _, x := range buf[delay : delay+n] {
+		if a := math.Abs(x); a > peak {
+			peak = a
+		}
+	}
 	ha, hb, hm := &tpSym[0], &tpSym[1], &tpSym[2]
-	var peak float64
-	for i := 0; i+tpTaps <= len(buf); i++ {
-		w := (*[tpTaps]float64)(buf[i : i+tpTaps])
-		s0, s1, s2, s3, s4, s5 := w[0]+w[11], w[1]+w[10], w[2]+w[9], w[3]+w[8], w[4]+w[7], w[5]+w[6]
-		d0, d1, d2, d3, d4, d5 := w[0]-w[11], w[1]-w[10], w[2]-w[9], w[3]-w[8], w[4]-w[7], w[5]-w[6]
-		a := ha[0]*s0 + ha[1]*s1 + ha[2]*s2 + ha[3]*s3 + ha[4]*s4 + ha[5]*s5
-		b := hb[0]*d0 + hb[1]*d1 + hb[2]*d2 + hb[3]*d3 + hb[4]*d4 + hb[5]*d5
-		mid := hm[0]*s0 + hm[1]*s1 + hm[2]*s2 + hm[3]*s3 + hm[4]*s4 + hm[5]*s5
-		p := math.Abs(a) + math.Abs(b)
-		if m := math.Abs(mid); m > p {
-			p = m
+	for c := 0; c < n; c += tpChunk {
+		e := min(c+tpChunk, n)
+		var most float64
+		for _, x := range buf[c : e+tpTaps-1] {
+			if a := math.Abs(x); a > most {
+				most = a
+			}
 		}
-		if x := math.Abs(w[tpTaps-1-tpTaps/2]); x > p { // phase 0: the input itself
-			p = x
+		if most*tpGainBound <= peak {
+			continue
 		}
-		if p > peak {
-			peak = p
+		for i := c; i < e; i++ {
+			w := (*[tpTaps]float64)(buf[i : i+tpTaps])
+			s0, s1, s2, s3, s4, s5 := w[0]+w[11], w[1]+w[10], w[2]+w[9], w[3]+w[8], w[4]+w[7], w[5]+w[6]
+			d0, d1, d2, d3, d4, d5 := w[0]-w[11], w[1]-w[10], w[2]-w[9], w[3]-w[8], w[4]-w[7], w[5]-w[6]
+			a := ha[0]*s0 + ha[1]*s1 + ha[2]*s2 + ha[3]*s3 + ha[4]*s4 + ha[5]*s5
+			b := hb[0]*d0 + hb[1]*d1 + hb[2]*d2 + hb[3]*d3 + hb[4]*d4 + hb[5]*d5
+			mid := hm[0]*s0 + hm[1]*s1 + hm[2]*s2 + hm[3]*s3 + hm[4]*s4 + hm[5]*s5
+			p := math.Abs(a) + math.Abs(b)
+			if m := math.Abs(mid); m > p {
+				p = m
+			}
+			if p > peak {
+				peak = p
+			}
 		}
 	}
 	return peak
 }
+
+// tpChunk is how many inputs truePeakOf decides to interpolate at once.
+const tpChunk = 32
 
 // tpGainBound is the largest sum of a phase's taps' magnitudes: no
 // interpolated sample exceeds its window's largest input by more.
