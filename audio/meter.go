@@ -167,37 +167,35 @@ func gainToDB(g float64) float64 {
 }
 
 // kWeighting is BS.1770's two stages at 48 kHz, a high shelf and a high
-// pass, as biquads in direct form II transposed (the coefficients are the
-// recommendation's for 48 kHz).
-type kWeighting struct{ s [4]float64 }
+// pass, as biquads (the coefficients are the recommendation's for 48 kHz)
+// in direct form I: the last two inputs x, shelf outputs y and high-pass
+// outputs z. In that form each output waits on the one before it for one
+// multiplication and one subtraction only; all else is done ahead.
+type kWeighting struct{ x1, x2, y1, y2, z1, z2 float64 }
 
-// kWeight filters the two channels' samples side by side (each channel's
-// filter is a chain of dependent operations; two chains at once keep the
-// core busy) and returns the sum over both of the squares of the
-// K-weighted output and the largest input magnitude.
+// kWeight filters the two channels' samples side by side (two chains of
+// dependent operations at once keep the core busy) and returns the sum
+// over both of the squares of the K-weighted output and the largest input
+// magnitude.
 func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	const (
 		b0, b1, b2 = 1.53512485958697, -2.69169618940638, 1.19839281085285
 		a1, a2     = -1.69065929318241, 0.73248077421585
-		c1, c2     = -1.99004745483398, 0.99007225036621
+		c1, c2     = -1.99004745483398, 0.99007225036621 // the high pass's numerator is 1, −2, 1
 	)
-	l0, l1, l2, l3 := k[0].s[0], k[0].s[1], k[0].s[2], k[0].s[3]
-	r0, r1, r2, r3 := k[1].s[0], k[1].s[1], k[1].s[2], k[1].s[3]
+	// (Locals, not the structs: Go keeps a struct of more than four
+	// fields in memory, and each output would wait on a store.)
+	lx1, lx2, ly1, ly2, lz1, lz2 := k[0].x1, k[0].x2, k[0].y1, k[0].y2, k[0].z1, k[0].z2
+	rx1, rx2, ry1, ry2, rz1, rz2 := k[1].x1, k[1].x2, k[1].y1, k[1].y2, k[1].z1, k[1].z2
 	r = r[:len(l)]
 	for i, x := range l {
-		y := b0*x + l0
-		l0 = b1*x - a1*y + l1
-		l1 = b2*x - a2*y
-		z := y + l2
-		l2 = -2*y - c1*z + l3
-		l3 = y - c2*z
+		y := b0*x + b1*lx1 + b2*lx2 - a2*ly2 - a1*ly1
+		z := y - 2*ly1 + ly2 - c2*lz2 - c1*lz1
+		lx2, lx1, ly2, ly1, lz2, lz1 = lx1, x, ly1, y, lz1, z
 		u := r[i]
-		v := b0*u + r0
-		r0 = b1*u - a1*v + r1
-		r1 = b2*u - a2*v
-		w := v + r2
-		r2 = -2*v - c1*w + r3
-		r3 = v - c2*w
+		v := b0*u + b1*rx1 + b2*rx2 - a2*ry2 - a1*ry1
+		w := v - 2*ry1 + ry2 - c2*rz2 - c1*rz1
+		rx2, rx1, ry2, ry1, rz2, rz1 = rx1, u, ry1, v, rz1, w
 		energy += z*z + w*w
 		// (Compared, not max(): the builtin orders NaN and −0, which
 		// costs more here than the two filters.)
@@ -208,7 +206,8 @@ func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 			peak = a
 		}
 	}
-	k[0].s, k[1].s = [4]float64{l0, l1, l2, l3}, [4]float64{r0, r1, r2, r3}
+	k[0] = kWeighting{lx1, lx2, ly1, ly2, lz1, lz2}
+	k[1] = kWeighting{rx1, rx2, ry1, ry2, rz1, rz2}
 	return energy, peak
 }
 
