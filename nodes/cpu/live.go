@@ -233,6 +233,12 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 			// has ended (its last frames out first), or for three while
 			// one stays open with nothing to decode.
 			if quiet := now.Sub(lastAt); quiet < d.loss || d.decoding.Load() && quiet < 3*d.loss || len(d.frames) > 0 {
+				// Not lost: frames that found the edge full go on as it
+				// frees, not only when the next one arrives (a stream's
+				// last frames would wait for the next connection).
+				if err := flush(); err != nil {
+					return nil // stopping
+				}
 				continue
 			}
 			if !d.fb.Failing() || d.fb.Due() {
