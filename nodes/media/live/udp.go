@@ -103,6 +103,7 @@ type udpConn struct {
 	off     int
 	cc      continuity
 	rtp     rtp.Packet
+	ssrc    uint32 // the sender's RTP synchronisation source
 	ended   bool
 }
 
@@ -130,6 +131,10 @@ func (c *udpConn) receive() error {
 			u.stats.SetErr(fmt.Errorf("a datagram that is no RTP packet (%v): is the sender plain UDP? then set rtp = false", err))
 			return nil
 		}
+		if c.ro.started && c.rtp.SSRC != c.ssrc { // another sender (one restarted): its own sequence numbers
+			c.ro = &reorder{}
+		}
+		c.ssrc = c.rtp.SSRC
 		l, r, dr := c.ro.lost, c.ro.recovered, c.ro.dropped
 		c.pending = c.ro.push(c.rtp.SequenceNumber, c.rtp.Payload, c.pending)
 		u.stats.Lost.Add(c.ro.lost - l)
