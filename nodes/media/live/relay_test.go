@@ -376,3 +376,73 @@ func TestRTPSenderRestartedPlaysOn(t *testing.T) {
 		}
 	}
 }
+
+// TestPTSWrapPlaysThrough: a stream whose timestamps pass 2^33 (ffmpeg's
+// -output_ts_offset puts its start 1.5 s before the wrap at 95443.7 s)
+// sent by onair send over UDP: the sender's pacer does not stall at the
+// wrap (the whole stream arrives within the connection, none of it after
+// a loss), and every frame is ffmpeg's decode of the file sent.
+func TestPTSWrapPlaysThrough(t *testing.T) {
+	path := clip(t, "3", "-output_ts_offset", "95442.2")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pts := ptsList(b); !wrapped(pts) {
+		t.Fatalf("the clip's timestamps do not wrap: %v", pts)
+	}
+	in, err := NewUDP(UDPConfig{Config: Config{LossTimeout: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	w, err := DialUDP(addrOf(t, in).String(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendFile(t, path, w)
+	got, _ := decodeConn(t, in)
+	want := peer.FrameMD5(t, path, "nv12")
+	st := in.Stats().Snapshot()
+	if len(got) != len(want) || st.Connections != 1 || st.Continuity != 0 {
+		t.Fatalf("%d frames decoded of %d: %+v", len(got), len(want), st)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("frame %d: md5 %s, ffmpeg's %s", i, got[i], want[i])
+		}
+	}
+}
+
+// ptsList is the PTS of each PES packet that starts in the transport
+// stream b, as they are written (33 bits).
+func ptsList(b []byte) []int64 {
+	var list []int64
+	for i := 0; i+tsPacket <= len(b); i += tsPacket {
+		p := b[i : i+tsPacket]
+		if p[1]&0x40 == 0 || p[3]&0x10 == 0 { // no payload unit starts here
+			continue
+		}
+		o := 4
+		if p[3]&0x20 != 0 {
+			o += 1 + int(p[4])
+		}
+		h := p[o:]
+		if len(h) < 14 || h[0] != 0 || h[1] != 0 || h[2] != 1 || h[3]&0xf0 != 0xe0 || h[7]&0x80 == 0 {
+			continue
+		}
+		list = append(list, int64(h[9]>>1&7)<<30|int64(h[10])<<22|int64(h[11]>>1)<<15|int64(h[12])<<7|int64(h[13]>>1))
+	}
+	return list
+}
+
+// wrapped says whether the PTS pass 2^33: one is far below the one
+// before, and the first is within two seconds of the wrap.
+func wrapped(list []int64) bool {
+	for i := 1; i < len(list); i++ {
+		if list[i] < list[i-1]-1<<32 {
+			return list[0] > 1<<33-2*90000
+		}
+	}
+	return false
+}
