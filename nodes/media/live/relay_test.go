@@ -4,6 +4,8 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -18,6 +20,7 @@ import (
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
+	"golang.org/x/sys/unix"
 )
 
 // relay is a UDP proxy on loopback between a sender and an input: it
@@ -445,4 +448,58 @@ func wrapped(list []int64) bool {
 		}
 	}
 	return false
+}
+
+// TestUDPMulticastOnLoopback: a udp input joins a multicast group on the
+// loopback interface, onair send sends the clip to the group (out of lo),
+// and every frame is ffmpeg's decode of it. Skipped, saying why, where
+// the kernel refuses the group on lo.
+func TestUDPMulticastOnLoopback(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	path := filepath.Join(clipDir, "h264.ts")
+	port := freeUDPPort(t)
+	in, err := NewUDP(UDPConfig{Config: Config{Address: "239.255.42.99", Port: port, LossTimeout: 500 * time.Millisecond}, Interface: "lo"})
+	if err != nil {
+		t.Skipf("joining 239.255.42.99 on lo refused here: %v", err)
+	}
+	defer in.Close()
+	w, err := DialUDP(fmt.Sprintf("239.255.42.99:%d", port), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := multicastOutOf(w.(*net.UDPConn), "lo"); err != nil {
+		t.Skipf("sending to a group out of lo refused here: %v", err)
+	}
+	sendFile(t, path, w)
+	got, _ := decodeConn(t, in)
+	want := peer.FrameMD5(t, path, "nv12")
+	if len(got) != len(want) {
+		t.Fatalf("%d frames decoded of %d: %+v", len(got), len(want), in.Stats().Snapshot())
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("frame %d: md5 %s, ffmpeg's %s", i, got[i], want[i])
+		}
+	}
+}
+
+// multicastOutOf sets the interface a socket's multicast datagrams leave
+// by (IP_MULTICAST_IF), and loops them back to this machine.
+func multicastOutOf(c *net.UDPConn, name string) error {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return err
+	}
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		mreq := &unix.IPMreqn{Ifindex: int32(ifi.Index)}
+		if serr = unix.SetsockoptIPMreqn(int(fd), unix.IPPROTO_IP, unix.IP_MULTICAST_IF, mreq); serr == nil {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_MULTICAST_LOOP, 1)
+		}
+	})
+	return errors.Join(err, serr)
 }
