@@ -2,7 +2,9 @@ package audio
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkBusTick is one bus's sound for one 30 fps tick: sources' blocks
@@ -51,4 +53,113 @@ func BenchmarkSourceMeter(b *testing.B) {
 	us := float64(b.Elapsed().Microseconds()) / float64(b.N)
 	b.ReportMetric(us, "µs/frame")
 	b.ReportMetric(us*30/1e4, "%core@30fps")
+}
+
+// BenchmarkShowAudio is the sound of the seeds' show (bench/seeds) for one
+// 30 fps tick: 192 sources, each metered; two Program buses whose mixers
+// hold every source (the scenes on air show four and one of them), and 20
+// AUX buses of one source each; every bus's mix metered: 214 meters and
+// 404 strips. Every source plays the line-up tone at its −18 dBFS (as the
+// test patterns do; under TruePeakFloor but for the blip's tick each
+// second), the tone at −1 dBFS (every meter interpolates every sample:
+// the worst case), or speech-like programme peaking at −1 dBFS (see
+// programme). %core@30fps is the budget's measure (≤ 10 % of one
+// core), from the process's CPU time, so that other work on a loaded
+// machine does not count (it still slows the caches); µs/tick is wall
+// time.
+func BenchmarkShowAudio(b *testing.B) {
+	cad := Cadence{30, 1}
+	for _, level := range []float64{ToneDBFS, -1} {
+		tone, err := NewTone(ToneHz, level, cad)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var second [][]float32
+		for k := range int64(30) {
+			second = append(second, tone.Block(nil, k))
+		}
+		b.Run(fmt.Sprintf("tone=%gdBFS", level), func(b *testing.B) { benchShowAudio(b, second) })
+	}
+	var second [][]float32
+	sig := programme(1, -1, 1)
+	for k := range int64(30) {
+		second = append(second, sig[cad.Start(k)*Channels:(cad.Start(k)+int64(cad.Samples(k)))*Channels])
+	}
+	b.Run("programme=-1dBFS", func(b *testing.B) { benchShowAudio(b, second) })
+}
+
+// benchShowAudio runs the show with every source playing second, a
+// second's blocks (tick k plays second[k%30]): the benchmark is the meters
+// and mixers, not making the sound.
+func benchShowAudio(b *testing.B, second [][]float32) {
+	const sources, aux = 192, 20
+	s := showAudio{cad: Cadence{30, 1}, meters: make([]Meter, sources), second: second}
+	names := make([]string, sources)
+	for i := range names {
+		names[i] = fmt.Sprint("s", i)
+	}
+	for _, visible := range []int{4, 1} { // Program a (a quad split), Program b (one source)
+		bs := &benchBus{mixer: NewMixer(names), inputs: make([]int, sources), weights: make([]float64, sources)}
+		for i := range bs.inputs {
+			bs.inputs[i] = i
+		}
+		for i := range visible {
+			bs.weights[i] = 1
+		}
+		s.buses = append(s.buses, bs)
+	}
+	for i := range aux {
+		s.buses = append(s.buses, &benchBus{mixer: NewMixer(names[i*9 : i*9+1]), inputs: []int{i * 9}, weights: []float64{1}})
+	}
+	for k := int64(0); k < 100; k++ { // 3.3 s of sound first: every queue, scratch and histogram made
+		s.tick(k)
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	for k := int64(100); k < int64(b.N)+100; k++ {
+		s.tick(k)
+	}
+	b.StopTimer()
+	cpu := (cpuTime(b) - cpu0).Seconds() / float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/tick")
+	b.ReportMetric(cpu*30*100, "%core@30fps")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+type showAudio struct {
+	cad    Cadence
+	second [][]float32 // each tick's block of the tone, a second of them
+	meters []Meter
+	buses  []*benchBus
+}
+
+type benchBus struct {
+	mixer   *Mixer
+	inputs  []int // the show's source of each mixer input (all make the same sound)
+	weights []float64
+	meter   Meter
+}
+
+// tick is one tick of BenchmarkShowAudio: every source's block metered,
+// then every bus's pushed, mixed and metered.
+func (s *showAudio) tick(k int64) {
+	block := s.second[k%30]
+	for i := range s.meters {
+		s.meters[i].Add(block)
+	}
+	for _, bs := range s.buses {
+		for in := range bs.inputs {
+			bs.mixer.Push(in, block)
+		}
+		bs.meter.Add(bs.mixer.Mix(s.cad.Samples(k), bs.weights))
+	}
 }

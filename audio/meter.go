@@ -11,8 +11,9 @@ import "math"
 // Not safe for concurrent use: its owner copies Levels out.
 type Meter struct {
 	kw    [Channels]kWeighting
-	tp    [Channels]truePeak
-	acc   float64 // K-weighted energy of the current 100 ms sub-block, summed over channels
+	tp    [Channels][tpTaps - 1]float64 // each channel's last inputs, oldest first: the interpolator's history
+	buf   []float64                     // scratch: one channel's history and a piece of the block
+	acc   float64                       // K-weighted energy of the current 100 ms sub-block, summed over channels
 	accN  int
 	subs  [30]float64 // the last 3 s of sub-blocks' mean squares, a ring
 	peaks [30]float64 // their true peaks
@@ -40,27 +41,66 @@ type Levels struct {
 	MaxTruePeak float64 `json:"max_true_peak_dbtp"` // since the meter started
 }
 
-// Add measures a block of interleaved stereo samples.
+// TruePeakFloor is the level (dBTP) from which the true peak is exact.
+// The interpolator's output can exceed its window's largest input by at
+// most the sum of its taps' magnitudes (tpGainBound, +5.5 dB), so a piece
+// of a block whose sample peak (and its window's) is more than that under
+// the floor cannot reach the floor: the meter does not interpolate it and
+// counts its sample peak as its true peak (a lower bound, under the
+// floor). A line-up tone at −18 dBFS costs no interpolation, a −6 dBFS
+// blip on it does; loud programme, where a true peak matters, is always
+// exact.
+const TruePeakFloor = -12.0
+
+// Add measures a block of interleaved stereo samples. It works over each
+// piece of the block up to the next sub-block's edge, the two channels'
+// samples copied once each behind their interpolator's history, so that
+// the filters run over contiguous slices with their state in locals. It
+// allocates only the first time it sees a block this long.
 func (m *Meter) Add(block []float32) {
-	for i := 0; i+1 < len(block); i += Channels {
-		var e float64
-		for ch := 0; ch < Channels; ch++ {
-			x := float64(block[i+ch])
-			y := m.kw[ch].filter(x)
-			e += y * y
-			if a := math.Abs(x); a > m.curSP {
-				m.curSP = a
-			}
-			if p := m.tp[ch].add(x); p > m.curTP {
-				m.curTP = p
-			}
+	frames := len(block) / Channels
+	for off := 0; off < frames; {
+		n := min(frames-off, subBlock-m.accN)
+		piece := block[off*Channels : (off+n)*Channels]
+		h := tpTaps - 1 + n
+		m.buf = grow64(m.buf, Channels*h)
+		l, r := m.buf[:h], m.buf[h:2*h]
+		copy(l, m.tp[0][:])
+		copy(r, m.tp[1][:])
+		li, ri := l[tpTaps-1:], r[tpTaps-1:]
+		for i := range li {
+			li[i], ri[i] = float64(piece[2*i]), float64(piece[2*i+1])
 		}
+		e, sp := kWeight(&m.kw, li, ri)
 		m.acc += e
-		m.accN++
+		m.curSP = max(m.curSP, sp)
+		for ch, buf := range [Channels][]float64{l, r} {
+			wp := sp
+			for _, x := range buf[:tpTaps-1] {
+				if a := math.Abs(x); a > wp {
+					wp = a
+				}
+			}
+			if wp*tpGainBound >= tpFloor {
+				m.curTP = truePeakOf(buf, m.curTP)
+			} else {
+				m.curTP = max(m.curTP, sp)
+			}
+			copy(m.tp[ch][:], buf[n:])
+		}
+		m.accN += n
+		off += n
 		if m.accN == subBlock {
 			m.endSubBlock()
 		}
 	}
+}
+
+func grow64(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
 }
 
 func (m *Meter) endSubBlock() {
@@ -127,29 +167,57 @@ func gainToDB(g float64) float64 {
 }
 
 // kWeighting is BS.1770's two stages at 48 kHz, a high shelf and a high
-// pass, as biquads in direct form II transposed (the coefficients are the
-// recommendation's for 48 kHz).
-type kWeighting struct{ s [4]float64 }
+// pass, as biquads (the coefficients are the recommendation's for 48 kHz)
+// in direct form I: the last two inputs x, shelf outputs y and high-pass
+// outputs z. In that form each output waits on the one before it for one
+// multiplication and one subtraction only; all else is done ahead.
+type kWeighting struct{ x1, x2, y1, y2, z1, z2 float64 }
 
-func (k *kWeighting) filter(x float64) float64 {
+// kWeight filters the two channels' samples side by side (two chains of
+// dependent operations at once keep the core busy) and returns the sum
+// over both of the squares of the K-weighted output and the largest input
+// magnitude.
+func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	const (
 		b0, b1, b2 = 1.53512485958697, -2.69169618940638, 1.19839281085285
 		a1, a2     = -1.69065929318241, 0.73248077421585
-		c1, c2     = -1.99004745483398, 0.99007225036621
+		c1, c2     = -1.99004745483398, 0.99007225036621 // the high pass's numerator is 1, −2, 1
 	)
-	y := b0*x + k.s[0]
-	k.s[0] = b1*x - a1*y + k.s[1]
-	k.s[1] = b2*x - a2*y
-	z := y + k.s[2]
-	k.s[2] = -2*y - c1*z + k.s[3]
-	k.s[3] = y - c2*z
-	return z
+	// (Locals, not the structs: Go keeps a struct of more than four
+	// fields in memory, and each output would wait on a store.)
+	lx1, lx2, ly1, ly2, lz1, lz2 := k[0].x1, k[0].x2, k[0].y1, k[0].y2, k[0].z1, k[0].z2
+	rx1, rx2, ry1, ry2, rz1, rz2 := k[1].x1, k[1].x2, k[1].y1, k[1].y2, k[1].z1, k[1].z2
+	r = r[:len(l)]
+	for i, x := range l {
+		y := b0*x + b1*lx1 + b2*lx2 - a2*ly2 - a1*ly1
+		z := y - 2*ly1 + ly2 - c2*lz2 - c1*lz1
+		lx2, lx1, ly2, ly1, lz2, lz1 = lx1, x, ly1, y, lz1, z
+		u := r[i]
+		v := b0*u + b1*rx1 + b2*rx2 - a2*ry2 - a1*ry1
+		w := v - 2*ry1 + ry2 - c2*rz2 - c1*rz1
+		rx2, rx1, ry2, ry1, rz2, rz1 = rx1, u, ry1, v, rz1, w
+		energy += z*z + w*w
+		// (Compared, not max(): the builtin orders NaN and −0, which
+		// costs more here than the two filters.)
+		if a := math.Abs(x); a > peak {
+			peak = a
+		}
+		if a := math.Abs(u); a > peak {
+			peak = a
+		}
+	}
+	k[0] = kWeighting{lx1, lx2, ly1, ly2, lz1, lz2}
+	k[1] = kWeighting{rx1, rx2, ry1, ry2, rz1, rz2}
+	return energy, peak
 }
 
 // The true-peak interpolator: a 49-tap windowed-sinc low pass cut off at
 // the input's Nyquist frequency, centred on tap 24, so that of its four
 // phases the first is the input itself (delayed 6 samples) and the other
 // three are 12 taps each, every phase normalised to unity gain at DC.
+// The window and the sinc are even about the centre, so the middle phase
+// is symmetric and the last is the first reversed: truePeakOf uses that
+// to do 18 multiplications an input sample, not 36.
 const tpTaps = 12
 
 var tpPhases = func() (ph [4][tpTaps]float64) {
@@ -171,48 +239,88 @@ var tpPhases = func() (ph [4][tpTaps]float64) {
 	return
 }()
 
-type truePeak struct {
-	// hist holds the last tpTaps inputs twice over (at pos and at
-	// pos+tpTaps), so the newest tpTaps are always hist[pos+1:pos+1+tpTaps]
-	// in order, oldest first, with no wrapping in the filter's loop.
-	hist [2 * tpTaps]float64
-	pos  int
-}
-
-// add takes one input sample and returns the largest magnitude among the
-// four interpolated samples it completes.
-func (t *truePeak) add(x float64) float64 {
-	t.pos++
-	if t.pos == tpTaps {
-		t.pos = 0
-	}
-	t.hist[t.pos], t.hist[t.pos+tpTaps] = x, x
-	w := (*[tpTaps]float64)(t.hist[t.pos+1 : t.pos+1+tpTaps]) // oldest first
-	peak := w[tpTaps-1-tpTaps/2]                              // phase 0: the input itself
-	if peak < 0 {
-		peak = -peak
-	}
-	for p := 1; p < 4; p++ {
-		h := &tpRev[p]
-		y := h[0]*w[0] + h[1]*w[1] + h[2]*w[2] + h[3]*w[3] + h[4]*w[4] + h[5]*w[5] +
-			h[6]*w[6] + h[7]*w[7] + h[8]*w[8] + h[9]*w[9] + h[10]*w[10] + h[11]*w[11]
-		if y < 0 {
-			y = -y
+// truePeakOf is the larger of above and the largest magnitude among the
+// four interpolated samples each input completes, over buf[tpTaps-1:]:
+// buf holds the tpTaps-1 inputs before them, oldest first.
+//
+// Phase 0 (the inputs, delayed) comes first; then, in chunks of tpChunk
+// inputs, phases 1-3 only where they could exceed the peak so far: a chunk
+// whose windows' largest input times tpGainBound is no more than it is
+// skipped, which changes nothing (in programme, the quiet between the
+// loud; a steady tone skips nothing).
+//
+// For input i the window is w = buf[i:i+tpTaps], oldest first, and phase
+// p's output is Σ_j r_p[j]·w[j], r_p the phase's taps in window order.
+// With s_j = w_j+w_{11-j} and d_j = w_j−w_{11-j} (j < 6): phase 2 is
+// Σ r2[j]·s_j; phases 1 and 3 (r3[j] = r1[11-j]) are A+B and A−B with
+// A = Σ (r1[j]+r1[11-j])/2·s_j and B = Σ (r1[j]−r1[11-j])/2·d_j, so the
+// larger of their magnitudes is |A|+|B|.
+func truePeakOf(buf []float64, above float64) float64 {
+	const delay = tpTaps - 1 - tpTaps/2 // phase 0's input in the window
+	n := len(buf) - (tpTaps - 1)
+	peak := above
+	for _, x := range buf[delay : delay+n] {
+		if a := math.Abs(x); a > peak {
+			peak = a
 		}
-		if y > peak {
-			peak = y
+	}
+	ha, hb, hm := &tpSym[0], &tpSym[1], &tpSym[2]
+	for c := 0; c < n; c += tpChunk {
+		e := min(c+tpChunk, n)
+		var most float64
+		for _, x := range buf[c : e+tpTaps-1] {
+			if a := math.Abs(x); a > most {
+				most = a
+			}
+		}
+		if most*tpGainBound <= peak {
+			continue
+		}
+		for i := c; i < e; i++ {
+			w := (*[tpTaps]float64)(buf[i : i+tpTaps])
+			s0, s1, s2, s3, s4, s5 := w[0]+w[11], w[1]+w[10], w[2]+w[9], w[3]+w[8], w[4]+w[7], w[5]+w[6]
+			d0, d1, d2, d3, d4, d5 := w[0]-w[11], w[1]-w[10], w[2]-w[9], w[3]-w[8], w[4]-w[7], w[5]-w[6]
+			a := ha[0]*s0 + ha[1]*s1 + ha[2]*s2 + ha[3]*s3 + ha[4]*s4 + ha[5]*s5
+			b := hb[0]*d0 + hb[1]*d1 + hb[2]*d2 + hb[3]*d3 + hb[4]*d4 + hb[5]*d5
+			mid := hm[0]*s0 + hm[1]*s1 + hm[2]*s2 + hm[3]*s3 + hm[4]*s4 + hm[5]*s5
+			p := math.Abs(a) + math.Abs(b)
+			if m := math.Abs(mid); m > p {
+				p = m
+			}
+			if p > peak {
+				peak = p
+			}
 		}
 	}
 	return peak
 }
 
-// tpRev are the phases' taps in the order of the window (oldest input
-// first): tap j multiplies the input j samples before the newest.
-var tpRev = func() (r [4][tpTaps]float64) {
-	for p := range tpPhases {
-		for j := range tpTaps {
-			r[p][tpTaps-1-j] = tpPhases[p][j]
+// tpChunk is how many inputs truePeakOf decides to interpolate at once.
+const tpChunk = 32
+
+// tpGainBound is the largest sum of a phase's taps' magnitudes: no
+// interpolated sample exceeds its window's largest input by more.
+var tpGainBound = func() (g float64) {
+	for _, ph := range tpPhases {
+		var s float64
+		for _, h := range ph {
+			s += math.Abs(h)
 		}
+		g = max(g, s)
+	}
+	return
+}()
+
+// tpFloor is TruePeakFloor as a gain.
+var tpFloor = DBToGain(TruePeakFloor)
+
+// tpSym are truePeakOf's coefficients: A's, B's and phase 2's.
+var tpSym = func() (c [3][tpTaps / 2]float64) {
+	r := func(p, j int) float64 { return tpPhases[p][tpTaps-1-j] } // window order
+	for j := range tpTaps / 2 {
+		c[0][j] = (r(1, j) + r(1, tpTaps-1-j)) / 2
+		c[1][j] = (r(1, j) - r(1, tpTaps-1-j)) / 2
+		c[2][j] = r(2, j)
 	}
 	return
 }()

@@ -100,11 +100,18 @@ const Slack = 2
 // picture on air. Not safe for concurrent use: its owner serialises
 // strip changes with mixing.
 type Mixer struct {
-	names   []string
-	strips  []Strip
-	master  float64 // linear
-	minus   int     // the source left out (mix-minus), or -1
+	names  []string
+	strips []Strip
+	master float64 // linear
+	minus  int     // the source left out (mix-minus), or -1
+	// Each source's queue is queue[i] followed by the blocks pushed since
+	// the last Mix (pend[i], not copied yet), less what Push dropped from
+	// its front: qlen[i] samples, the last of that sequence. Mix copies
+	// what it needs: all of it for a source heard, only the samples left
+	// after the tick's for one that is not (most of a Program bus's).
 	queue   [][]float32
+	pend    [][][]float32
+	qlen    []int
 	gains   [][Channels]float64 // each source's gain at the end of the last tick
 	mgain   float64
 	out     []float32
@@ -123,9 +130,11 @@ type SourceStats struct {
 func NewMixer(sources []string) *Mixer {
 	m := &Mixer{names: sources, strips: make([]Strip, len(sources)), master: 1, mgain: 1, minus: -1,
 		queue: make([][]float32, len(sources)), gains: make([][Channels]float64, len(sources)),
+		pend: make([][][]float32, len(sources)), qlen: make([]int, len(sources)),
 		Stats: make([]SourceStats, len(sources))}
 	for i := range m.queue {
 		m.queue[i] = make([]float32, Slack*Channels, 8192)
+		m.qlen[i] = Slack * Channels
 	}
 	return m
 }
@@ -153,11 +162,13 @@ func (m *Mixer) SetStrip(i int, s Strip) error {
 	}
 	// A delay changed: silence put in front of the queue, or the oldest
 	// samples dropped.
+	m.settle(i, m.qlen[i])
 	if d := (s.DelayMs - m.strips[i].DelayMs) * Rate / 1000 * Channels; d > 0 {
 		m.queue[i] = append(make([]float32, d, d+len(m.queue[i])), m.queue[i]...)
 	} else if d < 0 {
 		m.queue[i] = m.queue[i][min(-d, len(m.queue[i])):]
 	}
+	m.qlen[i] = len(m.queue[i])
 	m.strips[i] = s
 	return nil
 }
@@ -211,18 +222,50 @@ func faderGain(db float64) float64 {
 	return DBToGain(db)
 }
 
-// Push queues a block of source i's samples (interleaved stereo).
+// Push queues a block of source i's samples (interleaved stereo). The
+// mixer reads the block until the next Mix returns: it must not change
+// until then (a frame's block never does).
 func (m *Mixer) Push(i int, block []float32) {
-	q := append(m.queue[i], block...)
+	m.pend[i] = append(m.pend[i], block)
+	n := m.qlen[i] + len(block)
 	// A source that runs ahead of the bus is brought back to Slack plus
 	// one tick's worth, its oldest samples dropped and counted.
-	if limit := (m.base(i) + 2*Rate/10) * Channels; len(q) > limit {
-		drop := len(q) - m.base(i)*Channels
+	if limit := (m.base(i) + 2*Rate/10) * Channels; n > limit {
+		drop := n - m.base(i)*Channels
 		drop -= drop % Channels
 		m.Stats[i].Dropped += uint64(drop / Channels)
-		q = append(q[:0], q[drop:]...)
+		n -= drop
 	}
-	m.queue[i] = q
+	m.qlen[i] = n
+}
+
+// settle makes queue[i] the last keep samples of source i's queue (keep
+// at most qlen[i]) and empties pend[i].
+func (m *Mixer) settle(i, keep int) {
+	q, pend := m.queue[i], m.pend[i]
+	var pn int
+	for _, b := range pend {
+		pn += len(b)
+	}
+	if fromQ := keep - pn; fromQ > 0 { // queue[i]'s last fromQ samples, then every block
+		q = append(q[:0], q[len(q)-fromQ:]...)
+		for _, b := range pend {
+			q = append(q, b...)
+		}
+	} else { // the blocks' last keep samples
+		skip := -fromQ
+		q = q[:0]
+		for _, b := range pend {
+			if skip >= len(b) {
+				skip -= len(b)
+				continue
+			}
+			q = append(q, b[skip:]...)
+			skip = 0
+		}
+	}
+	clear(pend)
+	m.queue[i], m.pend[i] = q, pend[:0]
 }
 
 // target is source i's gain for the tick, per channel.
@@ -262,20 +305,24 @@ func (m *Mixer) Mix(count int, weights []float64) []float32 {
 		if first {
 			from = to
 		}
-		q := m.queue[i]
-		have := min(len(q)/Channels, count)
+		have := min(m.qlen[i]/Channels, count)
 		if have < count {
 			m.Stats[i].Short++
 		}
 		if to != [Channels]float64{} || from != [Channels]float64{} {
+			m.settle(i, m.qlen[i])
+			q := m.queue[i]
 			addRamped(m.out[:have*Channels], q[:have*Channels], from, to)
+			m.queue[i] = append(q[:0], q[have*Channels:]...)
+		} else { // not heard: only what stays for the next tick copied
+			m.settle(i, m.qlen[i]-have*Channels)
 		}
-		m.queue[i] = append(q[:0], q[have*Channels:]...)
 		if have < count {
 			// Short (the source repeated a frame): the queue starts
 			// again at its slack, so the next ticks are not short too.
 			m.queue[i] = append(m.queue[i][:0], make([]float32, m.base(i)*Channels)...)
 		}
+		m.qlen[i] = len(m.queue[i])
 		m.gains[i] = to
 	}
 	mfrom := m.mgain

@@ -254,3 +254,51 @@ func TestStripDelay(t *testing.T) {
 		t.Errorf("after the delay went: %+v", m.Stats[0])
 	}
 }
+
+// A source not heard for a while (a follow-video source off air, the most
+// of a Program bus's strips) is heard again in step, sample for sample, as
+// on a bus where it was heard all along: its queue kept exactly what it
+// would have held, through a delay and a tick where it ran ahead.
+func TestSourceHeardAgainInStep(t *testing.T) {
+	cad := Cadence{30000, 1001}
+	heard, muted := NewMixer([]string{"a"}), NewMixer([]string{"a"})
+	for _, m := range []*Mixer{heard, muted} {
+		if err := m.SetStrip(0, Strip{DelayMs: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := int64(0); k < 40; k++ {
+		var blocks [][]float32
+		switch {
+		case k == 20: // the source ran ahead: seven ticks' blocks at once, more than the queue keeps
+			for j := range int64(7) {
+				blocks = append(blocks, toneSource(440, -6, cad, k+j))
+			}
+		case k < 20 || k > 26:
+			blocks = append(blocks, toneSource(440, -6, cad, k))
+		}
+		w := 0.0
+		if k < 10 || k >= 30 {
+			w = 1
+		}
+		for _, b := range blocks {
+			heard.Push(0, b)
+			muted.Push(0, b)
+		}
+		want := heard.Mix(cad.Samples(k), []float64{1})
+		got := muted.Mix(cad.Samples(k), []float64{w})
+		if k >= 31 { // a tick after the ramp up
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("tick %d, sample %d: %v, heard all along %v", k, i/Channels, got[i], want[i])
+				}
+			}
+		}
+	}
+	if heard.Stats[0].Dropped == 0 {
+		t.Errorf("the source ran ahead and nothing was dropped: %+v", heard.Stats[0])
+	}
+	if heard.Stats[0] != muted.Stats[0] {
+		t.Errorf("stats %+v, heard all along %+v", muted.Stats[0], heard.Stats[0])
+	}
+}

@@ -613,7 +613,7 @@ func TestSecondRunOnOneRecordingIsRefused(t *testing.T) {
 	}
 	// Let the first record ten frames or more, then stop it.
 	rec := filepath.Join(filepath.Dir(show), "pgm.y4m")
-	hdr := int64(len("YUV4MPEG2 W320 H180 F30:1 Ip A1:1 C420jpeg\n"))
+	hdr := int64(len("YUV4MPEG2 W320 H180 F30:1 Ip A1:1 C420jpeg XCOLORRANGE=LIMITED\n")) // the show's range, tagged
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for deadline := time.Now().Add(60 * time.Second); ; <-tick.C {

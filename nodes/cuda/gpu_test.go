@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/showtest"
@@ -247,12 +248,13 @@ output "record" "pgm" {
 		w, h    int
 		rect    frame.Rect
 		fit     frame.Fit
+		flashes bool // a test_pattern with its line-up tone flashes once a second; the raw clip does not
 	}
 	layers := []layer{
-		{media.Bars, 1920, 1080, frame.Rect{X: 0, Y: 0, W: 320, H: 180}, frame.Stretch},
-		{media.Ramp, 640, 360, frame.Rect{X: 320, Y: 0, W: 320, H: 180}, frame.Stretch},
-		{media.Checker, 1280, 720, frame.Rect{X: 0, Y: 180, W: 320, H: 180}, frame.Stretch},
-		{media.Bars, 1920, 1080, frame.Rect{X: 320, Y: 180, W: 320, H: 180}, frame.Contain},
+		{media.Bars, 1920, 1080, frame.Rect{X: 0, Y: 0, W: 320, H: 180}, frame.Stretch, true},
+		{media.Ramp, 640, 360, frame.Rect{X: 320, Y: 0, W: 320, H: 180}, frame.Stretch, true},
+		{media.Checker, 1280, 720, frame.Rect{X: 0, Y: 180, W: 320, H: 180}, frame.Stretch, false},
+		{media.Bars, 1920, 1080, frame.Rect{X: 320, Y: 180, W: 320, H: 180}, frame.Contain, true},
 	}
 	comp := cpu.NewCompositor()
 	want, _ := frame.New(frame.NV12, W, H)
@@ -270,6 +272,9 @@ output "record" "pgm" {
 			src, err := mediatest.PatternFrame(frame.NV12, l.pattern, l.w, l.h, id, int(n))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if l.flashes && audio.Flashes(int64(n), 30, 1) {
+				media.DrawFlash(src)
 			}
 			cl = append(cl, cpu.Layer{Frame: src, Rect: l.rect, Fit: l.fit, Opacity: 1})
 		}
