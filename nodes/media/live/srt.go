@@ -454,6 +454,7 @@ type srtConn struct {
 	pending []byte
 	cc      continuity
 	closed  atomic.Bool
+	got     bool // a message arrived on this connection
 	statsAt time.Time
 	last    srtStats // the counters last added to the input's
 }
@@ -475,6 +476,9 @@ func (c *srtConn) Read(p []byte) (int, error) {
 			code := libsrt.lastError(unsafe.Pointer(&errno))
 			if code == srtEAsyncRcv || code == srtEXmTimeout {
 				st.SetState(Lost)
+				if !c.got {
+					st.SetErr(fmt.Errorf("%v: a sender connected but sent nothing for %v", c.in.cfg, c.in.cfg.lossTimeout()))
+				}
 				return 0, ErrLost
 			}
 			if c.closed.Load() {
@@ -484,6 +488,7 @@ func (c *srtConn) Read(p []byte) (int, error) {
 			return 0, fmt.Errorf("%v: connection ended: %s", c.in.cfg, libsrt.lastErrorStr())
 		}
 		st.received(int(n), now)
+		c.got = true
 		c.pending = c.buf[:n]
 		st.Continuity.Add(c.cc.feed(c.pending))
 	}

@@ -84,7 +84,9 @@ func (u *udpInput) Connect() (io.ReadCloser, error) {
 	u.cur = c
 	u.stats.Connections.Add(1)
 	u.stats.SetState(Live)
-	u.stats.SetErr(nil)
+	// The error stays: a datagram is not yet a stream (the next may be
+	// garbage again, or hold no video); the source clears it when frames
+	// come.
 	return c, nil
 }
 
