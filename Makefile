@@ -141,6 +141,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzContinuity$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzReorder$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzPacer$$' -fuzztime 100000x ./nodes/media/live/
+	$(FUZZ) -fuzz '^FuzzAVCCToAnnexB$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/

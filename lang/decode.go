@@ -637,7 +637,7 @@ func (l *loader) decodeSource(n *node, ctx *hcl.EvalContext, key Key) *Source {
 		if s.Kind != "raw_file" {
 			s.Streams = d.integer("streams")
 		}
-	case "srt", "udp", "stream":
+	case "srt", "udp", "stream", "rtmp":
 		s.OnError = d.str("on_error")
 	case "browser":
 		s.Socket = d.path("socket")

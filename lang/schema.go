@@ -321,6 +321,15 @@ var Schema = []*Block{
 		}, liveAttrs()...),
 	},
 	{
+		Type: "source", Kind: "rtmp", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
+		Doc: "An RTMP listener that an encoder (OBS, ffmpeg, a hardware encoder) publishes H.264 (or Enhanced RTMP's HEVC) to, at rtmp://ADDRESS:PORT/live/KEY; a publisher with another key, or a second one while the key is taken, is refused and reported.",
+		Attrs: append([]Attr{
+			{Name: "address", Type: TypeString, DefaultDoc: "127.0.0.1", Doc: "Where the listener binds (nothing off this machine reaches it unless the show names an address, 0.0.0.0 for all)."},
+			{Name: "port", Type: TypeInt, Required: true, Range: rng(1, 65535), Doc: "The TCP port (RTMP's own is 1935)."},
+			{Name: "key", Type: TypeString, Required: true, Doc: "The stream key: the last part of the URL the encoder pushes to (in OBS: Settings, Stream, Service Custom, Server rtmp://ADDRESS:PORT/live, Stream Key this)."},
+		}, liveAttrs()...),
+	},
+	{
 		Type: "source", Kind: "stream", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
 		Doc: "Anything ffmpeg reads by URL or path (RTSP cameras, HLS, RIST, MP4/MOV/MKV files), its H.264 or HEVC video remuxed without re-encoding to MPEG-TS by one ffmpeg process per source; a file plays at its own rate, once.",
 		Attrs: append([]Attr{

@@ -400,18 +400,19 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "live_decode",
-		Doc:  "Receives a live source's MPEG-TS (SRT through libsrt, UDP or RTP, or anything ffmpeg reads remuxed by one ffmpeg process) and decodes its H.264 or HEVC on the CPU with ffmpeg on a thread of its own, from the stream's first sequence parameter set. The frame synchroniser's half: a decoded frame the pacer has not taken the one before of is dropped (the source runs ahead of the show's clock), counted; a stream that brings nothing for loss_timeout_ms is lost, shown as its on_error picture at the source's rate while a caller reconnects with backoff and a listener waits for its next connection. The CPU backend's srt, udp and stream sources.",
+		Doc:  "Receives a live source's MPEG-TS (SRT through libsrt, UDP or RTP, or anything ffmpeg reads remuxed by one ffmpeg process) or an RTMP publisher's video (its access units as an Annex B stream) and decodes its H.264 or HEVC on the CPU with ffmpeg on a thread of its own, from the stream's first sequence parameter set. The frame synchroniser's half: a decoded frame the pacer has not taken the one before of is dropped (the source runs ahead of the show's clock), counted; a stream that brings nothing for loss_timeout_ms is lost, shown as its on_error picture at the source's rate while a caller reconnects with backoff and a listener waits for its next connection. The CPU backend's srt, udp, stream and rtmp sources.",
 		Params: []Param{
-			{Name: "transport", Type: Enum, Enum: []string{"srt", "udp", "stream"}, Default: "udp", Doc: "How the stream arrives (the source's kind)."},
+			{Name: "transport", Type: Enum, Enum: []string{"srt", "udp", "stream", "rtmp"}, Default: "udp", Doc: "How the stream arrives (the source's kind)."},
 			{Name: "mode", Type: Enum, Enum: []string{"caller", "listener"}, Default: "listener", Doc: "SRT: dial the sender, or wait for it."},
 			{Name: "address", Type: String, Doc: "Where a listener binds (\"\" is loopback) or a caller dials; a UDP multicast group is joined."},
-			{Name: "port", Type: Int, Default: 0, Min: ptr(0), Max: ptr(65535), Doc: "The UDP port (SRT and UDP)."},
+			{Name: "port", Type: Int, Default: 0, Min: ptr(0), Max: ptr(65535), Doc: "The UDP port (SRT and UDP), or RTMP's TCP port."},
 			{Name: "latency_ms", Type: Int, Default: 120, Min: ptr(20), Max: ptr(8000), Doc: "SRT's receive latency."},
 			{Name: "passphrase_env", Type: String, Doc: "SRT: the environment variable holding the passphrase, read at start (the passphrase is never in a plan)."},
 			{Name: "stream_id", Type: String, Doc: "SRT: sent by a caller; the one a listener takes."},
 			{Name: "interface", Type: String, Doc: "UDP: the interface a multicast group is joined on."},
 			{Name: "rtp", Type: Bool, Default: false, Doc: "UDP: datagrams are RTP packets."},
 			{Name: "url", Type: String, Doc: "stream: what ffmpeg opens."},
+			{Name: "key", Type: String, Doc: "RTMP: the stream key a publisher must push to."},
 			{Name: "loss_timeout_ms", Type: Int, Default: 1000, Min: ptr(50), Max: ptr(60000), Doc: "How long the stream may bring nothing before the source counts as lost."},
 			formatParam, sizeParam, colourParam,
 			{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its stream is lost: black frames, or its last good frame again."},
@@ -419,7 +420,7 @@ var builtin = []*Kind{
 		Traits: Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
 		Lower: func(e *Element) map[string]any {
 			p := map[string]any{"transport": e.Kind, "format": e.Format, "size": e.Size, "colour": e.Colour, "on_error": orDefault(e.OnError, decodeOnError)}
-			for _, name := range []string{"mode", "address", "port", "latency_ms", "passphrase_env", "stream_id", "interface", "rtp", "url", "loss_timeout_ms"} {
+			for _, name := range []string{"mode", "address", "port", "latency_ms", "passphrase_env", "stream_id", "interface", "rtp", "url", "key", "loss_timeout_ms"} {
 				if v, ok := e.Attr(name); ok {
 					p[name] = v
 				}

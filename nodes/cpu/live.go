@@ -70,6 +70,7 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 		Interface  string       `param:"interface"`
 		RTP        bool         `param:"rtp"`
 		URL        string       `param:"url"`
+		Key        string       `param:"key"`
 		LossMs     int          `param:"loss_timeout_ms"`
 		Colour     frame.Colour `param:"colour"`
 		OnError    string       `param:"on_error"`
@@ -103,6 +104,9 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	case "stream":
 		cfg := live.StreamConfig{Config: common, URL: prm.URL}
 		d.what, d.open = "stream "+prm.URL, func() (live.Input, error) { return live.NewStream(cfg) }
+	case "rtmp":
+		cfg := live.RTMPConfig{Config: common, Key: prm.Key}
+		d.what, d.open = cfg.String(), func() (live.Input, error) { return live.NewRTMP(cfg) }
 	default:
 		return nil, fmt.Errorf("node %s: transport %q", n.ID, prm.Transport)
 	}
@@ -232,6 +236,12 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 			// has ended (its last frames out first), or for three while
 			// one stays open with nothing to decode.
 			if quiet := now.Sub(lastAt); quiet < d.loss || d.decoding.Load() && quiet < 3*d.loss || len(d.frames) > 0 {
+				// Not lost: frames that found the edge full go on as it
+				// frees, not only when the next one arrives (a stream's
+				// last frames would wait for the next connection).
+				if err := flush(); err != nil {
+					return nil // stopping
+				}
 				continue
 			}
 			if !d.fb.Failing() || d.fb.Due() {

@@ -91,22 +91,34 @@ func runs(recs []captured, black string) (runs [][]string, blacks []int) {
 	return runs, blacks
 }
 
-// TestLiveSourceLosesAndRestoresItsStream: a udp source on the CPU
-// backend fed by a real sender (ffmpeg) shows every frame ffmpeg decodes
-// from what was sent, in order (each frame the pacer did not take counted
-// as a sync drop); when the sender ends the source is lost (reported) and
-// sends black at its rate, and when a sender comes again its frames play
-// again and the error clears.
+// TestLiveSourceLosesAndRestoresItsStream: a udp source, and an rtmp
+// one with its stream key, on the CPU backend fed by a real sender
+// (ffmpeg) show every frame ffmpeg decodes from what was sent, in order
+// (each frame the pacer did not take counted as a sync drop); when the
+// sender ends the source is lost (reported) and sends black at its rate,
+// and when a sender comes again its frames play again and the error
+// clears.
 func TestLiveSourceLosesAndRestoresItsStream(t *testing.T) {
 	peer.NeedFFmpeg(t)
-	port := freePort(t, "udp")
-	s, rec := startCaptured(t, liveShow(t, "udp", fmt.Sprintf("  port = %d\n  loss_timeout_ms = 300\n", port)))
+	udp, tcp := freePort(t, "udp"), freeTCPPort(t)
+	for _, c := range []struct {
+		kind, attrs, clip, format, url string
+	}{
+		{"udp", fmt.Sprintf("  port = %d\n", udp), "hevc8.ts", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", udp)},
+		// ffmpeg here (5.1) muxes no HEVC into FLV: H.264, as most encoders send.
+		{"rtmp", fmt.Sprintf("  port = %d\n  key = \"cam1\"\n", tcp), "h264.ts", "flv", fmt.Sprintf("rtmp://127.0.0.1:%d/live/cam1", tcp)},
+	} {
+		t.Run(c.kind, func(t *testing.T) { losesAndRestores(t, c.kind, c.attrs, c.clip, c.format, c.url) })
+	}
+}
+
+func losesAndRestores(t *testing.T, kind, attrs, clip, format, url string) {
+	s, rec := startCaptured(t, liveShow(t, kind, attrs+"  loss_timeout_ms = 300\n"))
 	defer s.Stop()
-	want := peer.FrameMD5(t, filepath.Join(clipDir, "hevc8.ts"), "nv12")
+	want := peer.FrameMD5(t, filepath.Join(clipDir, clip), "nv12")
 	black := blackMD5(t)
-	url := fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port)
 	for pass := 1; pass <= 2; pass++ {
-		send(t, "hevc8.ts", "mpegts", url)
+		send(t, clip, format, url)
 		testwait.Until(t, eventBound, fmt.Sprintf("the source lost after pass %d", pass), func() bool {
 			return strings.Contains(s.State.Summary().Sources[0].LastError, "lost")
 		})
@@ -181,9 +193,11 @@ func TestLiveKindsShowEveryFrame(t *testing.T) {
 			testwait.Until(t, eventBound, "the stream played to its end", func() bool {
 				rec.mu.Lock()
 				defer rec.mu.Unlock()
-				_, b := runs(rec.recs, black)
-				// Lost, or connected again: stream opens the file again once it ends.
-				return len(b) >= 1 || s.State.Summary().Sources[0].Live.Connections >= 2
+				got, b := runs(rec.recs, black)
+				// Lost, or connected again (stream opens the file again once
+				// it ends) with the first connection's frames all shown.
+				live := s.State.Summary().Sources[0].Live
+				return len(b) >= 1 || live.Connections >= 2 && len(got) > 0 && len(got[0])+int(live.SyncDrops) >= len(want)-c.tail
 			})
 			rec.mu.Lock()
 			got, _ := runs(rec.recs, black)
@@ -210,5 +224,27 @@ func TestLiveKindsShowEveryFrame(t *testing.T) {
 				t.Error("the passphrase is in the summary")
 			}
 		})
+	}
+}
+
+// TestRTMPSourceReportsAWrongKey: a publisher with another key is refused
+// (ffmpeg fails), and the source, on_error meanwhile, says why in its
+// status and counts it.
+func TestRTMPSourceReportsAWrongKey(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	port := freeTCPPort(t)
+	s, _ := startCaptured(t, liveShow(t, "rtmp", fmt.Sprintf("  port = %d\n  key = \"cam1\"\n  loss_timeout_ms = 300\n", port)))
+	defer s.Stop()
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-i", filepath.Join(clipDir, "h264.ts"),
+		"-c", "copy", "-f", "flv", fmt.Sprintf("rtmp://127.0.0.1:%d/live/nope", port)).CombinedOutput()
+	if err == nil {
+		t.Fatalf("a publisher with a wrong key was taken: %s", out)
+	}
+	testwait.Until(t, eventBound, "the refusal in the source's status", func() bool {
+		src := s.State.Summary().Sources[0]
+		return strings.Contains(src.LastError, "wrong stream key") && src.Live != nil && src.Live.Refused == 1
+	})
+	if src := s.State.Summary().Sources[0]; strings.Contains(fmt.Sprint(src), "cam1") || src.Live.Connections != 0 {
+		t.Errorf("after a wrong key: %+v", src)
 	}
 }

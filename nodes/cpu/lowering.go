@@ -19,6 +19,7 @@ var Lowering = nodes.Lowering{
 		"srt":          {Links: liveChain("srt")},
 		"udp":          {Links: liveChain("udp")},
 		"stream":       {Links: liveChain("stream")},
+		"rtmp":         {Links: liveChain("rtmp")},
 	},
 }
 

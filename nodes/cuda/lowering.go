@@ -29,6 +29,7 @@ var Lowering = nodes.Lowering{
 		"srt":          {Refuse: liveRefusal},
 		"udp":          {Refuse: liveRefusal},
 		"stream":       {Refuse: liveRefusal},
+		"rtmp":         {Refuse: liveRefusal},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	},
 }
@@ -39,4 +40,4 @@ var fileChain = []nodes.Link{
 
 // liveRefusal: the live kinds are received and decoded on the CPU backend
 // so far (live_decode); their NVDEC chain is not written yet.
-const liveRefusal = "live sources (srt, udp, stream) run on the cpu backend only so far: run the show with -backend cpu, or feed the GPU files"
+const liveRefusal = "live sources (srt, udp, stream, rtmp) run on the cpu backend only so far: run the show with -backend cpu, or feed the GPU files"

@@ -56,8 +56,8 @@ func (l *LiveSummary) text() string {
 	if l == nil {
 		return ""
 	}
-	return fmt.Sprintf("; live: %s, %d connections, %d packets, %d lost, %d recovered, %d continuity errors, %d frame-sync drops, %d on_error frames",
-		l.State, l.Connections, l.Packets, l.Lost, l.Recovered, l.Continuity, l.SyncDrops, l.ErrorFrames)
+	return fmt.Sprintf("; live: %s, %d connections, %d packets, %d lost, %d recovered, %d continuity errors, %d frame-sync drops, %d on_error frames, %d refused",
+		l.State, l.Connections, l.Packets, l.Lost, l.Recovered, l.Continuity, l.SyncDrops, l.ErrorFrames, l.Refused)
 }
 
 // collectLive emits a live source's metrics.
@@ -77,6 +77,7 @@ func collectLive(emit func(metrics.Sample), src SourceSummary) {
 	sample(metrics.Counter, "onair_live_dropped_packets_total", "Packets given up: too late, out of the window, or not the stream.", float64(l.Dropped))
 	sample(metrics.Counter, "onair_live_continuity_errors_total", "MPEG-TS continuity counter errors.", float64(l.Continuity))
 	sample(metrics.Counter, "onair_live_connections_total", "Connections a live source took or made.", float64(l.Connections))
+	sample(metrics.Counter, "onair_live_refused_total", "Publishers an RTMP source turned away (a wrong stream key, or its key taken).", float64(l.Refused))
 	sample(metrics.Counter, "onair_live_frame_sync_drops_total", "Frames dropped because the source ran ahead of the show's clock.", float64(l.SyncDrops))
 	sample(metrics.Counter, "onair_live_error_frames_total", "Frames of the on_error picture shown while the source was lost.", float64(l.ErrorFrames))
 	sample(metrics.Gauge, "onair_live_bitrate_bits", "Bits per second a live source received over the last second.", float64(l.Bitrate))

@@ -114,6 +114,10 @@ func FuzzLive(f *testing.F) {
 		data, _ := os.ReadFile(filepath.Join("testdata", c.name))
 		f.Add(data[188*3 : min(len(data), 188*40)]) // joined mid-stream, as a receiver does
 	}
+	for _, name := range []string{"h264.264", "hevc8.hevc"} { // an RTMP publisher's video, as an elementary stream
+		data, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(data[:min(len(data), 4096)])
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewLive(bytes.NewReader(data), "fuzz", 0)
 		if err != nil {

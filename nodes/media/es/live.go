@@ -1,13 +1,17 @@
 package es
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 )
 
 // NewLive reads a live MPEG-TS (a network input, a pipe) from rd: the
 // first H.264 or HEVC stream of the first program map that carries one (of
-// codec want, unless want is 0). Nothing is read twice: what comes before
+// codec want, unless want is 0). A stream that starts with an Annex B start
+// code instead (an RTMP publisher's video) is read as an elementary
+// stream: of codec want, or, with want 0, of the codec whose parameter set
+// comes first. Nothing is read twice: what comes before
 // the program map, and the access units before the first that carries a
 // sequence parameter set, are skipped (a decoder cannot start there), and
 // Next returns that access unit first. name says where the stream comes
@@ -15,16 +19,31 @@ import (
 // (a connection lost) ends the stream as its end does: the access units
 // already read come out first, then io.EOF.
 func NewLive(rd io.Reader, name string, want Codec) (*Reader, error) {
-	ts, c, err := newTSSource(endOnError{rd}, true, want)
+	var head [5]byte
+	n, err := io.ReadFull(rd, head[:])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: the stream ended before it began (%v: %w)", name, err, ErrNoStream)
 	}
-	r := newReader(c)
-	r.ps, r.path = ts, name
+	rd = io.MultiReader(bytes.NewReader(head[:n]), rd)
+	var r *Reader
+	if c, annexB := annexBCodec(head, want); annexB {
+		if c == 0 {
+			return nil, fmt.Errorf("%s: an elementary stream that starts with neither an H.264 SPS nor an HEVC VPS (%w)", name, ErrNoStream)
+		}
+		r = NewAnnexB(endOnError{rd}, c)
+	} else {
+		ts, c, err := newTSSource(endOnError{rd}, true, want)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r = newReader(c)
+		r.ps = ts
+	}
+	r.path = name
 	for {
 		au, err := r.Next()
 		if err == io.EOF {
-			return nil, fmt.Errorf("%s: the stream ended before its first %s sequence parameter set (%w)", name, c, ErrNoStream)
+			return nil, fmt.Errorf("%s: the stream ended before its first %s sequence parameter set (%w)", name, r.codec, ErrNoStream)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -38,6 +57,24 @@ func NewLive(rd io.Reader, name string, want Codec) (*Reader, error) {
 		r.held = &au
 		return r, nil
 	}
+}
+
+// annexBCodec says whether head starts with a 4-byte Annex B start code,
+// and the codec of the stream: want, or with want 0, the one whose first
+// parameter set the first NAL unit header is (0 for neither).
+func annexBCodec(head [5]byte, want Codec) (Codec, bool) {
+	if !bytes.Equal(head[:4], []byte{0, 0, 0, 1}) {
+		return 0, false
+	}
+	switch h := head[4]; {
+	case want != 0:
+		return want, true
+	case h&0x1f == 7:
+		return H264, true
+	case (h>>1)&0x3f == 32:
+		return HEVC, true
+	}
+	return 0, true
 }
 
 // endOnError reads as its reader does, but ends where it fails: the

@@ -1,7 +1,9 @@
 // Package live receives live inputs: MPEG-TS over SRT (libsrt, loaded at
-// run time), over UDP unicast or multicast, plain or RTP-wrapped, and
-// anything ffmpeg reads remuxed to MPEG-TS on a pipe. Each Input hands out
-// connections whose bytes are a transport stream, which nodes/media/es
+// run time), over UDP unicast or multicast, plain or RTP-wrapped, anything
+// ffmpeg reads remuxed to MPEG-TS on a pipe, and RTMP publishers
+// (gortmplib), whose video comes out as an Annex B elementary stream. Each
+// Input hands out connections whose bytes are a transport stream (or, for
+// RTMP, an elementary stream), which nodes/media/es
 // splits into access units for the decoders that exist (ffmpeg_decode on
 // the CPU, NVDEC on the GPU); each keeps its Stats (bytes, packets, lost,
 // recovered and dropped packets, continuity errors, bitrate, state, and
@@ -67,7 +69,7 @@ func (s State) String() string {
 // goroutine writes them, /status and /metrics read them.
 type Stats struct {
 	Bytes       atomic.Int64 // payload bytes received
-	Packets     atomic.Int64 // datagrams (UDP, RTP, SRT) or reads (a pipe)
+	Packets     atomic.Int64 // datagrams (UDP, RTP, SRT), reads (a pipe) or messages (RTMP)
 	Lost        atomic.Int64 // packets that never arrived (RTP sequence gaps, SRT's receiver losses)
 	Recovered   atomic.Int64 // packets that arrived late and were put back in order (RTP), or retransmitted (SRT)
 	Dropped     atomic.Int64 // packets given up: too late (SRT) or too far out of order (RTP)
@@ -75,6 +77,7 @@ type Stats struct {
 	Retransmits atomic.Int64 // SRT: retransmitted packets received
 	RTTMicros   atomic.Int64 // SRT: round-trip time
 	Connections atomic.Int64 // connections taken (listener) or made (caller)
+	Refused     atomic.Int64 // RTMP: publishers turned away (a wrong key, a key already taken)
 	bitrate     atomic.Int64 // bits per second over the last whole second
 	state       atomic.Int32
 
@@ -141,13 +144,14 @@ type Snapshot struct {
 	RTTMs       float64 `json:"rtt_ms,omitempty"`
 	Bitrate     int64   `json:"bitrate"`
 	Connections int64   `json:"connections"`
+	Refused     int64   `json:"refused_connections,omitempty"`
 }
 
 // Snapshot reads every counter.
 func (s *Stats) Snapshot() Snapshot {
 	return Snapshot{State: s.State().String(), Error: s.Err(), Bytes: s.Bytes.Load(), Packets: s.Packets.Load(),
 		Lost: s.Lost.Load(), Recovered: s.Recovered.Load(), Dropped: s.Dropped.Load(), Continuity: s.Continuity.Load(),
-		Retransmits: s.Retransmits.Load(), RTTMs: float64(s.RTTMicros.Load()) / 1000, Bitrate: s.Bitrate(), Connections: s.Connections.Load()}
+		Retransmits: s.Retransmits.Load(), RTTMs: float64(s.RTTMicros.Load()) / 1000, Bitrate: s.Bitrate(), Connections: s.Connections.Load(), Refused: s.Refused.Load()}
 }
 
 // Config is what every input takes.
