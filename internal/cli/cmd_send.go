@@ -16,7 +16,7 @@ func init() {
 	register(&command{
 		name:    "send",
 		summary: "Send an MPEG-TS file over SRT or UDP at its own rate (by its PCR), as a camera or an encoder would: to feed a live source where there is no ffmpeg, or to test a path.",
-		usage:   "[-loop] [-rtp] [-listen] [-latency MS] [-passphrase-env VAR] [-stream-id ID] srt://HOST:PORT|udp://HOST:PORT FILE.ts",
+		usage:   "[-loop] [-speed X] [-rtp] [-listen] [-latency MS] [-passphrase-env VAR] [-stream-id ID] srt://HOST:PORT|udp://HOST:PORT FILE.ts",
 		run:     runSend,
 	})
 }
@@ -29,6 +29,7 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 	latency := fs.Int("latency", 120, "srt: latency in ms")
 	passEnv := fs.String("passphrase-env", "", "srt: the environment `VARIABLE` holding the passphrase (never given on the command line, where ps would show it)")
 	streamID := fs.String("stream-id", "", "srt: the stream id to send")
+	speed := fs.Float64("speed", 1, "scale the file's clock: 1.001 sends 0.1 % fast, 0.999 0.1 % slow (a sender whose clock is not the show's, to test a source's frame synchroniser)")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -39,12 +40,15 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 2 {
 		return fail(2, "want a destination and a file: onair send srt://127.0.0.1:9000 clip.ts")
 	}
+	if *speed < 0.5 || *speed > 2 {
+		return fail(2, "-speed %v: give a scale from 0.5 to 2 (1.001 is 0.1 %% fast)", *speed)
+	}
 	w, err := openDestination(fs.Arg(0), *withRTP, *listen, *latency, *passEnv, *streamID)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	defer w.Close()
-	p := &live.Pacer{Sleep: time.Sleep, Now: time.Now}
+	p := &live.Pacer{Sleep: time.Sleep, Now: time.Now, Speed: *speed}
 	for pass := 1; ; pass++ {
 		f, err := os.Open(fs.Arg(1))
 		if err != nil {

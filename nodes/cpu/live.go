@@ -149,7 +149,9 @@ func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) err
 		dec, err := media.OpenDecoder(cfg)
 		if err != nil {
 			conn.Close()
-			in.Stats().SetErr(err)
+			if in.Stats().Err() == "" { // what the transport said of this connection (garbage, nothing sent) says more
+				in.Stats().SetErr(err)
+			}
 			continue
 		}
 		d.mu.Lock()
@@ -220,6 +222,7 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 			lastAt = time.Now()
 			if d.fb.Failing() {
 				d.fb.Recovered()
+				d.in.Stats().SetErr(nil)
 				ctx.Log.Info("live source restored", "input", d.what)
 			}
 			if d.fb.Hold {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/asticode/go-astits"
 )
@@ -33,6 +34,11 @@ func newTSSource(f io.Reader, live bool, want Codec) (*tsSource, Codec, error) {
 	t := &tsSource{f: f, live: live, want: want}
 	t.reset()
 	var found []string
+	type stream struct {
+		pid uint16 // of the program map that lists it
+		typ astits.StreamType
+	}
+	var others []stream // the program map's streams that are no video onair decodes
 	for i := 0; i < maxTSDataBeforePMT; i++ {
 		d, err := t.dmx.NextData()
 		if errors.Is(err, astits.ErrNoMorePackets) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -44,7 +50,7 @@ func newTSSource(f io.Reader, live bool, want Codec) (*tsSource, Codec, error) {
 		if d.PMT == nil {
 			continue
 		}
-		if len(found) > 0 {
+		if len(found) > 0 || len(others) > 0 && d.PID == others[0].pid {
 			break // the program map again: the wanted codec is not in it
 		}
 		for _, s := range d.PMT.ElementaryStreams {
@@ -55,6 +61,7 @@ func newTSSource(f io.Reader, live bool, want Codec) (*tsSource, Codec, error) {
 			case astits.StreamTypeHEVCVideo:
 				c = HEVC
 			default:
+				others = append(others, stream{d.PID, s.StreamType})
 				continue
 			}
 			found = append(found, c.String())
@@ -72,6 +79,13 @@ func newTSSource(f io.Reader, live bool, want Codec) (*tsSource, Codec, error) {
 	}
 	if len(found) > 0 {
 		return nil, 0, fmt.Errorf("transport stream carries %v video, no %s: %w", found, want, ErrNoStream)
+	}
+	if len(others) > 0 {
+		types := make([]string, len(others))
+		for i, o := range others {
+			types[i] = fmt.Sprintf("0x%02x", uint8(o.typ))
+		}
+		return nil, 0, fmt.Errorf("transport stream whose program map lists no H.264 or HEVC stream, only stream types %s (audio, data or a video codec onair does not decode): %w", strings.Join(types, ", "), ErrNoStream)
 	}
 	return nil, 0, fmt.Errorf("transport stream with no H.264 or HEVC stream in a program map: %w", ErrNoStream)
 }

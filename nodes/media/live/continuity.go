@@ -15,6 +15,15 @@ type continuity struct {
 	carry   [tsPacket]byte
 	carried int
 	errors  int64
+	// renumber rewrites, in place, each counted packet's counter to run on
+	// from the one before it, so that a reader downstream (go-astits,
+	// which throws away a PES with a gap in its counters: for a keyframe,
+	// a whole GOP) gets a damaged picture for the decoder to conceal
+	// rather than none. Only packets fed whole are rewritten (a datagram
+	// holds whole packets).
+	renumber bool
+	handed   [8192]bool // per PID: a packet was handed on
+	next     [8192]byte // per PID: the counter handed on next
 }
 
 // feed checks the packets in b (and the part of one left from the last
@@ -71,9 +80,18 @@ func (c *continuity) packet(p []byte) {
 	case cc == (want-2)&0xf && !c.dup[pid]: // (want-1) - 1: the packet again
 		c.dup[pid] = true
 		c.last[pid] = want
+		if c.renumber && c.handed[pid] {
+			p[3] = p[3]&0xf0 | (c.next[pid]-1)&0xf // the one handed on before, again: a reader drops it
+		}
 		return
 	default:
 		c.errors++
 	}
 	c.dup[pid] = false
+	if c.renumber {
+		if c.handed[pid] {
+			p[3] = p[3]&0xf0 | c.next[pid]
+		}
+		c.handed[pid], c.next[pid] = true, (p[3]+1)&0xf
+	}
 }

@@ -23,6 +23,17 @@ func FuzzContinuity(f *testing.F) {
 		if n != m {
 			t.Fatalf("%d errors whole, %d cut at %d", n, m, cut)
 		}
+		// Renumbered (as a UDP input does), the same errors are counted,
+		// and the stream handed on has none left.
+		re := continuity{renumber: true}
+		c := append([]byte(nil), b...)
+		if r := re.feed(c); r != n {
+			t.Fatalf("%d errors renumbering, %d without", r, n)
+		}
+		var after continuity
+		if e := after.feed(c); e != 0 {
+			t.Fatalf("%d errors left after renumbering", e)
+		}
 	})
 }
 

@@ -31,6 +31,9 @@ func pcr(p []byte) (int64, bool) {
 type Pacer struct {
 	Sleep func(time.Duration) // time.Sleep; tests give their own
 	Now   func() time.Time
+	// Speed scales the stream's clock: 1.001 sends 0.1 % fast, 0.999
+	// 0.1 % slow, as a sender whose clock is not the show's; 0 is 1.
+	Speed float64
 
 	started bool
 	start   time.Time
@@ -49,7 +52,11 @@ func (p *Pacer) wait(c []byte) {
 			p.started, p.start, p.first = true, p.Now(), v
 		}
 		p.last = v
-		due := p.start.Add(time.Duration(v-p.first) * time.Second / 90000)
+		speed := p.Speed
+		if speed <= 0 {
+			speed = 1
+		}
+		due := p.start.Add(time.Duration(float64(v-p.first) * float64(time.Second) / 90000 / speed))
 		if d := due.Sub(p.Now()); d > 0 {
 			p.Sleep(d)
 		}

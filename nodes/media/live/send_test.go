@@ -77,3 +77,26 @@ func FuzzPacer(f *testing.F) {
 		}
 	})
 }
+
+// TestPacerSpeedDrifts: 60 s of a stream's clock (a PCR every 40 ms) sent
+// at Speed 1.001 takes 0.1 % less time on the sender's clock, and at 0.999
+// 0.1 % more: a sender 0.1 % fast or slow, 60 ms a minute either way.
+func TestPacerSpeedDrifts(t *testing.T) {
+	for _, c := range []struct {
+		speed float64
+		want  time.Duration
+	}{{1, 60 * time.Second}, {1.001, 59940059940}, {0.999, 60060060060}} { // 60 s / speed, in ns
+		var in bytes.Buffer
+		for v := int64(0); v <= 60*90000; v += 3600 {
+			in.Write(withPCR(v))
+		}
+		clk := &fakeClock{now: time.Unix(1000, 0)}
+		p := &Pacer{Sleep: clk.Sleep, Now: clk.Now, Speed: c.speed}
+		if err := p.Send(io.Discard, &in); err != nil {
+			t.Fatal(err)
+		}
+		if got := clk.now.Sub(time.Unix(1000, 0)); got < c.want-time.Millisecond || got > c.want+time.Millisecond {
+			t.Errorf("speed %v: 60 s of the stream sent in %v, want %v", c.speed, got, c.want)
+		}
+	}
+}

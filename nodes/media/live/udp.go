@@ -72,7 +72,7 @@ func (u *udpInput) Stats() *Stats { return &u.stats }
 func (u *udpInput) Connect() (io.ReadCloser, error) {
 	u.stats.SetState(Waiting)
 	u.conn.SetReadDeadline(time.Time{})
-	c := &udpConn{in: u, ro: &reorder{}}
+	c := &udpConn{in: u, ro: &reorder{}, cc: continuity{renumber: true}}
 	if err := c.receive(); err != nil { // the first datagram
 		return nil, err
 	}
@@ -84,7 +84,9 @@ func (u *udpInput) Connect() (io.ReadCloser, error) {
 	u.cur = c
 	u.stats.Connections.Add(1)
 	u.stats.SetState(Live)
-	u.stats.SetErr(nil)
+	// The error stays: a datagram is not yet a stream (the next may be
+	// garbage again, or hold no video); the source clears it when frames
+	// come.
 	return c, nil
 }
 
@@ -103,6 +105,7 @@ type udpConn struct {
 	off     int
 	cc      continuity
 	rtp     rtp.Packet
+	ssrc    uint32 // the sender's RTP synchronisation source
 	ended   bool
 }
 
@@ -130,6 +133,10 @@ func (c *udpConn) receive() error {
 			u.stats.SetErr(fmt.Errorf("a datagram that is no RTP packet (%v): is the sender plain UDP? then set rtp = false", err))
 			return nil
 		}
+		if c.ro.started && c.rtp.SSRC != c.ssrc { // another sender (one restarted): its own sequence numbers
+			c.ro = &reorder{}
+		}
+		c.ssrc = c.rtp.SSRC
 		l, r, dr := c.ro.lost, c.ro.recovered, c.ro.dropped
 		c.pending = c.ro.push(c.rtp.SequenceNumber, c.rtp.Payload, c.pending)
 		u.stats.Lost.Add(c.ro.lost - l)

@@ -1,0 +1,161 @@
+package live
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onairhq/onair/internal/testwait"
+)
+
+// resources are what a process holds that a leak grows: descriptors,
+// goroutines, the Go heap in use after a collection, and its resident
+// memory (libsrt's allocations among it).
+type resources struct{ fds, goroutines, heap, rss int }
+
+func measure(t *testing.T) resources {
+	t.Helper()
+	runtime.GC()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd here: %v", err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r := resources{fds: len(fds), goroutines: runtime.NumGoroutine(), heap: int(ms.HeapAlloc)}
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.Fields(v)[0])
+			r.rss = kb << 10
+		}
+	}
+	return r
+}
+
+// settled waits until the resources are back within a small margin of
+// before (libsrt closes a socket's descriptor on its own thread, a second
+// or so after srt_close; a goroutine ends after the call that ended it
+// returned), failing with the last reading once the bound has passed.
+func settled(t *testing.T, before resources, what string) {
+	t.Helper()
+	var now resources
+	ok := func() bool {
+		now = measure(t)
+		return now.fds <= before.fds+2 && now.goroutines <= before.goroutines+2 &&
+			now.heap <= before.heap+4<<20 && now.rss <= before.rss+24<<20
+	}
+	for deadline := time.Now().Add(testwait.Bound); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: before %+v, a minute after %+v", what, before, now)
+		}
+	}
+	t.Logf("%s: before %+v, after %+v", what, before, now)
+}
+
+const reconnects = 1000
+
+// TestSRTReconnectsLeakNothing: an SRT caller input connecting 1,000
+// times to an SRT listener input, each connection taken and closed on
+// both sides: descriptors, goroutines and memory are where they were.
+func TestSRTReconnectsLeakNothing(t *testing.T) {
+	lis, err := NewSRT(SRTConfig{Listener: true, LatencyMs: 20})
+	if err != nil {
+		t.Skip(err) // no libsrt here
+	}
+	defer lis.Close()
+	call, err := NewSRT(SRTConfig{Config: Config{Address: "127.0.0.1", Port: addrOf(t, lis).Port}, LatencyMs: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Close()
+	cycle := func() {
+		type res struct {
+			c   interface{ Close() error }
+			err error
+		}
+		ch := make(chan res, 1)
+		go func() { c, err := call.Connect(); ch <- res{c, err} }()
+		l, err := lis.Connect()
+		if err != nil {
+			t.Fatalf("accepting: %v", err)
+		}
+		r := <-ch
+		if r.err != nil {
+			t.Fatalf("calling: %v", r.err)
+		}
+		l.Close()
+		r.c.Close()
+	}
+	cycle() // libsrt's threads and buffers, started once
+	before := measure(t)
+	for range reconnects {
+		cycle()
+	}
+	if n := lis.Stats().Connections.Load(); n != reconnects+1 {
+		t.Fatalf("%d connections taken", n)
+	}
+	settled(t, before, "1,000 SRT connections")
+}
+
+// TestUDPReconnectsLeakNothing: a UDP input whose stream is lost and
+// comes back 1,000 times (a connection per return), and 1,000 UDP inputs
+// opened, fed and closed: descriptors, goroutines and memory are where
+// they were.
+func TestUDPReconnectsLeakNothing(t *testing.T) {
+	null := make([]byte, tsPacket)
+	copy(null, []byte{0x47, 0x1f, 0xff, 0x10})
+	feedOnce := func(in Input) {
+		w, err := net.Dial("udp", addrOf(t, in).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(null)
+		w.Close()
+		c, err := in.Connect()
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		buf := make([]byte, 2*tsPacket)
+		if _, err := c.Read(buf); err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if _, err := c.Read(buf); !errors.Is(err, ErrLost) {
+			t.Fatalf("read after the stream: %v, want the loss", err)
+		}
+		c.Close()
+	}
+	in, err := NewUDP(UDPConfig{Config: Config{LossTimeout: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feedOnce(in)
+	before := measure(t)
+	for range reconnects {
+		feedOnce(in)
+	}
+	if n := in.Stats().Connections.Load(); n != reconnects+1 {
+		t.Fatalf("%d connections", n)
+	}
+	in.Close()
+	for range reconnects {
+		in, err := NewUDP(UDPConfig{Config: Config{LossTimeout: time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedOnce(in)
+		in.Close()
+	}
+	settled(t, before, "1,000 UDP losses and 1,000 UDP inputs")
+}
