@@ -239,8 +239,11 @@ func TestSRTRecoversEveryFrameThroughALossyRelay(t *testing.T) {
 	if dropped < 20 || reordered < 2 {
 		t.Fatalf("the relay dropped %d and reordered %d: too few to prove anything", dropped, reordered)
 	}
-	if st.Lost == 0 || st.Retransmits == 0 || st.Lost-st.Recovered > st.Dropped {
-		t.Errorf("stats: %+v (want losses and retransmits counted, every loss not retransmitted given up)", st)
+	// A reordered packet is reported lost and then arrives late, not
+	// retransmitted: libsrt counts it lost and not recovered. So every loss
+	// is retransmitted, given up, or one the relay reordered.
+	if st.Lost == 0 || st.Retransmits == 0 || st.Lost-st.Recovered > st.Dropped+int64(reordered) {
+		t.Errorf("stats: %+v (want losses and retransmits counted, every loss retransmitted, given up or reordered)", st)
 	}
 }
 
