@@ -76,15 +76,24 @@ type Context struct {
 // EventBlockingSync waits without spinning.
 func NewContext(sched Sched) (*Context, error) { return NewContextOn(0, sched) }
 
-// NewContextOn retains the primary context of device (0-based).
-func NewContextOn(device int, sched Sched) (*Context, error) {
+// loadDevice loads the driver and finds device (0-based).
+func loadDevice(device int) (*driver, C.int, error) {
 	d, err := load()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var dev C.int
 	if rc := C.onair_dev_get(d.t, &dev, C.int(device)); rc != 0 {
-		return nil, fmt.Errorf("GPU %d: %w", device, d.err("cuDeviceGet", rc))
+		return nil, 0, fmt.Errorf("GPU %d: %w", device, d.err("cuDeviceGet", rc))
+	}
+	return d, dev, nil
+}
+
+// NewContextOn retains the primary context of device (0-based).
+func NewContextOn(device int, sched Sched) (*Context, error) {
+	d, dev, err := loadDevice(device)
+	if err != nil {
+		return nil, err
 	}
 	if err := d.setSched(int(dev), sched); err != nil {
 		return nil, fmt.Errorf("GPU %d: %w", device, err)

@@ -22,13 +22,9 @@ import (
 // primary context (NewContextOn): the stand-in for another GPU on a host of
 // one. Close destroys it.
 func NewOwnContext(device int, sched Sched) (*Context, error) {
-	d, err := load()
+	d, dev, err := loadDevice(device)
 	if err != nil {
 		return nil, err
-	}
-	var dev C.int
-	if rc := C.onair_dev_get(d.t, &dev, C.int(device)); rc != 0 {
-		return nil, fmt.Errorf("GPU %d: %w", device, d.err("cuDeviceGet", rc))
 	}
 	var h C.onair_h
 	if rc := C.onair_ctx_create(d.t, &h, C.uint(sched), dev); rc != 0 {
