@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/internal/peer"
@@ -140,10 +139,7 @@ func TestRunFailsWhenAnOutputNeverDelivers(t *testing.T) {
 	bg := runInBackground("run", "-backend", "cpu", "-listen", "127.0.0.1:0", path)
 	addr := bg.waitOut(t, `status: http://(\S+)/status`)[1]
 	testwait.Until(t, eventBound, "50 frames recorded", func() bool { return outputFrames(t, addr, "output.rec") >= 50 })
-	deadline := time.Now().Add(eventBound)
-	for !strings.Contains(bg.errs.String(), "output.nv") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // until the failure is logged
-	}
+	testwait.Until(t, eventBound, "output.nv's failure logged", func() bool { return strings.Contains(bg.errs.String(), "output.nv") })
 	if rc := bg.interrupt(t); rc != 1 {
 		t.Errorf("exit %d, want 1:\n%s\n%s", rc, bg.out.String(), bg.errs.String())
 	}

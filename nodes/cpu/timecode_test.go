@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
@@ -334,11 +335,7 @@ func TestAsRunOnAFullDiskKeepsTheShowOnAir(t *testing.T) {
 // stamped on the first tick it handed the output. Args that set
 // -timecode keep theirs.
 func TestFFmpegOutputWritesTheTimecode(t *testing.T) {
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " not installed")
-		}
-	}
+	peer.NeedFFmpeg(t)
 	dir := t.TempDir()
 	ours, theirs := filepath.Join(dir, "ours.mov"), filepath.Join(dir, "theirs.mov")
 	src := strings.Replace(timecodeShow, `output "record" "pgm" {
