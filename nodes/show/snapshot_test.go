@@ -110,3 +110,27 @@ func TestJFIFScalesDown(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSnapshot: a tile's picture from a 1080p NV12 frame, scaled to
+// 640 wide and converted to JFIF levels into a kept image (ToJFIF), then
+// encoded as a JPEG into a kept buffer, as a watched tile's snapshot is.
+// allocs/convert is the conversion's own; allocs/jpeg is image/jpeg's
+// encoder (not per frame: a snapshot is taken only while someone watches,
+// at the rate they ask).
+func BenchmarkSnapshot(b *testing.B) {
+	f, _ := frame.New(frame.NV12, 1920, 1080)
+	img := ToJFIF(f, 640, nil)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		img = ToJFIF(f, 640, img)
+		buf.Reset()
+		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(testing.AllocsPerRun(10, func() { img = ToJFIF(f, 640, img) }), "allocs/convert")
+	b.ReportMetric(testing.AllocsPerRun(10, func() { buf.Reset(); jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}) }), "allocs/jpeg")
+}
