@@ -15,6 +15,7 @@ import (
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/runtime"
 )
 
 // Frame is what travels on the CUDA backend's edges: a picture in host
@@ -110,20 +111,18 @@ func newBackend(c *gpu.Context) *backend {
 }
 
 func (b *backend) show() *show.Backend[Frame] {
-	kinds := map[string]show.Constructor[Frame]{
-		"upload":              b.newUpload,
-		"raw_video_file_cuda": b.newRawFile,
-		"input_rec":           b.newInputRec,
-		"demux":               newRelay("demux"),
-		"dec_video":           b.newDecoder,
-		"nvdec_file":          b.newNVDECSource,
+	all := map[string]show.Constructor[Frame]{}
+	for k, mk := range kinds { // added by the files that define them
+		all[k] = func(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+			return mk(b, st, n, ctx)
+		}
 	}
-	maps.Copy(kinds, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
+	maps.Copy(all, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
 	return &show.Backend[Frame]{
 		Name:      Name,
 		NewCanvas: b.newCanvas,
 		ToHost:    b.toHost,
-		Kinds:     kinds,
+		Kinds:     all,
 		Close:     b.close,
 	}
 }
