@@ -6,9 +6,10 @@ package cuda
 // downloads), the first the run's own. A node's constructor runs on its
 // GPU's backend, so its pools, streams, decoders and importers live there;
 // a bus draws on its GPU's context. A frame a bus draws from another GPU
-// (an edge the plan marks cross_gpu) is copied once per tick into a frame
-// of the bus's GPU by a cuda.Peer (cuMemcpyPeerAsync), counted in /status
-// and /metrics. With ONAIR_GPU_STANDIN=1 the GPUs after the first are
+// (an edge the plan marks cross_gpu) is copied into a frame of the bus's
+// GPU by a cuda.Peer (cuMemcpyPeerAsync), once for each frame and GPU
+// (a tick's, however many buses there draw it; a repeated frame is not
+// copied again), counted in /status and /metrics. With ONAIR_GPU_STANDIN=1 the GPUs after the first are
 // contexts of onair's own on GPU 0 (cuda.NewOwnContext): the same code,
 // every path of it, on a host of one GPU. A show on one GPU has no second
 // backend and no copies: it runs as it always did.
@@ -73,7 +74,7 @@ func (b *backend) spread(ctxs []*gpu.Context) {
 		d.log, d.gpuIndex = b.log.With("gpu", i+1), i+1
 		b.devs = append(b.devs, d)
 	}
-	b.cross = &crossings{devs: b.devs, peers: map[[2]int]*gpu.Peer{}, pools: map[crossPool]*gpu.FramePool{}}
+	b.cross = &crossings{devs: b.devs, peers: map[[2]int]*gpu.Peer{}, pools: map[crossPool]*gpu.FramePool{}, last: map[crossKey]lastCopy{}}
 	for _, d := range b.devs {
 		d.cross = b.cross
 	}
@@ -164,8 +165,10 @@ func (b *backend) recorded() (files int, bytes int64) {
 }
 
 // crossings copies frames between the show's GPUs: a Peer for each
-// ordered pair of GPUs that copies, and a pool of frames on each GPU for
-// each frame shape that arrives there.
+// ordered pair of GPUs that copies, a pool of frames on each GPU for each
+// frame shape that arrives there, and each source's latest copy on each
+// GPU, so that a frame crosses to a GPU once however many of its buses
+// draw it, and a frame a bus repeats is not copied again.
 type crossings struct {
 	devs []*backend // by GPU
 
@@ -173,6 +176,24 @@ type crossings struct {
 	closed bool
 	peers  map[[2]int]*gpu.Peer // from, to
 	pools  map[crossPool]*gpu.FramePool
+	last   map[crossKey]lastCopy
+}
+
+// crossKey is a source's frames on one GPU: by the source the frames
+// say they are of, or (a frame that names none) by the frame.
+type crossKey struct {
+	gpu    int
+	source string
+	frame  *gpu.Frame
+}
+
+// lastCopy is the latest copy of a source's frame on a GPU: the original
+// (by identity and timestamp: a pooled frame comes back with another) and
+// the copy, which the crossings hold a reference to.
+type lastCopy struct {
+	src  *gpu.Frame
+	pts  int64
+	copy *gpu.Frame
 }
 
 type crossPool struct {
@@ -200,10 +221,19 @@ func (x *crossings) copy(src *gpu.Frame, to *gpu.Context) (*gpu.Frame, error) {
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("a frame of %s crosses between contexts the show does not run on", src.Source)
 	}
+	key := crossKey{gpu: dst, source: src.Source}
+	if key.source == "" {
+		key.frame = src
+	}
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
 		return nil, errClosed
+	}
+	if l, ok := x.last[key]; ok && l.src == src && l.pts == src.PTS {
+		l.copy.Retain()
+		x.mu.Unlock()
+		return l.copy, nil
 	}
 	p := x.peers[[2]int{from, dst}]
 	var err error
@@ -237,6 +267,13 @@ func (x *crossings) copy(src *gpu.Frame, to *gpu.Context) (*gpu.Frame, error) {
 		fr.Release()
 		return nil, fmt.Errorf("a frame of %s from GPU %d to GPU %d: %w", src.Source, from, dst, err)
 	}
+	fr.Retain() // the crossings' reference, for the source's next reader here
+	x.mu.Lock()
+	if l, ok := x.last[key]; ok {
+		l.copy.Release()
+	}
+	x.last[key] = lastCopy{src: src, pts: src.PTS, copy: fr}
+	x.mu.Unlock()
 	return fr, nil
 }
 
@@ -244,6 +281,10 @@ func (x *crossings) close() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.closed = true
+	for k, l := range x.last {
+		l.copy.Release()
+		delete(x.last, k)
+	}
 	for _, p := range x.peers {
 		p.Close()
 	}
@@ -297,9 +338,9 @@ func collectPeers(s []PeerCopyStatus, emit func(metrics.Sample)) {
 }
 
 // crossed is src as a frame of the canvas's GPU: src itself, or for a
-// frame of another GPU its copy there, made once per tick (the canvas keeps
-// the copies of the tick it draws, for its layers and transitions, until
-// Wait has seen it drawn).
+// frame of another GPU its copy there, made once for each frame and GPU
+// (the canvas keeps references to the copies of the tick it draws, for its
+// layers and transitions, until Wait has seen it drawn).
 func (c *canvas) crossed(src *gpu.Frame) (*gpu.Frame, error) {
 	if c.cross == nil || src.Context() == c.ctx {
 		return src, nil

@@ -136,10 +136,9 @@ func sourcePictures(t *testing.T, name string, got []*frame.Frame, ref []string)
 // recording of both runs (Program and three AUX buses) is, picture by
 // picture, byte for byte its source's frames in order (ffmpeg's decode of
 // the HEVC clip; the raw file's pictures), and the two runs recorded the
-// same pictures. On two GPUs each crossing frame is copied once per tick
-// of the bus that draws it: the peer copies in /status, by pair of GPUs,
-// are the ticks those buses drew with a picture of the crossing source;
-// on one there are none. The plan's part runs everywhere; the rest needs
+// same pictures. On two GPUs each crossing frame is copied once: the peer
+// copies in /status, by pair of GPUs, are the ticks the bus there drew
+// with a new picture of the crossing source; on one GPU there are none. The plan's part runs everywhere; the rest needs
 // the GPU.
 func TestShowOnTwoStandInGPUsMatchesOne(t *testing.T) {
 	dir := t.TempDir()
@@ -225,9 +224,9 @@ func TestShowOnTwoStandInGPUsMatchesOne(t *testing.T) {
 			}
 			continue
 		}
-		ticks := map[string]uint64{}
+		ticks, repeats := map[string]uint64{}, map[string]uint64{}
 		for _, bs := range st.Summary.Buses {
-			ticks[bs.Address] = bs.Ticks
+			ticks[bs.Address], repeats[bs.Address] = bs.Ticks, bs.Repeats+bs.StartRepeats
 		}
 		written := map[string]uint64{}
 		for _, o := range st.Summary.Outputs {
@@ -238,12 +237,14 @@ func TestShowOnTwoStandInGPUsMatchesOne(t *testing.T) {
 		}
 		for _, pc := range dev.PeerCopies {
 			bus := map[int]string{1: pgm, 0: other}[pc.To]
-			// One copy for each tick the bus drew with a picture of the
-			// crossing source (each of them recorded, unless the output
-			// dropped it), and one more at most for a tick drawn as the
-			// show stopped, before it was counted.
-			lo, hi := int64(framesOn[bus]), int64(framesOn[bus])+int64(ticks[bus]-written[bus])+1
-			t.Logf("GPU %d → %d: %d copies, %d bytes, %v of GPU time; %s drew %d ticks, %d of them recorded with its source's picture", pc.From, pc.To, pc.Copies, pc.Bytes, pc.GPUNs, bus, ticks[bus], framesOn[bus])
+			// One copy for each tick the bus drew with a new picture of the
+			// crossing source: the ticks recorded with one (every tick,
+			// unless the output dropped it) less those that repeated the
+			// last, and one more at most for a tick drawn as the show
+			// stopped, before it was counted.
+			fresh := int64(framesOn[bus]) - int64(repeats[bus])
+			lo, hi := fresh, fresh+int64(ticks[bus]-written[bus])+1
+			t.Logf("GPU %d → %d: %d copies, %d bytes, %v ns of GPU time; %s drew %d ticks, %d recorded with its source's picture, %d repeats", pc.From, pc.To, pc.Copies, pc.Bytes, pc.GPUNs, bus, ticks[bus], framesOn[bus], repeats[bus])
 			if pc.From != 1-pc.To || pc.Copies < lo || pc.Copies > hi {
 				t.Errorf("GPU %d → %d: %d copies, want %d to %d (one per tick %s drew from the other GPU)", pc.From, pc.To, pc.Copies, lo, hi, bus)
 			}
