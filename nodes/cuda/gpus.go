@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
@@ -74,7 +75,7 @@ func (b *backend) spread(ctxs []*gpu.Context) {
 		d.log, d.gpuIndex = b.log.With("gpu", i+1), i+1
 		b.devs = append(b.devs, d)
 	}
-	b.cross = &crossings{devs: b.devs, peers: map[[2]int]*gpu.Peer{}, pools: map[crossPool]*gpu.FramePool{}, last: map[crossKey]lastCopy{}}
+	b.cross = &crossings{devs: b.devs, peers: map[[2]int]*gpu.Peer{}, since: map[[2]int]time.Time{}, pools: map[crossPool]*gpu.FramePool{}, last: map[crossKey]lastCopy{}}
 	for _, d := range b.devs {
 		d.cross = b.cross
 	}
@@ -175,6 +176,8 @@ type crossings struct {
 	mu     sync.Mutex
 	closed bool
 	peers  map[[2]int]*gpu.Peer // from, to
+	since  map[[2]int]time.Time // each Peer's first copy
+	ended  time.Time            // when the show closed them
 	pools  map[crossPool]*gpu.FramePool
 	last   map[crossKey]lastCopy
 }
@@ -243,6 +246,7 @@ func (x *crossings) copy(src *gpu.Frame, to *gpu.Context) (*gpu.Frame, error) {
 			return nil, fmt.Errorf("copies from GPU %d to GPU %d: %w", from, dst, err)
 		}
 		x.peers[[2]int{from, dst}] = p
+		x.since[[2]int{from, dst}] = time.Now()
 	}
 	k := crossPool{dst, src.Format, src.Width, src.Height, src.Alpha != 0}
 	pool := x.pools[k]
@@ -280,7 +284,7 @@ func (x *crossings) copy(src *gpu.Frame, to *gpu.Context) (*gpu.Frame, error) {
 func (x *crossings) close() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.closed = true
+	x.closed, x.ended = true, time.Now()
 	for k, l := range x.last {
 		l.copy.Release()
 		delete(x.last, k)
@@ -294,13 +298,16 @@ func (x *crossings) close() {
 }
 
 // PeerCopyStatus is the frames copied from one GPU to another since the
-// show started (a show on several GPUs), and the GPU time the copies took.
+// show started (a show on several GPUs), and the GPU time the copies took;
+// CopiesPerSec is their rate since the first (to set beside the plan's
+// estimate, peer_copies_in_per_sec).
 type PeerCopyStatus struct {
-	From   int   `json:"from"`
-	To     int   `json:"to"`
-	Copies int64 `json:"copies"`
-	Bytes  int64 `json:"bytes"`
-	GPUNs  int64 `json:"gpu_ns"`
+	From         int     `json:"from"`
+	To           int     `json:"to"`
+	Copies       int64   `json:"copies"`
+	Bytes        int64   `json:"bytes"`
+	GPUNs        int64   `json:"gpu_ns"`
+	CopiesPerSec float64 `json:"copies_per_sec"`
 }
 
 // status is every pair's counts, in order of from, then to.
@@ -309,10 +316,18 @@ func (x *crossings) status() []PeerCopyStatus {
 		return nil
 	}
 	x.mu.Lock()
+	end := time.Now()
+	if x.closed {
+		end = x.ended
+	}
 	out := make([]PeerCopyStatus, 0, len(x.peers))
 	for k, p := range x.peers {
 		n, bytes := p.Counts()
-		out = append(out, PeerCopyStatus{From: k[0], To: k[1], Copies: n, Bytes: bytes, GPUNs: int64(p.GPUTime())})
+		st := PeerCopyStatus{From: k[0], To: k[1], Copies: n, Bytes: bytes, GPUNs: int64(p.GPUTime())}
+		if d := end.Sub(x.since[k]).Seconds(); d > 0 {
+			st.CopiesPerSec = float64(n) / d
+		}
+		out = append(out, st)
 	}
 	x.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {

@@ -244,7 +244,7 @@ func TestShowOnTwoStandInGPUsMatchesOne(t *testing.T) {
 			// stopped, before it was counted.
 			fresh := int64(framesOn[bus]) - int64(repeats[bus])
 			lo, hi := fresh, fresh+int64(ticks[bus]-written[bus])+1
-			t.Logf("GPU %d → %d: %d copies, %d bytes, %v ns of GPU time; %s drew %d ticks, %d recorded with its source's picture, %d repeats", pc.From, pc.To, pc.Copies, pc.Bytes, pc.GPUNs, bus, ticks[bus], framesOn[bus], repeats[bus])
+			t.Logf("GPU %d → %d: %d copies (%.1f/s), %d bytes, %v ns of GPU time; %s drew %d ticks, %d recorded with its source's picture, %d repeats", pc.From, pc.To, pc.Copies, pc.CopiesPerSec, pc.Bytes, pc.GPUNs, bus, ticks[bus], framesOn[bus], repeats[bus])
 			if pc.From != 1-pc.To || pc.Copies < lo || pc.Copies > hi {
 				t.Errorf("GPU %d → %d: %d copies, want %d to %d (one per tick %s drew from the other GPU)", pc.From, pc.To, pc.Copies, lo, hi, bus)
 			}
