@@ -10,6 +10,7 @@ import (
 	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/tsl5"
 )
 
 // WriteText renders a plan for people: counts by kind, loops and their
@@ -119,6 +120,18 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 				pf(", added %s", countList(a.added))
 			}
 			pf("\n      e.g. %s\n", a.reason)
+		}
+	}
+
+	if len(p.Tallies) > 0 {
+		pf("\nTally out:\n")
+		for _, t := range p.Tallies {
+			d, err := tsl5.NewDestination(t.Transport, t.Address, t.Port)
+			where := d.String()
+			if err != nil {
+				where = err.Error()
+			}
+			pf("  tally.%-14s %s %s, screen %d, a display per source\n", t.Name, t.Kind, where, t.Screen)
 		}
 	}
 

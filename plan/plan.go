@@ -56,6 +56,19 @@ type Plan struct {
 	// Moved carries the show's moved blocks, so that a diff between two
 	// saved plans still sees a rename as an update.
 	Moved []Moved `json:"moved,omitempty"`
+	// Tallies are where the show sends its tally (the show's tally blocks).
+	Tallies []Tally `json:"tallies,omitempty"`
+}
+
+// Tally is one tally destination.
+type Tally struct {
+	Name      string `json:"name"`      // the block's name: "desk"
+	Kind      string `json:"kind"`      // tsl5
+	Transport string `json:"transport"` // udp | tcp
+	Address   string `json:"address"`   // the receiver's host
+	Port      int    `json:"port"`
+	Screen    int    `json:"screen"`
+	Range     *Range `json:"range,omitempty"`
 }
 
 // Scene is one scene layout.
