@@ -203,6 +203,11 @@ type Estimates struct {
 	PinnedHostBytes   int64    `json:"pinned_host_bytes"`
 	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
 	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
+	// CPUCores and HostBytes are a cpu plan's: the cores its buses'
+	// drawing keeps busy (each bus's dearest scene, every tick) and the
+	// host memory its frames take (queues, canvases, readers' pools).
+	CPUCores  float64  `json:"cpu_cores,omitempty"`
+	HostBytes int64    `json:"host_bytes,omitempty"`
 	Budgets           []Budget `json:"budgets,omitempty"` // each estimate against the profile
 	// GPUs is each GPU's share of a show spread over several (canvas gpus
 	// above 1), with the frames crossing between them; the show-wide

@@ -9,7 +9,7 @@ import "github.com/onairhq/onair/nodes"
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Host,
-	Profile: "nvidia_l4", // the seeds' GPU: the same source limits as the show would have there
+	Profile: "cpu", // the host's CPU: compiler.HostProfile fills in its cores and memory
 	Chains: map[string]nodes.Chain{
 		"raw_file":     {Links: []nodes.Link{nodes.L("raw_file_cpu"), nodes.L("realtime"), nodes.L("one_to_many")}},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("realtime"), nodes.L("one_to_many")}},
