@@ -131,4 +131,3 @@ func cpuSceneCost(s *lang.Show, layers []*lang.Layer) (float64, int64) {
 	}
 	return ns, pixels
 }
-
