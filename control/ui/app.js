@@ -181,12 +181,16 @@ function fetchPic(name, delay) {
     let next = 1000 / fps;
     try {
       const resp = await fetch("/snapshot/" + encodeURIComponent(name) + "?fps=" + fps, { credentials: "same-origin", cache: "no-store" });
+      // The age is the server's when it answered: counted from the
+      // answer's arrival, the picture's age takes in its transfer and
+      // decode.
+      const answered = performance.now();
       if (resp.ok) {
         const age = +resp.headers.get("Onair-Age-Ms") || 0;
         const bmp = await createImageBitmap(await resp.blob());
         if (p.bmp) p.bmp.close();
         p.bmp = bmp;
-        p.drawnAt = performance.now() - age;
+        p.drawnAt = answered - age;
         p.error = "";
         p.loads++;
       } else {
