@@ -141,7 +141,7 @@ func (l *loader) declare(blk *hcl.Block, dir string) {
 	case "show", "canvas":
 		spec := topBlock(blk.Type)
 		content, diags := blk.Body.Content(spec.bodySchemaRequired())
-		l.diags = append(l.diags, diags...)
+		l.diags = append(l.diags, removedCanvasKeys(diags)...)
 		n := &node{key: blk.Type, typ: blk.Type, rng: blk.DefRange, dir: dir, block: blk, spec: spec, content: content}
 		if l.addNode(n) {
 			if blk.Type == "show" {
