@@ -260,7 +260,7 @@ func maxPollFor(capacity int, fps float64) int {
 
 var capacityRule = &Rule{
 	ID: "capacity",
-	Doc: `The show fits the GPU's capacity profile.
+	Doc: `The show fits its capacity profile (a GPU's, or the machine's CPU).
 
 The plan's estimates (sources at the show's frame rate, VRAM, page-locked
 host memory, PCIe upload, NVDEC decode, NVENC) are compared with the
