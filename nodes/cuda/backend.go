@@ -260,6 +260,11 @@ func (c *canvas) Wait(Frame) error {
 	return c.drawn.Synchronize()
 }
 
+// Drawn implements show.PollsDrawn: whether the GPU has drawn everything
+// queued on the canvas's stream, asked without waiting (the stream
+// queried), so an AUX bus on a loop commits as its own picture is done.
+func (c *canvas) Drawn(Frame) (bool, error) { return c.stream.Query() }
+
 func (c *canvas) Close() {
 	if c.comp != nil {
 		c.comp.Close()
