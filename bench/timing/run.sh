@@ -7,8 +7,11 @@
 #                  to its next scene, cut, fade and wipe in turn (bus.b one
 #                  transition ahead of bus.a), for MINUTES (5) after WARMUP
 #                  (20 s); /status (JSON and text) and /metrics saved when
-#                  the warm-up ends and at the end, and the tick's budget
-#                  per bus in summary.txt (about 6.5 minutes for 5).
+#                  the warm-up ends and at the end; in summary.txt, per bus,
+#                  the window's ticks: p99.9 and the longest in frame
+#                  periods, the share at 0.25 period or more, the count at
+#                  0.5 or more, missed deadlines, repeats, and whether
+#                  issue 23's target holds (about 6 minutes for 5).
 #   MODE=loops     bench/timing/loops.hcl: looped 2 s HEVC, H.264 and
 #                  MPEG-TS clips for LOOPS_S (60 s); the same files.
 #   MODE=startup   the seeds' show without its browser sources (N_RAW raw
@@ -16,8 +19,12 @@
 #                  for STARTUP_S (30 s): how long the start waited to go on
 #                  air, and every source's underruns and drops from the
 #                  first tick on air (target 0) beside the start's.
-#   MODE=all       all three: switches, loops, startup (the default). In
-#                  one device call of at most 8 minutes: MINUTES=3.
+#   MODE=a,b       those modes in turn (MODE=loops,startup).
+#   MODE=all       switches, loops, startup (the default).
+# The run is refused before it starts when its estimate passes BUDGET_S
+# (570 s: a device call is 600 s at most). For the issue's 5 minutes, two
+# calls: MODE=switches MINUTES=5 (about 370 s), then MODE=loops,startup
+# (about 145 s).
 #
 # Needs: ONAIR (a stripped onair built on a Go machine: make timing-bench)
 # and MEDIA (clip0..3.hevc for the seeds' show, loop.hevc, loop.264 and
@@ -150,11 +157,15 @@ budget() {
 					if (c + 0 >= rank) p = (c == below) ? bounds[i] : lo + (bounds[i] - lo) * (rank - below) / (c - below)
 					lo = bounds[i]; below = c + 0
 				}
-				if (p == "") p = "over " lo
-				else p = sprintf("%.3f", p * 1000 / period_ms)
+				if (p == "") p = sprintf(">%.2f", lo * 1000 / period_ms)
+				else {
+					# Linear within a bucket may pass the longest tick: not past it.
+					if (longest[bus] > 0 && p * 1000 > longest[bus]) p = longest[bus] / 1000
+					p = sprintf("%.3f", p * 1000 / period_ms)
+				}
 			}
 			mx = longest[bus] / period_ms
-			ok = (p != "?" && p !~ /over/ && p + 0 < 0.25 && h[bus] == 0) ? "met" : "NOT met"
+			ok = (p != "?" && p !~ />/ && p + 0 < 0.25 && h[bus] == 0) ? "met" : "NOT met"
 			printf "  %-12s %7d %7s period %7.3f period (%5.1f ms) %6.3f %% %7d %7d %8d  %s\n", bus, n[bus], p, mx, longest[bus], n[bus] ? 100 * q[bus] / n[bus] : 0, h[bus], missed[bus], repeats[bus], ok
 		}
 	}' "${before[@]}" role=1 "$OUT/$1.metrics.txt" "$OUT/$1.status.txt" | { IFS= read -r head; echo "$head"; sort; }
