@@ -265,6 +265,8 @@ func (c *canvas) Wait(Frame) error {
 // queried), so an AUX bus on a loop commits as its own picture is done.
 func (c *canvas) Drawn(Frame) (bool, error) { return c.stream.Query() }
 
+var _ show.PollsDrawn[Frame] = (*canvas)(nil) // checked where no GPU runs the test
+
 func (c *canvas) Close() {
 	if c.comp != nil {
 		c.comp.Close()
