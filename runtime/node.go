@@ -102,7 +102,7 @@ type NodeContext[T any] struct {
 	// yet (AdoptInputs); offered counts them, for a look without the lock.
 	pendingIn []offered[T]
 	offers    atomic.Int32
-	wg      sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 // threads reads the node's threads.
