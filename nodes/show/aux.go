@@ -52,7 +52,7 @@ func (b *State) addViews(n *plan.Node, bs *BusState) error {
 		if !isSourceView(addr) || b.scenes[addr] != nil {
 			continue
 		}
-		if _, ok := b.sources[addr]; !ok {
+		if _, ok := b.sourceMap()[addr]; !ok {
 			return fmt.Errorf("%s routes to %s, which the plan does not hold", n.ID, addr)
 		}
 		_, w, h, _, err := b.Video(n)

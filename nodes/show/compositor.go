@@ -133,7 +133,7 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: prm.Colour.Or(frame.BT709),
 	}
 	for i, e := range ctx.Inputs {
-		from, ok := b.nodes[e.Config().From]
+		from, ok := b.nodeMap()[e.Config().From]
 		if !ok {
 			return nil, fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", n.ID, i, e.Config().From)
 		}
@@ -565,7 +565,7 @@ func (c *compositor[F]) handOff(ctx *runtime.NodeContext[F], out F, limit int64)
 	if c.outs == nil {
 		c.outs = make([]*OutputState, len(ctx.Outputs))
 		for i, e := range ctx.Outputs {
-			if n := c.b.nodes[e.Config().To]; n != nil {
+			if n := c.b.nodeMap()[e.Config().To]; n != nil {
 				c.outs[i] = c.b.outputs[n.Address]
 			}
 		}

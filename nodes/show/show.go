@@ -413,8 +413,8 @@ func (b *State) Summary() Summary {
 			s.Outputs[len(s.Outputs)-1].Bytes, s.Outputs[len(s.Outputs)-1].EncodeSpeed = uint64(fs.Bytes), fs.Speed
 		}
 	}
-	for _, a := range sortedKeys(b.sources) {
-		src := b.sources[a]
+	for _, a := range sortedKeys(b.sourceMap()) {
+		src := b.sourceMap()[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(), Live: src.liveSummary(),
@@ -430,7 +430,7 @@ func (b *State) Summary() Summary {
 		s.Buses[i].Audio = b.buses[s.Buses[i].Address].audioStatus()
 	}
 	for i := range s.Sources {
-		s.Sources[i].Audio = b.sources[s.Sources[i].Address].audioStatus()
+		s.Sources[i].Audio = b.sourceMap()[s.Sources[i].Address].audioStatus()
 	}
 	return s
 }

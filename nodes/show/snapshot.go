@@ -71,7 +71,7 @@ func newSnapshots(b *State) *snapshots {
 	for a := range b.buses {
 		s.slots[a] = &snapSlot{name: a}
 	}
-	for a := range b.sources {
+	for a := range b.sourceMap() {
 		sl := &snapSlot{name: a, unused: true}
 		for bus := range b.buses {
 			if b.feeds(a, bus) {

@@ -83,7 +83,10 @@ type State struct {
 	// before.
 	marks atomic.Pointer[onAirMarks]
 
-	nodes map[string]*plan.Node // by id
+	// topo holds the nodes, sources and feeds, swapped whole when a
+	// source is added on air (addSources): read it through nodeMap,
+	// sourceMap, StampID and feeds.
+	topo atomic.Pointer[topology]
 	// scenes are the show's scenes, by address. ApplyLive swaps an
 	// entry for a new one under scenesMu (never changing one in place), and
 	// bumps sceneGen after: a compositor that sees a newer generation
@@ -91,14 +94,8 @@ type State struct {
 	scenesMu sync.RWMutex
 	scenes   map[string]*plan.Scene
 	sceneGen atomic.Uint64
-	stamps   map[string]uint16 // source address → the id drawn into test patterns
-	// feeders holds (source, bus) for each source with an edge into the
-	// bus's compositor (feeds).
-	feeders     map[[2]string]bool
-	feedersOnce sync.Once
-	sources     map[string]*SourceState
-	buses       map[string]*BusState
-	outputs     map[string]*OutputState
+	buses    map[string]*BusState
+	outputs  map[string]*OutputState
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
@@ -302,9 +299,10 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	wall := time.Now()
 	b := &State{
 		plan: p, opts: opts, origin: opts.Clock(), rate: rate,
-		nodes: map[string]*plan.Node{}, scenes: map[string]*plan.Scene{}, stamps: map[string]uint16{},
-		sources: map[string]*SourceState{}, buses: map[string]*BusState{}, outputs: map[string]*OutputState{},
+		scenes: map[string]*plan.Scene{}, buses: map[string]*BusState{}, outputs: map[string]*OutputState{},
 	}
+	t := &topology{nodes: map[string]*plan.Node{}, sources: map[string]*SourceState{}, stamps: map[string]uint16{}, feeders: map[[2]string]bool{}}
+	b.topo.Store(t) // filled in here, before anything else can read it
 	for i := range p.Scenes {
 		b.scenes[p.Scenes[i].Address] = &p.Scenes[i]
 	}
@@ -312,13 +310,10 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	var problems []string
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
-		b.nodes[n.ID] = n
+		t.nodes[n.ID] = n
 		switch {
 		case strings.HasPrefix(n.Address, "source."):
-			if _, ok := b.sources[n.Address]; !ok {
-				b.stamps[n.Address] = uint16(len(b.sources) + 1)
-				b.sources[n.Address] = &SourceState{Address: n.Address}
-			}
+			t.addSource(n.Address)
 		case n.Kind == "compositor":
 			prm, err := Params[compositorParams](n)
 			if err != nil {
@@ -368,7 +363,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
 		}
 	}
-	for _, n := range b.nodes {
+	for _, n := range t.nodes {
 		if bs := b.buses[n.Address]; bs != nil && n.Kind == "compositor" {
 			if err := b.addViews(n, bs); err != nil {
 				problems = append(problems, err.Error())
@@ -376,10 +371,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		}
 	}
 	for _, e := range p.Edges {
-		to, from := b.nodes[e.To], b.nodes[e.From]
+		to, from := t.nodes[e.To], t.nodes[e.From]
 		if to == nil || from == nil || to.Kind != "compositor" || b.buses[to.Address] == nil {
 			continue
 		}
+		t.feeders[[2]string{from.Address, to.Address}] = true
 		bs := b.buses[to.Address]
 		bs.audioSources = append(bs.audioSources, from.Address)
 	}
@@ -403,7 +399,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	}
 	if len(problems) == 0 {
 		b.op, b.snaps, b.metrics = newOperator(b), newSnapshots(b), newMetrics(b.buses)
-		for _, src := range b.sources {
+		for _, src := range t.sources {
 			src.op = b.op
 		}
 		b.tally = startTally(b)
@@ -416,11 +412,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 }
 
 // Source is the state of the source at address (a node's Address).
-func (b *State) Source(address string) *SourceState { return b.sources[address] }
+func (b *State) Source(address string) *SourceState { return b.sourceMap()[address] }
 
 // StampID is the number test patterns of the source at address draw into
 // their pictures (1, 2, ... in plan order), so a test can tell sources apart.
-func (b *State) StampID(address string) uint16 { return b.stamps[address] }
+func (b *State) StampID(address string) uint16 { return b.topology().stamps[address] }
 
 // Resolve turns a path of the plan (relative to the show) into one usable
 // from here.
@@ -851,16 +847,40 @@ func (b *State) ApplyLive(ch LiveChange) error {
 }
 
 // feeds reports whether source sends frames to bus's compositor in the
-// plan (its edges, read once: they never change on air).
+// plan on air (its edges, and those added with a source on air).
 func (b *State) feeds(source, bus string) bool {
-	b.feedersOnce.Do(func() {
-		b.feeders = map[[2]string]bool{}
-		for _, e := range b.plan.Edges {
-			from, to := b.nodes[e.From], b.nodes[e.To]
-			if from != nil && to != nil && to.Kind == "compositor" {
-				b.feeders[[2]string{from.Address, to.Address}] = true
-			}
-		}
-	})
-	return b.feeders[[2]string{source, bus}]
+	return b.topology().feeders[[2]string{source, bus}]
 }
+
+// topology is the plan's nodes by id, its sources by address with the id
+// each draws into a test pattern, and which source feeds which bus. It
+// never changes once stored: a source added on air stores a copy with
+// it (State.addSources), so readers on any goroutine need no lock.
+type topology struct {
+	nodes   map[string]*plan.Node
+	sources map[string]*SourceState
+	stamps  map[string]uint16 // source address → the id drawn into test patterns
+	feeders map[[2]string]bool
+}
+
+// addSource adds a source's state, if it is new, while t is not shared.
+func (t *topology) addSource(addr string) {
+	if _, ok := t.sources[addr]; !ok {
+		t.stamps[addr] = uint16(len(t.sources) + 1)
+		t.sources[addr] = &SourceState{Address: addr}
+	}
+}
+
+// topology is what is on air now; empty for a State made outside newState.
+func (b *State) topology() *topology {
+	if t := b.topo.Load(); t != nil {
+		return t
+	}
+	return &topology{}
+}
+
+// nodeMap is the plan's nodes by id, as on air now.
+func (b *State) nodeMap() map[string]*plan.Node { return b.topology().nodes }
+
+// sourceMap is the show's sources by address, as on air now.
+func (b *State) sourceMap() map[string]*SourceState { return b.topology().sources }
