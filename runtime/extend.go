@@ -273,7 +273,11 @@ func adoptsInputs[T any](s *nodeSlot[T], n int) string {
 // runs on a loop (a fan-out that puts each frame on every output of
 // NodeContext.Outputs as it finds them): Extend then adds an edge out of it
 // on its loop, between its handlers.
-type OutputsGrow interface{ OutputsGrow() }
+type OutputsGrow interface {
+	// OutputAdded is called on the node's loop once output i is in
+	// NodeContext.Outputs.
+	OutputAdded(i int)
+}
 
 // takesOutputs says why the running node of s cannot take an output, ""
 // when it can.
@@ -298,7 +302,10 @@ func (x *Executor[T]) handOver(ctx context.Context, a added[T], into, outOf []li
 		nctx := s.ctx
 		s.mu.Unlock()
 		if nctx != nil {
-			if err := s.loop.Do(func() { nctx.addOutput(l.edge) }); err != nil {
+			s.mu.Lock()
+			grows, _ := s.node.(OutputsGrow)
+			s.mu.Unlock()
+			if err := s.loop.Do(func() { grows.OutputAdded(nctx.addOutput(l.edge)) }); err != nil {
 				return fmt.Errorf("node %s: %w", s.spec.ID, err)
 			}
 		}

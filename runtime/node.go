@@ -398,10 +398,11 @@ func (c *NodeContext[T]) AdoptInputs() int {
 	return n
 }
 
-// addOutput gives the running node an output edge; on its loop's thread,
-// between its handlers.
-func (c *NodeContext[T]) addOutput(e *Edge[T]) {
+// addOutput gives the running node an output edge and returns its index;
+// on its loop's thread, between its handlers.
+func (c *NodeContext[T]) addOutput(e *Edge[T]) int {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.Outputs = append(slices.Clip(c.Outputs), e)
-	c.mu.Unlock()
+	return len(c.Outputs) - 1
 }

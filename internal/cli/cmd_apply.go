@@ -18,6 +18,7 @@ import (
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/runtime"
 	"github.com/onairhq/onair/showerr"
 )
 
@@ -90,6 +91,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "\nwould apply on air: %s\n", strings.Join(r.Live.Elements, ", "))
+		if srcs := r.Live.Add.Sources(); len(srcs) > 0 {
+			fmt.Fprintf(stdout, "would start on air first: %s (%d nodes), each ready before any scene that shows it joins a bus\n", strings.Join(srcs, ", "), len(r.Live.Add.Nodes))
+		}
 		return 0
 	}
 	js, err := plan.Marshal(p)
@@ -237,10 +241,11 @@ func orNone(s string) string {
 // apply -dry-run reports. Its cost is linear in the plans' sizes.
 func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string) {
 	lv := diff.Diff(cur, p).Live
-	return show.LiveChange{Scenes: lv.Scenes, RenameScenes: lv.Renames, Updates: lv.Updates}, lv.Elements, lv.Refused
+	grow := runtime.Extension{Nodes: lv.Add.Nodes, Edges: lv.Add.Edges, Groups: lv.Add.Groups, Loops: lv.Add.Loops}
+	return show.LiveChange{Scenes: lv.Scenes, RenameScenes: lv.Renames, Updates: lv.Updates, Grow: grow}, lv.Elements, lv.Refused
 }
 
 // refusedText says what needs the show restarted.
 func refusedText(refused []string) string {
-	return "these changes need the show restarted (on air, onair changes, adds and renames scenes, and changes the params the registry marks live, nothing else): " + strings.Join(refused, "; ")
+	return "these changes need the show restarted (on air, onair changes, adds and renames scenes, starts sources added and routes buses to them, and changes the params the registry marks live, nothing else): " + strings.Join(refused, "; ")
 }

@@ -156,6 +156,10 @@ func (o *fanOutOnLoop[F]) Start(ctx *runtime.NodeContext[F]) error {
 
 func (o *fanOutOnLoop[F]) Stop() {}
 
+// OutputAdded implements runtime.OutputsGrow: a bus routed to the source
+// on air (fanOut puts each frame on every output it finds).
+func (o *fanOutOnLoop[F]) OutputAdded(int) {}
+
 // fanOutThread is one_to_many: the same on a thread of its own.
 type fanOutThread[F Frame] struct{ st *SourceState }
 

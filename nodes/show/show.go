@@ -194,7 +194,8 @@ const maxNamedChanges = 64
 
 // ApplyLive implements Running.
 func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
-	if err := s.State.ApplyLive(ch); err != nil {
+	extend := func(ext runtime.Extension) error { return s.Exec.Extend(context.Background(), ext) }
+	if err := s.State.applyLive(ch, extend); err != nil {
 		return err
 	}
 	// The event and the log name the first elements changed and count the

@@ -96,6 +96,7 @@ type State struct {
 	sceneGen atomic.Uint64
 	buses    map[string]*BusState
 	outputs  map[string]*OutputState
+	adding   starting // sources being added on air (liveadd.go)
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
@@ -470,6 +471,9 @@ func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin st
 	if sc == BlackView && bs.Kind == "program" {
 		i = blackIndex // to black (aux.go)
 	}
+	if err := b.startingFor(sc); i < 0 && err != nil {
+		return err
+	}
 	if i < 0 {
 		return fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes(), ", "), ErrNotFound)
 	}
@@ -632,6 +636,11 @@ type LiveChange struct {
 	// the end of its list, a browser source's import_ttl_ms, a preview's
 	// interval_ms and quality.
 	Updates []nodes.Update
+	// Grow are the nodes of sources new on air, the edges from them into
+	// the buses on air (and into an AUX bus from a source on air), their
+	// groups and the loops they are placed on (liveadd.go): started and
+	// ready before any scene that shows them joins a bus.
+	Grow runtime.Extension
 }
 
 // Scenes are the scenes bus may show on air, in its list's order; nil
@@ -655,6 +664,9 @@ func (ch LiveChange) Elements() []string {
 	for _, u := range ch.Updates {
 		set[u.Address] = true
 	}
+	for _, n := range ch.Grow.Nodes {
+		set[n.Address] = true
+	}
 	return sortedKeys(set)
 }
 
@@ -668,8 +680,14 @@ func (ch LiveChange) Elements() []string {
 // error wrapping ErrNotFound or ErrInvalid saying what did not and why.
 // Its cost is linear in the change and in the lists of the buses it adds
 // scenes to or renames scenes on.
-func (b *State) ApplyLive(ch LiveChange) error {
+func (b *State) ApplyLive(ch LiveChange) error { return b.applyLive(ch, nil) }
+
+// applyLive is ApplyLive; extend starts what ch.Grow adds (nil: a show
+// that cannot grow), after every check and before anything changes.
+func (b *State) applyLive(ch LiveChange, extend func(runtime.Extension) error) error {
 	var problems []string
+	grows, gp := b.checkGrow(ch.Grow, extend != nil)
+	problems = append(problems, gp...)
 	next := make(map[string]*plan.Scene, len(ch.Scenes)+len(ch.RenameScenes))
 	for _, sc := range ch.Scenes {
 		n := sc
@@ -761,8 +779,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		if !adds && !renames {
 			continue
 		}
-		if adds && bs.Kind != "program" {
-			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it shows one source, no scenes", a))
+		if adds && bs.Kind != "program" && !allViews(more) {
+			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it is routed to sources, and to scenes only through its routes", a))
 			continue
 		}
 		list := make([]string, 0, len(cur)+len(more))
@@ -778,6 +796,15 @@ func (b *State) ApplyLive(ch LiveChange) error {
 			switch {
 			case has[sc]:
 				problems = append(problems, fmt.Sprintf("%s shows %s already", a, sc))
+			case isSourceView(sc) && sceneAt(sc) == nil:
+				// A route to a source, new to the bus: its view (aux.go).
+				if v, err := b.newView(a, sc, grows); err != nil {
+					problems = append(problems, err.Error())
+				} else {
+					next[sc] = v
+					list = append(list, sc)
+					has[sc] = true
+				}
 			case sceneAt(sc) == nil:
 				problems = append(problems, fmt.Sprintf("%s: the show has no scene %s", a, sc))
 			default:
@@ -792,8 +819,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	feedCheck := func(bus, addr string) {
 		sc := sceneAt(addr)
 		for i, l := range sc.Layers {
-			if !b.feeds(l.Source, bus) {
-				problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s (a source new to a bus needs the show restarted)", addr, i, l.Source, bus))
+			if !b.feeds(l.Source, bus) && !grows[[2]string{l.Source, bus}] {
+				problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s (the plan sent gives the bus no edge from it)", addr, i, l.Source, bus))
 			}
 		}
 	}
@@ -818,6 +845,11 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("nothing changed: %s: %w", strings.Join(problems, "; "), ErrInvalid)
+	}
+	if len(ch.Grow.Nodes) > 0 || len(ch.Grow.Edges) > 0 {
+		if err := b.grow(ch.Grow, lists, next, extend); err != nil {
+			return err
+		}
 	}
 	b.scenesMu.Lock()
 	for addr := range gone {
