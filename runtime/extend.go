@@ -32,9 +32,9 @@ import (
 const readySpare = 64
 
 // Extension is what Extend adds to a running plan: new nodes in new
-// groups, the edges among them and from them into running nodes (or from
-// a running node on a loop into them), and the loops they are placed on
-// that the plan does not run yet.
+// groups, the edges among them, from them into running nodes, and from a
+// running node on a loop (OutputsGrow) into them or into a running node,
+// and the loops they are placed on that the plan does not run yet.
 type Extension struct {
 	Nodes  []plan.Node
 	Edges  []plan.Edge
@@ -172,8 +172,8 @@ func (x *Executor[T]) extendTopology(ext Extension) (a added[T], into, outOf []l
 		case from == nil || to == nil:
 			bad("edge %s -> %s names a node neither the plan nor the extension holds", pe.From, pe.To)
 			continue
-		case !fromNew && !toNew:
-			bad("edge %s -> %s joins two running nodes", pe.From, pe.To)
+		case !fromNew && !toNew && x.joined(pe.From, pe.To):
+			bad("edge %s -> %s runs already", pe.From, pe.To)
 			continue
 		}
 		if _, err := ParsePolicy(pe.Policy); err != nil {
@@ -378,6 +378,17 @@ func (x *Executor[T]) undoLocked(a added[T]) {
 		delete(x.loops, name)
 		x.loopNames = slices.DeleteFunc(x.loopNames, func(n string) bool { return n == name })
 	}
+}
+
+// joined reports whether an edge from one node to another runs; topo is
+// held.
+func (x *Executor[T]) joined(from, to string) bool {
+	for _, e := range x.edges {
+		if c := e.Config(); c.From == from && c.To == to {
+			return true
+		}
+	}
+	return false
 }
 
 // groupNamed is the group of that name, nil if none.

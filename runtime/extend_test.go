@@ -16,7 +16,7 @@ import (
 // compositor takes its frames in order from the first one it was handed,
 // the first source runs on undisturbed, and Status lists the new loop,
 // group, node and edge. An extension that names a node nobody holds, or
-// that would join two running nodes, or give an output to a node that
+// that repeats an edge that runs, or gives an output to a node that
 // keeps its outputs, is refused whole and changes nothing.
 func TestExtendAddsASourceToARunningCompositor(t *testing.T) {
 	leakCheck(t)
@@ -49,7 +49,7 @@ func TestExtendAddsASourceToARunningCompositor(t *testing.T) {
 		want string
 	}{
 		{Extension{Edges: []plan.Edge{{From: "source.zz/x", To: "bus.pgm/compositor", Capacity: 1, Policy: "drop"}}}, "names a node neither"},
-		{Extension{Edges: []plan.Edge{{From: "source.a/test_source", To: "bus.pgm/compositor", Capacity: 1, Policy: "drop"}}}, "joins two running nodes"},
+		{Extension{Edges: []plan.Edge{{From: "source.a/test_source", To: "bus.pgm/compositor", Capacity: 1, Policy: "drop"}}}, "runs already"},
 		{Extension{
 			Nodes:  []plan.Node{{ID: "output.x/sink", Kind: "sink", Group: "output.x", Placement: plan.Placement{Thread: true}}},
 			Groups: []plan.Group{{Name: "output.x"}},
