@@ -15,6 +15,7 @@ import (
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
+	"github.com/onairhq/onair/showerr"
 )
 
 // addRate is the frame rate of the shows sources are added to: the test
@@ -80,7 +81,7 @@ func liveOf(t *testing.T, cur, next *plan.Plan) show.LiveChange {
 // scene and the AUX bus to the new source; the recordings, read by the
 // stamps in their pictures, hold every frame of each source in order from
 // the tick the bus cut to it, and the new sources count no underrun or
-// drop, the buses no repeat.
+// drop, the buses no repeat, and the page has a tile of each.
 func TestSourcesAddedOnAirAreCleanFromTheirFirstTick(t *testing.T) {
 	const w, h, clipFrames = 320, 180, 2 * addRate
 	const rawID = 14
@@ -189,6 +190,16 @@ scene "three" {
 	waitShow(t, s, "a pass and a half of the raw clip", func(sum show.Summary) bool {
 		return busOf(sum, "bus.pgm").Ticks >= ticks+uint64(clipFrames*3/2)
 	})
+	// The page has a tile of each new source.
+	for _, a := range []string{"source.c", "source.r"} {
+		waitShow(t, s, "a tile of "+a, func(show.Summary) bool {
+			jpg, _, err := s.State.Snapshot(a, 10)
+			if err != nil && !errors.Is(err, showerr.ErrNotReady) {
+				t.Fatalf("the tile of %s: %v", a, err)
+			}
+			return len(jpg) > 0
+		})
+	}
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}

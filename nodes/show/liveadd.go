@@ -146,6 +146,9 @@ func (b *State) grow(g runtime.Extension, lists map[string][]string, next map[st
 		b.topo.Store(old)
 		return fmt.Errorf("nothing changed: starting %s: %v: %w", strings.Join(srcs, ", "), err, ErrConflict)
 	}
+	for _, a := range srcs {
+		b.snaps.addSource(a) // its tile on the page
+	}
 	return nil
 }
 
