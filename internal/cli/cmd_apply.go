@@ -26,8 +26,8 @@ func init() {
 	register(&command{
 		name: "apply",
 		summary: "Change a running show to an edited show file without going off air: prints the diff against the plan on air, " +
-			"then applies it when every change can be made live (scenes and their layers, scenes added to a bus, the params " +
-			"the registry marks live); anything else is refused whole.",
+			"then applies it when every change can be made live (scenes and their layers, scenes added to a bus, sources added " +
+			"and the feeds to buses and AUX routes from them, the params the registry marks live); anything else is refused whole.",
 		usage: "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-var NAME=VALUE ...] [-dry-run] SHOW",
 		run:   runApply,
 	})
@@ -160,9 +160,10 @@ func checkLiveCanvas(p *plan.Plan) error {
 
 // liveApply is a running show's POST /plan: it compares the plan sent with
 // the one on air (compiler/diff) and carries out the changes that can be
-// made on air, today scenes: new layers, new scenes, scenes added at the
-// end of a bus's list (nodes/show's ApplyLive: every bus showing one
-// draws the new layers from its next tick, and can switch to the new ones).
+// made on air: new layers, new scenes, scenes added at the end of a bus's
+// list (nodes/show's ApplyLive: every bus showing one draws the new layers
+// from its next tick, and can switch to the new ones), live params, and
+// sources added with their feeds, started and ready first (liveadd.go).
 // Any other change, or a plan it cannot read, is refused whole: nothing
 // changes.
 type liveApply struct {

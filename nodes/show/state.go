@@ -673,9 +673,9 @@ func (ch LiveChange) Elements() []string {
 // ApplyLive changes the show while it runs. Every bus that may show a
 // changed scene draws its new layers from its next tick on, without a cut
 // or a missed frame; a compositor waits by a new input_poll_ms from its
-// next wait on. Each layer's source must already feed every bus that may
-// show the scene (the plan's edges): another source needs the show
-// restarted. Every value is checked against the range the nodes/ registry
+// next wait on. Each layer's source must feed every bus that may show
+// the scene (the plan's edges, or those ch.Grow adds: only Show.ApplyLive,
+// which has the executor, can start them). Every value is checked against the range the nodes/ registry
 // declares. It changes nothing unless all of it passes, and returns an
 // error wrapping ErrNotFound or ErrInvalid saying what did not and why.
 // Its cost is linear in the change and in the lists of the buses it adds
