@@ -137,14 +137,8 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h,
 		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: prm.Colour.Or(frame.BT709),
 	}
-	for i, e := range ctx.Inputs {
-		from, ok := b.nodes[e.Config().From]
-		if !ok {
-			return nil, fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", n.ID, i, e.Config().From)
-		}
-		c.inputOf[from.Address] = i
-		b.snaps.claim(from.Address, c.bus.Address)
-		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
+	if err := c.addInputs(ctx.Inputs); err != nil {
+		return nil, err
 	}
 	names := make([]string, len(c.inputs))
 	for a, i := range c.inputOf {
@@ -153,8 +147,6 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	if c.mix, err = newBusMix(c.bus.Audio, names, int64(b.rate.Num), int64(b.rate.Den)); err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	c.cur = make([]F, len(c.inputs))
-	c.fresh = make([]bool, len(c.inputs))
 	if c.scenes, err = c.sceneLayers(); err != nil {
 		return nil, err
 	}
@@ -167,6 +159,27 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 		c.aux = []sceneLayer[F]{{input: 0, layer: Layer[F]{Rect: frame.Rect{W: w, H: h}, Fit: frame.Contain, Opacity: 1}}}
 	}
 	return c, nil
+}
+
+// addInputs takes the edges after the inputs c has (all of them at its
+// construction; those a source added on air brings, later) as inputs.
+func (c *compositor[F]) addInputs(edges []*runtime.Edge[F]) error {
+	nodes := c.b.nodeMap()
+	for _, e := range edges[len(c.inputs):] {
+		from, ok := nodes[e.Config().From]
+		if !ok {
+			return fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", c.n.ID, len(c.inputs), e.Config().From)
+		}
+		c.inputOf[from.Address] = len(c.inputs)
+		c.b.snaps.claim(from.Address, c.bus.Address)
+		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
+		c.cur = append(c.cur, zero[F]())
+		c.fresh = append(c.fresh, false)
+		if c.mix != nil {
+			c.mix.add(from.Address)
+		}
+	}
+	return nil
 }
 
 func (c *compositor[F]) Start(ctx *runtime.NodeContext[F]) error {
@@ -366,8 +379,16 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 	return nil
 }
 
-// look takes the frames of the inputs that signalled.
+// look takes the frames of the inputs that signalled, and first the
+// inputs a source added on air brings (State.addSources): their scenes
+// join the bus only once it has them.
 func (c *compositor[F]) look(ctx *runtime.NodeContext[F], set *runtime.ReadySet) {
+	if ctx.AdoptInputs() > 0 {
+		if err := c.addInputs(ctx.Inputs); err != nil {
+			ctx.Fail(err) // its group restarts, with every input
+			return
+		}
+	}
 	c.ready = set.Take(c.ready[:0])
 	for _, i := range c.ready {
 		for {
@@ -599,7 +620,7 @@ func (c *compositor[F]) handOff(ctx *runtime.NodeContext[F], out F, limit int64)
 	if c.outs == nil {
 		c.outs = make([]*OutputState, len(ctx.Outputs))
 		for i, e := range ctx.Outputs {
-			if n := c.b.nodes[e.Config().To]; n != nil {
+			if n := c.b.nodeMap()[e.Config().To]; n != nil {
 				c.outs[i] = c.b.outputs[n.Address]
 			}
 		}
