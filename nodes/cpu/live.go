@@ -200,7 +200,12 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 	var q *media.SoundQueue[*frame.Frame]
 	warned := false
 	if aud != nil {
-		defer aud.Close()
+		defer func() {
+			if n := aud.Dropped(); n > 0 {
+				ctx.Log.Warn("the sound's decoder fell behind: bytes of the stream left out of it", "source", d.id, "bytes", n)
+			}
+			aud.Close()
+		}()
 		aud.Start("", dec.Start()) // its error is aud.Err's
 		q = media.NewSoundQueue[*frame.Frame](aud, d.period)
 		defer q.Flush(put)
