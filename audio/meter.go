@@ -173,15 +173,28 @@ func gainToDB(g float64) float64 {
 // multiplication and one subtraction only; all else is done ahead.
 type kWeighting struct{ x1, x2, y1, y2, z1, z2 float64 }
 
+// K-weighting's coefficients at 48 kHz (BS.1770): the shelf's b0, b1, b2,
+// a1, a2 and the high pass's c1, c2 (its numerator is 1, −2, 1).
+const (
+	kwB0, kwB1, kwB2 = 1.53512485958697, -2.69169618940638, 1.19839281085285
+	kwA1, kwA2       = -1.69065929318241, 0.73248077421585
+	kwC1, kwC2       = -1.99004745483398, 0.99007225036621
+)
+
 // kWeight filters the two channels' samples side by side (two chains of
 // dependent operations at once keep the core busy) and returns the sum
 // over both of the squares of the K-weighted output and the largest input
 // magnitude.
 func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
+	if haveAVX2 { // both channels in one instruction, the same values
+		if e, p, ok := kWeightVec(k, l, r); ok {
+			return e, p
+		}
+	}
 	const (
-		b0, b1, b2 = 1.53512485958697, -2.69169618940638, 1.19839281085285
-		a1, a2     = -1.69065929318241, 0.73248077421585
-		c1, c2     = -1.99004745483398, 0.99007225036621 // the high pass's numerator is 1, −2, 1
+		b0, b1, b2 = kwB0, kwB1, kwB2
+		a1, a2     = kwA1, kwA2
+		c1, c2     = kwC1, kwC2
 	)
 	// (Locals, not the structs: Go keeps a struct of more than four
 	// fields in memory, and each output would wait on a store.)
@@ -276,7 +289,17 @@ func truePeakOf(buf []float64, above float64) float64 {
 		if most*tpGainBound <= peak {
 			continue
 		}
-		for i := c; i < e; i++ {
+		i := c
+		if haveAVX2 { // four windows a step, the same values
+			n4 := (e - c) &^ 3
+			if n4 > 0 {
+				if p := tpVec(buf, c, n4); p > peak {
+					peak = p
+				}
+				i += n4
+			}
+		}
+		for ; i < e; i++ {
 			w := (*[tpTaps]float64)(buf[i : i+tpTaps])
 			s0, s1, s2, s3, s4, s5 := w[0]+w[11], w[1]+w[10], w[2]+w[9], w[3]+w[8], w[4]+w[7], w[5]+w[6]
 			d0, d1, d2, d3, d4, d5 := w[0]-w[11], w[1]-w[10], w[2]-w[9], w[3]-w[8], w[4]-w[7], w[5]-w[6]
@@ -322,6 +345,18 @@ var tpSym = func() (c [3][tpTaps / 2]float64) {
 		c[1][j] = (r(1, j) - r(1, tpTaps-1-j)) / 2
 		c[2][j] = r(2, j)
 	}
+	return
+}()
+
+// tpCoef is tpSym for the vector interpolator (truepeak_amd64.s): A's, B's
+// and phase 2's coefficients, then the mask that clears a float64's sign.
+const tpCoefs = 3*tpTaps/2 + 1
+
+var tpCoef = func() (c [tpCoefs]float64) {
+	for k := range 3 {
+		copy(c[k*tpTaps/2:], tpSym[k][:])
+	}
+	c[tpCoefs-1] = math.Float64frombits(1<<63 - 1)
 	return
 }()
 

@@ -1,0 +1,47 @@
+//go:build amd64 && !purego
+
+package audio
+
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
+
+// truePeakOf's interpolator in AVX2 (truepeak_amd64.s), where the CPU has
+// it; truepeak_other.go is the rest of the world's.
+var haveAVX2 = cpu.X86.HasAVX2
+
+//go:noescape
+func tpPeak4AVX2(w *float64, n int, coef *[tpCoefs]float64, out *[4]float64)
+
+// tpVec interpolates the windows buf[c:c+n] (n a multiple of 4) and
+// returns the largest magnitude among their phases 1-3.
+func tpVec(buf []float64, c, n int) float64 {
+	var out [4]float64
+	_ = buf[c+n-1+tpTaps-1] // every window's last input is in buf
+	tpPeak4AVX2(&buf[c], n, &tpCoef, &out)
+	return max(out[0], out[1], out[2], out[3])
+}
+
+//go:noescape
+func kWeightAVX(k *[Channels]kWeighting, l, r *float64, n int, c *[16]float64, out *[3]float64)
+
+// kwCoef are kWeight's coefficients for kWeightAVX, each twice (a lane a
+// channel), then the mask that clears a float64's sign.
+var kwCoef = func() (c [16]float64) {
+	for i, v := range [...]float64{kwB0, kwB1, kwB2, kwA2, kwA1, kwC2, kwC1, math.Float64frombits(1<<63 - 1)} {
+		c[2*i], c[2*i+1] = v, v
+	}
+	return
+}()
+
+// kWeightVec is kWeight in kWeightAVX.
+func kWeightVec(k *[Channels]kWeighting, l, r []float64) (energy, peak float64, ok bool) {
+	if len(l) == 0 || len(r) < len(l) {
+		return 0, 0, len(l) == 0
+	}
+	var out [3]float64
+	kWeightAVX(k, &l[0], &r[0], len(l), &kwCoef, &out)
+	return out[0], max(out[1], out[2]), true
+}
