@@ -272,21 +272,13 @@ func truePeakOf(buf []float64, above float64) float64 {
 	const delay = tpTaps - 1 - tpTaps/2 // phase 0's input in the window
 	n := len(buf) - (tpTaps - 1)
 	peak := above
-	for _, x := range buf[delay : delay+n] {
-		if a := math.Abs(x); a > peak {
-			peak = a
-		}
+	if a := absMax(buf[delay : delay+n]); a > peak {
+		peak = a
 	}
 	ha, hb, hm := &tpSym[0], &tpSym[1], &tpSym[2]
 	for c := 0; c < n; c += tpChunk {
 		e := min(c+tpChunk, n)
-		var most float64
-		for _, x := range buf[c : e+tpTaps-1] {
-			if a := math.Abs(x); a > most {
-				most = a
-			}
-		}
-		if most*tpGainBound <= peak {
+		if absMax(buf[c:e+tpTaps-1])*tpGainBound <= peak {
 			continue
 		}
 		i := c

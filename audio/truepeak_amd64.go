@@ -45,3 +45,23 @@ func kWeightVec(k *[Channels]kWeighting, l, r []float64) (energy, peak float64, 
 	kWeightAVX(k, &l[0], &r[0], len(l), &kwCoef, &out)
 	return out[0], max(out[1], out[2]), true
 }
+
+//go:noescape
+func absMaxAVX2(p *float64, n int, c *float64) float64
+
+// absMax is the largest magnitude in x (0 for none; a NaN is passed
+// over, as a loop of comparisons does).
+func absMax(x []float64) float64 {
+	var m float64
+	n4 := len(x) &^ 3
+	if haveAVX2 && n4 > 0 {
+		m = absMaxAVX2(&x[0], n4, &tpCoef[tpCoefs-1])
+		x = x[n4:]
+	}
+	for _, v := range x {
+		if a := math.Abs(v); a > m {
+			m = a
+		}
+	}
+	return m
+}

@@ -188,3 +188,30 @@ kwdone:
 	VMOVSD X12, 0(DI)
 	VMOVUPD X14, 8(DI)
 	RET
+
+// The largest magnitude of n float64s (n a multiple of 4), four a step;
+// c is the sign mask (tpCoef's last). Exact: a maximum is one of them.
+
+// func absMaxAVX2(p *float64, n int, c *float64) float64
+TEXT ·absMaxAVX2(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ c+16(FP), DX
+	VBROADCASTSD (DX), Y10
+	VXORPD Y9, Y9, Y9
+amloop:
+	CMPQ CX, $0
+	JLE  amdone
+	VANDPD (SI), Y10, Y0
+	VMAXPD Y9, Y0, Y9
+	ADDQ $32, SI
+	SUBQ $4, CX
+	JMP  amloop
+amdone:
+	VEXTRACTF128 $1, Y9, X1
+	VMAXPD X1, X9, X9
+	VPERMILPD $1, X9, X1
+	VMAXSD X1, X9, X9
+	VMOVSD X9, ret+24(FP)
+	VZEROUPPER
+	RET
