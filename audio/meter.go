@@ -68,10 +68,7 @@ func (m *Meter) Add(block []float32) {
 		copy(l, m.tp[0][:])
 		copy(r, m.tp[1][:])
 		li, ri := l[tpTaps-1:], r[tpTaps-1:]
-		for i := range li {
-			li[i], ri[i] = float64(piece[2*i]), float64(piece[2*i+1])
-		}
-		e, sp := kWeight(&m.kw, li, ri)
+		e, sp := kWeightFrom(&m.kw, piece, li, ri)
 		m.acc += e
 		m.curSP = max(m.curSP, sp)
 		for ch, buf := range [Channels][]float64{l, r} {
@@ -181,16 +178,27 @@ const (
 	kwC1, kwC2       = -1.99004745483398, 0.99007225036621
 )
 
+// kWeightFrom copies the interleaved piece's samples into l and r (as
+// float64, a channel each) and K-weights them (kWeight): where the CPU has
+// AVX2, both channels in one instruction as it copies them, the same
+// values.
+func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64) {
+	if haveAVX2 {
+		if e, p, ok := kWeightVec(k, piece, l, r); ok {
+			return e, p
+		}
+	}
+	for i := range l {
+		l[i], r[i] = float64(piece[2*i]), float64(piece[2*i+1])
+	}
+	return kWeight(k, l, r)
+}
+
 // kWeight filters the two channels' samples side by side (two chains of
 // dependent operations at once keep the core busy) and returns the sum
 // over both of the squares of the K-weighted output and the largest input
 // magnitude.
 func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
-	if haveAVX2 { // both channels in one instruction, the same values
-		if e, p, ok := kWeightVec(k, l, r); ok {
-			return e, p
-		}
-	}
 	const (
 		b0, b1, b2 = kwB0, kwB1, kwB2
 		a1, a2     = kwA1, kwA2

@@ -25,7 +25,7 @@ func tpVec(buf []float64, c, n int) float64 {
 }
 
 //go:noescape
-func kWeightAVX(k *[Channels]kWeighting, l, r *float64, n int, c *[16]float64, out *[3]float64)
+func kWeightAVX(k *[Channels]kWeighting, src *float32, l, r *float64, n int, c *[16]float64, out *[3]float64)
 
 // kwCoef are kWeight's coefficients for kWeightAVX, each twice (a lane a
 // channel), then the mask that clears a float64's sign.
@@ -36,13 +36,14 @@ var kwCoef = func() (c [16]float64) {
 	return
 }()
 
-// kWeightVec is kWeight in kWeightAVX.
-func kWeightVec(k *[Channels]kWeighting, l, r []float64) (energy, peak float64, ok bool) {
-	if len(l) == 0 || len(r) < len(l) {
-		return 0, 0, len(l) == 0
+// kWeightVec is kWeightFrom in kWeightAVX.
+func kWeightVec(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64, ok bool) {
+	n := len(l)
+	if n == 0 || len(r) < n || len(piece) < Channels*n {
+		return 0, 0, n == 0
 	}
 	var out [3]float64
-	kWeightAVX(k, &l[0], &r[0], len(l), &kwCoef, &out)
+	kWeightAVX(k, &piece[0], &l[0], &r[0], n, &kwCoef, &out)
 	return out[0], max(out[1], out[2]), true
 }
 

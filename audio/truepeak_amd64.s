@@ -114,14 +114,18 @@ tpdone:
 // c holds each coefficient twice: b0 b1 b2 a2 a1 c2 c1, then the mask
 // that clears a sign.
 
-// func kWeightAVX(k *[Channels]kWeighting, l, r *float64, n int, c *[16]float64, out *[3]float64)
-TEXT ·kWeightAVX(SB), NOSPLIT, $0-48
+// It reads the samples interleaved as float32 (src) and writes them out
+// as float64, a channel each (l, r), as it filters them.
+
+// func kWeightAVX(k *[Channels]kWeighting, src *float32, l, r *float64, n int, c *[16]float64, out *[3]float64)
+TEXT ·kWeightAVX(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), SI
-	MOVQ l+8(FP), AX
-	MOVQ r+16(FP), BX
-	MOVQ n+24(FP), CX
-	MOVQ c+32(FP), DX
-	MOVQ out+40(FP), DI
+	MOVQ src+8(FP), AX
+	MOVQ l+16(FP), BX
+	MOVQ r+24(FP), R8
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), DX
+	MOVQ out+48(FP), DI
 	VMOVSD 0(SI), X1
 	VMOVHPD 48(SI), X1, X1
 	VMOVSD 8(SI), X2
@@ -139,8 +143,9 @@ TEXT ·kWeightAVX(SB), NOSPLIT, $0-48
 kwloop:
 	CMPQ CX, $0
 	JLE  kwdone
-	VMOVSD (AX), X0
-	VMOVHPD (BX), X0, X0
+	VCVTPS2PD (AX), X0       // (left, right) as float64
+	VMOVLPD X0, (BX)
+	VMOVHPD X0, (R8)
 	VMULPD 0(DX), X0, X8     // b0·x
 	VMULPD 16(DX), X1, X9    // b1·x1
 	VADDPD X9, X8, X8
@@ -170,6 +175,7 @@ kwloop:
 	VMAXPD X14, X13, X14
 	ADDQ $8, AX
 	ADDQ $8, BX
+	ADDQ $8, R8
 	DECQ CX
 	JMP  kwloop
 kwdone:

@@ -50,8 +50,9 @@ func TestTruePeakVectorIsExact(t *testing.T) {
 	}
 }
 
-// kWeightAVX gives kWeight's energy, peak and filter state, block after
-// block (bit for bit where Go fuses nothing), left and right different.
+// kWeightAVX gives kWeightFrom's copies, energy, peak and filter state,
+// block after block (bit for bit where Go fuses nothing), left and right
+// different.
 func TestKWeightVectorIsExact(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("this CPU has no AVX2")
@@ -60,17 +61,23 @@ func TestKWeightVectorIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var kGo, kVec [Channels]kWeighting
 	for block, n := range []int{1, 7, 480, 1600, 0, 333} {
-		l, r := make([]float64, n), make([]float64, n)
-		for i := range l {
-			l[i] = rng.Float64()*2 - 1
-			r[i] = 0.5 * math.Sin(float64(block*n+i)/7)
+		piece := make([]float32, Channels*n)
+		for i := range n {
+			piece[2*i] = float32(rng.Float64()*2 - 1)
+			piece[2*i+1] = float32(0.5 * math.Sin(float64(block*n+i)/7))
 		}
+		l0, r0, l1, r1 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 		haveAVX2 = false
-		e0, p0 := kWeight(&kGo, l, r)
+		e0, p0 := kWeightFrom(&kGo, piece, l0, r0)
 		haveAVX2 = true
-		e1, p1 := kWeight(&kVec, l, r)
+		e1, p1 := kWeightFrom(&kVec, piece, l1, r1)
 		if !close(e1, e0) || p1 != p0 {
 			t.Fatalf("block %d (%d samples): the vector filter reads energy %v peak %v, the loop %v %v", block, n, e1, p1, e0, p0)
+		}
+		for i := range n {
+			if l0[i] != l1[i] || r0[i] != r1[i] {
+				t.Fatalf("block %d: sample %d copied as %v %v, the loop's %v %v", block, i, l1[i], r1[i], l0[i], r0[i])
+			}
 		}
 		for c := range kGo {
 			for i, v := range []float64{kGo[c].x1, kGo[c].x2, kGo[c].y1, kGo[c].y2, kGo[c].z1, kGo[c].z2} {
