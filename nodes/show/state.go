@@ -420,8 +420,9 @@ func (b *State) Source(address string) *SourceState { return b.sourceMap()[addre
 // resolved; "" for none. A decoder fed over an edge (the CUDA backend's
 // dec_video) finds its source's sound track here.
 func (b *State) SourceFile(address string) string {
-	ids := make([]string, 0, len(b.nodes))
-	for id, n := range b.nodes {
+	nodes := b.nodeMap()
+	ids := make([]string, 0, len(nodes))
+	for id, n := range nodes {
 		if n.Address == address && n.Params.String("path") != "" {
 			ids = append(ids, id)
 		}
@@ -430,7 +431,7 @@ func (b *State) SourceFile(address string) string {
 		return ""
 	}
 	sort.Strings(ids)
-	return b.Resolve(b.nodes[ids[0]].Params.String("path"))
+	return b.Resolve(nodes[ids[0]].Params.String("path"))
 }
 
 // StampID is the number test patterns of the source at address draw into
