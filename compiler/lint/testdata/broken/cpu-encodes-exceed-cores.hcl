@@ -1,5 +1,5 @@
 # A recording and a stream of 1080p30 at x264's veryfast on the 2-core
-# development machine: about 126 % of a core each, 252 % of its 200 %.
+# development machine: about 133 % of a core each, 266 % of its 200 %.
 show {
   name       = "lint-encodes"
   size       = "1920x1080"
