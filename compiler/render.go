@@ -138,7 +138,13 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 		if e.CPUCores > 0 {
 			cores = fmt.Sprintf("the machine's %d cores are %d %%", e.CPUCores, 100*e.CPUCores)
 		}
-		pf("  %-20s %.0f %% of one core for %d output(s); %s\n", "encoding cpu", e.EncodeCorePercent, len(e.Encodes), cores)
+		measured := 0
+		for _, c := range e.Encodes {
+			if c.Measured {
+				measured++
+			}
+		}
+		pf("  %-20s %.0f %% of one core, %d of %d output(s) measured; %s\n", "encoding cpu", e.EncodeCorePercent, measured, len(e.Encodes), cores)
 		for _, c := range e.Encodes {
 			cost := "not measured"
 			if c.Measured {

@@ -339,6 +339,8 @@ type OutputSummary struct {
 	// delivering.
 	State      string `json:"state,omitempty"`
 	Reconnects uint64 `json:"reconnects,omitempty"`
+	// PID is the running ffmpeg process's (0: none running).
+	PID int `json:"pid,omitempty"`
 }
 
 // SourceSummary is one source's counts.
@@ -417,7 +419,7 @@ func (b *State) Summary() Summary {
 		o.mu.Unlock()
 		if ff != nil {
 			fs, out := ff.Stats(), &s.Outputs[len(s.Outputs)-1]
-			out.Bytes, out.EncodeSpeed, out.State, out.Reconnects = uint64(fs.Bytes), fs.Speed, fs.State(), uint64(fs.Reconnects)
+			out.Bytes, out.EncodeSpeed, out.State, out.Reconnects, out.PID = uint64(fs.Bytes), fs.Speed, fs.State(), uint64(fs.Reconnects), fs.PID
 		} else if o.failedAlone {
 			s.Outputs[len(s.Outputs)-1].State = "failed"
 		}
