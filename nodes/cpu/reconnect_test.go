@@ -135,6 +135,9 @@ output "file" "rec" {
 	}
 	testwait.Until(t, eventBound, "the stream delivering", state("delivering"))
 	testwait.Until(t, eventBound, "the first receiver's file to grow", grown(before))
+	// The first receiver may have listened only after a first attempt
+	// (a reconnect already): the outage's is counted from here.
+	was := statusOutput(t, base, "output.srt").Reconnects
 
 	stopReceiver(t, first)
 	testwait.Until(t, eventBound, "the stream retrying without its receiver", state("retrying"))
@@ -142,8 +145,8 @@ output "file" "rec" {
 	waitShow(t, s, "250 ticks (10 s) and a second failed attempt with the receiver down", func(sum show.Summary) bool {
 		return busOf(sum, "bus.pgm").Ticks >= down+250 && outputOf(sum, "output.srt").Errors >= 2
 	})
-	if got := statusOutput(t, base, "output.srt"); got.State != "retrying" || got.Reconnects != 0 {
-		t.Fatalf("with the receiver down for 10 s the stream reads %q with %d reconnects; want retrying, 0", got.State, got.Reconnects)
+	if got := statusOutput(t, base, "output.srt"); got.State != "retrying" || got.Reconnects != was {
+		t.Fatalf("with the receiver down for 10 s the stream reads %q with %d reconnects; want retrying, %d", got.State, got.Reconnects, was)
 	}
 
 	second := receiver(t, listen, after)
@@ -157,8 +160,8 @@ output "file" "rec" {
 		t.Fatal(err)
 	}
 	sum := s.State.Summary()
-	if srt.Reconnects != 1 || srt.Restarts < 2 {
-		t.Errorf("/status has the stream at %d reconnects, %d restarts; want 1 reconnect after at least 2 restarts", srt.Reconnects, srt.Restarts)
+	if srt.Reconnects != was+1 || srt.Restarts < 2 {
+		t.Errorf("/status has the stream at %d reconnects, %d restarts; want %d (one more) after at least 2 restarts", srt.Reconnects, srt.Restarts, was+1)
 	}
 
 	// What the bus and the source say a loaded machine cost before any
@@ -174,7 +177,7 @@ output "file" "rec" {
 	if len(got) < 50 {
 		t.Fatalf("the stream after the outage: %d pictures; want at least 50", len(got))
 	}
-	if err := inOrder(got[1:], repeats, skips); err != nil || got[1] <= got[0] {
+	if err := inOrder(got[1:], repeats, skips+srt.Drops); err != nil || got[1] <= got[0] {
 		t.Errorf("the stream after the outage (%v...): %v", got[:5], err)
 	}
 	old, _ := stamps(t, before, id)
@@ -182,16 +185,29 @@ output "file" "rec" {
 		t.Errorf("the stream after the outage starts at frame %d, the one before ended at %v; want 250 frames (10 s) between", got[0], old[len(old)-min(1, len(old)):])
 	}
 
+	// The recording: every frame its output took is in the file, in
+	// order, and where numbers are missing a counter says why. While the
+	// show kept time (no missed deadline, no frame the bus or source had
+	// to skip) it took every tick: nothing dropped. A machine too busy for
+	// the show itself starves the encoder too; its drops are then counted,
+	// never silent.
 	rec := outputOf(sum, "output.rec")
 	nums, lead := stamps(t, filepath.Join(dir, "rec", "pgm.mkv"), id)
-	if uint64(lead+len(nums)) != rec.Written || rec.Drops != 0 || rec.HandOffDrops != 0 || rec.Errors != 0 || rec.Restarts != 0 {
-		t.Errorf("the recording holds %d pictures (%d before the first stamp); its output wrote %d, dropped %d (%d at the hand-off), %d errors, %d restarts: want every one, none dropped",
-			lead+len(nums), lead, rec.Written, rec.Drops, rec.HandOffDrops, rec.Errors, rec.Restarts)
+	if uint64(lead+len(nums)) != rec.Written || rec.Errors != 0 || rec.Restarts != 0 {
+		t.Errorf("the recording holds %d pictures (%d before the first stamp); its output wrote %d, with %d errors and %d restarts: want every one, no error",
+			lead+len(nums), lead, rec.Written, rec.Errors, rec.Restarts)
+	}
+	keptTime := bus.Missed+bus.StartMissed == 0 && skips == 0
+	if keptTime && rec.Drops+rec.HandOffDrops != 0 {
+		t.Errorf("the show kept time, yet the recording dropped %d frames (%d at the hand-off)", rec.Drops, rec.HandOffDrops)
 	}
 	if len(nums) == 0 || nums[len(nums)-1] < got[len(got)-1] {
 		t.Fatalf("the recording's %d stamped pictures end before the stream's last frame %d", len(nums), got[len(got)-1])
 	}
-	if err := inOrder(nums, repeats, skips); err != nil {
+	if err := inOrder(nums, repeats, skips+rec.Drops+rec.HandOffDrops); err != nil {
 		t.Errorf("the recording: %v", err)
+	}
+	if !keptTime {
+		t.Logf("the machine was busy: %d missed deadlines, %d frames skipped before the outputs, %d dropped by the recording's encoder", bus.Missed+bus.StartMissed, skips, rec.Drops+rec.HandOffDrops)
 	}
 }
