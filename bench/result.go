@@ -67,7 +67,7 @@ type Result struct {
 	// encoder that fell behind), which the bus's output drops do not count.
 	Encoders     []Encoder `json:"encoders,omitempty"`
 	EncoderDrops uint64    `json:"encoder_drops,omitempty"`
-	Underruns      uint64 `json:"underruns"`
+	Underruns    uint64    `json:"underruns"`
 	// Page-locked host memory at the end of the window: what onair holds
 	// through CUDA (cuMemHostAlloc, which /proc does not show) plus /proc's
 	// VmLck and VmPin; LockedBytes is their sum.
