@@ -79,7 +79,7 @@ func TestGoldenShowPairs(t *testing.T) {
 		refused int
 	}{
 		"path-replace": {nil, 1}, "opacity-update": {[]string{"scene.two"}, 0}, "scene-cut": {[]string{"bus.pgm"}, 0},
-		"added-source": {[]string{"scene.bars"}, 2}, "rename-moved": {nil, 1}, "rename-no-moved": {[]string{"scene.two"}, 3},
+		"added-source": {[]string{"source.slate", "scene.bars", "bus.pgm"}, 0}, "rename-moved": {nil, 1}, "rename-no-moved": {[]string{"source.playout", "scene.two"}, 2},
 		"raw-upload-chain": {nil, 2}, "scene-rename-moved": {[]string{"scene.test"}, 0}, "tally-added": {nil, 1},
 		"added-scene": {[]string{"scene.pip", "bus.pgm"}, 0}, "kind-change": {nil, 1},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	gomaps "maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,10 @@ type snapJob struct {
 
 type snapshots struct {
 	clock func() int64
-	any   atomic.Int64         // the latest watchUntil of any slot
-	slots map[string]*snapSlot // every bus and source, fixed at start
+	any   atomic.Int64 // the latest watchUntil of any slot
+	// slots holds every bus's and source's, swapped whole when a source
+	// is added on air (addSource): read it through slotMap.
+	slots atomic.Pointer[map[string]*snapSlot]
 
 	mu    sync.Mutex
 	owner map[string]string // source → the bus whose compositor snapshots it
@@ -66,12 +69,14 @@ type snapshots struct {
 }
 
 func newSnapshots(b *State) *snapshots {
-	s := &snapshots{clock: b.opts.Clock, slots: map[string]*snapSlot{}, owner: map[string]string{},
+	s := &snapshots{clock: b.opts.Clock, owner: map[string]string{},
 		work: make(chan snapJob, 8), stop: make(chan struct{}), done: make(chan struct{})}
+	slots := map[string]*snapSlot{}
+	s.slots.Store(&slots)
 	for a := range b.buses {
-		s.slots[a] = &snapSlot{name: a}
+		slots[a] = &snapSlot{name: a}
 	}
-	for a := range b.sources {
+	for a := range b.sourceMap() {
 		sl := &snapSlot{name: a, unused: true}
 		for bus := range b.buses {
 			if b.feeds(a, bus) {
@@ -79,12 +84,23 @@ func newSnapshots(b *State) *snapshots {
 				break
 			}
 		}
-		s.slots[a] = sl
+		slots[a] = sl
 	}
 	return s
 }
 
 // claim makes bus the one that snapshots source, unless another bus does.
+// slotMap is every bus's and source's slot, as on air now.
+func (s *snapshots) slotMap() map[string]*snapSlot { return *s.slots.Load() }
+
+// addSource gives a source added on air its slot (ApplyLive, one at a
+// time).
+func (s *snapshots) addSource(a string) {
+	slots := gomaps.Clone(s.slotMap())
+	slots[a] = &snapSlot{name: a}
+	s.slots.Store(&slots)
+}
+
 func (s *snapshots) claim(source, bus string) {
 	s.mu.Lock()
 	if _, ok := s.owner[source]; !ok {
@@ -111,7 +127,7 @@ func (s *snapshots) owns(source, bus string) bool {
 // 25) averages out to the rate asked. A schedule fallen behind (no tick
 // for a while) starts again from now.
 func (s *snapshots) due(name string, now, period int64) *snapSlot {
-	sl := s.slots[name]
+	sl := s.slotMap()[name]
 	if sl == nil || sl.watchUntil.Load() < now {
 		return nil
 	}
@@ -203,16 +219,16 @@ func (s *snapshots) close() {
 // snapshot and its age.
 func (b *State) Snapshot(name string, fps int) ([]byte, time.Duration, error) {
 	s := b.snaps
-	sl := s.slots[name]
+	sl := s.slotMap()[name]
 	if sl == nil {
-		sl = s.slots[withPrefix("bus.", name)]
+		sl = s.slotMap()[withPrefix("bus.", name)]
 	}
 	if sl == nil {
-		sl = s.slots[withPrefix("source.", name)]
+		sl = s.slotMap()[withPrefix("source.", name)]
 	}
 	if sl == nil {
 		var names []string
-		for a := range s.slots {
+		for a := range s.slotMap() {
 			names = append(names, a)
 		}
 		return nil, 0, fmt.Errorf("no bus or source %q in this show (try one of: %s): %w", name, strings.Join(sortedStrings(names), ", "), ErrNotFound)

@@ -10,8 +10,10 @@ import "testing"
 func TestSnapshotsKeepTheRateAsked(t *testing.T) {
 	const period = 40_000_000 // 25 fps
 	for _, fps := range []int64{25, 10, 5, 2} {
-		s := &snapshots{slots: map[string]*snapSlot{"bus.pgm": {name: "bus.pgm"}}}
-		sl := s.slots["bus.pgm"]
+		slots := map[string]*snapSlot{"bus.pgm": {name: "bus.pgm"}}
+		s := &snapshots{}
+		s.slots.Store(&slots)
+		sl := slots["bus.pgm"]
 		sl.watchUntil.Store(1 << 62)
 		sl.intervalNs.Store(1_000_000_000 / fps)
 		taken := 0

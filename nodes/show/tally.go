@@ -51,7 +51,7 @@ func (b *State) visibleLayers(sc *plan.Scene, w, h int) []plan.Layer {
 // mayBeKeyed reports whether a source's pictures may carry alpha (a
 // browser's), so that it hides nothing beneath it.
 func (b *State) mayBeKeyed(src string) bool {
-	s := b.sources[src]
+	s := b.sourceMap()[src]
 	return s == nil || s.browser.Load() != nil
 }
 
