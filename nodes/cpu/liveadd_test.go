@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/internal/showtest"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
@@ -25,7 +26,8 @@ func TestSourcesAddedOnAirAreCleanFromTheirFirstTick(t *testing.T) {
 
 // TestAddingASourceOnAirIsRefusedWhole: a change that adds a source and
 // also a node the executor cannot run, or a source the show runs already,
-// changes nothing and says why.
+// changes nothing and says why; the change itself then applies, and the
+// new source's sound joins the AUX bus's mix.
 func TestAddingASourceOnAirIsRefusedWhole(t *testing.T) {
 	dir := t.TempDir()
 	first := filepath.Join(dir, "show.hcl")
@@ -66,4 +68,12 @@ func TestAddingASourceOnAirIsRefusedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitShow(t, s, "bus.mon on source.c", func(sum show.Summary) bool { return busOf(sum, "bus.mon").OnAir == "source.c" })
+	// Its sound is on the bus's mix, for onair audio.
+	gain := -6.0
+	if err := s.SetAudio("bus.mon", audio.Change{Source: "source.c", GainDB: &gain}); err != nil {
+		t.Fatalf("the new source's strip on bus.mon: %v", err)
+	}
+	if st := busOf(s.State.Summary(), "bus.mon").Audio; st == nil || st.Strips["source.c"].GainDB != -6 {
+		t.Errorf("bus.mon's mix after the gain change: %+v", st)
+	}
 }

@@ -149,6 +149,15 @@ func (b *State) grow(g runtime.Extension, lists map[string][]string, next map[st
 	for _, a := range srcs {
 		b.snaps.addSource(a) // its tile on the page
 	}
+	for _, e := range g.Edges { // onair audio BUS SOURCE
+		from, to := t.nodes[e.From], t.nodes[e.To]
+		if from == nil || to == nil || to.Kind != "compositor" || b.buses[to.Address] == nil {
+			continue
+		}
+		if bs := b.buses[to.Address]; !slices.Contains(bs.audioSourceList(), from.Address) {
+			bs.addAudioSource(from.Address)
+		}
+	}
 	return nil
 }
 
