@@ -30,12 +30,22 @@ type SourceLimit struct {
 	Source      string  `json:"source"`
 }
 
-// Profile is a GPU capacity profile: what the capacity check and the plan's
-// budgets compare estimates against.
+// Profile is a capacity profile: what the capacity check and the plan's
+// budgets compare estimates against. A GPU's (Backend "") carries the
+// GPU's figures; a CPU profile (Backend "cpu") carries a host's cores and
+// memory instead, which HostProfile fills in from the machine.
 type Profile struct {
-	Name         string `json:"name"`
-	Description  string `json:"description"`
-	NVDECEngines Figure `json:"nvdec_engines"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Backend is "cpu" for a profile of a host's CPU, "" for a GPU's.
+	Backend string `json:"backend,omitempty"`
+	// Cores is the host's CPU cores: for a CPU profile those the show's
+	// goroutines may run on, for a GPU's its host's, which the show's
+	// encodes are compared with (lint: encodes-exceed-cores; absent, 0:
+	// unknown). MemoryBytes is a CPU profile's host memory.
+	Cores        Figure `json:"cores,omitzero"`
+	MemoryBytes  Figure `json:"memory_bytes,omitzero"`
+	NVDECEngines Figure `json:"nvdec_engines,omitzero"`
 	// NVDECFramesPerSec is 1080p frames per second over all engines.
 	NVDECFramesPerSec Figure `json:"nvdec_frames_per_sec"`
 	// DecodeLoops is how many decode loops serve the show's NVDEC decoders
@@ -52,6 +62,10 @@ type Profile struct {
 	// NVDECCaps is what the GPU's decoder takes, per codec (none listed:
 	// not checked).
 	NVDECCaps []NVDECCap `json:"nvdec_caps,omitempty"`
+	// Encoders are measured CPU costs of software encoders on this
+	// machine class, what the plan estimates each delivery output's
+	// encoding from (EncodeCost).
+	Encoders []EncoderCost `json:"encoders,omitempty"`
 	// Devices are the device names (as the driver reports them, matched
 	// as words) of the GPUs the profile describes: a show that names no
 	// profile is checked against the one of the GPU it runs on.
@@ -70,6 +84,35 @@ func ProfileForDevice(device string) string {
 		}
 	}
 	return ""
+}
+
+// EncoderCost is one encoder's measured CPU at one preset, size and rate:
+// CorePercent of one core for one output (delivery's BenchmarkEncoderCPU).
+type EncoderCost struct {
+	Encoder     string  `json:"encoder"` // an ffmpeg encoder: libx264, libx265
+	Preset      string  `json:"preset"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	FrameRate   float64 `json:"frame_rate"`
+	CorePercent float64 `json:"core_percent"`
+	Source      string  `json:"source"`
+}
+
+// EncodeCost estimates the share of one core (in %) an output encoding
+// w×h at fps with encoder and preset takes on this machine class: the
+// measured figure for that encoder and preset, scaled by pixels per
+// second (an encoder's work grows about linearly with them). ok is false
+// when the profile has no figure for the pair.
+func (p *Profile) EncodeCost(encoder, preset string, w, h int, fps float64) (percent float64, from *EncoderCost, ok bool) {
+	for i := range p.Encoders {
+		e := &p.Encoders[i]
+		if e.Encoder != encoder || e.Preset != preset || e.Width <= 0 || e.Height <= 0 || e.FrameRate <= 0 {
+			continue
+		}
+		scale := float64(w) * float64(h) * fps / (float64(e.Width) * float64(e.Height) * e.FrameRate)
+		return e.CorePercent * scale, e, true
+	}
+	return 0, nil, false
 }
 
 // NVDECCap is the range of pictures NVDEC decodes for one codec.
@@ -121,9 +164,17 @@ func ParseProfile(b []byte) (*Profile, error) {
 	if p.Name == "" {
 		return nil, fmt.Errorf("profile has no name")
 	}
-	for name, f := range map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec, "decode_loops": p.DecodeLoops,
+	figures := map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec, "decode_loops": p.DecodeLoops,
 		"vram_bytes": p.VRAMBytes, "pcie_generation": p.PCIeGeneration, "pcie_width": p.PCIeWidth,
-		"pcie_usable_bytes_per_sec": p.PCIeBytesPerSec, "pinned_host_bytes": p.PinnedHostBytes, "nvenc": p.NVENC} {
+		"pcie_usable_bytes_per_sec": p.PCIeBytesPerSec, "pinned_host_bytes": p.PinnedHostBytes, "nvenc": p.NVENC}
+	switch p.Backend {
+	case "":
+	case "cpu":
+		figures = map[string]Figure{"cores": p.Cores, "memory_bytes": p.MemoryBytes}
+	default:
+		return nil, fmt.Errorf("profile %s: backend %q: a profile is a GPU's (no backend) or a CPU's (\"cpu\")", p.Name, p.Backend)
+	}
+	for name, f := range figures {
 		if f.Source == "" {
 			return nil, fmt.Errorf("profile %s: %s has no source note", p.Name, name)
 		}
@@ -131,6 +182,14 @@ func ParseProfile(b []byte) (*Profile, error) {
 	for _, c := range p.NVDECCaps {
 		if c.Source == "" {
 			return nil, fmt.Errorf("profile %s: the NVDEC caps of %s have no source note", p.Name, c.Codec)
+		}
+	}
+	if p.Cores.Value != 0 && p.Cores.Source == "" {
+		return nil, fmt.Errorf("profile %s: cores has no source note", p.Name)
+	}
+	for _, e := range p.Encoders {
+		if e.Source == "" {
+			return nil, fmt.Errorf("profile %s: the figure of %s at preset %s has no source note", p.Name, e.Encoder, e.Preset)
 		}
 	}
 	for _, l := range p.SourceLimits {

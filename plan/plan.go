@@ -56,6 +56,19 @@ type Plan struct {
 	// Moved carries the show's moved blocks, so that a diff between two
 	// saved plans still sees a rename as an update.
 	Moved []Moved `json:"moved,omitempty"`
+	// Tallies are where the show sends its tally (the show's tally blocks).
+	Tallies []Tally `json:"tallies,omitempty"`
+}
+
+// Tally is one tally destination.
+type Tally struct {
+	Name      string `json:"name"`      // the block's name: "desk"
+	Kind      string `json:"kind"`      // tsl5
+	Transport string `json:"transport"` // udp | tcp
+	Address   string `json:"address"`   // the receiver's host
+	Port      int    `json:"port"`
+	Screen    int    `json:"screen"`
+	Range     *Range `json:"range,omitempty"`
 }
 
 // Scene is one scene layout.
@@ -182,22 +195,49 @@ type Fusion struct {
 // Estimates is what the show will cost, and how that compares with the
 // capacity profile.
 type Estimates struct {
-	Threads           int      `json:"threads"`
-	EventLoops        int      `json:"event_loops"`
-	Nodes             int      `json:"nodes"`
-	Edges             int      `json:"edges"`
-	VRAMBytes         int64    `json:"vram_bytes"`
-	PinnedHostBytes   int64    `json:"pinned_host_bytes"`
-	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
-	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
-	Budgets           []Budget `json:"budgets,omitempty"` // each estimate against the profile
+	Threads           int     `json:"threads"`
+	EventLoops        int     `json:"event_loops"`
+	Nodes             int     `json:"nodes"`
+	Edges             int     `json:"edges"`
+	VRAMBytes         int64   `json:"vram_bytes"`
+	PinnedHostBytes   int64   `json:"pinned_host_bytes"`
+	PCIeBytesPerSec   int64   `json:"pcie_bytes_per_sec"`
+	NVDECFramesPerSec float64 `json:"nvdec_frames_per_sec"`
+	// CPUCores and HostBytes are a cpu plan's: the cores its buses'
+	// drawing keeps busy (each bus's dearest scene, every tick) and the
+	// host memory its frames take (queues, canvases, readers' pools).
+	CPUCores  float64  `json:"cpu_cores,omitempty"`
+	HostBytes int64    `json:"host_bytes,omitempty"`
+	Budgets   []Budget `json:"budgets,omitempty"` // each estimate against the profile
 	// GPUs is each GPU's share of a show spread over several (canvas gpus
 	// above 1), with the frames crossing between them; the show-wide
 	// budgets above are then against all of them together.
 	GPUs []GPUEstimate `json:"gpus,omitempty"`
+	// Encodes are the delivery outputs' encoders with what each costs the
+	// host's CPU, from the profile's measured figures; EncodeCorePercent
+	// is their sum and HostCores the profile's host cores (0: unknown),
+	// which lint compares it with.
+	Encodes           []Encode `json:"encodes,omitempty"`
+	EncodeCorePercent float64  `json:"encode_core_percent,omitempty"`
+	HostCores         int      `json:"host_cores,omitempty"`
 	// Notes say how an estimate was made where it could not be measured
 	// (a resident file that could not be read, for example).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Encode is one delivery output's encoding and its estimated CPU.
+type Encode struct {
+	Output    string  `json:"output"` // the node's address
+	Encoder   string  `json:"encoder"`
+	Preset    string  `json:"preset"`
+	Width     int     `json:"width"`
+	Height    int     `json:"height"`
+	FrameRate float64 `json:"frame_rate"`
+	// CorePercent is the share of one core it takes (100: one core);
+	// 0 with Measured false: the profile has no figure for the encoder
+	// and preset.
+	CorePercent float64 `json:"core_percent"`
+	Measured    bool    `json:"measured"`
 }
 
 // Budget is one estimate against one limit of the capacity profile.

@@ -65,7 +65,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair apply: the show on air runs on %v\n", err)
 		return 1
 	}
-	p, err := loadPlanOrShow(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering}, stderr)
+	p, err := loadPlanOrShow(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering, HostProfile: hostProfile(target.Lowering)}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair apply: %s: %v\n", fs.Arg(0), err)
 		return 1
@@ -80,7 +80,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	// What onair lint would say of the new show, before it goes on air.
-	if n := lintBeforeApply(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering}, stderr); n > 0 {
+	if n := lintBeforeApply(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering, HostProfile: hostProfile(target.Lowering)}, stderr); n > 0 {
 		fmt.Fprintf(stderr, "onair apply: refused, nothing sent: the show has %s (above); fix them and apply again\n", plural(n, "lint error"))
 		return 1
 	}

@@ -291,11 +291,30 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 	// wait. A canvas that draws in place (the CPU's) has no wait to gather:
 	// splitting would only make each bus's hand-off wait for every other
 	// bus's drawing, so its ticks are drawn whole (tick).
+	//
+	// A canvas that can say without waiting whether its picture is drawn
+	// (PollsDrawn: the GPU's) is not waited for at all: the finish handler
+	// finds the picture drawn and hands it off, or looks again drawnPollNs
+	// later, so each bus commits as its own picture is done, and one late
+	// picture holds no other bus's tick and no other handler of the loop.
 	_, inPlace := c.canvas.(DrawsInPlace)
+	polls, _ := c.canvas.(PollsDrawn[F])
 	var finishTimer *runtime.Timer
 	finishTimer, err = ctx.AddTimer(0, func() {
 		if !c.pending.ok {
 			return
+		}
+		if polls != nil && !c.pending.done {
+			done, err := polls.Drawn(c.pending.out)
+			if err != nil {
+				ctx.Fail(fmt.Errorf("%s tick %d: %w", c.bus.Address, c.pending.k, err))
+				return
+			}
+			if !done {
+				finishTimer.Reset(runtime.Now() + drawnPollNs)
+				return
+			}
+			c.pending.done = true
 		}
 		d := c.pending
 		c.pending = drawnTick[F]{}
@@ -395,6 +414,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 // for and handed to the outputs (finish).
 type drawnTick[F Frame] struct {
 	ok               bool // false: nothing to finish (the bus is not primed yet)
+	done             bool // its picture was found drawn (PollsDrawn): finish does not wait
 	out              F
 	k, start, drawn  int64
 	from, to         int
@@ -479,9 +499,11 @@ func (c *compositor[F]) draw(ctx *runtime.NodeContext[F], sched *playout.Schedul
 func (c *compositor[F]) finish(ctx *runtime.NodeContext[F], sched *playout.Schedule, d *drawnTick[F]) error {
 	out, k, start, drawn := d.out, d.k, d.start, d.drawn
 	from, to, progress, skipped, repeats := d.from, d.to, d.progress, d.skipped, d.repeats
-	if err := c.canvas.Wait(out); err != nil {
-		out.Release()
-		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+	if !d.done { // done: PollsDrawn found it drawn, nothing to wait for
+		if err := c.canvas.Wait(out); err != nil {
+			out.Release()
+			return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+		}
 	}
 	waited := clock(c.b)
 
@@ -579,6 +601,13 @@ func (c *compositor[F]) visible(s int, w float64) {
 		}
 	}
 }
+
+// drawnPollNs is how often a compositor on a loop looks again at a
+// picture its canvas has not drawn yet (PollsDrawn): 1/133 of a 30 fps
+// period, so a tick commits within a quarter of a millisecond of its
+// picture, and a picture late by a whole period costs the loop about 130
+// queries of a stream.
+const drawnPollNs = 250_000
 
 // timeBaseSlackNs is one unit of the pacers' 1/120000 s time base, rounded
 // up: the precision to which a release time and a tick are compared.

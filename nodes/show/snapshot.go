@@ -35,7 +35,7 @@ const (
 type snapSlot struct {
 	name       string
 	watchUntil atomic.Int64 // monotonic ns
-	lastTaken  atomic.Int64
+	lastTaken  atomic.Int64 // when the last snapshot was due (the schedule's, not the tick's)
 	intervalNs atomic.Int64 // between snapshots, while watched
 	busy       atomic.Bool  // a frame is on its way to the snapshot goroutine
 
@@ -115,17 +115,27 @@ func (s *snapshots) owns(source, bus string) bool {
 	return s.owner[source] == bus
 }
 
-// due reports whether name's snapshot should be taken now, and if so marks
-// it busy: the caller must then send a job (or clear busy).
-func (s *snapshots) due(name string, now int64) *snapSlot {
+// due reports whether name's snapshot should be taken at a tick at now of
+// a bus ticking every period ns, and if so marks it busy: the caller must
+// then send a job (or clear busy). Snapshots keep to a schedule, one an
+// interval, each taken at the first tick within half a period of its time:
+// ticks come with jitter, and a snapshot asked for at the bus's own rate
+// (the Program monitor at 25 a second on a 25 fps show) due a whole
+// interval after the last tick taken would miss every tick that came a
+// little early, halving the rate and adding to the monitor's lag
+// (BenchmarkMonitorLag); a rate that is no divisor of the bus's (10 on
+// 25) averages out to the rate asked. A schedule fallen behind (no tick
+// for a while) starts again from now.
+func (s *snapshots) due(name string, now, period int64) *snapSlot {
 	sl := s.slotMap()[name]
-	if sl == nil || sl.watchUntil.Load() < now || now-sl.lastTaken.Load() < sl.intervalNs.Load() {
+	if sl == nil || sl.watchUntil.Load() < now {
 		return nil
 	}
-	if !sl.busy.CompareAndSwap(false, true) {
+	last, iv := sl.lastTaken.Load(), sl.intervalNs.Load()
+	if now < last+iv-period/2 || !sl.busy.CompareAndSwap(false, true) {
 		return nil
 	}
-	sl.lastTaken.Store(now)
+	sl.lastTaken.Store(max(last+iv, now-period/2))
 	return sl
 }
 
@@ -265,14 +275,14 @@ func (c *compositor[F]) snapshot(out F, now int64) {
 	if s == nil || s.any.Load() < now || c.toHost == nil {
 		return
 	}
-	if sl := s.due(c.bus.Address, now); sl != nil {
+	if sl := s.due(c.bus.Address, now, c.bus.period); sl != nil {
 		c.snapJob(sl, out, now)
 	}
 	for src, i := range c.inputOf {
 		if c.cur[i] == zero[F]() || !s.owns(src, c.bus.Address) {
 			continue
 		}
-		if sl := s.due(src, now); sl != nil {
+		if sl := s.due(src, now, c.bus.period); sl != nil {
 			c.snapJob(sl, c.cur[i], now)
 		}
 	}

@@ -281,6 +281,9 @@ type OutputState struct {
 	recorder *recorder     // record: the file, kept across restarts
 	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
 	served   string        // hls with serve: the directory the status server serves (delivery.go)
+	// failedAlone: a delivery output that cannot run (its ffmpeg lacks the
+	// encoder) and drops the bus's frames (delivery.go).
+	failedAlone bool
 }
 
 func (o *OutputState) fail(err error) {
@@ -417,6 +420,25 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 
 // Source is the state of the source at address (a node's Address).
 func (b *State) Source(address string) *SourceState { return b.sourceMap()[address] }
+
+// SourceFile is the file a source's nodes read (the path param of the
+// first of them, by id, that has one: its input_rec or its nvdec_file),
+// resolved; "" for none. A decoder fed over an edge (the CUDA backend's
+// dec_video) finds its source's sound track here.
+func (b *State) SourceFile(address string) string {
+	nodes := b.nodeMap()
+	ids := make([]string, 0, len(nodes))
+	for id, n := range nodes {
+		if n.Address == address && n.Params.String("path") != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	sort.Strings(ids)
+	return b.Resolve(nodes[ids[0]].Params.String("path"))
+}
 
 // StampID is the number test patterns of the source at address draw into
 // their pictures (1, 2, ... in plan order), so a test can tell sources apart.
