@@ -147,7 +147,11 @@ func (b *State) grow(g runtime.Extension, lists map[string][]string, next map[st
 		return fmt.Errorf("nothing changed: starting %s: %v: %w", strings.Join(srcs, ", "), err, ErrConflict)
 	}
 	for _, a := range srcs {
-		b.snaps.addSource(a) // its tile on the page
+		fed := false
+		for f := range t.feeders {
+			fed = fed || f[0] == a
+		}
+		b.snaps.addSource(a, !fed) // its tile on the page
 	}
 	for _, e := range g.Edges { // onair audio BUS SOURCE
 		from, to := t.nodes[e.From], t.nodes[e.To]
