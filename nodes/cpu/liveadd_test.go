@@ -24,8 +24,9 @@ func TestSourcesAddedOnAirAreCleanFromTheirFirstTick(t *testing.T) {
 	})
 }
 
-// TestAddingASourceOnAirIsRefusedWhole: a change that adds a source and
-// also a node the executor cannot run, or a source the show runs already,
+// TestAddingASourceOnAirIsRefusedWhole: a change that adds a source with a
+// node of no kind, of an output's kind or one that fails to start, or a
+// source the show runs already,
 // changes nothing and says why; the change itself then applies, and the
 // new source's sound joins the AUX bus's mix.
 func TestAddingASourceOnAirIsRefusedWhole(t *testing.T) {
@@ -42,11 +43,22 @@ func TestAddingASourceOnAirIsRefusedWhole(t *testing.T) {
 	s := startShow(t, cur)
 	defer s.Stop()
 	ch := showtest.LiveOf(t, cur, next)
-	bad := ch
-	bad.Grow.Nodes = append([]plan.Node{}, ch.Grow.Nodes...)
-	bad.Grow.Nodes[0].Kind = "no_such_kind"
-	if err := s.ApplyLive(bad, nil); !errors.Is(err, show.ErrConflict) || !strings.Contains(err.Error(), `kind "no_such_kind" has no constructor`) {
-		t.Errorf("a node of no kind: %v", err)
+	for _, c := range []struct {
+		kind, msg string
+		want      error
+	}{
+		{"no_such_kind", "of kind no_such_kind is no source's", show.ErrInvalid},
+		{"output_record", "of kind output_record is no source's", show.ErrInvalid},
+		// Constructed and failing to start: the new group is stopped and
+		// taken out again, so the change below can start source.c.
+		{"gpu_import", `starting source.c: group "source.c": node source.c/test_pattern: gpu_import has one input`, show.ErrConflict},
+	} {
+		bad := ch
+		bad.Grow.Nodes = append([]plan.Node{}, ch.Grow.Nodes...)
+		bad.Grow.Nodes[0].Kind = c.kind
+		if err := s.ApplyLive(bad, nil); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("a node of kind %s: %v, want %v saying %q", c.kind, err, c.want, c.msg)
+		}
 	}
 	again := ch
 	again.Grow.Nodes = append([]plan.Node{}, ch.Grow.Nodes...)

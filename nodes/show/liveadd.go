@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
@@ -55,6 +56,10 @@ func (b *State) checkGrow(g runtime.Extension, canGrow bool) (map[[2]string]bool
 			problems = append(problems, fmt.Sprintf("%s (%s): on air only sources are added; this needs the show restarted", n.Address, n.ID))
 		case on.sources[n.Address] != nil:
 			problems = append(problems, fmt.Sprintf("%s: the show runs this source already; a node added to it (%s) needs the show restarted", n.Address, n.ID))
+		case sinkOrBus(n.Kind):
+			// A posted plan may say anything: an output's file is locked
+			// only at start (LockOutputs), and a bus is no source's.
+			problems = append(problems, fmt.Sprintf("%s: node %s of kind %s is no source's: on air only sources are added", n.Address, n.ID, n.Kind))
 		}
 		added[n.ID] = n
 	}
@@ -70,6 +75,13 @@ func (b *State) checkGrow(g runtime.Extension, canGrow bool) (map[[2]string]bool
 		}
 	}
 	return grows, problems
+}
+
+// sinkOrBus reports whether kind is an output or a compositor, or no
+// kind the registry knows.
+func sinkOrBus(kind string) bool {
+	k, ok := nodes.Lookup(kind)
+	return !ok || k.Has(nodes.Sink) || k.Has(nodes.Compositor)
 }
 
 // allViews reports whether every entry of list is a source's view.
