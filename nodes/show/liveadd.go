@@ -146,15 +146,11 @@ func (b *State) grow(g runtime.Extension, lists map[string][]string, next map[st
 		}
 	}
 	b.adding.mu.Lock()
-	b.adding.scenes = waiting
+	b.adding.scenes = waiting // until the scenes join their buses (doneAdding)
 	b.adding.mu.Unlock()
-	defer func() {
-		b.adding.mu.Lock()
-		b.adding.scenes = nil
-		b.adding.mu.Unlock()
-	}()
 	b.topo.Store(t) // the constructors find the new nodes and sources
 	if err := extend(g); err != nil {
+		b.doneAdding()
 		b.topo.Store(old)
 		return fmt.Errorf("nothing changed: starting %s: %v: %w", strings.Join(srcs, ", "), err, ErrConflict)
 	}
@@ -175,6 +171,14 @@ func (b *State) grow(g runtime.Extension, lists map[string][]string, next map[st
 		}
 	}
 	return nil
+}
+
+// doneAdding ends the refusals of startingFor: the scenes that waited
+// for a source added on air are on their buses, or the change failed.
+func (b *State) doneAdding() {
+	b.adding.mu.Lock()
+	b.adding.scenes = nil
+	b.adding.mu.Unlock()
 }
 
 // startingFor says why scene cannot be cut to yet, nil when it is not

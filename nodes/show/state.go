@@ -875,6 +875,7 @@ func (b *State) applyLive(ch LiveChange, extend func(runtime.Extension) error) e
 		if err := b.grow(ch.Grow, lists, next, extend); err != nil {
 			return err
 		}
+		defer b.doneAdding() // once the scenes below are on their buses
 	}
 	b.scenesMu.Lock()
 	for addr := range gone {
