@@ -301,6 +301,8 @@ func (x *Executor[T]) waitReady(ctx context.Context, g *group[T]) error {
 			return fmt.Errorf("group %q: start cancelled while waiting for readiness: %w", g.spec.Name, ctx.Err())
 		case <-x.failed:
 			return x.Err()
+		case <-x.done: // stopped while a group added on air got ready (Extend)
+			return fmt.Errorf("group %q: the run stopped while waiting for readiness", g.spec.Name)
 		case <-tick.C:
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/internal/showtest"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/show"
 )
@@ -160,24 +161,7 @@ func TestLoopedClipsPlayEveryFrameInOrder(t *testing.T) {
 // writeRawClip writes frames stamped pictures as raw NV12, back to back.
 func writeRawClip(t *testing.T, path string, id uint16, w, h, frames int, rate frame.Rational) {
 	t.Helper()
-	tp, err := media.NewTestPattern(media.TestPatternConfig{ID: "raw", StampID: id, Pattern: media.Ramp, Format: frame.NV12, Width: w, Height: h, Rate: rate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	f, _ := frame.New(frame.NV12, w, h)
-	for range frames {
-		if err := tp.Next(f); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteTo(out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	showtest.WriteRawClip(t, path, id, w, h, frames, rate)
 }
 
 // stallingFile is a record output's file whose writes block once stalled

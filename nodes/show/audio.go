@@ -145,8 +145,8 @@ func (b *State) SetAudio(bus string, ch audio.Change) error {
 	src := ""
 	if ch.Source != "" {
 		src = withPrefix("source.", ch.Source)
-		if !slices.Contains(bs.audioSources, src) {
-			return fmt.Errorf("%w: %s has no source %s: its sources are %s", showerr.ErrNotFound, bs.Address, src, strings.Join(bs.audioSources, ", "))
+		if !slices.Contains(bs.audioSourceList(), src) {
+			return fmt.Errorf("%w: %s has no source %s: its sources are %s", showerr.ErrNotFound, bs.Address, src, strings.Join(bs.audioSourceList(), ", "))
 		}
 		s = a.strip[src]
 		if ch.GainDB != nil {
@@ -238,7 +238,7 @@ func (bs *BusState) audioStatus() *AudioStatus {
 	_, strips, master, minus := bs.Audio.settings()
 	st := &AudioStatus{Levels: levelsOf(l), Strips: map[string]StripStatus{}, MasterDB: &master, MixMinus: minus,
 		FaderDB: []float64{audio.MinDB, audio.MaxDB}}
-	for _, src := range bs.audioSources {
+	for _, src := range bs.audioSourceList() {
 		s := strips[src]
 		st.Strips[src] = StripStatus{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: s.Mode.String(), Delay: s.DelayMs}
 	}
@@ -385,7 +385,7 @@ func liveAudio(b *State, u nodes.Update, _ *liveScenes) (func(), error) {
 		next.strip = strips
 	}
 	if err == nil {
-		err = next.check(bs.audioSources)
+		err = next.check(bs.audioSourceList())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u.Address, err)

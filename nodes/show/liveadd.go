@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
@@ -55,6 +56,10 @@ func (b *State) checkGrow(g runtime.Extension, canGrow bool) (map[[2]string]bool
 			problems = append(problems, fmt.Sprintf("%s (%s): on air only sources are added; this needs the show restarted", n.Address, n.ID))
 		case on.sources[n.Address] != nil:
 			problems = append(problems, fmt.Sprintf("%s: the show runs this source already; a node added to it (%s) needs the show restarted", n.Address, n.ID))
+		case sinkOrBus(n.Kind):
+			// A posted plan may say anything: an output's file is locked
+			// only at start (LockOutputs), and a bus is no source's.
+			problems = append(problems, fmt.Sprintf("%s: node %s of kind %s is no source's: on air only sources are added", n.Address, n.ID, n.Kind))
 		}
 		added[n.ID] = n
 	}
@@ -70,6 +75,13 @@ func (b *State) checkGrow(g runtime.Extension, canGrow bool) (map[[2]string]bool
 		}
 	}
 	return grows, problems
+}
+
+// sinkOrBus reports whether kind is an output or a compositor, or no
+// kind the registry knows.
+func sinkOrBus(kind string) bool {
+	k, ok := nodes.Lookup(kind)
+	return !ok || k.Has(nodes.Sink) || k.Has(nodes.Compositor)
 }
 
 // allViews reports whether every entry of list is a source's view.
@@ -134,22 +146,39 @@ func (b *State) grow(g runtime.Extension, lists map[string][]string, next map[st
 		}
 	}
 	b.adding.mu.Lock()
-	b.adding.scenes = waiting
+	b.adding.scenes = waiting // until the scenes join their buses (doneAdding)
 	b.adding.mu.Unlock()
-	defer func() {
-		b.adding.mu.Lock()
-		b.adding.scenes = nil
-		b.adding.mu.Unlock()
-	}()
 	b.topo.Store(t) // the constructors find the new nodes and sources
 	if err := extend(g); err != nil {
+		b.doneAdding()
 		b.topo.Store(old)
 		return fmt.Errorf("nothing changed: starting %s: %v: %w", strings.Join(srcs, ", "), err, ErrConflict)
 	}
 	for _, a := range srcs {
-		b.snaps.addSource(a) // its tile on the page
+		fed := false
+		for f := range t.feeders {
+			fed = fed || f[0] == a
+		}
+		b.snaps.addSource(a, !fed) // its tile on the page
+	}
+	for _, e := range g.Edges { // onair audio BUS SOURCE
+		from, to := t.nodes[e.From], t.nodes[e.To]
+		if from == nil || to == nil || to.Kind != "compositor" || b.buses[to.Address] == nil {
+			continue
+		}
+		if bs := b.buses[to.Address]; !slices.Contains(bs.audioSourceList(), from.Address) {
+			bs.addAudioSource(from.Address)
+		}
 	}
 	return nil
+}
+
+// doneAdding ends the refusals of startingFor: the scenes that waited
+// for a source added on air are on their buses, or the change failed.
+func (b *State) doneAdding() {
+	b.adding.mu.Lock()
+	b.adding.scenes = nil
+	b.adding.mu.Unlock()
 }
 
 // startingFor says why scene cannot be cut to yet, nil when it is not

@@ -94,10 +94,10 @@ func newSnapshots(b *State) *snapshots {
 func (s *snapshots) slotMap() map[string]*snapSlot { return *s.slots.Load() }
 
 // addSource gives a source added on air its slot (ApplyLive, one at a
-// time).
-func (s *snapshots) addSource(a string) {
+// time); unused: it feeds no bus, so it never has a picture.
+func (s *snapshots) addSource(a string, unused bool) {
 	slots := gomaps.Clone(s.slotMap())
-	slots[a] = &snapSlot{name: a}
+	slots[a] = &snapSlot{name: a, unused: unused}
 	s.slots.Store(&slots)
 }
 

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -206,8 +207,10 @@ type BusState struct {
 
 	// Audio is the bus's mix and meter; audioSources the sources the plan
 	// feeds it, in the compositor's input order.
-	Audio        *BusAudio
-	audioSources []string
+	Audio *BusAudio
+	// (swapped whole when a source is added on air: read it through
+	// audioSourceList).
+	audioSources atomic.Pointer[[]string]
 
 	mu       sync.Mutex
 	switcher *playout.Switcher
@@ -381,10 +384,10 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		}
 		t.feeders[[2]string{from.Address, to.Address}] = true
 		bs := b.buses[to.Address]
-		bs.audioSources = append(bs.audioSources, from.Address)
+		bs.addAudioSource(from.Address)
 	}
 	for _, bs := range b.buses {
-		if err := bs.Audio.check(bs.audioSources); err != nil {
+		if err := bs.Audio.check(bs.audioSourceList()); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", bs.Address, err))
 		}
 	}
@@ -872,6 +875,7 @@ func (b *State) applyLive(ch LiveChange, extend func(runtime.Extension) error) e
 		if err := b.grow(ch.Grow, lists, next, extend); err != nil {
 			return err
 		}
+		defer b.doneAdding() // once the scenes below are on their buses
 	}
 	b.scenesMu.Lock()
 	for addr := range gone {
@@ -898,6 +902,21 @@ func (b *State) applyLive(ch LiveChange, extend func(runtime.Extension) error) e
 		bs.wake.Notify() // a bus between ticks looks again at once
 	}
 	return nil
+}
+
+// audioSourceList is the sources that feed the bus, whose sound it mixes.
+func (bs *BusState) audioSourceList() []string {
+	if l := bs.audioSources.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// addAudioSource adds a source to the bus's list (ApplyLive, or while
+// the State is made).
+func (bs *BusState) addAudioSource(src string) {
+	l := append(slices.Clip(bs.audioSourceList()), src)
+	bs.audioSources.Store(&l)
 }
 
 // feeds reports whether source sends frames to bus's compositor in the
