@@ -157,6 +157,19 @@ type growth struct {
 	into    []plan.Edge
 }
 
+// fanOutOnLoop reports whether kind is a fan-out an event loop drives
+// (no thread of its own): its outputs can grow while it runs.
+func fanOutOnLoop(kind string) bool {
+	k, ok := nodes.Lookup(kind)
+	return ok && k.Has(nodes.FanOut) && !k.Traits.Blocking
+}
+
+// kindHas reports whether kind is registered with role r.
+func kindHas(kind string, r nodes.Role) bool {
+	k, ok := nodes.Lookup(kind)
+	return ok && k.Has(r)
+}
+
 // input says why the new edge from into the running compositor to cannot
 // be added on air, "" when it can (and is kept for the addition): it
 // comes from a source created, or from a source's fan-out on a loop (an
