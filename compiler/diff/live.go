@@ -187,19 +187,6 @@ func (g *growth) input(from, to string) string {
 	return fmt.Sprintf("the plan has no edge %s -> %s", from, to)
 }
 
-// fanOutOnLoop says whether kind is a fan-out that runs on an event loop
-// (its outputs may grow on air), by its traits.
-func fanOutOnLoop(kind string) bool {
-	k, ok := nodes.Lookup(kind)
-	return ok && k.Has(nodes.FanOut) && !k.Traits.Blocking
-}
-
-// kindHas says whether kind is registered with role r.
-func kindHas(kind string, r nodes.Role) bool {
-	k, ok := nodes.Lookup(kind)
-	return ok && k.Has(r)
-}
-
 // addition is the part of the new plan that starts on air.
 func (g *growth) addition() Addition {
 	var a Addition
