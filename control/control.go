@@ -50,7 +50,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/onairhq/onair/metrics"
-	"github.com/onairhq/onair/showerr"
 )
 
 // Show is what a running show offers the server.
@@ -425,28 +424,11 @@ func (s *Server) switchHandler(kind string) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, `the request names no scene; send {"scene": "scene.NAME"}`)
 			return
 		}
-		d, msg := s.parseDuration(kind, req.Duration)
-		if msg != "" {
-			writeError(w, http.StatusBadRequest, msg)
-			return
-		}
-		bus := r.PathValue("bus")
-		if ts, ok := s.show.(TimedSwitcher); ok {
-			err = ts.SwitchAt(bus, req.Scene, kind, d, req.At, origin(r))
-		} else if req.At != "" {
-			err = fmt.Errorf("this show cannot switch at a timecode: %w", showerr.ErrInvalid)
-		} else {
-			err = s.show.Switch(bus, req.Scene, kind, d)
-		}
-		if err != nil {
-			showError(w, err)
-			return
-		}
-		ans := map[string]any{"bus": bus, "scene": req.Scene, "transition": kind, "duration": d.String()}
-		if req.At != "" {
-			ans["at"] = req.At
-		}
-		writeJSON(w, http.StatusOK, ans)
+		s.switchBus(w, r, kind, req.Duration, req.At, func(ts TimedSwitcher, bus string, d time.Duration) error {
+			return ts.SwitchAt(bus, req.Scene, kind, d, req.At, origin(r))
+		}, func(bus string, d time.Duration) error {
+			return s.show.Switch(bus, req.Scene, kind, d)
+		}, map[string]any{"scene": req.Scene})
 	}
 }
 

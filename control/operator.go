@@ -179,7 +179,20 @@ func (s *Server) takeHandler(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("transition %q: use cut, fade or wipe", req.Transition))
 		return
 	}
-	d, msg := s.parseDuration(kind, req.Duration)
+	s.switchBus(w, r, kind, req.Duration, req.At, func(ts TimedSwitcher, bus string, d time.Duration) error {
+		return ts.TakeAt(bus, kind, d, req.At, origin(r))
+	}, func(bus string, d time.Duration) error {
+		return op.Take(bus, kind, d)
+	}, map[string]any{})
+}
+
+// switchBus runs a switch or a take of the request's bus with the
+// transition kind over duration: at the timecode at through timed when the
+// show switches at timecodes (TimedSwitcher), else at once through now. It
+// answers the request: ans with the bus, the transition, the duration and
+// at, or the error.
+func (s *Server) switchBus(w http.ResponseWriter, r *http.Request, kind, duration, at string, timed func(ts TimedSwitcher, bus string, d time.Duration) error, now func(bus string, d time.Duration) error, ans map[string]any) {
+	d, msg := s.parseDuration(kind, duration)
 	if msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
@@ -187,19 +200,19 @@ func (s *Server) takeHandler(w http.ResponseWriter, r *http.Request) {
 	bus := r.PathValue("bus")
 	var err error
 	if ts, ok := s.show.(TimedSwitcher); ok {
-		err = ts.TakeAt(bus, kind, d, req.At, origin(r))
-	} else if req.At != "" {
+		err = timed(ts, bus, d)
+	} else if at != "" {
 		err = fmt.Errorf("this show cannot switch at a timecode: %w", showerr.ErrInvalid)
 	} else {
-		err = op.Take(bus, kind, d)
+		err = now(bus, d)
 	}
 	if err != nil {
 		showError(w, err)
 		return
 	}
-	ans := map[string]any{"bus": bus, "transition": kind, "duration": d.String()}
-	if req.At != "" {
-		ans["at"] = req.At
+	ans["bus"], ans["transition"], ans["duration"] = bus, kind, d.String()
+	if at != "" {
+		ans["at"] = at
 	}
 	writeJSON(w, http.StatusOK, ans)
 }

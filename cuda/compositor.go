@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/playout"
 )
 
 // Rect is a rectangle in pixels: X, Y of its top-left corner, W×H.
@@ -57,28 +58,6 @@ var (
 // maxKernelParams is the most bytes of parameters a kernel takes at PTX
 // ISA 7.0 (the Makefile's PTX_ISA).
 const maxKernelParams = 4352
-
-// Transition is how a bus goes from one render to the next (as package
-// cpu's Transition: the values match).
-type Transition uint8
-
-const (
-	Cut  Transition = iota // the new render at once
-	Fade                   // mix by progress: 0 all old, 1 all new
-	Wipe                   // the new render left of an edge moving left to right
-)
-
-func (t Transition) String() string {
-	switch t {
-	case Cut:
-		return "cut"
-	case Fade:
-		return "fade"
-	case Wipe:
-		return "wipe"
-	}
-	return fmt.Sprintf("Transition(%d)", uint8(t))
-}
 
 // Compositor draws layers onto a canvas frame with one kernel launch per
 // draw, and renders fades and wipes, on the stream it was made for. Its
@@ -197,7 +176,7 @@ var launchSteps = [...]string{"cuLaunchKernel", "cuStreamWaitEvent", "cuLaunchKe
 // kernel. All three frames must share format and size; dst may not be
 // either input. dst takes to's metadata from progress one half on, from's
 // before; it is marked written.
-func (c *Compositor) Transition(dst, from, to *Frame, t Transition, progress float64) error {
+func (c *Compositor) Transition(dst, from, to *Frame, t playout.Kind, progress float64) error {
 	act, err := planTransition(c.targs, dst, from, to, t, progress)
 	if err != nil {
 		return err
@@ -240,7 +219,7 @@ const (
 
 // planTransition decides what a transition does (cpu.Transition.Apply's
 // cases) and fills the kernel argument when a kernel runs.
-func planTransition(a *C.onair_transition_args, dst, from, to *Frame, t Transition, progress float64) (transitionAction, error) {
+func planTransition(a *C.onair_transition_args, dst, from, to *Frame, t playout.Kind, progress float64) (transitionAction, error) {
 	for _, f := range [2]*Frame{from, to} {
 		if f.Format != dst.Format || f.Width != dst.Width || f.Height != dst.Height {
 			return 0, fmt.Errorf("%v: input is %v %dx%d but the bus is %v %dx%d", t, f.Format, f.Width, f.Height, dst.Format, dst.Width, dst.Height)
@@ -265,9 +244,9 @@ func planTransition(a *C.onair_transition_args, dst, from, to *Frame, t Transiti
 		shift: C.int(shiftOf(dst.Format)), bps: C.int(dst.Format.BytesPerSample()),
 	}
 	switch t {
-	case Cut:
+	case playout.Cut:
 		return copyTo, nil
-	case Fade:
+	case playout.Fade:
 		switch al := int(math.Round(progress * 256)); al {
 		case 0:
 			return copyFrom, nil
@@ -276,7 +255,7 @@ func planTransition(a *C.onair_transition_args, dst, from, to *Frame, t Transiti
 		default:
 			a.mode, a.alpha = 1, C.int(al)
 		}
-	case Wipe:
+	case playout.Wipe:
 		a.mode, a.edge = 2, C.int(int(math.Round(progress*float64(dst.Width)))&^1)
 	default:
 		return 0, fmt.Errorf("cuda: unknown transition %v", t)

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/playout"
 )
 
 // The host run of the kernel code, for the external tests.
@@ -25,7 +26,7 @@ func (h *HostCompositor) TableWords() int {
 	return n
 }
 
-func (h *HostCompositor) Transition(dst, from, to *Frame, t Transition, progress float64) error {
+func (h *HostCompositor) Transition(dst, from, to *Frame, t playout.Kind, progress float64) error {
 	return h.h.transition(dst, from, to, t, progress)
 }
 

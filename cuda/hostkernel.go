@@ -29,6 +29,7 @@ import (
 	"unsafe"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/playout"
 )
 
 // This file runs the compositor's kernel code (kernels/compositor.h, the
@@ -59,7 +60,7 @@ func (h *hostCompositor) draw(dst *Frame, layers []Layer) error {
 	return nil
 }
 
-func (h *hostCompositor) transition(dst, from, to *Frame, t Transition, progress float64) error {
+func (h *hostCompositor) transition(dst, from, to *Frame, t playout.Kind, progress float64) error {
 	act, err := planTransition(h.targs, dst, from, to, t, progress)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes/cpu"
+	"github.com/onairhq/onair/playout"
 )
 
 // The scenes both the host run of the kernel code and the GPU are compared
@@ -296,12 +297,12 @@ var formats = []frame.Format{frame.NV12, frame.P010}
 
 // transitionCases are the fades, wipes and cuts compared with package cpu.
 var transitionCases = []struct {
-	t        cuda.Transition
+	t        playout.Kind
 	progress float64
 }{
-	{cuda.Cut, 0.3}, {cuda.Fade, 0}, {cuda.Fade, 0.001}, {cuda.Fade, 0.25}, {cuda.Fade, 0.5},
-	{cuda.Fade, 0.77}, {cuda.Fade, 0.999}, {cuda.Fade, 1}, {cuda.Fade, math.NaN()},
-	{cuda.Wipe, 0}, {cuda.Wipe, 0.3}, {cuda.Wipe, 0.5}, {cuda.Wipe, 0.83}, {cuda.Wipe, 1},
+	{playout.Cut, 0.3}, {playout.Fade, 0}, {playout.Fade, 0.001}, {playout.Fade, 0.25}, {playout.Fade, 0.5},
+	{playout.Fade, 0.77}, {playout.Fade, 0.999}, {playout.Fade, 1}, {playout.Fade, math.NaN()},
+	{playout.Wipe, 0}, {playout.Wipe, 0.3}, {playout.Wipe, 0.5}, {playout.Wipe, 0.83}, {playout.Wipe, 1},
 }
 
 func checkMeta(tb testing.TB, name string, want, got *frame.Frame) {

@@ -6,8 +6,10 @@
 // show element lowers to it (element.go: Lower over the compiler's neutral
 // Element, From) and what the compiler's fusions make of it (Fuses), and
 // which of its params change on a running show (live.go: CheckLive,
-// Update). It also declares the shape of a backend's lowering
-// (lowering.go), which each backend's package fills in.
+// Update). It also declares the shape of a backend's lowering and its
+// constructor table (lowering.go: Lowering.Lower, Constructors.Add), which
+// each backend's files fill in from init, a kind's chain beside its
+// constructor.
 //
 // The compiler's checks read traits, never kind names; `onair nodes` prints
 // the reference from these declarations. Which backend runs which kind is

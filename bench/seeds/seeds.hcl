@@ -179,10 +179,18 @@ locals {
   c       = merge(local.settings[var.settings], var.canvas)
   raw_dir = var.raw_dir != "" ? var.raw_dir : var.media
 
-  # Every source in show order: the index is the source's number on the
-  # multiviewer.
-  all   = concat(source.cam, source.vt, source.gfx)
-  n     = var.n_hevc + var.n_raw + var.n_browser
+  # Every source has a stable key, "s" and its number in show order (the
+  # number on the multiviewer): HEVC first, then raw, then browser. Scenes
+  # and buses reach a source through its key (local.all), never through
+  # its place in a list, so turning one source into another kind (n_hevc
+  # one up, n_raw one down) changes that source and what shows it, not
+  # every source after it (bench/seeds/README.md has the diff).
+  n      = var.n_hevc + var.n_raw + var.n_browser
+  keys   = [for i in range(local.n) : format("s%03d", i)]
+  hevc   = { for i in range(var.n_hevc) : local.keys[i] => i }
+  raw    = { for i in range(var.n_hevc, var.n_hevc + var.n_raw) : local.keys[i] => i }
+  gfx    = { for i in range(var.n_hevc + var.n_raw, local.n) : local.keys[i] => i - var.n_hevc - var.n_raw }
+  all    = merge(source.cam, source.vt, source.gfx)
   quads = max(1, var.scenes - local.n)
   # A quad split: the four corners of the canvas.
   corner = [for i in range(4) : [(i % 2) * var.width / 2, floor(i / 2) * var.height / 2, var.width / 2, var.height / 2]]
@@ -211,29 +219,32 @@ canvas {
   frame_metadata      = []
 }
 
+# A source's clip follows its number, so it keeps its clip when the mix
+# of kinds changes; browser source i listens on gfx-i.sock (run.sh starts
+# producers 0 to n_browser - 1).
 source "hevc_file" "cam" {
-  count = var.n_hevc
-  path  = "${var.media}/${var.hevc_clips[count.index % length(var.hevc_clips)]}"
-  loop  = true
+  for_each = local.hevc
+  path     = "${var.media}/${var.hevc_clips[each.value % length(var.hevc_clips)]}"
+  loop     = true
 }
 
 source "raw_file" "vt" {
-  count  = var.n_raw
-  path   = "${local.raw_dir}/${var.raw_clips[count.index % length(var.raw_clips)]}"
-  format = "nv12"
-  loop   = true
+  for_each = local.raw
+  path     = "${local.raw_dir}/${var.raw_clips[each.value % length(var.raw_clips)]}"
+  format   = "nv12"
+  loop     = true
 }
 
 source "browser" "gfx" {
-  count  = var.n_browser
-  socket = "${var.socket_dir}/gfx-${count.index}.sock"
+  for_each = local.gfx
+  socket   = "${var.socket_dir}/gfx-${each.value}.sock"
 }
 
-# One full-frame scene per source.
+# One full-frame scene per source, named by its key.
 scene "full" {
-  count = length(local.all)
+  for_each = toset(local.keys)
   layer {
-    source = local.all[count.index]
+    source = local.all[each.key]
   }
 }
 
@@ -243,7 +254,7 @@ scene "quad" {
   dynamic "layer" {
     for_each = local.corner
     content {
-      source = local.all[(count.index * 4 + layer.key) % length(local.all)]
+      source = local.all[local.keys[(count.index * 4 + layer.key) % local.n]]
       rect   = layer.value
       fit    = "contain"
     }
@@ -255,12 +266,12 @@ bus "program" "a" {
 }
 
 bus "program" "b" {
-  scene = scene.full[0]
+  scene = scene.full[local.keys[0]]
 }
 
 bus "aux" "mon" {
   count  = var.aux
-  source = local.all[(count.index * 9) % length(local.all)]
+  source = local.all[local.keys[(count.index * 9) % local.n]]
 }
 
 # The seeds encoded each Program bus twice and each AUX bus once (24

@@ -11,6 +11,7 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -482,19 +483,7 @@ func compareNode(o *nodeState, n plan.Node, newInputs []string) (NodeChange, boo
 		nc.Attrs = append(nc.Attrs, Attr{Name: "kind", Old: o.node.Kind, New: n.Kind, Force: true})
 		force(ReasonKindChanged, "kind")
 	}
-	keys := map[string]bool{}
-	for k := range o.node.Params {
-		keys[k] = true
-	}
-	for k := range n.Params {
-		keys[k] = true
-	}
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range unionKeys(o.node.Params, n.Params) {
 		ov, oOK := o.node.Params[k]
 		nv, nOK := n.Params[k]
 		if oOK && nOK && sameValue(ov, nv) {
@@ -725,19 +714,7 @@ func showAttrs(old, new *plan.Plan) []Attr {
 		add("show.format", old.Format, new.Format)
 		add("show.profile", old.Profile, new.Profile)
 	}
-	keys := map[string]bool{}
-	for k := range old.Canvas {
-		keys[k] = true
-	}
-	for k := range new.Canvas {
-		keys[k] = true
-	}
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range unionKeys(old.Canvas, new.Canvas) {
 		add("canvas."+k, old.Canvas[k], new.Canvas[k])
 	}
 	add("tally", tallies(old), tallies(new))
@@ -906,3 +883,15 @@ func atoi(s string) (int, bool) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// unionKeys is the keys of a and b together, sorted.
+func unionKeys[M ~map[string]V, V any](a, b M) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}

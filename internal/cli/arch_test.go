@@ -46,7 +46,7 @@ var floors = []floor{
 	{name: "runtime", pkgs: []string{"runtime"}, on: []string{"contract"}},
 	{name: "producers", pkgs: []string{"nodes/media/ipc", "nodes/browser/chromium"}, own: true, doc: "the producer protocol and the browser that speaks it"},
 	{name: "media", pkgs: []string{"nodes/media", "nodes/media/live"}, on: []string{"syntax", "frames"}},
-	{name: "device", pkgs: []string{"cuda"}, on: []string{"syntax", "frames"}},
+	{name: "device", pkgs: []string{"cuda"}, on: []string{"syntax", "frames", "clock"}},
 	{name: "control", pkgs: []string{"control"}, doc: "serves a show through interfaces, a plan as bytes"},
 	{name: "show", pkgs: []string{"nodes/show"}, on: []string{"contract", "registry", "frames", "clock", "runtime", "producers", "media"}},
 	{name: "browser", pkgs: []string{"nodes/browser"}, on: []string{"contract", "frames", "runtime", "producers", "show"}},

@@ -86,19 +86,30 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	pool, err := frame.NewPool(f, w, h, 0)
+	pool, cad, err := decodeInto(&n, f, w, h, rate)
 	if err != nil {
 		return nil, err
-	}
-	cad, err := audio.NewCadence(rate.Num, rate.Den)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	return &ffmpegDecode{cadence: cad,
 		st: b.Source(n.Address), id: n.Address, pool: pool, rate: rate, col: prm.Colour.Or(frame.BT709),
 		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its file can be decoded"), keys: keys,
 		cfg: media.DecodeConfig{Path: path, Codec: codec, Format: f, Width: w, Height: h, Loop: prm.Loop, Threads: prm.Threads},
 	}, nil
+}
+
+// decodeInto makes what a CPU decoder of node n writes into: a pool of
+// host frames of the source's format and size, and the cadence of its
+// sound at the source's rate.
+func decodeInto(n *plan.Node, f frame.Format, w, h int, rate frame.Rational) (*frame.Pool, audio.Cadence, error) {
+	pool, err := frame.NewPool(f, w, h, 0)
+	if err != nil {
+		return nil, audio.Cadence{}, err
+	}
+	cad, err := audio.NewCadence(rate.Num, rate.Den)
+	if err != nil {
+		return nil, audio.Cadence{}, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	return pool, cad, nil
 }
 
 func (d *ffmpegDecode) Start(ctx *runtime.NodeContext[Frame]) error {

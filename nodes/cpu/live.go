@@ -101,13 +101,9 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	if err != nil {
 		return nil, err
 	}
-	pool, err := frame.NewPool(f, w, h, 0)
+	pool, cad, err := decodeInto(&n, f, w, h, rate)
 	if err != nil {
 		return nil, err
-	}
-	cad, err := audio.NewCadence(rate.Num, rate.Den)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	loss := time.Duration(prm.LossMs) * time.Millisecond
 	common := live.Config{Address: prm.Address, Port: prm.Port, LossTimeout: loss}

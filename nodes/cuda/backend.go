@@ -256,18 +256,7 @@ func (c *canvas) Transition(dst, from, to Frame, kind playout.Kind, progress flo
 	if err != nil {
 		return err
 	}
-	return c.comp.Transition(d, a, z, transitionOf(kind), progress)
-}
-
-// transitionOf maps playout's switch kinds onto the kernels'.
-func transitionOf(k playout.Kind) gpu.Transition {
-	switch k {
-	case playout.Fade:
-		return gpu.Fade
-	case playout.Wipe:
-		return gpu.Wipe
-	}
-	return gpu.Cut
+	return c.comp.Transition(d, a, z, kind, progress)
 }
 
 // Wait sleeps until the GPU has drawn everything queued on the canvas's

@@ -181,3 +181,19 @@ func (c Config) listenAddr() string {
 	}
 	return net.JoinHostPort(host, fmt.Sprint(c.Port))
 }
+
+// closeCurrent closes the connection an input holds now, if any (*cur,
+// guarded by mu): read under the lock, closed outside it, as a
+// connection's Close may wait on what holds the lock.
+func closeCurrent[C interface {
+	comparable
+	io.Closer
+}](mu *sync.Mutex, cur *C) {
+	mu.Lock()
+	c := *cur
+	mu.Unlock()
+	var none C
+	if c != none {
+		c.Close()
+	}
+}

@@ -435,12 +435,7 @@ func (s *srtInput) Close() error {
 		if s.lsock >= 0 {
 			libsrt.close(s.lsock)
 		}
-		s.mu.Lock()
-		c := s.cur
-		s.mu.Unlock()
-		if c != nil {
-			c.Close()
-		}
+		closeCurrent(&s.mu, &s.cur)
 	})
 	return nil
 }

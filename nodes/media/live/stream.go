@@ -96,12 +96,7 @@ func (s *streamInput) Connect() (io.ReadCloser, error) {
 func (s *streamInput) Close() error {
 	s.once.Do(func() {
 		close(s.closed)
-		s.mu.Lock()
-		c := s.cur
-		s.mu.Unlock()
-		if c != nil {
-			c.Close()
-		}
+		closeCurrent(&s.mu, &s.cur)
 	})
 	return nil
 }
