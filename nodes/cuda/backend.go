@@ -117,6 +117,7 @@ func (b *backend) show() *show.Backend[Frame] {
 		"demux":               newRelay("demux"),
 		"dec_video":           b.newDecoder,
 		"nvdec_file":          b.newNVDECSource,
+		"live_nvdec":          b.newLiveNVDEC,
 	}
 	maps.Copy(kinds, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
 	return &show.Backend[Frame]{

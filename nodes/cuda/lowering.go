@@ -13,7 +13,8 @@ const Name = "cuda"
 // Lowering is the seeds' naive graph, what the compiler builds for the GPU
 // before its fusion passes: file sources read by input_rec through a demux
 // into NVDEC, raw files through the hwupload chain, browser windows
-// imported, test patterns uploaded through a page-locked block.
+// imported, test patterns uploaded through a page-locked block, live
+// sources received and decoded on NVDEC by live_nvdec.
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Device,
@@ -26,10 +27,10 @@ var Lowering = nodes.Lowering{
 			nodes.L("upload", "mode", "hwupload"), nodes.L("realtime"), nodes.L("one_to_many"),
 		}},
 		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import", "convert_on", "loop"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
-		"srt":          {Refuse: liveRefusal},
-		"udp":          {Refuse: liveRefusal},
-		"stream":       {Refuse: liveRefusal},
-		"rtmp":         {Refuse: liveRefusal},
+		"srt":          {Links: liveChain("srt")},
+		"udp":          {Links: liveChain("udp")},
+		"stream":       {Links: liveChain("stream")},
+		"rtmp":         {Links: liveChain("rtmp")},
 		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	},
 }
@@ -38,6 +39,9 @@ var fileChain = []nodes.Link{
 	nodes.L("input_rec"), nodes.L("demux"), nodes.L("dec_video", "mode", "nvdec"), nodes.L("realtime"), nodes.L("one_to_many"),
 }
 
-// liveRefusal: the live kinds are received and decoded on the CPU backend
-// so far (live_decode); their NVDEC chain is not written yet.
-const liveRefusal = "live sources (srt, udp, stream, rtmp) run on the cpu backend only so far: run the show with -backend cpu, or feed the GPU files"
+// liveChain is a live source's: received, split into access units and
+// decoded on NVDEC by live_nvdec (on a decode loop), whose newest picture
+// the pacer releases on the show's clock.
+func liveChain(transport string) []nodes.Link {
+	return []nodes.Link{nodes.L("live_nvdec", "transport", transport), nodes.L("realtime"), nodes.L("one_to_many")}
+}
