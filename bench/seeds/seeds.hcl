@@ -17,6 +17,22 @@ variable "n_hevc" {
   description = "HEVC file sources (decoded on NVDEC)."
 }
 
+variable "live" {
+  type        = string
+  default     = ""
+  description = "How the HEVC sources arrive: \"\" from their files, \"srt\" or \"udp\" as live streams on ports live_port, live_port+1, ... (bench/seeds/run.sh MODE=live feeds them with onair send)."
+  validation {
+    condition     = contains(["", "srt", "udp"], var.live)
+    error_message = "live must be \"\", srt or udp."
+  }
+}
+
+variable "live_port" {
+  type        = number
+  default     = 20000
+  description = "The first live HEVC source's port."
+}
+
 variable "n_raw" {
   type        = number
   default     = 47
@@ -147,7 +163,7 @@ locals {
 
   # Every source in show order: the index is the source's number on the
   # multiviewer.
-  all   = concat(source.cam, source.vt, source.gfx)
+  all   = concat(source.cam, source.cam_srt, source.cam_udp, source.vt, source.gfx)
   n     = var.n_hevc + var.n_raw + var.n_browser
   quads = max(1, var.scenes - local.n)
   # A quad split: the four corners of the canvas.
@@ -178,9 +194,20 @@ canvas {
 }
 
 source "hevc_file" "cam" {
-  count = var.n_hevc
+  count = var.live == "" ? var.n_hevc : 0
   path  = "${var.media}/${var.hevc_clips[count.index % length(var.hevc_clips)]}"
   loop  = true
+}
+
+# The same HEVC sources arriving live (var.live), each on its own port.
+source "srt" "cam_srt" {
+  count = var.live == "srt" ? var.n_hevc : 0
+  port  = var.live_port + count.index
+}
+
+source "udp" "cam_udp" {
+  count = var.live == "udp" ? var.n_hevc : 0
+  port  = var.live_port + count.index
 }
 
 source "raw_file" "vt" {
