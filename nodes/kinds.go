@@ -436,7 +436,7 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "live_decode",
-		Doc:  "Receives a live source's MPEG-TS (SRT through libsrt, UDP or RTP, or anything ffmpeg reads remuxed by one ffmpeg process) or an RTMP publisher's video (its access units as an Annex B stream) and decodes its H.264 or HEVC on the CPU with ffmpeg on a thread of its own, from the stream's first sequence parameter set. The frame synchroniser's half: a decoded frame the pacer has not taken the one before of is dropped (the source runs ahead of the show's clock), counted; a stream that brings nothing for loss_timeout_ms is lost, shown as its on_error picture at the source's rate while a caller reconnects with backoff and a listener waits for its next connection. The CPU backend's srt, udp, stream and rtmp sources.",
+		Doc:  "Receives a live source's MPEG-TS (SRT through libsrt, UDP or RTP, or anything ffmpeg reads remuxed by one ffmpeg process) or an RTMP publisher's video (its access units as an Annex B stream) and decodes its H.264 or HEVC on the CPU with ffmpeg on a thread of its own, from the stream's first sequence parameter set. The frame synchroniser's half (show.FrameSync): a decoded frame that arrives while more than one has waited for the pacer for a whole second is dropped (the source runs ahead of the show's clock; one behind it is repeated by the pacer, an underrun), counted, so its latency stays within a frame of one frame period; a stream that brings nothing for loss_timeout_ms is lost, shown as its on_error picture at the source's rate while a caller reconnects with backoff and a listener waits for its next connection. The CPU backend's srt, udp, stream and rtmp sources.",
 		Params: append(liveParams(),
 			Param{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}),
 		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
@@ -445,7 +445,7 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "live_nvdec",
-		Doc:  "Receives a live source's MPEG-TS or RTMP video as live_decode does (the same transports, on a goroutine of its own), splits it into access units (package es) and decodes them on NVDEC, on a decode loop it shares with the show's other decoders, as nvdec_file decodes a file's: one decoder a connection, from its first sequence parameter set, its pictures copied into device frames. The frame synchroniser's half: a decoded picture that finds the source's wait full drops the oldest (counted); a stream that brings nothing for loss_timeout_ms is lost and shown as its on_error picture. The CUDA backend's srt, udp, stream and rtmp sources.",
+		Doc:  "Receives a live source's MPEG-TS or RTMP video as live_decode does (the same transports, on a goroutine of its own), splits it into access units (package es) and decodes them on NVDEC, on a decode loop it shares with the show's other decoders, as nvdec_file decodes a file's: one decoder a connection, from its first sequence parameter set, its pictures copied into device frames. The frame synchroniser's half, as live_decode's (show.FrameSync, counted); a stream that brings nothing for loss_timeout_ms is lost and shown as its on_error picture. The CUDA backend's srt, udp, stream and rtmp sources.",
 		Params: append(liveParams(),
 			Param{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM beyond the stream's own."}),
 		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},

@@ -37,6 +37,7 @@ type liveDecode struct {
 	rate   frame.Rational
 	col    frame.Colour
 	fb     *show.Fallback
+	sync   *show.FrameSync // the frame synchroniser (the send goroutine's)
 	loss   time.Duration
 	period time.Duration
 	last   *frame.Frame
@@ -76,7 +77,7 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	}
 	d := &liveDecode{st: b.Source(n.Address), ls: b.Source(n.Address).Live(), id: n.Address, pool: pool, rate: rate,
 		col: prm.Colour.Or(frame.BT709), loss: tr.Loss, period: time.Duration(int64(time.Second) * int64(rate.Den) / int64(rate.Num)),
-		fb:     show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"),
+		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"), sync: show.NewFrameSync(rate),
 		frames: make(chan *frame.Frame, 1), stop: make(chan struct{}), what: tr.What, open: tr.Open}
 	d.cfg = media.DecodeConfig{Path: d.what, Format: f, Width: w, Height: h, Threads: prm.Threads}
 	return d, nil
@@ -183,11 +184,13 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 	}
 	for {
 		var f *frame.Frame
+		decoded := false
 		select {
 		case <-d.stop:
 			return nil
 		case f = <-d.frames:
 			lastAt = time.Now()
+			decoded = true
 			if d.fb.Failing() {
 				d.fb.Recovered()
 				d.in.Stats().SetErr(nil)
@@ -229,6 +232,14 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 				f.Fill()
 			}
 			d.ls.ErrorFrames.Add(1)
+		}
+		if decoded && d.sync.Arrived(len(q)+ctx.Outputs[0].Len()+1) { // ran ahead of the show's clock
+			f.Release()
+			d.ls.SyncDrops.Add(1)
+			if err := flush(); err != nil {
+				return nil // stopping
+			}
+			continue
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}

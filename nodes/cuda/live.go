@@ -57,6 +57,7 @@ type liveFeed struct {
 	done   chan struct{}
 	once   sync.Once
 	in     live.Input
+	sync   *show.FrameSync
 
 	// On the decode loop's thread only:
 	next   *liveItem // a connection's start, taken from items, not yet decoded
@@ -87,7 +88,7 @@ func (b *backend) newLiveNVDEC(st *show.State, n plan.Node, ctx *runtime.NodeCon
 	s := &nvdecSource{b: b, st: src, id: n.Address, rate: rate, col: prm.Colour.Or(frame.BT709),
 		fb: show.NewFallback(src, prm.OnError, "its stream arrives"), surfaces: prm.Surfaces, loopName: n.Placement.Loop,
 		r:    streamReader{path: tr.What, format: f, w: w, h: h},
-		feed: &liveFeed{tr: tr, ls: src.Live(), format: f, w: w, h: h, items: make(chan liveItem, liveQueue), stop: make(chan struct{}), done: make(chan struct{})}}
+		feed: &liveFeed{tr: tr, ls: src.Live(), sync: show.NewFrameSync(rate), format: f, w: w, h: h, items: make(chan liveItem, liveQueue), stop: make(chan struct{}), done: make(chan struct{})}}
 	if n.Placement.Thread || s.loopName == "" {
 		s.own, s.loopName = true, n.ID
 	}

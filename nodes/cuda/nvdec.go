@@ -369,9 +369,9 @@ type nvdecSource struct {
 	b        *backend
 	st       *show.SourceState
 	id       string
-	fromEdge bool // dec_video: access units from input 0
-	own      bool // a loop of its own (a thread-placed dec_video)
-	ownParse bool // nvdec_file with parser = "onair": cuda/hevc parses HEVC
+	fromEdge bool      // dec_video: access units from input 0
+	own      bool      // a loop of its own (a thread-placed dec_video)
+	ownParse bool      // nvdec_file with parser = "onair": cuda/hevc parses HEVC
 	feed     *liveFeed // live_nvdec: access units from a live transport (live.go)
 	loopName string
 	r        streamReader
@@ -669,6 +669,11 @@ func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 			s.last.Release()
 		}
 		s.last = d
+	}
+	if s.feed != nil && s.feed.sync.Arrived(len(s.pending)+s.out.Len()+1) { // ran ahead of the show's clock
+		d.Release()
+		s.feed.ls.SyncDrops.Add(1)
+		return
 	}
 	s.hand(d)
 }
