@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/media/live"
@@ -26,6 +27,20 @@ import (
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
+
+func init() {
+	kinds.Add("live_nvdec", (*backend).newLiveNVDEC)
+	for _, transport := range []string{"srt", "udp", "stream", "rtmp"} {
+		Lowering.Lower(transport, nodes.Chain{Links: liveChain(transport)})
+	}
+}
+
+// liveChain is a live source's: received, split into access units and
+// decoded on NVDEC by live_nvdec (on a decode loop), whose newest picture
+// the pacer releases on the show's clock.
+func liveChain(transport string) []nodes.Link {
+	return []nodes.Link{nodes.L("live_nvdec", "transport", transport), nodes.L("realtime"), nodes.L("one_to_many")}
+}
 
 // liveSyncDepth is how many decoded pictures of a live source wait for
 // room on the edge to its pacer before the oldest is dropped: what

@@ -29,6 +29,10 @@ type Backend[F Frame] struct {
 	Name string
 	// NewCanvas makes the drawing surface of one bus.
 	NewCanvas func(f frame.Format, w, h int) (Canvas[F], error)
+	// NewCanvasOn, when set, is used instead of NewCanvas and is given the
+	// bus's node: for a backend that draws each bus where the plan places
+	// it (the CUDA backend, on the GPU of Placement.GPU).
+	NewCanvasOn func(n plan.Node, f frame.Format, w, h int) (Canvas[F], error)
 	// ToHost gives an output the picture of f in host memory. release is
 	// called once the output is done with it. On the CPU it is f itself.
 	ToHost func(f F) (host *frame.Frame, release func(), err error)

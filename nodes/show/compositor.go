@@ -124,7 +124,12 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	if err != nil {
 		return nil, err
 	}
-	canvas, err := be.NewCanvas(f, w, h)
+	var canvas Canvas[F]
+	if be.NewCanvasOn != nil {
+		canvas, err = be.NewCanvasOn(n, f, w, h)
+	} else {
+		canvas, err = be.NewCanvas(f, w, h)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
