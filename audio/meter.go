@@ -68,10 +68,7 @@ func (m *Meter) Add(block []float32) {
 		copy(l, m.tp[0][:])
 		copy(r, m.tp[1][:])
 		li, ri := l[tpTaps-1:], r[tpTaps-1:]
-		for i := range li {
-			li[i], ri[i] = float64(piece[2*i]), float64(piece[2*i+1])
-		}
-		e, sp := kWeight(&m.kw, li, ri)
+		e, sp := kWeightFrom(&m.kw, piece, li, ri)
 		m.acc += e
 		m.curSP = max(m.curSP, sp)
 		for ch, buf := range [Channels][]float64{l, r} {
@@ -173,15 +170,39 @@ func gainToDB(g float64) float64 {
 // multiplication and one subtraction only; all else is done ahead.
 type kWeighting struct{ x1, x2, y1, y2, z1, z2 float64 }
 
+// K-weighting's coefficients at 48 kHz (BS.1770): the shelf's b0, b1, b2,
+// a1, a2 and the high pass's c1, c2 (its numerator is 1, −2, 1).
+const (
+	kwB0, kwB1, kwB2 = 1.53512485958697, -2.69169618940638, 1.19839281085285
+	kwA1, kwA2       = -1.69065929318241, 0.73248077421585
+	kwC1, kwC2       = -1.99004745483398, 0.99007225036621
+)
+
+// kWeightFrom copies the interleaved piece's samples into l and r (as
+// float64, a channel each) and K-weights them (kWeight): where the CPU has
+// AVX2, both channels in one instruction as it copies them, the same
+// values.
+func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64) {
+	if haveAVX2 {
+		if e, p, ok := kWeightVec(k, piece, l, r); ok {
+			return e, p
+		}
+	}
+	for i := range l {
+		l[i], r[i] = float64(piece[2*i]), float64(piece[2*i+1])
+	}
+	return kWeight(k, l, r)
+}
+
 // kWeight filters the two channels' samples side by side (two chains of
 // dependent operations at once keep the core busy) and returns the sum
 // over both of the squares of the K-weighted output and the largest input
 // magnitude.
 func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	const (
-		b0, b1, b2 = 1.53512485958697, -2.69169618940638, 1.19839281085285
-		a1, a2     = -1.69065929318241, 0.73248077421585
-		c1, c2     = -1.99004745483398, 0.99007225036621 // the high pass's numerator is 1, −2, 1
+		b0, b1, b2 = kwB0, kwB1, kwB2
+		a1, a2     = kwA1, kwA2
+		c1, c2     = kwC1, kwC2
 	)
 	// (Locals, not the structs: Go keeps a struct of more than four
 	// fields in memory, and each output would wait on a store.)
@@ -259,24 +280,26 @@ func truePeakOf(buf []float64, above float64) float64 {
 	const delay = tpTaps - 1 - tpTaps/2 // phase 0's input in the window
 	n := len(buf) - (tpTaps - 1)
 	peak := above
-	for _, x := range buf[delay : delay+n] {
-		if a := math.Abs(x); a > peak {
-			peak = a
-		}
+	if a := absMax(buf[delay : delay+n]); a > peak {
+		peak = a
 	}
 	ha, hb, hm := &tpSym[0], &tpSym[1], &tpSym[2]
 	for c := 0; c < n; c += tpChunk {
 		e := min(c+tpChunk, n)
-		var most float64
-		for _, x := range buf[c : e+tpTaps-1] {
-			if a := math.Abs(x); a > most {
-				most = a
-			}
-		}
-		if most*tpGainBound <= peak {
+		if absMax(buf[c:e+tpTaps-1])*tpGainBound <= peak {
 			continue
 		}
-		for i := c; i < e; i++ {
+		i := c
+		if haveAVX2 { // four windows a step, the same values
+			n4 := (e - c) &^ 3
+			if n4 > 0 {
+				if p := tpVec(buf, c, n4); p > peak {
+					peak = p
+				}
+				i += n4
+			}
+		}
+		for ; i < e; i++ {
 			w := (*[tpTaps]float64)(buf[i : i+tpTaps])
 			s0, s1, s2, s3, s4, s5 := w[0]+w[11], w[1]+w[10], w[2]+w[9], w[3]+w[8], w[4]+w[7], w[5]+w[6]
 			d0, d1, d2, d3, d4, d5 := w[0]-w[11], w[1]-w[10], w[2]-w[9], w[3]-w[8], w[4]-w[7], w[5]-w[6]
@@ -322,6 +345,18 @@ var tpSym = func() (c [3][tpTaps / 2]float64) {
 		c[1][j] = (r(1, j) - r(1, tpTaps-1-j)) / 2
 		c[2][j] = r(2, j)
 	}
+	return
+}()
+
+// tpCoef is tpSym for the vector interpolator (truepeak_amd64.s): A's, B's
+// and phase 2's coefficients, then the mask that clears a float64's sign.
+const tpCoefs = 3*tpTaps/2 + 1
+
+var tpCoef = func() (c [tpCoefs]float64) {
+	for k := range 3 {
+		copy(c[k*tpTaps/2:], tpSym[k][:])
+	}
+	c[tpCoefs-1] = math.Float64frombits(1<<63 - 1)
 	return
 }()
 

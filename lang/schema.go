@@ -255,8 +255,6 @@ var Schema = []*Block{
 			{Name: "go_procs", Type: TypeInt, Default: 0, Range: rng(0, 1024), Doc: "How many processors Go's scheduler runs the show's goroutines and loops on (GOMAXPROCS), set when the show starts; 0 is Go's default (the machine's cores, or fewer where the process's CPU is limited). Go keeps about one OS thread for each processor it has used, so fewer means fewer threads; too few and loops wait for each other (above 30 fps, lint go-procs-narrow warns when it is under the plan's thread count). The environment variable GOMAXPROCS, when set, wins."},
 			{Name: "timecode_start", Type: TypeString, Default: "", DefaultDoc: "the time of day", Doc: "The SMPTE timecode of the show's first tick, HH:MM:SS:FF (HH:MM:SS;FF: drop-frame, which the rate decides: 30000/1001 and 60000/1001 count drop-frame, every other rate non-drop). Every bus stamps its ticks' timecode from it; /status, /events, the operator's page and the as-run log report it, and onair cut -at and -cue take it. Left out, the show counts from the time of day (the machine's local time) when it starts."},
 			{Name: "frame_metadata", Type: TypeEnumList, Enum: FrameMetadataKeys, Default: []string{}, Doc: "Timestamp keys stamped on decoded frames; keys nobody reads are pruned."},
-			{Name: "tally_tsl5", Type: TypeStringList, Default: []string{}, Doc: "Where the show sends tally as TSL UMD 5.0: udp://HOST:PORT and tcp://HOST:PORT destinations, each sent a display per source (index: the source's place in the sorted list /status gives; text: its name), red while it is visible on a Program bus's picture, green while on a preview, on every change and once a second."},
-			{Name: "tally_tsl5_screen", Type: TypeInt, Default: 0, Range: rng(0, 65534), Doc: "The TSL 5.0 screen the tally_tsl5 displays belong to."},
 		},
 	},
 	{
@@ -446,6 +444,16 @@ var Schema = []*Block{
 			busAttr(),
 			{Name: "interval_ms", Type: TypeInt, Default: 1000, Range: rng(40, 60000), Doc: "Time between snapshots in ms."},
 			{Name: "quality", Type: TypeInt, Default: 80, Range: rng(1, 100), Doc: "JPEG quality."},
+		},
+	},
+	{
+		Type: "tally", Kind: "tsl5", Labels: []string{"KIND", "NAME"}, Many: true,
+		Doc: "Sends tally as TSL UMD 5.0 to a tally controller, a multiviewer or a monitor's under-monitor display: a display per source (index: the source's place in the sorted list /status gives; text: the source's name as the show writes it, cam[0]), red on every lamp while the source is visible in a Program bus's picture (a layer, a PiP, a keyed graphic), green while on a preview, off otherwise; on every change of the tally and once a second. A destination that cannot be reached is tried again on the next send and logged once per error.",
+		Attrs: []Attr{
+			{Name: "address", Type: TypeString, Required: true, Doc: "The receiver's host name or IP address."},
+			{Name: "port", Type: TypeInt, Required: true, Range: rng(1, 65535), Doc: "The receiver's port."},
+			{Name: "transport", Type: TypeEnum, Enum: []string{"udp", "tcp"}, Default: "udp", Doc: "udp sends each packet as a datagram; tcp wraps each in TSL 5.0's DLE/STX framing over one connection, dialled again after a loss."},
+			{Name: "screen", Type: TypeInt, Default: 0, Range: rng(0, 65534), Doc: "The TSL 5.0 screen the displays belong to."},
 		},
 	},
 	{

@@ -3,11 +3,13 @@
 // here from its scene's sources, as the scene places them), with tally
 // borders, the clock and the Program timecode; the transition bar (cut,
 // fade, wipe, a duration in frames or seconds, TAKE, fade to black); the
-// scenes as tiles (click: preview, double-click: take); a row for every
+// scenes as tiles (click: preview, double-click: take; on a touch screen
+// a tap previews and a tap on the scene on preview takes it); a row for every
 // other bus with what it may show (an AUX bus its routes); and the sources
-// as tiles with their tally, at a rate the operator sets. Every tile shows
-// its age (how long ago its picture was drawn) and a placeholder with the
-// reason when it has no picture. Keys: digits preview, Space cut, Enter
+// as tiles with their tally, at a rate the operator sets; and the mixer:
+// a fader, a mute and a meter per source on every bus that mixes sound.
+// Every tile shows its age (how long ago its picture was drawn) and a
+// placeholder with the reason when it has no picture. Keys: digits preview, Space cut, Enter
 // take, C/M/W pick the transition, F fades to black and back.
 //
 // It reads GET /status once a second for the counters, follows GET
@@ -20,6 +22,9 @@
 "use strict";
 
 const $ = (sel, el = document) => el.querySelector(sel);
+// TOUCH: the page is on a touch screen (a phone, a tablet), whose taps
+// have no double-click.
+const TOUCH = matchMedia("(pointer: coarse)").matches;
 const el = (tag, props = {}, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
@@ -177,12 +182,16 @@ function fetchPic(name, delay) {
     let next = 1000 / fps;
     try {
       const resp = await fetch("/snapshot/" + encodeURIComponent(name) + "?fps=" + fps, { credentials: "same-origin", cache: "no-store" });
+      // The age is the server's when it answered: counted from the
+      // answer's arrival, the picture's age takes in its transfer and
+      // decode.
+      const answered = performance.now();
       if (resp.ok) {
         const age = +resp.headers.get("Onair-Age-Ms") || 0;
         const bmp = await createImageBitmap(await resp.blob());
         if (p.bmp) p.bmp.close();
         p.bmp = bmp;
-        p.drawnAt = performance.now() - age;
+        p.drawnAt = answered - age;
         p.error = "";
         p.loads++;
       } else {
@@ -300,10 +309,13 @@ function build() {
     monitors.append(pvw, pgm);
     tiles.push(pvw, pgm);
     realScenes(m).forEach((s, i) => {
-      const st = el("button", { class: "scene-tile", "data-scene": m.address + "|" + s, title: "click: preview; double-click: take" + (i < 9 ? "; key " + (i + 1) : "") },
+      const how = TOUCH ? "tap: preview; tap again: take" : "click: preview; double-click: take";
+      const st = el("button", { class: "scene-tile", "data-scene": m.address + "|" + s, title: how + (i < 9 ? "; key " + (i + 1) : "") },
         el("span", { class: "key", text: i < 9 ? String(i + 1) : "" }), el("span", { class: "name", text: short(s) }));
-      st.onclick = () => preview(m.address, s);
-      st.ondblclick = () => { preview(m.address, s).then(() => take($("#kind").value)); };
+      // A touch screen has no double-click: a tap on the scene already on
+      // preview takes it.
+      st.onclick = () => (TOUCH && st.classList.contains("pvw") ? take($("#kind").value) : preview(m.address, s));
+      if (!TOUCH) st.ondblclick = () => { preview(m.address, s).then(() => take($("#kind").value)); };
       scenesBox.append(st);
     });
     $("#take").dataset.take = m.address;
@@ -331,6 +343,7 @@ function build() {
     box.append(row);
     controls.append(box);
   }
+  buildMixer();
 
   const wall = $("#wall");
   wall.replaceChildren();
@@ -463,6 +476,7 @@ function render() {
   }
   if (status) {
     for (const x of [...status.summary.buses, ...status.summary.sources]) meter(x.address, x.audio);
+    renderMixer();
   }
   if (status) {
     $("#show").textContent = status.show;
@@ -639,6 +653,94 @@ function clock() {
     if (t.dataset.monitor === "preview") paint(t); // drawn from several pictures
   }
   requestAnimationFrame(clock);
+}
+
+// The mixer: for every bus that mixes sound, its master fader and meter,
+// and a strip per source on it (a fader in dB over the range /status
+// gives, a MUTE, the source's own meter). A fader sends its level when it
+// is let go (POST /buses/BUS/audio); until /status reads the level back
+// (or the server refuses it) the poll does not move the fader under the
+// operator's hand.
+const mixPending = {}; // "bus|source" or "bus|" (the master) → the level sent, not yet read back
+function buildMixer() {
+  const box = $("#mixer");
+  box.replaceChildren();
+  if (!status) return;
+  for (const b of status.summary.buses) {
+    const a = b.audio;
+    if (!a || !a.strips) continue;
+    const [lo, hi] = a.fader_range_db || [-120, 12];
+    const strips = Object.keys(a.strips).sort((x, y) => op.sources.indexOf(x) - op.sources.indexOf(y) || x.localeCompare(y));
+    const bus = el("div", { class: "mix-bus", "data-mix-bus": b.address },
+      el("h2", {}, el("span", { text: short(b.address) + " sound" }), el("span", { class: "dim", text: a.mix_minus_of ? "mix-minus of " + short(a.mix_minus_of) : "" })));
+    bus.append(mixStrip(b.address, "", "master", lo, hi));
+    for (const src of strips) bus.append(mixStrip(b.address, src, short(src), lo, hi));
+    box.append(bus);
+  }
+  renderMixer();
+}
+// mixStrip is one fader's row: a source's on a bus, or with src "" the
+// bus's master.
+function mixStrip(bus, src, label, lo, hi) {
+  const key = bus + "|" + src;
+  const f = el("input", { type: "range", min: lo, max: hi, step: 0.5, title: (src ? src + " on " + bus : bus + "'s master") + ", dB", "data-fader": key });
+  const val = el("span", { class: "db", "data-fader-db": key });
+  f.oninput = () => { val.textContent = dbText(+f.value, lo); };
+  f.onchange = () => {
+    mixPending[key] = +f.value;
+    setMix(bus, src ? { source: src, gain_db: +f.value } : { master_db: +f.value }, key);
+  };
+  const row = el("div", { class: "mix-strip" + (src ? "" : " master") }, el("span", { class: "name", text: label }), f, val);
+  if (src) {
+    const mute = el("button", { class: "mute", text: "MUTE", title: "mute " + src + " on " + bus, "data-strip-mute": key });
+    mute.onclick = () => setMix(bus, { source: src, mute: !mute.classList.contains("on") });
+    row.append(mute);
+  }
+  row.append(el("div", { class: "meter" }, el("div", { class: "bar" }), el("span", { class: "lufs", "data-mix-level": key })));
+  return row;
+}
+function setMix(bus, change, key) {
+  return api("POST", "/buses/" + enc(bus) + "/audio", change).then(poll).catch((e) => {
+    if (key) delete mixPending[key];
+    log(e.message, "error");
+    renderMixer();
+  });
+}
+const dbText = (db, lo) => (db <= lo ? "off" : (db > 0 ? "+" : "") + db.toFixed(1) + " dB");
+// renderMixer sets every fader, mute and meter of the mixer from /status.
+function renderMixer() {
+  const levelOf = {};
+  for (const x of [...status.summary.buses, ...status.summary.sources]) levelOf[x.address] = x.audio;
+  for (const b of status.summary.buses) {
+    const a = b.audio;
+    if (!a || !a.strips) continue;
+    const lo = (a.fader_range_db || [-120])[0];
+    for (const src of ["", ...Object.keys(a.strips)]) {
+      const key = b.address + "|" + src;
+      const f = $('[data-fader="' + CSS.escape(key) + '"]');
+      if (!f) continue;
+      const st = src ? a.strips[src] : { gain_db: a.master_db || 0 };
+      const held = key in mixPending;
+      if (held && mixPending[key] === st.gain_db) delete mixPending[key];
+      if (!(key in mixPending)) {
+        f.value = st.gain_db;
+        $('[data-fader-db="' + CSS.escape(key) + '"]').textContent = dbText(st.gain_db, lo);
+      }
+      const mute = $('[data-strip-mute="' + CSS.escape(key) + '"]');
+      if (mute) mute.classList.toggle("on", !!st.mute);
+      mixMeter($('[data-mix-level="' + CSS.escape(key) + '"]'), levelOf[src || b.address]);
+    }
+  }
+}
+// mixMeter draws a strip's meter: momentary loudness from -60 to 0 LUFS.
+function mixMeter(lufsEl, a) {
+  if (!lufsEl) return;
+  const m = lufsEl.parentElement;
+  const lufs = a ? a.momentary_lufs : null;
+  m.querySelector(".bar").style.width = (lufs === null ? 0 : Math.max(0, Math.min(100, (lufs + 60) * 100 / 60))) + "%";
+  m.classList.toggle("hot", !!a && a.true_peak_dbtp !== null && a.true_peak_dbtp > -1);
+  lufsEl.textContent = lufs === null ? "silence" : lufs.toFixed(1) + " LUFS";
+  lufsEl.dataset.lufs = lufs === null ? "" : lufs;
 }
 
 const short = (s) => s.replace(/^(bus|scene|source)\./, "");

@@ -52,68 +52,9 @@ type ffmpegDecode struct {
 	stopped bool
 
 	// The file's sound track, decoded by an ffmpeg of its own beside the
-	// pictures' (run's goroutine only): each frame carries its frame
-	// period's samples (audio.Cadence) from where the track stood
-	// against the first picture. A looping file's track starts again at
-	// its own end.
+	// pictures' (run's goroutine only), made by Start.
 	cadence audio.Cadence
-	aud     *media.AudioDecoder
-	audInfo *media.AudioInfo
-	inPass  int // pictures decoded since the decoder started or its pass began
-}
-
-// openAudio probes the file's sound track (once) and starts its decoder; a
-// file without one is silent, and a track onair cannot use is reported
-// while the pictures go on.
-func (d *ffmpegDecode) openAudio(ctx *runtime.NodeContext[Frame]) {
-	if d.audInfo == nil {
-		info, ok, err := media.ProbeAudio("", d.cfg.Path)
-		if err != nil {
-			d.warn(ctx, "the sound track is left out: "+err.Error())
-		}
-		if !ok || err != nil {
-			d.audInfo = &media.AudioInfo{Channels: -1}
-			return
-		}
-		d.audInfo = &info
-	}
-	if d.audInfo.Channels < 0 {
-		return
-	}
-	aud, err := media.OpenAudio("", d.cfg.Path, *d.audInfo)
-	if err != nil {
-		d.warn(ctx, "the sound track is left out: "+err.Error())
-		return
-	}
-	d.aud = aud
-}
-
-func (d *ffmpegDecode) closeAudio(ctx *runtime.NodeContext[Frame]) {
-	if d.aud != nil {
-		if err := d.aud.Close(); err != nil {
-			d.warn(ctx, err.Error())
-		}
-		d.aud = nil
-	}
-}
-
-// sound is frame n's samples of the track, or nil. When the pictures start
-// their file again (a looping source), so does the track: a track longer
-// than the pictures is cut there, a shorter one ends in silence.
-func (d *ffmpegDecode) sound(ctx *runtime.NodeContext[Frame], dec *media.Decoder, n int64) []float32 {
-	if p := dec.PassPictures(); p > 0 && d.inPass == p {
-		d.inPass = 0
-		if d.audInfo != nil && d.audInfo.Channels > 0 {
-			d.closeAudio(ctx)
-			d.openAudio(ctx)
-		}
-	}
-	d.inPass++
-	if d.aud == nil {
-		return nil
-	}
-	b, _ := d.aud.Read(d.cadence.Samples(n)) // silence after the track's end
-	return b
+	snd     *media.FileSound
 }
 
 func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
@@ -161,6 +102,7 @@ func newFFmpegDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]
 }
 
 func (d *ffmpegDecode) Start(ctx *runtime.NodeContext[Frame]) error {
+	d.snd = media.NewFileSound(d.cfg.Path, d.cadence, func(msg string) { d.warn(ctx, msg) })
 	ctx.Go(func() error { return d.run(ctx) })
 	return nil
 }
@@ -193,7 +135,7 @@ func (d *ffmpegDecode) close() {
 
 func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 	defer d.close()
-	defer d.closeAudio(ctx)
+	defer d.snd.Close()
 	var dec *media.Decoder
 	n := int64(d.st.Produced.Load())
 	for !ctx.Stopping() {
@@ -206,9 +148,7 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 				d.fb.Fail(ctx.Log, ctx.Stats, err)
 			} else {
 				d.fb.Recovered()
-				d.closeAudio(ctx)
-				d.openAudio(ctx)
-				d.inPass = 0
+				d.snd.Open()
 			}
 		}
 		f, err := d.pool.Get()
@@ -254,7 +194,7 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
 		if err == nil {
-			f.Audio = d.sound(ctx, dec, n)
+			f.Audio = d.snd.Frame(n, dec.PassPictures())
 			d.st.Audio.Add(f.Audio)
 		}
 		if err == nil && d.keys.Has(frame.DecodeTime) {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
@@ -57,6 +58,11 @@ type liveDecode struct {
 	loss   time.Duration
 	period time.Duration
 	last   *frame.Frame
+	// sound: the transport stream's first sound track is decoded beside
+	// its pictures (media.LiveAudio; an RTMP publisher's elementary stream
+	// carries none), each picture held until its samples come.
+	sound   bool
+	cadence audio.Cadence
 
 	frames chan *frame.Frame // decoded, toward the sending goroutine
 	// decoding is set while a connection's frames are being decoded: its
@@ -76,9 +82,10 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 		return nil, err
 	}
 	prm, err := show.Params[struct {
-		Colour  frame.Colour `param:"colour"`
-		OnError string       `param:"on_error"`
-		Threads int          `param:"threads"`
+		Transport string       `param:"transport"`
+		Colour    frame.Colour `param:"colour"`
+		OnError   string       `param:"on_error"`
+		Threads   int          `param:"threads"`
 	}](&n)
 	if err != nil {
 		return nil, err
@@ -91,9 +98,14 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	if err != nil {
 		return nil, err
 	}
+	cad, err := audio.NewCadence(rate.Num, rate.Den)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
 	d := &liveDecode{st: b.Source(n.Address), ls: b.Source(n.Address).Live(), id: n.Address, pool: pool, rate: rate,
 		col: prm.Colour.Or(frame.BT709), loss: tr.Loss, period: time.Duration(int64(time.Second) * int64(rate.Den) / int64(rate.Num)),
 		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"), sync: show.NewFrameSync(rate),
+		cadence: cad, sound: prm.Transport != "rtmp",
 		frames: make(chan *frame.Frame, 1), stop: make(chan struct{}), what: tr.What, open: tr.Open}
 	d.cfg = media.DecodeConfig{Path: d.what, Format: f, Width: w, Height: h, Threads: prm.Threads}
 	return d, nil
@@ -131,9 +143,16 @@ func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) err
 		}
 		cfg := d.cfg
 		cfg.Live = conn
+		var aud *media.LiveAudio
+		if d.sound {
+			aud, cfg.Live = media.TapAudio(conn, d.what, d.cadence)
+		}
 		dec, err := media.OpenDecoder(cfg)
 		if err != nil {
 			conn.Close()
+			if aud != nil {
+				aud.Close()
+			}
 			if in.Stats().Err() == "" { // what the transport said of this connection (garbage, nothing sent) says more
 				in.Stats().SetErr(err)
 			}
@@ -143,24 +162,7 @@ func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) err
 		d.dec = dec
 		d.mu.Unlock()
 		d.decoding.Store(true)
-		for {
-			f, err := d.pool.Get()
-			if err != nil {
-				break
-			}
-			if err := dec.Next(f); err != nil {
-				f.Release()
-				if !d.stopping() {
-					in.Stats().SetErr(err)
-				}
-				break
-			}
-			select {
-			case d.frames <- f:
-			case <-d.stop:
-				f.Release()
-			}
-		}
+		d.decodeConn(ctx, in, dec, aud)
 		d.decoding.Store(false)
 		d.mu.Lock()
 		d.dec = nil
@@ -169,6 +171,64 @@ func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) err
 		conn.Close()
 	}
 	return nil
+}
+
+// decodeConn decodes a connection's pictures to its end, each with its
+// sound (aud, nil for none), and hands them to send.
+func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, dec *media.Decoder, aud *media.LiveAudio) {
+	put := func(f *frame.Frame, b []float32) {
+		f.Audio = b
+		select {
+		case d.frames <- f:
+		case <-d.stop:
+			f.Release()
+		}
+	}
+	var q *media.SoundQueue[*frame.Frame]
+	warned := false
+	if aud != nil {
+		defer func() {
+			if n := aud.Dropped(); n > 0 {
+				ctx.Log.Warn("the sound's decoder fell behind: bytes of the stream left out of it", "source", d.id, "bytes", n)
+			}
+			aud.Close()
+		}()
+		aud.Start("", dec.Start()) // its error is aud.Err's
+		q = media.NewSoundQueue[*frame.Frame](aud, d.period)
+		defer q.Flush(put)
+	}
+	for {
+		f, err := d.pool.Get()
+		if err != nil {
+			return
+		}
+		if err := dec.Next(f); err != nil {
+			f.Release()
+			if !d.stopping() {
+				in.Stats().SetErr(err)
+			}
+			return
+		}
+		if q == nil {
+			put(f, nil)
+			continue
+		}
+		q.Push(f)
+		for {
+			f, b, ok := q.Pop()
+			if !ok {
+				break
+			}
+			put(f, b)
+		}
+		if err := aud.Err(); err != nil && !warned {
+			warned = true // once a connection: the pictures go on
+			ctx.Stats.Errors.Add(1)
+			if d.st.Fail(err) {
+				ctx.Log.Warn("the sound is left out", "source", d.id, "error", err)
+			}
+		}
+	}
 }
 
 // send puts each decoded frame on the edge, and the on_error picture
@@ -259,6 +319,7 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
+		d.st.Audio.Add(f.Audio)
 		n++
 		d.st.Produced.Add(1)
 		if len(q) == syncDepth { // the source ran ahead of the show's clock by the whole buffer

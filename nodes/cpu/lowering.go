@@ -14,7 +14,7 @@ import (
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Host,
-	Profile: "nvidia_l4", // the seeds' GPU: the same source limits as the show would have there
+	Profile: "cpu", // the host's CPU: compiler.HostProfile fills in its cores and memory
 }
 
 // kinds are the constructors of the kinds only the CPU backend runs, added

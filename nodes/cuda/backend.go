@@ -283,6 +283,20 @@ func (c *canvas) Wait(Frame) error {
 	return err
 }
 
+// Drawn implements show.PollsDrawn: whether the GPU has drawn everything
+// queued on the canvas's stream, asked without waiting (the stream
+// queried), so an AUX bus on a loop commits as its own picture is done.
+// Found drawn, the tick's copies of other GPUs' frames go, as after Wait.
+func (c *canvas) Drawn(Frame) (bool, error) {
+	done, err := c.stream.Query()
+	if done && err == nil {
+		c.dropCopies()
+	}
+	return done, err
+}
+
+var _ show.PollsDrawn[Frame] = (*canvas)(nil) // checked where no GPU runs the test
+
 func (c *canvas) Close() {
 	if len(c.copies) > 0 && c.stream.Synchronize() == nil {
 		c.dropCopies()

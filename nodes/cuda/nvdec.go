@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/onairhq/onair/audio"
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
@@ -197,6 +198,7 @@ type streamReader struct {
 	rd       *es.Stream
 	info     es.Info
 	pictures int // pictures in the current pass
+	pass     int // pictures in the first pass, once it was read whole (0 before)
 	warn     func(string)
 }
 
@@ -210,7 +212,7 @@ func (r *streamReader) open() error {
 		rd.Close()
 		return err
 	}
-	r.rd, r.info, r.pictures = rd, info, 0
+	r.rd, r.info, r.pictures, r.pass = rd, info, 0, 0
 	return nil
 }
 
@@ -242,6 +244,9 @@ func (r *streamReader) next() (es.AccessUnit, error) {
 		}
 		if err := r.rd.Rewind(); err != nil {
 			return es.AccessUnit{}, fmt.Errorf("%s: starting the loop again: %w", r.path, err)
+		}
+		if r.pass == 0 {
+			r.pass = r.pictures
 		}
 		r.pictures = 0
 	}
@@ -383,17 +388,21 @@ type nvdecSource struct {
 	b        *backend
 	st       *show.SourceState
 	id       string
-	fromEdge bool      // dec_video: access units from input 0
-	own      bool      // a loop of its own (a thread-placed dec_video)
-	ownParse bool      // nvdec_file with parser = "onair": cuda/hevc parses HEVC
-	feed     *liveFeed // live_nvdec: access units from a live transport (live.go)
-	loopName string
-	r        streamReader
-	rate     frame.Rational
-	col      frame.Colour
-	fb       *show.Fallback // black or hold, and the retries (the loop's thread)
-	surfaces int
-	keys     frame.StampSet
+	fromEdge bool // dec_video: access units from input 0
+	own      bool // a loop of its own (a thread-placed dec_video)
+	ownParse bool // nvdec_file with parser = "onair": cuda/hevc parses HEVC
+	// feed: live_nvdec's access units, from a live transport (live.go).
+	feed *liveFeed
+	// soundFile is the file whose sound track the source plays ("" none).
+	soundFile string
+	loopName  string
+	r         streamReader
+	rate      frame.Rational
+	cadence   audio.Cadence // each picture's samples of its sound
+	col       frame.Colour
+	fb        *show.Fallback // black or hold, and the retries (the loop's thread)
+	surfaces  int
+	keys      frame.StampSet
 	// readAt is when each of the last access units was read (input_rec_time),
 	// by its index: the parser hands a picture back with its unit's index.
 	readAt [64]int64
@@ -406,6 +415,12 @@ type nvdecSource struct {
 	ended  chan struct{} // closed when the running decoder has ended
 
 	// On the loop's thread only:
+	// snd is the source's sound track (media.FileSound, as the CPU's
+	// ffmpeg_decode plays it): nvdec_file's file, or dec_video's
+	// input_rec's (its passes told by the access units' index starting
+	// again at 0: fed counts them). nil for a source without a file.
+	snd     *media.FileSound
+	fed     int64
 	dec     *gpu.NVDECDecoder
 	pending []*gpu.Frame // decoded, waiting for room on the edge
 	n       int64        // pictures handed on
@@ -436,7 +451,11 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 	if err != nil {
 		return nil, err
 	}
-	s := &nvdecSource{keys: keys, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: prm.Colour.Or(frame.BT709),
+	cad, err := audio.NewCadence(rate.Num, rate.Den)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+	}
+	s := &nvdecSource{keys: keys, cadence: cad, b: b, st: st.Source(n.Address), id: n.Address, r: r, rate: rate, col: prm.Colour.Or(frame.BT709),
 		fb: show.NewFallback(st.Source(n.Address), prm.OnError, "its file can be decoded"), surfaces: prm.Surfaces, loopName: n.Placement.Loop}
 	if n.Kind == "dec_video" {
 		s.fromEdge = true
@@ -450,6 +469,9 @@ func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeC
 	}
 	if s.st == nil { // a dec_video's state is its source's
 		return nil, fmt.Errorf("node %s: no source %s in the show", n.ID, n.Address)
+	}
+	if s.soundFile = s.r.path; s.fromEdge {
+		s.soundFile = st.SourceFile(n.Address)
 	}
 	return s, nil
 }
@@ -488,6 +510,9 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 	}
 	s.out = ctx.Outputs[0]
 	s.r.warn = s.warn
+	if path := s.soundFile; path != "" {
+		s.snd = media.NewFileSound(path, s.cadence, s.warn)
+	}
 	var err error
 	if s.pool, err = gpu.NewFramePool(s.b.ctx, s.r.format, s.r.w, s.r.h, s.poolFrames()); err != nil {
 		return fmt.Errorf("node %s: %w", ctx.ID(), err)
@@ -589,6 +614,9 @@ func (s *nvdecSource) startDecoder() error {
 			return err
 		}
 	}
+	if s.snd != nil && (!s.fromEdge || s.fed == 0) { // dec_video's file goes on through a restart
+		s.snd.Open()
+	}
 	codec := gpu.NVDECHEVC
 	if s.r.codec == es.H264 {
 		codec = gpu.NVDECH264
@@ -655,6 +683,10 @@ func (s *nvdecSource) source() (gpu.NVDECUnit, error) {
 		return gpu.NVDECUnit{}, fmt.Errorf("its input carried a %T, not an access unit", pk)
 	}
 	s.pk = p
+	if p.meta.PTS == 0 && s.fed > 0 && s.r.pass == 0 {
+		s.r.pass = int(s.fed) // the access units of the first pass: its pictures
+	}
+	s.fed++
 	if at, ok := p.meta.Stamps.Get(frame.InputRecTime); ok && s.keys.Has(frame.InputRecTime) {
 		s.readAt[p.meta.PTS%int64(len(s.readAt))] = at
 	}
@@ -676,6 +708,10 @@ func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 		s.feed.restored(s.ctx, s.fb)
 	} else if s.fb.Failing() {
 		s.fb.Recovered()
+	}
+	if s.snd != nil {
+		d.Audio = s.snd.Frame(s.n, s.r.pass)
+		s.st.Audio.Add(d.Audio)
 	}
 	if s.fb.Hold {
 		d.Retain()
@@ -734,6 +770,9 @@ func (s *nvdecSource) onEnd(err error) {
 		s.pk = nil
 	}
 	s.r.close()
+	if s.snd != nil && !s.fromEdge { // opened again with the file
+		s.snd.Close()
+	}
 	switch {
 	case errors.Is(err, gpu.ErrStopped) || s.ctx.Stopping():
 	case s.feed != nil && err == nil: // the connection ended: the next one gets a decoder
@@ -797,6 +836,9 @@ func (s *nvdecSource) Stop() {
 	if s.own {
 		s.dl.stop()
 		logLoopStats(s.ctx.Log, "decoder thread", s.id, s.dl.loop.Stats())
+	}
+	if s.snd != nil { // the decoder has ended: nothing reads it now
+		s.snd.Close()
 	}
 	for _, f := range s.pending {
 		f.Release()

@@ -51,12 +51,13 @@ type DecodeConfig struct {
 // lines (a corrupt or truncated picture, which it conceals) are warnings
 // too. Warnings never stop the frames; Next's errors do.
 type Decoder struct {
-	cfg  DecodeConfig
-	info es.Info
-	cmd  *exec.Cmd
-	out  *bufio.Reader
-	outc io.Closer
-	in   io.WriteCloser
+	cfg   DecodeConfig
+	info  es.Info
+	start es.Start
+	cmd   *exec.Cmd
+	out   *bufio.Reader
+	outc  io.Closer
+	in    io.WriteCloser
 
 	stderr tailBuffer
 	fed    chan struct{} // closed when the feeder has finished
@@ -145,7 +146,7 @@ func OpenDecoder(cfg DecodeConfig) (*Decoder, error) {
 	if cfg.Format == frame.P010 {
 		pix = "p010le"
 	}
-	d := &Decoder{cfg: cfg, info: info, fed: make(chan struct{}), logged: make(chan struct{})}
+	d := &Decoder{cfg: cfg, info: info, start: rd.Start(), fed: make(chan struct{}), logged: make(chan struct{})}
 	args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-threads", strconv.Itoa(threads)}
 	if cfg.Live != nil {
 		args = append(args, "-probesize", "32", "-analyzeduration", "0")
@@ -169,6 +170,10 @@ func OpenDecoder(cfg DecodeConfig) (*Decoder, error) {
 	go d.readStderr(errp)
 	return d, nil
 }
+
+// Start is where a live stream's pictures start (es.Reader.Start), for
+// its sound's decoder (LiveAudio.Start).
+func (d *Decoder) Start() es.Start { return d.start }
 
 // Info is what the stream's first sequence parameter set says.
 func (d *Decoder) Info() es.Info { return d.info }

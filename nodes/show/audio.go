@@ -191,6 +191,9 @@ type AudioStatus struct {
 	Strips   map[string]StripStatus `json:"strips,omitempty"`
 	MasterDB *float64               `json:"master_db,omitempty"`
 	MixMinus string                 `json:"mix_minus_of,omitempty"`
+	// FaderDB is a bus's faders' range, [audio.MinDB, audio.MaxDB] (the
+	// page's faders read it).
+	FaderDB []float64 `json:"fader_range_db,omitempty"`
 }
 
 // Levels are a meter's readings with silence as null (JSON has no −Inf).
@@ -233,7 +236,8 @@ func (bs *BusState) audioStatus() *AudioStatus {
 	}
 	l, _ := bs.Audio.Meter.Levels()
 	_, strips, master, minus := bs.Audio.settings()
-	st := &AudioStatus{Levels: levelsOf(l), Strips: map[string]StripStatus{}, MasterDB: &master, MixMinus: minus}
+	st := &AudioStatus{Levels: levelsOf(l), Strips: map[string]StripStatus{}, MasterDB: &master, MixMinus: minus,
+		FaderDB: []float64{audio.MinDB, audio.MaxDB}}
 	for _, src := range bs.audioSources {
 		s := strips[src]
 		st.Strips[src] = StripStatus{GainDB: s.GainDB, Mute: s.Mute, Pan: s.Pan, Mode: s.Mode.String(), Delay: s.DelayMs}
@@ -295,6 +299,14 @@ func newBusMix(a *BusAudio, sources []string, num, den int64) (*busMix, error) {
 	}
 	m := &busMix{a: a, mixer: audio.NewMixer(sources), cadence: cad, weights: make([]float64, len(sources)), seen: make([]bool, len(sources)), gen: ^uint64(0)}
 	return m, m.apply()
+}
+
+// add gives the mix a source added on air, silent until its first block.
+func (m *busMix) add(src string) {
+	m.mixer.AddSource(src)
+	m.weights = append(m.weights, 0)
+	m.seen = append(m.seen, false)
+	m.gen = ^uint64(0) // its strip, if the bus's settings name it
 }
 
 // apply takes the bus's settings into the mixer when they changed.

@@ -74,6 +74,17 @@ type Canvas[F Frame] interface {
 // (compositor.startOnLoop).
 type DrawsInPlace interface{ DrawsInPlace() }
 
+// PollsDrawn is a canvas that queues its work and can say, without
+// waiting, whether everything queued for dst is drawn (the GPU's: its
+// stream queried). On an event loop each of its ticks is finished once its
+// own picture is drawn, the loop looking again every drawnPollNs
+// meanwhile, so that no bus's picture holds another bus's tick (nor
+// anything else on the loop); a canvas that cannot poll is waited for
+// (Wait) in turn. Drawn never blocks.
+type PollsDrawn[F Frame] interface {
+	Drawn(dst F) (bool, error)
+}
+
 // Layer is one picture of a scene on a canvas. A zero Frame draws nothing.
 type Layer[F Frame] struct {
 	Frame   F

@@ -38,6 +38,7 @@ func NewLive(rd io.Reader, name string, want Codec) (*Reader, error) {
 		}
 		r = newReader(c)
 		r.ps = ts
+		r.start.Audio = ts.audio
 	}
 	r.path = name
 	for {
@@ -55,9 +56,23 @@ func NewLive(rd io.Reader, name string, want Codec) (*Reader, error) {
 		au.Data = append([]byte(nil), au.Data...)
 		au.NALs = append([]int32(nil), au.NALs...)
 		r.held = &au
+		r.start.PTS, r.start.HasPTS = au.PTS, au.HasPTS
 		return r, nil
 	}
 }
+
+// Start is where a live stream's pictures start, for its sound's decoder:
+// the PTS of the first access unit Next returns (90 kHz, when its PES
+// packet carried one), and whether the transport stream's program map
+// lists a stream that may be sound (an elementary stream carries none).
+type Start struct {
+	PTS    int64
+	HasPTS bool
+	Audio  bool
+}
+
+// Start says where a live stream's pictures start (NewLive).
+func (r *Reader) Start() Start { return r.start }
 
 // annexBCodec says whether head starts with a 4-byte Annex B start code,
 // and the codec of the stream: want, or with want 0, the one whose first

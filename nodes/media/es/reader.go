@@ -78,6 +78,7 @@ type Reader struct {
 	done      bool        // the last access unit was returned
 	fatal     error       // an access unit over MaxAccessUnit: every later Next returns it
 	held      *AccessUnit // a live stream's first access unit, read ahead by NewLive
+	start     Start       // a live stream's first access unit's time, and its sound
 }
 
 func newReader(c Codec) *Reader {

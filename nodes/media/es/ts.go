@@ -24,6 +24,14 @@ type tsSource struct {
 	pmtPID uint16
 	codec  Codec
 	chosen bool
+	audio  bool // the program map lists a stream that may be sound (audioTypes)
+}
+
+// audioTypes are the stream types of a program map that carry sound, or
+// may (0x06, private PES: DVB's AC-3, E-AC-3 and Opus; also subtitles
+// and teletext, which the sound's decoder then finds are not).
+var audioTypes = map[astits.StreamType]bool{
+	0x03: true, 0x04: true, 0x0f: true, 0x11: true, 0x81: true, 0x87: true, 0x06: true,
 }
 
 // maxTSDataBeforePMT bounds the tables and payloads read before the
@@ -67,6 +75,9 @@ func newTSSource(f io.Reader, live bool, want Codec) (*tsSource, Codec, error) {
 			found = append(found, c.String())
 			if want == 0 || c == want {
 				t.pid, t.pmtPID, t.codec, t.chosen = s.ElementaryPID, d.PID, c, true
+				for _, a := range d.PMT.ElementaryStreams {
+					t.audio = t.audio || audioTypes[a.StreamType]
+				}
 				if live {
 					return t, c, nil
 				}
