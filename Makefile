@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench delivery-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench live-bench delivery-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -33,6 +33,7 @@ test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/media/live/ ./nodes/browser/... ./cuda/
+	$(GO) test -count=1 -race -run 'TestLiveFeed' ./nodes/cuda/
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
@@ -65,6 +66,26 @@ SEEDS_CLIPS := $(foreach i,0 1 2 3,.device/seeds-bench/media/clip$(i).hevc)
 seeds-bench: build $(SEEDS_CLIPS)
 	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/seeds-bench/onair .
 	du -sh .device/seeds-bench
+
+# live-bench: what the GPU machine needs for issue 24's measurement
+# (bench/seeds/run.sh MODE=live): a stripped onair, four 4-second 1080p30
+# HEVC clips at 8 Mbit/s in MPEG-TS (onair send sends them; the file show
+# reads the same ones), and libsrt with the libcrypto it links in lib/
+# (the GPU machine has neither; run.sh puts lib/ on LD_LIBRARY_PATH), about
+# 40 MB. Carry .device/live-bench and run
+# ONAIR=.device/live-bench/onair MEDIA=.device/live-bench/media MODE=live bench/seeds/run.sh there.
+LIVE_MEDIA := .device/live-bench/media
+LIVE_CLIPS := $(foreach i,0 1 2 3,$(LIVE_MEDIA)/clip$(i).ts)
+LIVE_LIBS := $(shell ls /usr/lib/x86_64-linux-gnu/libsrt.so.1.5 2>/dev/null) $(shell ldd /usr/lib/x86_64-linux-gnu/libsrt.so.1.5 2>/dev/null | awk '/libcrypto/{print $$3}')
+live-bench: build $(LIVE_CLIPS)
+	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/live-bench/onair .
+	mkdir -p .device/live-bench/lib
+	cp -L $(LIVE_LIBS) .device/live-bench/lib/
+	du -sh .device/live-bench
+
+$(LIVE_MEDIA)/clip%.ts: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind ts -size 1920x1080 -rate 30 -frames 120 -bitrate 8M -noise 30 -pattern bars -id $$(( $* + 1 )) -o $@
 
 # delivery-bench: what the GPU machine needs for issue 26's encoder
 # figures (delivery/BENCHMARKS.md): the delivery package's test binary

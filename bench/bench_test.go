@@ -8,6 +8,7 @@ import (
 	"time"
 
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
+	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 )
 
@@ -74,5 +75,32 @@ func TestGroupsOfAPlan(t *testing.T) {
 		if got := g.node(kind); got != want {
 			t.Errorf("a %s node's own threads add into %q, want %q", kind, got, want)
 		}
+	}
+}
+
+// A window's live figures are its live sources' counters between the two
+// readings, summed; a source that is not live at the end is counted, and
+// a show without live sources has none.
+func TestBenchLiveFiguresAreTheWindows(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	src := func(addr string, underruns, drops, errFrames uint64, packets, lost int64, state string) show.SourceSummary {
+		l := &show.LiveSummary{SyncDrops: drops, ErrorFrames: errFrames}
+		l.Packets, l.Lost, l.State = packets, lost, state
+		return show.SourceSummary{Address: addr, Underruns: underruns, Live: l}
+	}
+	a := Snapshot{at: t0, sum: show.Summary{Sources: []show.SourceSummary{src("source.a", 1, 2, 0, 100, 1, "live"), src("source.b", 0, 0, 5, 50, 0, "live"), {Address: "source.file", Underruns: 3}}}}
+	b := Snapshot{at: t0.Add(10 * time.Second), sum: show.Summary{Sources: []show.SourceSummary{src("source.a", 2, 5, 0, 400, 3, "live"), src("source.b", 0, 1, 35, 60, 0, "lost"), {Address: "source.file", Underruns: 9}}}}
+	r := b.Since(a)
+	want := Live{Sources: 2, SyncDrops: 4, Underruns: 1, ErrorFrames: 30, Packets: 310, Lost: 2, NotLive: 1}
+	if r.Live == nil || *r.Live != want {
+		t.Fatalf("live figures %+v, want %+v", r.Live, want)
+	}
+	var out strings.Builder
+	r.Write(&out)
+	if !strings.Contains(out.String(), "live sources           2: 4 frame-sync drops, 1 underruns (repeats), 30 on_error frames; 310 packets, 2 lost") {
+		t.Errorf("the table says:\n%s", out.String())
+	}
+	if none := (Snapshot{at: t0}).Since(Snapshot{at: t0.Add(-time.Second)}); none.Live != nil {
+		t.Errorf("a show without live sources: %+v", none.Live)
 	}
 }

@@ -62,6 +62,10 @@ func (r Result) Write(w io.Writer) {
 		fmt.Fprintf(w, "  browser sources   %6d: %d frames, %d converted, %d dropped; %d imports (%.2f a second), %d released, %d live\n",
 			b.Sources, b.Frames, b.Converted, b.Dropped, b.Imports, b.ImportsPerS, b.ImportReleases, b.ImportsLive)
 	}
+	if l := r.Live; l != nil {
+		fmt.Fprintf(w, "  live sources      %6d: %d frame-sync drops, %d underruns (repeats), %d on_error frames; %d packets, %d lost, %d recovered, %d dropped, %d continuity errors; %d not live at the end\n",
+			l.Sources, l.SyncDrops, l.Underruns, l.ErrorFrames, l.Packets, l.Lost, l.Recovered, l.Dropped, l.Continuity, l.NotLive)
+	}
 	fmt.Fprintf(w, "  page-locked host  %6.0f MB (CUDA %.0f MB, VmLck+VmPin %.0f MB), resident %.0f MB\n",
 		float64(r.LockedBytes)/1e6, float64(r.CUDALockedBytes)/1e6, float64(r.ProcLockedBytes)/1e6, float64(r.RSSBytes)/1e6)
 	if m := r.DeviceMean; m != nil {

@@ -92,6 +92,28 @@ type Result struct {
 	// Browser is the browser sources' counts over the window (nil for a
 	// show without any).
 	Browser *Browser `json:"browser,omitempty"`
+	// Live is the live sources' counts over the window (nil for a show
+	// without any).
+	Live *Live `json:"live,omitempty"`
+}
+
+// Live is what a show's live sources (srt, udp, stream, rtmp) did over
+// the window, all together: the frame synchroniser's corrections (a
+// decoded frame dropped because its source ran ahead of the show's clock;
+// a frame repeated, the pacer's underrun, because it ran behind), the
+// on_error pictures shown while one was lost, and their transports'
+// packet counts.
+type Live struct {
+	Sources     int    `json:"sources"`
+	SyncDrops   uint64 `json:"frame_sync_drops"`
+	Underruns   uint64 `json:"underruns"`
+	ErrorFrames uint64 `json:"error_frames"`
+	Packets     int64  `json:"packets"`
+	Lost        int64  `json:"lost_packets"`
+	Recovered   int64  `json:"recovered_packets"`
+	Dropped     int64  `json:"dropped_packets"`
+	Continuity  int64  `json:"continuity_errors"`
+	NotLive     int    `json:"not_live"` // sources whose connection was not live at the end of the window
 }
 
 // Browser is what a show's browser sources did over the window, all
@@ -244,6 +266,9 @@ func (b Snapshot) Since(a Snapshot) Result {
 		y := srcA[x.Address]
 		r.SourceDrops += x.Drops - y.Drops
 		r.Underruns += x.Underruns - y.Underruns
+		if x.Live != nil {
+			r.addLive(x, y)
+		}
 		if x.Browser == nil {
 			continue
 		}
@@ -302,4 +327,28 @@ func (r *Result) Describe(p *plan.Plan) {
 		}
 	}
 	r.Estimate = Estimate(p, r.Sources)
+}
+
+// addLive counts live source x's window (y: the same at its start).
+func (r *Result) addLive(x, y show.SourceSummary) {
+	if r.Live == nil {
+		r.Live = &Live{}
+	}
+	var was show.LiveSummary
+	if y.Live != nil {
+		was = *y.Live
+	}
+	l, now := r.Live, x.Live
+	l.Sources++
+	l.SyncDrops += now.SyncDrops - was.SyncDrops
+	l.Underruns += x.Underruns - y.Underruns
+	l.ErrorFrames += now.ErrorFrames - was.ErrorFrames
+	l.Packets += now.Packets - was.Packets
+	l.Lost += now.Lost - was.Lost
+	l.Recovered += now.Recovered - was.Recovered
+	l.Dropped += now.Dropped - was.Dropped
+	l.Continuity += now.Continuity - was.Continuity
+	if now.State != "live" {
+		l.NotLive++
+	}
 }

@@ -689,6 +689,9 @@ instead, saying what to change.`,
 			if !n.Decl.Traits.Roles.Has(nodes.Decoder) || n.Domain != nodes.Device || n.Source == nil {
 				continue
 			}
+			if _, declared := n.Decl.Param("codec"); !declared {
+				continue // a live source: its codec is known at its stream's first parameter set, checked there
+			}
 			codec, _ := n.Params["codec"].(string)
 			depth := lang.PixelFormat(n.Format).BitDepth()
 			var c *NVDECCap

@@ -89,6 +89,42 @@ const (
 
 // BrowserReturnQueue is the return queue of a browser source whose window
 // may have queue frames out (browser_frame_queue).
+// liveTransports are the live source kinds, each a transport.
+var liveTransports = []string{"srt", "udp", "stream", "rtmp"}
+
+// liveParams are what every live source's receiver takes (live_decode on
+// the CPU, live_nvdec on the GPU): its transport's settings, the picture
+// it declares, its loss handling.
+func liveParams() []Param {
+	return []Param{
+		{Name: "transport", Type: Enum, Enum: liveTransports, Default: "udp", Doc: "How the stream arrives (the source's kind)."},
+		{Name: "mode", Type: Enum, Enum: []string{"caller", "listener"}, Default: "listener", Doc: "SRT: dial the sender, or wait for it."},
+		{Name: "address", Type: String, Doc: "Where a listener binds (\"\" is loopback) or a caller dials; a UDP multicast group is joined."},
+		{Name: "port", Type: Int, Default: 0, Min: ptr(0), Max: ptr(65535), Doc: "The UDP port (SRT and UDP), or RTMP's TCP port."},
+		{Name: "latency_ms", Type: Int, Default: 120, Min: ptr(20), Max: ptr(8000), Doc: "SRT's receive latency."},
+		{Name: "passphrase_env", Type: String, Doc: "SRT: the environment variable holding the passphrase, read at start (the passphrase is never in a plan)."},
+		{Name: "stream_id", Type: String, Doc: "SRT: sent by a caller; the one a listener takes."},
+		{Name: "interface", Type: String, Doc: "UDP: the interface a multicast group is joined on."},
+		{Name: "rtp", Type: Bool, Default: false, Doc: "UDP: datagrams are RTP packets."},
+		{Name: "url", Type: String, Doc: "stream: what ffmpeg opens."},
+		{Name: "key", Type: String, Doc: "RTMP: the stream key a publisher must push to."},
+		{Name: "loss_timeout_ms", Type: Int, Default: 1000, Min: ptr(50), Max: ptr(60000), Doc: "How long the stream may bring nothing before the source counts as lost."},
+		formatParam, sizeParam, colourParam,
+		{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its stream is lost: black frames, or its last good frame again."},
+	}
+}
+
+// liveLower is a live source's receiver's params from its element.
+func liveLower(e *Element) map[string]any {
+	p := map[string]any{"transport": e.Kind, "format": e.Format, "size": e.Size, "colour": e.Colour, "on_error": orDefault(e.OnError, decodeOnError)}
+	for _, name := range []string{"mode", "address", "port", "latency_ms", "passphrase_env", "stream_id", "interface", "rtp", "url", "key", "loss_timeout_ms"} {
+		if v, ok := e.Attr(name); ok {
+			p[name] = v
+		}
+	}
+	return p
+}
+
 func BrowserReturnQueue(queue int) int {
 	return max(0, min(browserReturnFrames, queue-browserMixerFrames))
 }
@@ -400,33 +436,21 @@ var builtin = []*Kind{
 	},
 	{
 		Name: "live_decode",
-		Doc:  "Receives a live source's MPEG-TS (SRT through libsrt, UDP or RTP, or anything ffmpeg reads remuxed by one ffmpeg process) or an RTMP publisher's video (its access units as an Annex B stream) and decodes its H.264 or HEVC on the CPU with ffmpeg on a thread of its own, from the stream's first sequence parameter set. The frame synchroniser's half: a decoded frame the pacer has not taken the one before of is dropped (the source runs ahead of the show's clock), counted; a stream that brings nothing for loss_timeout_ms is lost, shown as its on_error picture at the source's rate while a caller reconnects with backoff and a listener waits for its next connection. The CPU backend's srt, udp, stream and rtmp sources.",
-		Params: []Param{
-			{Name: "transport", Type: Enum, Enum: []string{"srt", "udp", "stream", "rtmp"}, Default: "udp", Doc: "How the stream arrives (the source's kind)."},
-			{Name: "mode", Type: Enum, Enum: []string{"caller", "listener"}, Default: "listener", Doc: "SRT: dial the sender, or wait for it."},
-			{Name: "address", Type: String, Doc: "Where a listener binds (\"\" is loopback) or a caller dials; a UDP multicast group is joined."},
-			{Name: "port", Type: Int, Default: 0, Min: ptr(0), Max: ptr(65535), Doc: "The UDP port (SRT and UDP), or RTMP's TCP port."},
-			{Name: "latency_ms", Type: Int, Default: 120, Min: ptr(20), Max: ptr(8000), Doc: "SRT's receive latency."},
-			{Name: "passphrase_env", Type: String, Doc: "SRT: the environment variable holding the passphrase, read at start (the passphrase is never in a plan)."},
-			{Name: "stream_id", Type: String, Doc: "SRT: sent by a caller; the one a listener takes."},
-			{Name: "interface", Type: String, Doc: "UDP: the interface a multicast group is joined on."},
-			{Name: "rtp", Type: Bool, Default: false, Doc: "UDP: datagrams are RTP packets."},
-			{Name: "url", Type: String, Doc: "stream: what ffmpeg opens."},
-			{Name: "key", Type: String, Doc: "RTMP: the stream key a publisher must push to."},
-			{Name: "loss_timeout_ms", Type: Int, Default: 1000, Min: ptr(50), Max: ptr(60000), Doc: "How long the stream may bring nothing before the source counts as lost."},
-			formatParam, sizeParam, colourParam,
-			{Name: "on_error", Type: Enum, Enum: []string{"black", "hold"}, Default: "black", Doc: "What the source sends while its stream is lost: black frames, or its last good frame again."},
-			{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}},
-		Traits: Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
-		Lower: func(e *Element) map[string]any {
-			p := map[string]any{"transport": e.Kind, "format": e.Format, "size": e.Size, "colour": e.Colour, "on_error": orDefault(e.OnError, decodeOnError)}
-			for _, name := range []string{"mode", "address", "port", "latency_ms", "passphrase_env", "stream_id", "interface", "rtp", "url", "key", "loss_timeout_ms"} {
-				if v, ok := e.Attr(name); ok {
-					p[name] = v
-				}
-			}
-			return p
-		},
+		Doc:  "Receives a live source's MPEG-TS (SRT through libsrt, UDP or RTP, or anything ffmpeg reads remuxed by one ffmpeg process) or an RTMP publisher's video (its access units as an Annex B stream) and decodes its H.264 or HEVC on the CPU with ffmpeg on a thread of its own, from the stream's first sequence parameter set. The frame synchroniser's half (show.FrameSync): a decoded frame that arrives while more than one has waited for the pacer for a whole second is dropped (the source runs ahead of the show's clock; one behind it is repeated by the pacer, an underrun), counted, so its latency stays within a frame of one frame period; a stream that brings nothing for loss_timeout_ms is lost, shown as its on_error picture at the source's rate while a caller reconnects with backoff and a listener waits for its next connection. The CPU backend's srt, udp, stream and rtmp sources.",
+		Params: append(liveParams(),
+			Param{Name: "threads", Type: Int, Default: 1, Min: ptr(1), Max: ptr(64), Doc: "ffmpeg's decoding threads for this source."}),
+		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     liveLower,
+		Readiness: "a first frame has been decoded (or its on_error picture sent)",
+	},
+	{
+		Name: "live_nvdec",
+		Doc:  "Receives a live source's MPEG-TS or RTMP video as live_decode does (the same transports, on a goroutine of its own), splits it into access units (package es) and decodes them on NVDEC, on a decode loop it shares with the show's other decoders, as nvdec_file decodes a file's: one decoder a connection, from its first sequence parameter set, its pictures copied into device frames. The frame synchroniser's half, as live_decode's (show.FrameSync, counted); a stream that brings nothing for loss_timeout_ms is lost and shown as its on_error picture. The CUDA backend's srt, udp, stream and rtmp sources.",
+		Params: append(liveParams(),
+			Param{Name: "surfaces", Type: Int, Default: 8, Min: ptr(1), Max: ptr(32), Doc: "NVDEC decode surfaces held in VRAM beyond the stream's own."}),
+		Traits:    Traits{Blocking: true, Roles: Source | Decoder, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     liveLower,
+		Fuses:     Fuses{DecodeLoopWhen: map[string][]string{"transport": liveTransports}},
 		Readiness: "a first frame has been decoded (or its on_error picture sent)",
 	},
 	{

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Live sources under load (issue 24): N srt listener sources on the cpu
-# backend, each fed by `onair send -loop` over loopback, measured by
+# Live sources under load (issue 24): N srt listener sources on BACKEND
+# (default cpu), each fed by `onair send -loop` over loopback, measured by
 # `onair bench`; then the same show from files, for the ratio.
 #   bench/live/run.sh [N] [CLIP.ts]     (defaults: 16, a 640x360 HEVC clip made by onair media)
-# Needs libsrt (libsrt1.5-openssl) and ffmpeg (the cpu backend decodes with it).
-# The CUDA backend's lowering refuses live sources so far, so there is no GPU
-# run of it yet.
+# Needs libsrt (libsrt1.5-openssl), and ffmpeg on the cpu backend (it
+# decodes with it). The seeds' show with its HEVC sources live, on the GPU
+# machine: bench/seeds/run.sh MODE=live (make live-bench).
 set -euo pipefail
 n=${1:-16}
 dir=$(mktemp -d)
@@ -31,8 +31,8 @@ pids=()
 for i in $(seq 0 $((n-1))); do
   "$bin" send -loop "srt://127.0.0.1:$((20000+i))" "$clip" 2>/dev/null & pids+=($!)
 done
-"$bin" bench -backend cpu -window "${WINDOW:-20s}" -json "$dir/live.json" "$dir/live.hcl"
+"$bin" bench -backend "${BACKEND:-cpu}" -window "${WINDOW:-20s}" -json "$dir/live.json" "$dir/live.hcl"
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-"$bin" bench -backend cpu -window "${WINDOW:-20s}" -json "$dir/file.json" "$dir/file.hcl"
+"$bin" bench -backend "${BACKEND:-cpu}" -window "${WINDOW:-20s}" -json "$dir/file.json" "$dir/file.hcl"
 "$bin" bench -compare "$dir/file.json" "$dir/live.json"
 echo "results in $dir"

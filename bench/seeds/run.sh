@@ -8,7 +8,13 @@
 #              60 fps until the first missed deadline, repeat or drop, the limit per
 #              rate beside the plan's estimate (at most RAMP_BUDGET_S);
 #   MODE=long  one 5-minute reading (the issue's limit reading) of COUNT
-#              sources of the mix at FPS, after 20 s (about 6 minutes).
+#              sources of the mix at FPS, after 20 s (about 6 minutes);
+#   MODE=live  issue 24's: the seeds' show (best settings) with its HEVC
+#              sources from MPEG-TS files, then the same show with them
+#              arriving as LIVE (srt or udp) streams from one `onair send
+#              -loop` process each on this machine, and the two compared
+#              (about 2.5 minutes). MEDIA holds clip0..3.ts (make
+#              live-bench); SRT needs libsrt: LD_LIBRARY_PATH=.../lib.
 #   MODE=encoders  the pair's show (PAIR_COUNT sources, best settings,
 #              30 fps) with N 1080p30 delivery outputs of Program A beside
 #              it for each N in ENC_COUNTS (half recorded to MPEG-TS under
@@ -76,6 +82,8 @@ FFMPEG_DIR=${FFMPEG_DIR:-}
 EXTRA_VARS=${EXTRA_VARS:-}
 
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+# libsrt (and what it links) carried beside the binary (make live-bench).
+[ -d "$(dirname "$ONAIR")/lib" ] && export LD_LIBRARY_PATH=$(dirname "$ONAIR")/lib:$LD_LIBRARY_PATH
 mkdir -p "$OUT"
 SOCK=$(mktemp -d /tmp/onair-seeds.XXXX)
 START=$(date +%s)
@@ -91,8 +99,10 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 [ -x "$ONAIR" ] || { log "no onair binary at ONAIR=$ONAIR: build it with make seeds-bench on a Go machine and carry .device/seeds-bench"; exit 2; }
+CLIP_EXT=hevc
+[ "$MODE" = live ] && CLIP_EXT=ts # onair send sends MPEG-TS; the file show reads the same clips
 for i in 0 1 2 3; do
-	[ -s "$MEDIA/clip$i.hevc" ] || { log "no $MEDIA/clip$i.hevc: make seeds-bench writes the HEVC clips; carry them with the binary"; exit 2; }
+	[ -s "$MEDIA/clip$i.$CLIP_EXT" ] || { log "no $MEDIA/clip$i.$CLIP_EXT: make seeds-bench (live-bench for .ts) writes the clips; carry them with the binary"; exit 2; }
 done
 {
 	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -106,7 +116,7 @@ for i in 0 1 2 3; do
 	timeout 120 "$ONAIR" media -size "${WIDTH}x$HEIGHT" -rate 30 -frames 60 -pattern ramp -id $((200 + i)) -o "$RAW/raw$i.nv12" >> "$OUT/media.txt" 2>&1 ||
 		{ log "generating $RAW/raw$i.nv12 failed: see media.txt"; exit 1; }
 done
-log "media ready: $(ls "$MEDIA"/*.hevc | wc -l) HEVC clips, 4 raw clips in $RAW"
+log "media ready: $(ls "$MEDIA"/*.$CLIP_EXT | wc -l) HEVC clips, 4 raw clips in $RAW"
 
 # start_producers N FPS: a pattern producer per browser source, each on its
 # own socket; they connect whenever onair listens and again after it
@@ -223,6 +233,52 @@ long() {
 	stop_producers
 }
 
+# send_loop URL CLIP: one sender, started again whenever it ends (a UDP
+# sender's port refused before the show listens, the show's restart);
+# TERM ends it and its sender.
+send_loop() {
+	local child=
+	trap '[ -n "$child" ] && kill "$child" 2>/dev/null; exit 0' TERM
+	while :; do
+		"$ONAIR" send -loop "$1" "$2" > /dev/null 2>> "$OUT/senders.log" &
+		child=$!
+		wait "$child"
+		sleep 0.5
+	done
+}
+
+# cpu_of NAME: the CPU % of one core in NAME.txt's table.
+cpu_of() { awk '/^  CPU /{print $2; exit}' "$OUT/$1.txt"; }
+
+live_pair() {
+	local LIVE=${LIVE:-srt} PORT=${LIVE_PORT:-20000} n=$PAIR_COUNT
+	local h=$(( (n * 105 + 96) / 192 ))
+	local clips='hevc_clips=["clip0.ts","clip1.ts","clip2.ts","clip3.ts"]'
+	log "live: $n sources ($(mix "$n")) at 30 fps, best settings, HEVC from files then over $LIVE; $WARMUP warm-up, $WINDOW window"
+	start_producers "$(browsers "$n")" 30
+	timeout 60 "$ONAIR" plan -backend "$BACKEND" -summary -var live="$LIVE" -var live_port="$PORT" -var "$clips" -var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" -var aux="$AUX" $(mix "$n") $EXTRA_VARS "$SHOW" > "$OUT/plan-live.txt" 2>&1
+	bench file "$WARMUP" "$WINDOW" -var settings=best -var fps=30 -var "$clips" $(mix "$n")
+	log "  file: rc=$? $(grep -E '^  (CPU|threads|bus frames|sources) ' "$OUT/file.txt" | tr -s ' ' | tr '\n' ';')"
+	local i senders=()
+	for i in $(seq 0 $(( h - 1 ))); do
+		send_loop "$LIVE://127.0.0.1:$(( PORT + i ))" "$MEDIA/clip$(( i % 4 )).ts" &
+		senders+=($!)
+	done
+	log "  $h senders over $LIVE from port $PORT"
+	bench "live-$LIVE" "$WARMUP" "$WINDOW" -var settings=best -var fps=30 -var live="$LIVE" -var live_port="$PORT" -var "$clips" $(mix "$n")
+	log "  live-$LIVE: rc=$? $(grep -E '^  (CPU|threads|bus frames|sources|live sources) ' "$OUT/live-$LIVE.txt" | tr -s ' ' | tr '\n' ';')"
+	for i in "${senders[@]}"; do kill "$i" 2>/dev/null; done
+	for i in "${senders[@]}"; do wait "$i" 2>/dev/null; done
+	stop_producers
+	if [ -s "$OUT/file.json" ] && [ -s "$OUT/live-$LIVE.json" ]; then
+		"$ONAIR" bench -compare "$OUT/file.json" "$OUT/live-$LIVE.json" > "$OUT/compare.md" 2>&1
+		cat "$OUT/compare.md" >> "$OUT/summary.txt"
+		local f l
+		f=$(cpu_of file) l=$(cpu_of "live-$LIVE")
+		log "  CPU: file $f %, live $l % of one core: live/file $(awk -v f="$f" -v l="$l" 'BEGIN{printf "%.2f", l/f}') (target: at most 1.5, and live under 100 %)"
+	fi
+}
+
 encoders() {
 	if [ -n "$FFMPEG_DIR" ]; then
 		# A wrapper on PATH gives the device build its libraries without
@@ -279,7 +335,8 @@ case $MODE in
 pair) pair ;;
 ramp) ramp ;;
 long) long ;;
+live) live_pair ;;
 encoders) encoders ;;
-*) log "MODE=$MODE: use pair, ramp, long or encoders"; exit 2 ;;
+*) log "MODE=$MODE: use pair, ramp, long, live or encoders"; exit 2 ;;
 esac
 log "done"

@@ -17,6 +17,22 @@ variable "n_hevc" {
   description = "HEVC file sources (decoded on NVDEC)."
 }
 
+variable "live" {
+  type        = string
+  default     = ""
+  description = "How the HEVC sources arrive: \"\" from their files, \"srt\" or \"udp\" as live streams on ports live_port, live_port+1, ... (bench/seeds/run.sh MODE=live feeds them with onair send)."
+  validation {
+    condition     = contains(["", "srt", "udp"], var.live)
+    error_message = "live must be \"\", srt or udp."
+  }
+}
+
+variable "live_port" {
+  type        = number
+  default     = 20000
+  description = "The first live HEVC source's port."
+}
+
 variable "n_raw" {
   type        = number
   default     = 47
@@ -190,7 +206,7 @@ locals {
   hevc   = { for i in range(var.n_hevc) : local.keys[i] => i }
   raw    = { for i in range(var.n_hevc, var.n_hevc + var.n_raw) : local.keys[i] => i }
   gfx    = { for i in range(var.n_hevc + var.n_raw, local.n) : local.keys[i] => i - var.n_hevc - var.n_raw }
-  all    = merge(source.cam, source.vt, source.gfx)
+  all    = merge(source.cam, source.cam_srt, source.cam_udp, source.vt, source.gfx)
   quads = max(1, var.scenes - local.n)
   # A quad split: the four corners of the canvas.
   corner = [for i in range(4) : [(i % 2) * var.width / 2, floor(i / 2) * var.height / 2, var.width / 2, var.height / 2]]
@@ -223,9 +239,20 @@ canvas {
 # of kinds changes; browser source i listens on gfx-i.sock (run.sh starts
 # producers 0 to n_browser - 1).
 source "hevc_file" "cam" {
-  for_each = local.hevc
+  for_each = { for k, v in local.hevc : k => v if var.live == "" }
   path     = "${var.media}/${var.hevc_clips[each.value % length(var.hevc_clips)]}"
   loop     = true
+}
+
+# The same HEVC sources arriving live (var.live), each on its own port.
+source "srt" "cam_srt" {
+  for_each = { for k, v in local.hevc : k => v if var.live == "srt" }
+  port     = var.live_port + each.value
+}
+
+source "udp" "cam_udp" {
+  for_each = { for k, v in local.hevc : k => v if var.live == "udp" }
+  port     = var.live_port + each.value
 }
 
 source "raw_file" "vt" {

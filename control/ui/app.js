@@ -416,6 +416,15 @@ function sw(bus, scene) {
   api("POST", "/buses/" + enc(bus) + "/" + kind, body).catch((e) => log(e.message, "error"));
 }
 
+// liveBadge is a live source's connection state on its tile: LIVE while
+// its stream arrives, LOST once it brought nothing for its loss timeout,
+// WAITING or RECONNECTING before a sender (again) connects.
+const LIVE_BADGES = { live: ["LIVE", "on"], lost: ["LOST", "warn"], waiting: ["WAITING", "off"], reconnecting: ["RECONNECTING", "off"] };
+function liveBadge(l) {
+  const [text, cls] = LIVE_BADGES[l.state] || [l.state.toUpperCase(), "off"];
+  return el("span", { class: "badge " + cls, "data-live": l.state, text, title: l.error || (l.bitrate / 1e6).toFixed(1) + " Mbit/s, " + l.lost_packets + " packets lost" });
+}
+
 // render sets the tally borders, the buttons' states and the badges.
 function render() {
   if (!op) return;
@@ -458,6 +467,7 @@ function render() {
     if (tl.preview) tags.append(el("span", { class: "badge pvw", text: "PVW" }));
     for (const a of tl.aux || []) tags.append(el("span", { class: "badge aux", text: short(a) }));
     const src = status && status.summary.sources.find((x) => x.address === s);
+    if (src && src.live) tags.append(liveBadge(src.live));
     let err = $(".error", t);
     if (src && src.last_error) {
       if (!err) t.append(err = el("div", { class: "error" }));

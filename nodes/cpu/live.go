@@ -3,7 +3,6 @@ package cpu
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +54,7 @@ type liveDecode struct {
 	rate   frame.Rational
 	col    frame.Colour
 	fb     *show.Fallback
+	sync   *show.FrameSync // the frame synchroniser (the send goroutine's)
 	loss   time.Duration
 	period time.Duration
 	last   *frame.Frame
@@ -82,22 +82,15 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 		return nil, err
 	}
 	prm, err := show.Params[struct {
-		Transport  string       `param:"transport"`
-		Mode       string       `param:"mode"`
-		Address    string       `param:"address"`
-		Port       int          `param:"port"`
-		LatencyMs  int          `param:"latency_ms"`
-		Passphrase string       `param:"passphrase_env"`
-		StreamID   string       `param:"stream_id"`
-		Interface  string       `param:"interface"`
-		RTP        bool         `param:"rtp"`
-		URL        string       `param:"url"`
-		Key        string       `param:"key"`
-		LossMs     int          `param:"loss_timeout_ms"`
-		Colour     frame.Colour `param:"colour"`
-		OnError    string       `param:"on_error"`
-		Threads    int          `param:"threads"`
+		Transport string       `param:"transport"`
+		Colour    frame.Colour `param:"colour"`
+		OnError   string       `param:"on_error"`
+		Threads   int          `param:"threads"`
 	}](&n)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := show.LiveTransportOf(&n)
 	if err != nil {
 		return nil, err
 	}
@@ -105,33 +98,11 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	if err != nil {
 		return nil, err
 	}
-	loss := time.Duration(prm.LossMs) * time.Millisecond
-	common := live.Config{Address: prm.Address, Port: prm.Port, LossTimeout: loss}
 	d := &liveDecode{st: b.Source(n.Address), ls: b.Source(n.Address).Live(), id: n.Address, pool: pool, rate: rate,
-		col: prm.Colour.Or(frame.BT709), loss: loss, period: time.Duration(int64(time.Second) * int64(rate.Den) / int64(rate.Num)),
-		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"), cadence: cad, sound: prm.Transport != "rtmp",
-		frames: make(chan *frame.Frame, 1), stop: make(chan struct{})}
-	switch prm.Transport {
-	case "srt":
-		cfg := live.SRTConfig{Config: common, Listener: prm.Mode != "caller", LatencyMs: prm.LatencyMs, StreamID: prm.StreamID}
-		if prm.Passphrase != "" {
-			if cfg.Passphrase = os.Getenv(prm.Passphrase); cfg.Passphrase == "" {
-				return nil, fmt.Errorf("node %s: passphrase_env names %s, which is not set: export it before onair runs", n.ID, prm.Passphrase)
-			}
-		}
-		d.what, d.open = cfg.String(), func() (live.Input, error) { return live.NewSRT(cfg) }
-	case "udp":
-		cfg := live.UDPConfig{Config: common, Interface: prm.Interface, RTP: prm.RTP}
-		d.what, d.open = fmt.Sprintf("udp %s:%d", prm.Address, prm.Port), func() (live.Input, error) { return live.NewUDP(cfg) }
-	case "stream":
-		cfg := live.StreamConfig{Config: common, URL: prm.URL}
-		d.what, d.open = "stream "+prm.URL, func() (live.Input, error) { return live.NewStream(cfg) }
-	case "rtmp":
-		cfg := live.RTMPConfig{Config: common, Key: prm.Key}
-		d.what, d.open = cfg.String(), func() (live.Input, error) { return live.NewRTMP(cfg) }
-	default:
-		return nil, fmt.Errorf("node %s: transport %q", n.ID, prm.Transport)
-	}
+		col: prm.Colour.Or(frame.BT709), loss: tr.Loss, period: time.Duration(int64(time.Second) * int64(rate.Den) / int64(rate.Num)),
+		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"), sync: show.NewFrameSync(rate),
+		cadence: cad, sound: prm.Transport != "rtmp",
+		frames: make(chan *frame.Frame, 1), stop: make(chan struct{}), what: tr.What, open: tr.Open}
 	d.cfg = media.DecodeConfig{Path: d.what, Format: f, Width: w, Height: h, Threads: prm.Threads}
 	return d, nil
 }
@@ -285,11 +256,13 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 	}
 	for {
 		var f *frame.Frame
+		decoded := false
 		select {
 		case <-d.stop:
 			return nil
 		case f = <-d.frames:
 			lastAt = time.Now()
+			decoded = true
 			if d.fb.Failing() {
 				d.fb.Recovered()
 				d.in.Stats().SetErr(nil)
@@ -331,6 +304,14 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 				f.Fill()
 			}
 			d.ls.ErrorFrames.Add(1)
+		}
+		if decoded && d.sync.Arrived(len(q)+ctx.Outputs[0].Len()+1) { // ran ahead of the show's clock
+			f.Release()
+			d.ls.SyncDrops.Add(1)
+			if err := flush(); err != nil {
+				return nil // stopping
+			}
+			continue
 		}
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}

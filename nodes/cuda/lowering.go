@@ -18,10 +18,11 @@ const Name = "cuda"
 // Lowering is the seeds' naive graph, what the compiler builds for the GPU
 // before its fusion passes: file sources read by input_rec through a demux
 // into NVDEC, raw files through the hwupload chain, browser windows
-// imported, test patterns uploaded through a page-locked block. Each chain
-// is added by the file of its first node's constructor (nvdec.go,
-// browser.go); this file adds the test pattern's, whose first node is the
-// shared runtime's, and the kinds the backend refuses.
+// imported, test patterns uploaded through a page-locked block, live
+// sources received and decoded on NVDEC by live_nvdec. Each chain is
+// added by the file of its first node's constructor (nvdec.go, browser.go,
+// live.go); this file adds the test pattern's, whose first node is the
+// shared runtime's.
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Device,
@@ -38,11 +39,4 @@ var kinds = nodes.Constructors[constructor]{}
 
 func init() {
 	Lowering.Lower("test_pattern", nodes.Chain{Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}})
-	for _, source := range []string{"srt", "udp", "stream", "rtmp"} {
-		Lowering.Lower(source, nodes.Chain{Refuse: liveRefusal})
-	}
 }
-
-// liveRefusal: the live kinds are received and decoded on the CPU backend
-// so far (live_decode); their NVDEC chain is not written yet.
-const liveRefusal = "live sources (srt, udp, stream, rtmp) run on the cpu backend only so far: run the show with -backend cpu, or feed the GPU files"

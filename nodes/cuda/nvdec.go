@@ -391,6 +391,8 @@ type nvdecSource struct {
 	fromEdge bool // dec_video: access units from input 0
 	own      bool // a loop of its own (a thread-placed dec_video)
 	ownParse bool // nvdec_file with parser = "onair": cuda/hevc parses HEVC
+	// feed: live_nvdec's access units, from a live transport (live.go).
+	feed *liveFeed
 	// soundFile is the file whose sound track the source plays ("" none).
 	soundFile string
 	loopName  string
@@ -535,6 +537,11 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 	} else if s.dl, err = s.b.decodeLoop(s.loopName); err != nil {
 		return fmt.Errorf("node %s: %w", ctx.ID(), err)
 	}
+	if s.feed != nil {
+		if err := s.feed.start(); err != nil {
+			return fmt.Errorf("source %s: %w", s.id, err)
+		}
+	}
 	// The first decoder starts on the loop's thread, as every later one.
 	s.housekeep()
 	return nil
@@ -544,7 +551,11 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 // current and next picture, the one each bus shows, the one being written
 // and the display delay's.
 func (s *nvdecSource) poolFrames() int {
-	return s.out.Config().Capacity + 6 + gpu.NVDECDisplayDelay
+	n := s.out.Config().Capacity + 6 + gpu.NVDECDisplayDelay
+	if s.feed != nil {
+		n += liveSyncDepth
+	}
+	return n
 }
 
 // housekeep has the loop run tick each round until a decoder runs.
@@ -566,7 +577,12 @@ func (s *nvdecSource) tick() bool {
 	if s.ctx.Stopping() || !s.flush() {
 		return true
 	}
-	if s.dec == nil && s.fb.Due() {
+	if s.feed != nil && !s.fb.Failing() {
+		if err := s.feed.lost(time.Now()); err != nil {
+			s.report(err)
+		}
+	}
+	if s.dec == nil && (s.feed == nil && s.fb.Due() || s.feed != nil && s.feed.begun()) {
 		if err := s.startDecoder(); err != nil {
 			s.report(err)
 		} else {
@@ -582,13 +598,18 @@ func (s *nvdecSource) tick() bool {
 			s.ctx.Fail(err)
 			return true
 		}
+		if s.feed != nil {
+			s.feed.ls.ErrorFrames.Add(1)
+		}
 		s.hand(f)
 	}
 	return true
 }
 
 func (s *nvdecSource) startDecoder() error {
-	if !s.fromEdge {
+	if s.feed != nil {
+		s.r.codec, s.feed.next = s.feed.next.codec, nil
+	} else if !s.fromEdge {
 		if err := s.r.open(); err != nil {
 			return err
 		}
@@ -604,10 +625,14 @@ func (s *nvdecSource) startDecoder() error {
 	// feeds the engine, not NVIDIA's.
 	own := codec == gpu.NVDECHEVC && !s.fromEdge && s.ownParse
 	ended := make(chan struct{})
+	ready := s.flush
+	if s.feed != nil { // a live stream is not held back: its oldest pictures give way (hand)
+		ready = func() bool { s.flush(); return true }
+	}
 	dec, err := s.b.nvdec.NewDecoder(gpu.NVDECConfig{
 		ID: s.id, Codec: codec, Format: s.r.format, Width: s.r.w, Height: s.r.h, OwnParser: own,
 		DisplayDelay: gpu.NVDECDisplayDelay, ExtraSurfaces: s.surfaces, Frames: s.pool,
-		Source: s.source, Ready: s.flush, OnFrame: s.onFrame,
+		Source: s.source, Ready: ready, OnFrame: s.onFrame,
 		OnEnd: func(err error) { s.onEnd(err); close(ended) },
 	})
 	if err != nil {
@@ -626,6 +651,14 @@ func (s *nvdecSource) source() (gpu.NVDECUnit, error) {
 	if s.pk != nil {
 		s.pk.Release()
 		s.pk = nil
+	}
+	if s.feed != nil {
+		p, err := s.feed.unit()
+		if p == nil {
+			return gpu.NVDECUnit{}, err // nothing yet, or the connection's end
+		}
+		s.pk = p
+		return gpu.NVDECUnit{Data: p.data, Timestamp: p.meta.PTS}, nil
 	}
 	if !s.fromEdge {
 		au, err := s.r.next()
@@ -671,7 +704,9 @@ func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 			d.Stamps.Stamp(frame.InputRecTime, at)
 		}
 	}
-	if s.fb.Failing() {
+	if s.feed != nil {
+		s.feed.restored(s.ctx, s.fb)
+	} else if s.fb.Failing() {
 		s.fb.Recovered()
 	}
 	if s.snd != nil {
@@ -685,6 +720,11 @@ func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 		}
 		s.last = d
 	}
+	if s.feed != nil && s.feed.sync.Arrived(len(s.pending)+s.out.Len()+1) { // ran ahead of the show's clock
+		d.Release()
+		s.feed.ls.SyncDrops.Add(1)
+		return
+	}
 	s.hand(d)
 }
 
@@ -695,6 +735,12 @@ func (s *nvdecSource) hand(d *gpu.Frame) {
 	d.Colour, d.Source = s.col, s.id
 	s.n++
 	s.st.Produced.Add(1)
+	if s.feed != nil && len(s.pending) == liveSyncDepth { // ran ahead of the show's clock by the whole wait
+		s.pending[0].Release()
+		s.pending[0] = nil
+		s.pending = s.pending[1:]
+		s.feed.ls.SyncDrops.Add(1)
+	}
 	s.pending = append(s.pending, d)
 	s.flush()
 }
@@ -729,6 +775,9 @@ func (s *nvdecSource) onEnd(err error) {
 	}
 	switch {
 	case errors.Is(err, gpu.ErrStopped) || s.ctx.Stopping():
+	case s.feed != nil && err == nil: // the connection ended: the next one gets a decoder
+		s.ctx.Log.Info("live connection ended", "input", s.r.path, "frames", s.n)
+		s.housekeep()
 	case err == nil:
 		s.ctx.Log.Info("file ended", "path", s.r.path, "frames", s.n)
 	default:
@@ -780,6 +829,9 @@ func (s *nvdecSource) Stop() {
 		case <-time.After(5 * time.Second):
 			s.ctx.Log.Error("the decoder did not stop within 5 s")
 		}
+	}
+	if s.feed != nil {
+		s.feed.close()
 	}
 	if s.own {
 		s.dl.stop()

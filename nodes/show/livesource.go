@@ -2,10 +2,13 @@ package show
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/media/live"
+	"github.com/onairhq/onair/plan"
 )
 
 // LiveState is a live source's counters: its transport's (bytes,
@@ -87,4 +90,60 @@ func collectLive(emit func(metrics.Sample), src SourceSummary) {
 		up = 1
 	}
 	sample(metrics.Gauge, "onair_live_up", "1 while the source's stream arrives, 0 while it is lost or reconnecting.", up)
+}
+
+// LiveTransport is a live source's transport as its node's params give
+// it (live_decode, live_nvdec): What names it in logs and errors (never
+// with its passphrase), Open makes the input, Loss is its loss timeout.
+type LiveTransport struct {
+	What string
+	Open func() (live.Input, error)
+	Loss time.Duration
+}
+
+// LiveTransportOf reads the transport params of node n. An SRT
+// passphrase comes from the environment variable passphrase_env names,
+// read now.
+func LiveTransportOf(n *plan.Node) (LiveTransport, error) {
+	prm, err := Params[struct {
+		Transport  string `param:"transport"`
+		Mode       string `param:"mode"`
+		Address    string `param:"address"`
+		Port       int    `param:"port"`
+		LatencyMs  int    `param:"latency_ms"`
+		Passphrase string `param:"passphrase_env"`
+		StreamID   string `param:"stream_id"`
+		Interface  string `param:"interface"`
+		RTP        bool   `param:"rtp"`
+		URL        string `param:"url"`
+		Key        string `param:"key"`
+		LossMs     int    `param:"loss_timeout_ms"`
+	}](n)
+	if err != nil {
+		return LiveTransport{}, err
+	}
+	t := LiveTransport{Loss: time.Duration(prm.LossMs) * time.Millisecond}
+	common := live.Config{Address: prm.Address, Port: prm.Port, LossTimeout: t.Loss}
+	switch prm.Transport {
+	case "srt":
+		cfg := live.SRTConfig{Config: common, Listener: prm.Mode != "caller", LatencyMs: prm.LatencyMs, StreamID: prm.StreamID}
+		if prm.Passphrase != "" {
+			if cfg.Passphrase = os.Getenv(prm.Passphrase); cfg.Passphrase == "" {
+				return LiveTransport{}, fmt.Errorf("node %s: passphrase_env names %s, which is not set: export it before onair runs", n.ID, prm.Passphrase)
+			}
+		}
+		t.What, t.Open = cfg.String(), func() (live.Input, error) { return live.NewSRT(cfg) }
+	case "udp":
+		cfg := live.UDPConfig{Config: common, Interface: prm.Interface, RTP: prm.RTP}
+		t.What, t.Open = fmt.Sprintf("udp %s:%d", prm.Address, prm.Port), func() (live.Input, error) { return live.NewUDP(cfg) }
+	case "stream":
+		cfg := live.StreamConfig{Config: common, URL: prm.URL}
+		t.What, t.Open = "stream "+prm.URL, func() (live.Input, error) { return live.NewStream(cfg) }
+	case "rtmp":
+		cfg := live.RTMPConfig{Config: common, Key: prm.Key}
+		t.What, t.Open = cfg.String(), func() (live.Input, error) { return live.NewRTMP(cfg) }
+	default:
+		return LiveTransport{}, fmt.Errorf("node %s: transport %q", n.ID, prm.Transport)
+	}
+	return t, nil
 }
