@@ -29,6 +29,12 @@ variable "n_browser" {
   description = "Browser sources, each fed by its own producer on socket_dir/gfx-N.sock."
 }
 
+variable "n_pattern" {
+  type        = number
+  default     = 0
+  description = "Test-pattern sources (each its line-up tone: issue 25's show with sound on every source)."
+}
+
 variable "aux" {
   type        = number
   default     = 20
@@ -147,8 +153,8 @@ locals {
 
   # Every source in show order: the index is the source's number on the
   # multiviewer.
-  all   = concat(source.cam, source.vt, source.gfx)
-  n     = var.n_hevc + var.n_raw + var.n_browser
+  all   = concat(source.cam, source.vt, source.gfx, source.tone)
+  n     = var.n_hevc + var.n_raw + var.n_browser + var.n_pattern
   quads = max(1, var.scenes - local.n)
   # A quad split: the four corners of the canvas.
   corner = [for i in range(4) : [(i % 2) * var.width / 2, floor(i / 2) * var.height / 2, var.width / 2, var.height / 2]]
@@ -193,6 +199,11 @@ source "raw_file" "vt" {
 source "browser" "gfx" {
   count  = var.n_browser
   socket = "${var.socket_dir}/gfx-${count.index}.sock"
+}
+
+source "test_pattern" "tone" {
+  count   = var.n_pattern
+  pattern = "bars"
 }
 
 # One full-frame scene per source.
