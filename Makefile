@@ -164,6 +164,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzUnwrap$$' -fuzztime 100000x ./tsl5/
 	$(FUZZ) -fuzz '^FuzzParse$$' -fuzztime 200000x ./timecode/
 	$(FUZZ) -fuzz '^FuzzParseStrip$$' -fuzztime 100000x ./audio/
+	$(FUZZ) -fuzz '^FuzzMemTotal$$' -fuzztime 100000x ./compiler/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -3,6 +3,7 @@ package audio
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -137,6 +138,18 @@ func NewMixer(sources []string) *Mixer {
 		m.qlen[i] = Slack * Channels
 	}
 	return m
+}
+
+// AddSource adds a source after the others (a source added while the
+// show runs): unity, following video, silent until its first Push.
+func (m *Mixer) AddSource(name string) {
+	m.names = append(slices.Clip(m.names), name)
+	m.strips = append(m.strips, Strip{})
+	m.queue = append(m.queue, make([]float32, Slack*Channels, 8192))
+	m.qlen = append(m.qlen, Slack*Channels)
+	m.gains = append(m.gains, [Channels]float64{})
+	m.pend = append(m.pend, nil)
+	m.Stats = append(m.Stats, SourceStats{})
 }
 
 // Sources are the names of the mixer's sources, in input order.

@@ -260,13 +260,15 @@ func maxPollFor(capacity int, fps float64) int {
 
 var capacityRule = &Rule{
 	ID: "capacity",
-	Doc: `The show fits the GPU's capacity profile.
+	Doc: `The show fits its capacity profile (a GPU's, or the machine's CPU).
 
 The plan's estimates (sources at the show's frame rate, VRAM, page-locked
 host memory, PCIe upload, NVDEC decode, NVENC) are compared with the
 capacity profile the show names (show.profile, default nvidia_l4).
 Exceeding any of them is an error: the show would miss deadlines or fail
-to start. Reduce the sources, the frame rate or the raw_upload mode's
+to start. A show compiled for the cpu backend is scored instead against
+the machine's cores (the buses' drawing) and memory, and exceeding them is
+a warning. Reduce the sources, the frame rate or the raw_upload mode's
 memory, or compile for a larger profile.`,
 	Severity: hcl.DiagError,
 	Run: func(p *Pass) {
@@ -280,9 +282,13 @@ memory, or compile for a larger profile.`,
 			d := hcl.Diagnostic{Summary: "Capacity exceeded: " + BudgetLabel(b.Name),
 				Detail:  capacityDetail(b, p.Profile.Name),
 				Subject: budgetRange(p.Show, b.Name)}
-			if p.Options.BeyondCapacity {
+			switch {
+			case p.Options.BeyondCapacity:
 				d.Severity = hcl.DiagWarning
 				d.Detail += " Measuring beyond the profile (-beyond-capacity): the show runs anyway."
+			case p.Options.Target != nil && p.Options.Target.Domain == nodes.Host:
+				d.Severity = hcl.DiagWarning
+				d.Detail += " On the cpu backend this is a warning: the estimate is of the drawing alone and the machine's load decides; the show runs, and may miss deadlines (onair status counts them)."
 			}
 			p.Report(d)
 		}
@@ -577,6 +583,8 @@ func BudgetLabel(name string) string {
 		return "NVDEC decode (1080p-equivalent)"
 	case "nvenc outputs":
 		return "NVENC outputs"
+	case "cpu":
+		return "CPU for the buses' drawing"
 	}
 	return name
 }
@@ -586,7 +594,7 @@ func BudgetLabel(name string) string {
 // memory" for a quantity.
 func BudgetNeed(v float64, b plan.Budget) string {
 	switch b.Unit {
-	case "bytes", "bytes/s", "frames/s":
+	case "bytes", "bytes/s", "frames/s", "cores":
 		return FmtAmount(v, b.Unit) + " of " + BudgetLabel(b.Name)
 	}
 	return fmt.Sprintf("%g %s", v, BudgetLabel(b.Name))
@@ -610,6 +618,8 @@ func fmtAmount(v float64, unit string) string {
 		return fmt.Sprintf("%.2f GB/s", v/1e9)
 	case "frames/s":
 		return fmt.Sprintf("%g frames/s", v)
+	case "cores":
+		return fmt.Sprintf("%.2f cores", v)
 	}
 	return fmt.Sprintf("%g %s", v, unit)
 }

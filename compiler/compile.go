@@ -39,6 +39,10 @@ type Options struct {
 	// by the backend's probe: ProfileForDevice), used when the show names
 	// none; the backend's lowering names the default.
 	DeviceProfile string
+	// HostProfile is the CPU profile of the machine (HostProfile) a show
+	// compiled for a backend that draws in host memory is scored against;
+	// nil: the lowering's profile, with the profile file's figures.
+	HostProfile *Profile
 	// Trace names a pass after which the graph is printed to TraceOut
 	// ("all" prints after every pass).
 	Trace    string

@@ -124,6 +124,9 @@ func emit(st *state) {
 	for _, m := range show.Moved {
 		p.Moved = append(p.Moved, plan.Moved{From: m.From, To: m.To})
 	}
+	for _, t := range show.Tallies {
+		p.Tallies = append(p.Tallies, plan.Tally{Name: t.Name, Kind: t.Kind, Transport: t.Transport, Address: t.Address, Port: t.Port, Screen: t.Screen, Range: st.planRange(t.DeclRange)})
+	}
 	st.Plan = p
 }
 

@@ -14,6 +14,10 @@ package compiler
 //   - sources against the profile's source limits for the show's rate and
 //     raw_upload mode; NVENC for ffmpeg outputs that ask for it.
 //
+// A cpu plan (frames in host memory) is scored instead against a CPU
+// profile, the host's: the cores its buses' drawing takes and the host
+// memory its frames hold (estimateHost).
+//
 // Needs: the emitted plan. Leaves: Plan.Estimates with one Budget per limit.
 
 import (
@@ -139,6 +143,7 @@ func estimate(st *state) {
 		}
 	}
 	if st.Options.Target.Domain == nodes.Host { // nothing of it on a GPU
+		st.estimateHost(budget)
 		return
 	}
 	budget("vram", float64(vram), gpus*pr.VRAMBytes.Value, "bytes")
@@ -223,13 +228,39 @@ func (st *state) gpuEstimates() []plan.GPUEstimate {
 	return out
 }
 
-// cost is what one node puts on the GPU it runs on.
+// cost is what one node puts on the GPU it runs on, or for a node in host
+// memory what it keeps there.
 type cost struct {
 	vram, pcie int64
 	nvdec      float64 // 1080p-equivalent pictures/s
+	host       int64   // bytes of frames in host memory (a cpu plan's)
 }
 
-func (c *cost) add(o cost) { c.vram += o.vram; c.pcie += o.pcie; c.nvdec += o.nvdec }
+func (c *cost) add(o cost) { c.vram += o.vram; c.pcie += o.pcie; c.nvdec += o.nvdec; c.host += o.host }
+
+// estimateHost scores a cpu plan against a CPU profile: the cores its
+// buses' drawing takes (EstimateCPUTicks: each bus's dearest scene every
+// tick) and the host memory its frames take. A GPU profile (named by the
+// show or -profile) has no such figures; a note says so.
+func (st *state) estimateHost(budget func(name string, used, limit float64, unit string)) {
+	e := &st.Plan.Estimates
+	var ns float64
+	for _, t := range EstimateCPUTicks(st.Show) {
+		ns += t.CPUNs / t.PeriodNs
+	}
+	e.CPUCores = round3(ns)
+	for _, n := range st.Graph.Nodes() {
+		e.HostBytes += st.gpuCost(n).host
+	}
+	pr := st.Profile
+	if pr.Backend != "cpu" {
+		e.Notes = append(e.Notes, fmt.Sprintf("profile %s is a GPU's: a cpu plan's cores and host memory are scored against a CPU profile (cpu)", pr.Name))
+		return
+	}
+	budget("cpu", e.CPUCores, pr.Cores.Value, "cores")
+	budget("host memory", float64(e.HostBytes), pr.MemoryBytes.Value, "bytes")
+	e.Notes = append(e.Notes, "cpu: the buses' drawing, each bus's dearest scene every tick; decoding and outputs come on top")
+}
 
 // nodeRate is the frames per second a node moves: its source's rate, else
 // the show's.
@@ -249,23 +280,27 @@ func (st *state) gpuCost(n *Node) cost {
 	t := n.Decl.Traits
 	fb := FrameBytes(n.Size, n.Format)
 	rate := st.nodeRate(n)
+	var held int64 // bytes of frames the node keeps, on the GPU or the host
+	if isFrame(n.Format) {
+		for _, out := range st.Graph.Out(n.ID) {
+			held += int64(out.Capacity) * fb
+		}
+	}
+	switch {
+	case t.Roles.Has(nodes.Compositor):
+		held += canvasesPerBus * fb
+	case t.Roles.Has(nodes.Decoder) && n.Domain == nodes.Device: // NVDEC: dec_video (nvdec) or nvdec_file
+		held += int64(intParam(n, "surfaces")) * fb
+		c.nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
+	case t.Roles.Has(nodes.Importer):
+		held += int64(st.Show.Canvas.Int("browser_frame_queue")) * fb
+	case t.Roles.Has(nodes.Source | nodes.Uploader):
+		held += 2 * fb // the reader's pool: one frame queued, one being filled
+	}
 	if n.Domain == nodes.Device {
-		if isFrame(n.Format) {
-			for _, out := range st.Graph.Out(n.ID) {
-				c.vram += int64(out.Capacity) * fb
-			}
-		}
-		switch {
-		case t.Roles.Has(nodes.Compositor):
-			c.vram += canvasesPerBus * fb
-		case t.Roles.Has(nodes.Decoder): // NVDEC: dec_video (nvdec) or nvdec_file
-			c.vram += int64(intParam(n, "surfaces")) * fb
-			c.nvdec += rate * float64(n.Size.W*n.Size.H) / (1920 * 1080)
-		case t.Roles.Has(nodes.Importer):
-			c.vram += int64(st.Show.Canvas.Int("browser_frame_queue")) * fb
-		case t.Roles.Has(nodes.Source | nodes.Uploader):
-			c.vram += 2 * fb // the reader's pool: one frame queued, one being filled
-		}
+		c.vram = held
+	} else {
+		c.host = held
 	}
 	if t.Roles.Has(nodes.Uploader) {
 		c.pcie += int64(rate * float64(fb))

@@ -267,3 +267,69 @@ func TestGPUsProgramBusesReadEverySource(t *testing.T) {
 		t.Errorf("copies in: GPU 0 %g/s, GPU 1 %g/s, %d edges crossing; want 30, 270, 10", g[0].PeerCopiesPerSec, g[1].PeerCopiesPerSec, len(crossings(res.Plan)))
 	}
 }
+
+// A show on two GPUs whose buses all land on one, and that fits it: every
+// node runs there, the other GPU carries nothing, and nothing crosses.
+func TestGPUsShowThatFitsOne(t *testing.T) {
+	buses := busesOn(t, 2, 0, 0)
+	res := compile(t, load(t, gpuShow(t, 2, buses, 30, 2), nil), Options{})
+	for addr, i := range gpuOf(t, res.Plan) {
+		if i != 0 {
+			t.Errorf("%s on GPU %d; everything fits GPU 0, where its buses are", addr, i)
+		}
+	}
+	if c := crossings(res.Plan); len(c) != 0 {
+		t.Errorf("nothing must cross, got %v", c)
+	}
+	g := res.Plan.Estimates.GPUs
+	if len(g) != 2 || g[0].Sources != 62 || g[0].Buses != 2 || g[1].Sources != 0 || g[1].Buses != 0 || g[1].VRAMBytes != 0 {
+		t.Errorf("per-GPU estimates: %+v", g)
+	}
+}
+
+// A show that must cross (a bus of 250 sources on GPU 1 spills 77 to GPU 0)
+// stays put when a source is added to the bus on GPU 0, which has room:
+// no source moves, the new one runs on its bus's GPU, and the same 77
+// frames cross.
+func TestGPUPlacementIsStableWhenItCrosses(t *testing.T) {
+	buses := busesOn(t, 2, 1, 0)
+	show := func(extra int) string {
+		path := gpuShow(t, 2, buses[:1], 250, 0)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s strings.Builder
+		s.Write(b)
+		fmt.Fprintf(&s, "source \"hevc_file\" \"other\" {\n  count = %d\n  path = \"o${count.index}.hevc\"\n}\nscene \"other\" {\n", extra)
+		for i := 0; i < extra; i++ {
+			fmt.Fprintf(&s, "  layer {\n    source = source.other[%d]\n  }\n", i)
+		}
+		fmt.Fprintf(&s, "}\nbus \"aux\" %q {\n  scene = scene.other\n}\n", buses[1])
+		if err := os.WriteFile(path, []byte(s.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	before := compile(t, load(t, show(10), nil), Options{})
+	after := compile(t, load(t, show(11), nil), Options{})
+	was, is := gpuOf(t, before.Plan), gpuOf(t, after.Plan)
+	for addr, i := range was {
+		if is[addr] != i {
+			t.Errorf("%s moved from GPU %d to %d", addr, i, is[addr])
+		}
+	}
+	if is["source.other[10]"] != 0 {
+		t.Errorf("the new source runs on GPU %d, its bus on 0", is["source.other[10]"])
+	}
+	from := func(p *plan.Plan) []string {
+		var out []string
+		for _, e := range crossings(p) {
+			out = append(out, e.From)
+		}
+		return out
+	}
+	if a, b := from(before.Plan), from(after.Plan); len(a) != 77 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("%d edges cross before the new source, %d after; want the same 77", len(a), len(b))
+	}
+}

@@ -30,12 +30,20 @@ type SourceLimit struct {
 	Source      string  `json:"source"`
 }
 
-// Profile is a GPU capacity profile: what the capacity check and the plan's
-// budgets compare estimates against.
+// Profile is a capacity profile: what the capacity check and the plan's
+// budgets compare estimates against. A GPU's (Backend "") carries the
+// GPU's figures; a CPU profile (Backend "cpu") carries a host's cores and
+// memory instead, which HostProfile fills in from the machine.
 type Profile struct {
-	Name         string `json:"name"`
-	Description  string `json:"description"`
-	NVDECEngines Figure `json:"nvdec_engines"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Backend is "cpu" for a profile of a host's CPU, "" for a GPU's.
+	Backend string `json:"backend,omitempty"`
+	// Cores and MemoryBytes are a CPU profile's: the cores the show's
+	// goroutines may run on and the host's memory.
+	Cores        Figure `json:"cores,omitzero"`
+	MemoryBytes  Figure `json:"memory_bytes,omitzero"`
+	NVDECEngines Figure `json:"nvdec_engines,omitzero"`
 	// NVDECFramesPerSec is 1080p frames per second over all engines.
 	NVDECFramesPerSec Figure `json:"nvdec_frames_per_sec"`
 	// DecodeLoops is how many decode loops serve the show's NVDEC decoders
@@ -121,9 +129,17 @@ func ParseProfile(b []byte) (*Profile, error) {
 	if p.Name == "" {
 		return nil, fmt.Errorf("profile has no name")
 	}
-	for name, f := range map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec, "decode_loops": p.DecodeLoops,
+	figures := map[string]Figure{"nvdec_engines": p.NVDECEngines, "nvdec_frames_per_sec": p.NVDECFramesPerSec, "decode_loops": p.DecodeLoops,
 		"vram_bytes": p.VRAMBytes, "pcie_generation": p.PCIeGeneration, "pcie_width": p.PCIeWidth,
-		"pcie_usable_bytes_per_sec": p.PCIeBytesPerSec, "pinned_host_bytes": p.PinnedHostBytes, "nvenc": p.NVENC} {
+		"pcie_usable_bytes_per_sec": p.PCIeBytesPerSec, "pinned_host_bytes": p.PinnedHostBytes, "nvenc": p.NVENC}
+	switch p.Backend {
+	case "":
+	case "cpu":
+		figures = map[string]Figure{"cores": p.Cores, "memory_bytes": p.MemoryBytes}
+	default:
+		return nil, fmt.Errorf("profile %s: backend %q: a profile is a GPU's (no backend) or a CPU's (\"cpu\")", p.Name, p.Backend)
+	}
+	for name, f := range figures {
 		if f.Source == "" {
 			return nil, fmt.Errorf("profile %s: %s has no source note", p.Name, name)
 		}

@@ -2,7 +2,10 @@ package compiler
 
 // pickProfile chooses the capacity profile: Options.CustomProfile, else
 // Options.Profile, else the show's profile, else the backend's (its
-// lowering names the GPU its figures are checked against).
+// lowering names the GPU its figures are checked against). For a backend
+// that draws in host memory it is a CPU profile: Options.HostProfile (the
+// machine's, HostProfile) unless -profile names a CPU profile; the show's
+// profile names the GPU it is meant for and is not used.
 //
 // Needs: the show. Leaves: st.Profile, or an error at show.profile naming
 // the profiles there are.
@@ -12,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
 )
 
 func pickProfile(st *state) {
@@ -20,6 +24,17 @@ func pickProfile(st *state) {
 		return
 	}
 	name, rng := st.Options.Profile, rangePtr(st.Show.DeclRange)
+	if t := st.Options.Target; t != nil && t.Domain == nodes.Host {
+		if p, ok := LookupProfile(name); name == "" || ok && p.Backend == "cpu" {
+			// the host's cores and memory, where onair compiles
+			if st.Options.HostProfile != nil {
+				st.Profile = st.Options.HostProfile
+				return
+			}
+			name = t.Profile
+		}
+		// else -profile names a GPU's: used, and the estimate says so
+	}
 	if name == "" {
 		name = st.Show.Profile
 		if r, ok := st.Show.Attrs["profile"]; ok {

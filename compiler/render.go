@@ -10,6 +10,7 @@ import (
 	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/tsl5"
 )
 
 // WriteText renders a plan for people: counts by kind, loops and their
@@ -122,6 +123,18 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 		}
 	}
 
+	if len(p.Tallies) > 0 {
+		pf("\nTally out:\n")
+		for _, t := range p.Tallies {
+			d, err := tsl5.NewDestination(t.Transport, t.Address, t.Port)
+			where := d.String()
+			if err != nil {
+				where = err.Error()
+			}
+			pf("  tally.%-14s %s %s, screen %d, a display per source\n", t.Name, t.Kind, where, t.Screen)
+		}
+	}
+
 	e := p.Estimates
 	pf("\nEstimates")
 	if p.Profile != "" {
@@ -129,10 +142,15 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 	}
 	pf(":\n")
 	pf("  %-20s %d threads, %d event loops, %d nodes, %d edges\n", "size", e.Threads, e.EventLoops, e.Nodes, e.Edges)
-	pf("  %-20s %s\n", "vram", gib(float64(e.VRAMBytes)))
-	pf("  %-20s %s\n", "pinned host memory", gib(float64(e.PinnedHostBytes)))
-	pf("  %-20s %.2f GB/s\n", "pcie upload", float64(e.PCIeBytesPerSec)/1e9)
-	pf("  %-20s %g frames/s (1080p-equivalent)\n", "nvdec", e.NVDECFramesPerSec)
+	if p.Backend == "cpu" { // nothing on a GPU: the host's cores and memory
+		pf("  %-20s %.2f cores (the buses' drawing)\n", "cpu", e.CPUCores)
+		pf("  %-20s %s\n", "host memory", gib(float64(e.HostBytes)))
+	} else {
+		pf("  %-20s %s\n", "vram", gib(float64(e.VRAMBytes)))
+		pf("  %-20s %s\n", "pinned host memory", gib(float64(e.PinnedHostBytes)))
+		pf("  %-20s %.2f GB/s\n", "pcie upload", float64(e.PCIeBytesPerSec)/1e9)
+		pf("  %-20s %g frames/s (1080p-equivalent)\n", "nvdec", e.NVDECFramesPerSec)
+	}
 	if len(e.Budgets) > 0 {
 		pf("\n  %-20s %14s %14s  %s\n", "budget", "used", "limit", "")
 		writeBudgets(bw, e.Budgets, "")

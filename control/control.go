@@ -41,6 +41,7 @@ import (
 	"net/http"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -313,7 +314,18 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthzHandler)
 	mux.HandleFunc("GET /readyz", s.readyzHandler)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	// The registry holds the show: made at the first scrape, which comes
+	// once the show is on air (while only the probes serve, every other
+	// route answers 503), not here, where a server that served its probes
+	// first has no show yet (and its /metrics had none of the show's).
+	var metricsOnce sync.Once
+	var metricsHandler http.Handler
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		metricsOnce.Do(func() {
+			metricsHandler = promhttp.HandlerFor(s.registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+		})
+		metricsHandler.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.show.Status())
 	})

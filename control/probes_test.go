@@ -33,4 +33,8 @@ func TestProbesBeforeTheShowIsOnAir(t *testing.T) {
 	if code, body := send(t, "GET", base+"/status", "", nil); code != 200 {
 		t.Errorf("GET /status on air: %d %s", code, body)
 	}
+	// The show's own metrics, though the routes were made before it.
+	if code, body := send(t, "GET", base+"/metrics", "", nil); code != 200 || !strings.Contains(body, `onair_bus_frames_total{bus="bus.a"} 42`) {
+		t.Errorf("GET /metrics on air lacks the show's onair_bus_frames_total: %d %.300s", code, body)
+	}
 }

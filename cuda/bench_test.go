@@ -248,3 +248,47 @@ func BenchmarkUploader(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPeerCopy copies 1080p frames from the primary context to a
+// stand-in for a second GPU (a context of onair's own on device 0), as a
+// show on several GPUs does once per tick for each frame crossing: the
+// GPU time of one copy (the Peer's own events), the CPU time of the Copy
+// call, and the bytes a second.
+func BenchmarkPeerCopy(b *testing.B) {
+	c := gpu(b)
+	c2, err := cuda.NewOwnContext(0, cuda.SchedBlockingSync)
+	must(b, err)
+	defer c2.Close()
+	for _, f := range formats {
+		b.Run(f.String(), func(b *testing.B) {
+			p, err := cuda.NewPeer(c, c2)
+			must(b, err)
+			src, err := cuda.NewFrame(c, f, 1920, 1080)
+			must(b, err)
+			defer src.Release()
+			s := stream(b, c)
+			must(b, src.Fill(s))
+			must(b, src.MarkWritten(s))
+			pool, err := cuda.NewFramePool(c2, f, 1920, 1080, 0)
+			must(b, err)
+			defer pool.Close()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var cpu time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				dst, err := pool.Get(nil)
+				must(b, err)
+				t0 := cuda.ThreadCPU()
+				must(b, p.Copy(dst, src))
+				cpu += cuda.ThreadCPU() - t0
+				dst.Release()
+			}
+			must(b, p.Close()) // waits for the copies; times the last
+			n, bytes := p.Counts()
+			b.SetBytes(bytes / n)
+			b.ReportMetric(float64(p.GPUTime().Microseconds())/float64(n), "gpu-µs/copy")
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(n), "cpu-µs/copy")
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A show over several GPUs (canvas gpus) runs a context on each, and a
@@ -47,6 +48,12 @@ type Peer struct {
 	mu     sync.Mutex // one copy at a time: done is shared
 	copies atomic.Int64
 	bytes  atomic.Int64
+
+	// start and end bracket the latest copy on fs (timing events); its GPU
+	// time is added to gpuNs when the next copy comes, or at Close.
+	start, end *Event
+	timed      bool // start and end bracket a copy not yet added
+	gpuNs      atomic.Int64
 }
 
 // NewPeer prepares copies from context from to context to. Between two
@@ -70,7 +77,11 @@ func NewPeer(from, to *Context) (*Peer, error) {
 	var err error
 	if p.fs, err = from.NewStream(); err == nil {
 		if p.ts, err = to.NewStream(); err == nil {
-			p.done, err = from.NewEvent(EventDisableTiming)
+			if p.done, err = from.NewEvent(EventDisableTiming); err == nil {
+				if p.start, err = from.NewEvent(0); err == nil {
+					p.end, err = from.NewEvent(0)
+				}
+			}
 		}
 	}
 	if err != nil {
@@ -103,10 +114,18 @@ func (p *Peer) Copy(dst, src *Frame) error {
 	if err != nil {
 		return err
 	}
+	p.addTime()
+	if err := p.start.Record(p.fs); err != nil {
+		return err
+	}
 	n := src.mem.Size
 	if rc := C.onair_peer_copy(p.from.d.t, p.from.h, C.onair_dptr(dst.mem.Ptr), p.to.h, C.onair_dptr(src.mem.Ptr), p.from.h, C.size_t(n), p.fs.h); rc != 0 {
 		return p.from.d.err("cuMemcpyPeerAsync", rc)
 	}
+	if err := p.end.Record(p.fs); err != nil {
+		return err
+	}
+	p.timed = true
 	src.Retain() // the copy's own read: recorded on fs, then dropped
 	if err := src.ReleaseAfter(p.fs); err != nil {
 		return err
@@ -129,6 +148,32 @@ func (p *Peer) Copy(dst, src *Frame) error {
 // Counts is the copies made and the bytes they moved.
 func (p *Peer) Counts() (copies, bytes int64) { return p.copies.Load(), p.bytes.Load() }
 
+// GPUTime is the GPU time the copies took, from events around each on the
+// copying stream: every copy but the latest, which is added when the next
+// one is queued (by then it has long finished) or at Close.
+func (p *Peer) GPUTime() time.Duration { return time.Duration(p.gpuNs.Load()) }
+
+// addTime adds the GPU time of the copy start and end bracket, if any;
+// p.mu is held. A copy still running is waited for (it is a tick old when
+// the next copy comes, so this does not wait in practice).
+func (p *Peer) addTime() {
+	if !p.timed {
+		return
+	}
+	p.timed = false
+	if done, err := p.end.Query(); err == nil && !done {
+		if p.end.Synchronize() != nil {
+			return
+		}
+	}
+	if d, err := p.end.Since(p.start); err == nil {
+		p.gpuNs.Add(int64(d))
+	}
+}
+
+// Context is the context the frame's memory belongs to.
+func (fr *Frame) Context() *Context { return fr.ctx }
+
 // Close waits for the copies queued and releases the streams and event.
 func (p *Peer) Close() error {
 	var first error
@@ -140,11 +185,22 @@ func (p *Peer) Close() error {
 	for _, s := range []*Stream{p.fs, p.ts} {
 		if s != nil {
 			keep(s.Synchronize())
+		}
+	}
+	if p.end != nil {
+		p.mu.Lock()
+		p.addTime()
+		p.mu.Unlock()
+	}
+	for _, s := range []*Stream{p.fs, p.ts} {
+		if s != nil {
 			keep(s.Close())
 		}
 	}
-	if p.done != nil {
-		keep(p.done.Close())
+	for _, e := range []*Event{p.done, p.start, p.end} {
+		if e != nil {
+			keep(e.Close())
+		}
 	}
 	return first
 }

@@ -59,6 +59,9 @@ func TestPeerCopyBetweenStandIns(t *testing.T) {
 		if n, b := p.Counts(); n != copies || b < bytes {
 			t.Errorf("counted %d copies of %d bytes, want %d of at least %d", n, b, copies, bytes)
 		}
+		if p.GPUTime() <= 0 { // every copy but the latest is timed by now
+			t.Errorf("%d copies took no GPU time", copies)
+		}
 	}
 	// A frame of the wrong context is refused, not copied.
 	wrong, err := cuda.NewFrame(c, formats[0], 98, 62)

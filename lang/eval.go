@@ -422,6 +422,9 @@ func (l *loader) evalExpanded(n *node) {
 			o := l.decodeOutput(n, ictx, in.key)
 			n.outputs = append(n.outputs, o)
 			vals[i] = cty.EmptyObjectVal // nothing refers to outputs
+		case "tally":
+			n.tallies = append(n.tallies, l.decodeTally(n, ictx))
+			vals[i] = cty.EmptyObjectVal // nothing refers to tallies
 		}
 	}
 	n.value = collect(n, ins, vals)
@@ -447,6 +450,7 @@ func (l *loader) assemble() {
 		s.Scenes = append(s.Scenes, n.scenes...)
 		s.Buses = append(s.Buses, n.buses...)
 		s.Outputs = append(s.Outputs, n.outputs...)
+		s.Tallies = append(s.Tallies, n.tallies...)
 	}
 	for i, src := range s.Sources {
 		src.Index = i

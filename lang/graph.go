@@ -49,6 +49,7 @@ type node struct {
 	scenes  []*Scene
 	buses   []*Bus
 	outputs []*Output
+	tallies []*Tally
 	missing []*Source   // instances whose media file does not exist
 	items   []sceneItem // a scene's layers and dynamic layers
 }
@@ -140,7 +141,7 @@ func (l *loader) declare(blk *hcl.Block, dir string) {
 	case "show", "canvas":
 		spec := topBlock(blk.Type)
 		content, diags := blk.Body.Content(spec.bodySchemaRequired())
-		l.diags = append(l.diags, diags...)
+		l.diags = append(l.diags, removedCanvasKeys(diags)...)
 		n := &node{key: blk.Type, typ: blk.Type, rng: blk.DefRange, dir: dir, block: blk, spec: spec, content: content}
 		if l.addNode(n) {
 			if blk.Type == "show" {
@@ -170,7 +171,7 @@ func (l *loader) declare(blk *hcl.Block, dir string) {
 			}
 			l.addNode(&node{key: "local." + a.Name, typ: "local", name: a.Name, rng: a.Range, dir: dir, expr: a.Expr})
 		}
-	case "source", "bus", "output":
+	case "source", "bus", "output", "tally":
 		kind, name := blk.Labels[0], blk.Labels[1]
 		spec := lookupKind(blk.Type, kind)
 		if spec == nil {

@@ -201,7 +201,6 @@ func loadFiles(files []sourceFile, opts Options) (*Show, hcl.Diagnostics) {
 	}
 	l.assemble()
 	l.checkTimecodeStart()
-	l.checkTally()
 	l.show.Hash = l.hash(files)
 	for _, d := range l.diags {
 		limitFromCall(d) // so that stoppedDiagnostic sees the limits' summaries

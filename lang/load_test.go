@@ -48,7 +48,8 @@ func diagRanges(diags hcl.Diagnostics, sev hcl.DiagnosticSeverity) []string {
 func TestMalformedShows(t *testing.T) {
 	cases := map[string][]string{
 		"aux_both":              {"15:3-15:19 Invalid combination of arguments"},
-		"tally_dest":            {"7:3-7:58 Invalid tally destination"},
+		"tally_canvas":          {"7:3-7:13 Unsupported argument"},
+		"tally_dest":            {"7:13-7:28 Invalid tally address", "12:15-12:20 Value out of range", "13:15-13:21 Invalid value", "15:7-15:13 Unknown tally kind", "19:24-19:24 Missing required argument"},
 		"aux_routes":            {"15:12-15:30 Duplicate route", "19:12-19:23 Invalid reference", "23:12-23:21 Invalid reference"},
 		"bad_colour":            {"9:17-9:24 Invalid value"},
 		"bad_enum":              {"8:13-8:18 Invalid value"},
@@ -173,5 +174,14 @@ func TestBadInputNeverPanics(t *testing.T) {
 		if !diags.HasErrors() || diags[0].Summary != c.summary {
 			t.Errorf("%s: got %v, want first error %q", c.name, diags, c.summary)
 		}
+	}
+}
+
+// TestCanvasTallyKeysSayWhatReplacedThem: a show written for the onair
+// that read canvas tally_tsl5 is told to write tally blocks.
+func TestCanvasTallyKeysSayWhatReplacedThem(t *testing.T) {
+	_, diags := Load([]string{"testdata/bad/tally_canvas.hcl"}, Options{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `tally "tsl5" "NAME"`) || !strings.Contains(diags[0].Detail, "address, port, transport") {
+		t.Errorf("diagnostics: %v", diags)
 	}
 }

@@ -36,6 +36,7 @@ type Show struct {
 	Scenes  []*Scene
 	Buses   []*Bus
 	Outputs []*Output
+	Tallies []*Tally
 	Moved   []*Moved
 
 	// Files holds the show's source files by name, as read, so that
@@ -240,6 +241,22 @@ type Output struct {
 
 // Address is the output's name as written in a show: output.pgm_a.
 func (o *Output) Address() string { return "output." + o.Name + o.Key.String() }
+
+// Tally is one tally block: where the show sends its tally.
+type Tally struct {
+	Kind      string // tsl5
+	Name      string
+	Address   string // the receiver's host
+	Port      int
+	Transport string // udp | tcp
+	Screen    int
+
+	DeclRange hcl.Range
+	Attrs     Attrs
+}
+
+// Ref is the tally block's name as written in a show: tally.desk.
+func (t *Tally) Ref() string { return "tally." + t.Name }
 
 // Moved records a rename: the element once at From is now at To. Both are
 // addresses in the show's own words ("source.a", "source.cam[3]").

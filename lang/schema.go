@@ -243,7 +243,7 @@ var Schema = []*Block{
 			{Name: "input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "How often a Program compositor looks at its inputs, in ms; 0 wakes for every arriving frame."},
 			{Name: "aux_input_poll_ms", Type: TypeInt, Default: 8, Range: rng(0, 1000), Doc: "The same for AUX compositors."},
 			{Name: "pacing_loops", Type: TypeInt, Default: 4, Range: rng(1, 64), Doc: "Number of source pacing loops; each source paces on the loop its address picks, so adding or removing a source moves no other."},
-			{Name: "gpus", Type: TypeInt, Default: 1, Range: rng(1, 8), Doc: "How many GPUs of the host the show runs on (devices 0 to gpus-1). Above 1 the compiler places each source's chain and each bus's compositor on a GPU from the estimates per GPU, keeping a bus's sources on its GPU where they fit; a frame a bus on another GPU needs is a peer copy once per tick (the plan's cross_gpu edges, counted in its estimate). Adding a source moves no other while every GPU has room. The CUDA backend shows and monitors the placement but still runs every node on GPU 0."},
+			{Name: "gpus", Type: TypeInt, Default: 1, Range: rng(1, 8), Doc: "How many GPUs of the host the show runs on (devices 0 to gpus-1). Above 1 the compiler places each source's chain and each bus's compositor on a GPU from the estimates per GPU, keeping a bus's sources on its GPU where they fit; a frame a bus on another GPU needs is a peer copy once per tick (the plan's cross_gpu edges, counted in its estimate). Adding a source moves no other while every GPU has room. The CUDA backend runs each node on its GPU and copies a frame once to each other GPU whose buses draw it (peer copies in /status and /metrics); ONAIR_GPU_STANDIN=1 runs the GPUs after the first as contexts on GPU 0."},
 			{Name: "decoder_placement", Type: TypeEnum, Enum: []string{"decode_loops", "thread"}, Default: "decode_loops", Doc: "Where NVDEC decoders run: decode_loops shares a few decode loops (decode_loops) among every decoder of the show; thread gives each decoder a thread of its own, as the seeds' mixer did."},
 			{Name: "decode_loops", Type: TypeInt, Default: 0, Range: rng(0, 64), Doc: "Number of NVDEC decode loops; each decoder decodes on the loop its source's address picks, so adding or removing a source moves no other decoder. 0 takes the GPU profile's decode_loops."},
 			{Name: "nvdec_parser", Type: TypeEnum, Enum: []string{"nvidia", "onair"}, Default: "nvidia", Doc: "Which parser reads HEVC files for NVDEC: nvidia is NVIDIA's parser (libnvcuvid); onair is onair's own (cuda/hevc), which fills NVDEC's picture parameters itself, checked byte-exact against ffmpeg and field by field against NVIDIA's parameters on the H200. Only nvdec_file sources take it (input_routing = \"input\" on decode loops): H.264, and HEVC whose access units reach a dec_video over an edge (input_routing = \"demux\" or decoder_placement = \"thread\"), always use NVIDIA's parser."},
@@ -255,8 +255,6 @@ var Schema = []*Block{
 			{Name: "go_procs", Type: TypeInt, Default: 0, Range: rng(0, 1024), Doc: "How many processors Go's scheduler runs the show's goroutines and loops on (GOMAXPROCS), set when the show starts; 0 is Go's default (the machine's cores, or fewer where the process's CPU is limited). Go keeps about one OS thread for each processor it has used, so fewer means fewer threads; too few and loops wait for each other (above 30 fps, lint go-procs-narrow warns when it is under the plan's thread count). The environment variable GOMAXPROCS, when set, wins."},
 			{Name: "timecode_start", Type: TypeString, Default: "", DefaultDoc: "the time of day", Doc: "The SMPTE timecode of the show's first tick, HH:MM:SS:FF (HH:MM:SS;FF: drop-frame, which the rate decides: 30000/1001 and 60000/1001 count drop-frame, every other rate non-drop). Every bus stamps its ticks' timecode from it; /status, /events, the operator's page and the as-run log report it, and onair cut -at and -cue take it. Left out, the show counts from the time of day (the machine's local time) when it starts."},
 			{Name: "frame_metadata", Type: TypeEnumList, Enum: FrameMetadataKeys, Default: []string{}, Doc: "Timestamp keys stamped on decoded frames; keys nobody reads are pruned."},
-			{Name: "tally_tsl5", Type: TypeStringList, Default: []string{}, Doc: "Where the show sends tally as TSL UMD 5.0: udp://HOST:PORT and tcp://HOST:PORT destinations, each sent a display per source (index: the source's place in the sorted list /status gives; text: its name), red while it is visible on a Program bus's picture, green while on a preview, on every change and once a second."},
-			{Name: "tally_tsl5_screen", Type: TypeInt, Default: 0, Range: rng(0, 65534), Doc: "The TSL 5.0 screen the tally_tsl5 displays belong to."},
 		},
 	},
 	{
@@ -446,6 +444,16 @@ var Schema = []*Block{
 			busAttr(),
 			{Name: "interval_ms", Type: TypeInt, Default: 1000, Range: rng(40, 60000), Doc: "Time between snapshots in ms."},
 			{Name: "quality", Type: TypeInt, Default: 80, Range: rng(1, 100), Doc: "JPEG quality."},
+		},
+	},
+	{
+		Type: "tally", Kind: "tsl5", Labels: []string{"KIND", "NAME"}, Many: true,
+		Doc: "Sends tally as TSL UMD 5.0 to a tally controller, a multiviewer or a monitor's under-monitor display: a display per source (index: the source's place in the sorted list /status gives; text: the source's name as the show writes it, cam[0]), red on every lamp while the source is visible in a Program bus's picture (a layer, a PiP, a keyed graphic), green while on a preview, off otherwise; on every change of the tally and once a second. A destination that cannot be reached is tried again on the next send and logged once per error.",
+		Attrs: []Attr{
+			{Name: "address", Type: TypeString, Required: true, Doc: "The receiver's host name or IP address."},
+			{Name: "port", Type: TypeInt, Required: true, Range: rng(1, 65535), Doc: "The receiver's port."},
+			{Name: "transport", Type: TypeEnum, Enum: []string{"udp", "tcp"}, Default: "udp", Doc: "udp sends each packet as a datagram; tcp wraps each in TSL 5.0's DLE/STX framing over one connection, dialled again after a loss."},
+			{Name: "screen", Type: TypeInt, Default: 0, Range: rng(0, 65534), Doc: "The TSL 5.0 screen the displays belong to."},
 		},
 	},
 	{

@@ -2,7 +2,6 @@ package lang
 
 import (
 	"github.com/onairhq/onair/timecode"
-	"github.com/onairhq/onair/tsl5"
 )
 
 // checkTimecodeStart refuses a canvas timecode_start that does not exist at
@@ -21,16 +20,5 @@ func (l *loader) checkTimecodeStart() {
 	if err != nil {
 		l.errorf(c.Attrs["timecode_start"], "Invalid timecode_start",
 			"%v. Write the timecode of the show's first tick as HH:MM:SS:FF (HH:MM:SS;FF at drop-frame rates), or leave timecode_start out for the time of day.", err)
-	}
-}
-
-// checkTally refuses a canvas tally_tsl5 destination that is not
-// udp://HOST:PORT or tcp://HOST:PORT, at the attribute's line.
-func (l *loader) checkTally() {
-	c := &l.show.Canvas
-	for _, s := range c.Strings("tally_tsl5") {
-		if _, err := tsl5.ParseDestination(s); err != nil {
-			l.errorf(c.Attrs["tally_tsl5"], "Invalid tally destination", "tally_tsl5 %v.", err)
-		}
 	}
 }

@@ -56,6 +56,19 @@ type Plan struct {
 	// Moved carries the show's moved blocks, so that a diff between two
 	// saved plans still sees a rename as an update.
 	Moved []Moved `json:"moved,omitempty"`
+	// Tallies are where the show sends its tally (the show's tally blocks).
+	Tallies []Tally `json:"tallies,omitempty"`
+}
+
+// Tally is one tally destination.
+type Tally struct {
+	Name      string `json:"name"`      // the block's name: "desk"
+	Kind      string `json:"kind"`      // tsl5
+	Transport string `json:"transport"` // udp | tcp
+	Address   string `json:"address"`   // the receiver's host
+	Port      int    `json:"port"`
+	Screen    int    `json:"screen"`
+	Range     *Range `json:"range,omitempty"`
 }
 
 // Scene is one scene layout.
@@ -182,15 +195,20 @@ type Fusion struct {
 // Estimates is what the show will cost, and how that compares with the
 // capacity profile.
 type Estimates struct {
-	Threads           int      `json:"threads"`
-	EventLoops        int      `json:"event_loops"`
-	Nodes             int      `json:"nodes"`
-	Edges             int      `json:"edges"`
-	VRAMBytes         int64    `json:"vram_bytes"`
-	PinnedHostBytes   int64    `json:"pinned_host_bytes"`
-	PCIeBytesPerSec   int64    `json:"pcie_bytes_per_sec"`
-	NVDECFramesPerSec float64  `json:"nvdec_frames_per_sec"`
-	Budgets           []Budget `json:"budgets,omitempty"` // each estimate against the profile
+	Threads           int     `json:"threads"`
+	EventLoops        int     `json:"event_loops"`
+	Nodes             int     `json:"nodes"`
+	Edges             int     `json:"edges"`
+	VRAMBytes         int64   `json:"vram_bytes"`
+	PinnedHostBytes   int64   `json:"pinned_host_bytes"`
+	PCIeBytesPerSec   int64   `json:"pcie_bytes_per_sec"`
+	NVDECFramesPerSec float64 `json:"nvdec_frames_per_sec"`
+	// CPUCores and HostBytes are a cpu plan's: the cores its buses'
+	// drawing keeps busy (each bus's dearest scene, every tick) and the
+	// host memory its frames take (queues, canvases, readers' pools).
+	CPUCores  float64  `json:"cpu_cores,omitempty"`
+	HostBytes int64    `json:"host_bytes,omitempty"`
+	Budgets   []Budget `json:"budgets,omitempty"` // each estimate against the profile
 	// GPUs is each GPU's share of a show spread over several (canvas gpus
 	// above 1), with the frames crossing between them; the show-wide
 	// budgets above are then against all of them together.

@@ -52,6 +52,10 @@ type Executor[T any] struct {
 	log     *slog.Logger
 	started int64
 
+	// topo guards what Extend grows while the plan runs: the loops, edges,
+	// groups and nodes (Status, Stop and the supervisor read them under it).
+	topo      sync.RWMutex
+	extendMu  sync.Mutex // one Extend at a time
 	loops     map[string]*EventLoop
 	loopNames []string
 	edges     []*Edge[T]
@@ -455,10 +459,6 @@ func (x *Executor[T]) report(g *group[T], gen uint64, err error) {
 // other failure.
 func (x *Executor[T]) supervise() {
 	defer x.superv.Done()
-	byName := map[string]*group[T]{}
-	for _, g := range x.groups {
-		byName[g.spec.Name] = g
-	}
 	for {
 		var f failure
 		select {
@@ -466,7 +466,7 @@ func (x *Executor[T]) supervise() {
 			return
 		case f = <-x.failures:
 		}
-		g := byName[f.g]
+		g := x.groupNamed(f.g) // Extend may add groups
 		if g == nil || f.gen != g.gen.Load() {
 			continue
 		}
@@ -573,6 +573,8 @@ func (x *Executor[T]) Stop() error {
 		x.mu.Unlock()
 		close(x.done)
 		x.superv.Wait()
+		x.extendMu.Lock() // an Extend under way finishes (or fails) first
+		defer x.extendMu.Unlock()
 		for _, g := range x.groups {
 			for _, s := range g.nodes {
 				s.cancelNode()
@@ -598,7 +600,11 @@ func (x *Executor[T]) Stop() error {
 }
 
 // Loop returns a loop by name ("default", "pacing_0", ...), nil if none.
-func (x *Executor[T]) Loop(name string) *EventLoop { return x.loops[name] }
+func (x *Executor[T]) Loop(name string) *EventLoop {
+	x.topo.RLock()
+	defer x.topo.RUnlock()
+	return x.loops[name]
+}
 
 // Status reads every loop, group, node, edge and thread.
 func (x *Executor[T]) Status() Status {
@@ -609,6 +615,8 @@ func (x *Executor[T]) Status() Status {
 	if x.sampler != nil {
 		st.Process = x.sampler.Sample()
 	}
+	x.topo.RLock()
+	defer x.topo.RUnlock()
 	for _, name := range x.loopNames {
 		if l := x.loops[name]; l != nil {
 			st.Loops = append(st.Loops, LoopStatusOf(l))

@@ -162,6 +162,7 @@ func (c *testCompositor) Start(ctx *NodeContext[*tframe]) error {
 			if _, err := mw.Wait(next); err != nil {
 				return err
 			}
+			ctx.AdoptInputs() // inputs Extend added: Take reports them from now on
 			ready = set.Take(ready[:0])
 			for _, i := range ready {
 				c.fired.Add(1)

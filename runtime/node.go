@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,7 +97,12 @@ type NodeContext[T any] struct {
 	pacings []*Pacing
 	sets    []*ReadySet
 	tids    []int
-	wg      sync.WaitGroup
+
+	// pendingIn are the inputs Extend gave the running node, not adopted
+	// yet (AdoptInputs); offered counts them, for a look without the lock.
+	pendingIn []offered[T]
+	offers    atomic.Int32
+	wg        sync.WaitGroup
 }
 
 // threads reads the node's threads.
@@ -262,7 +268,7 @@ func (c *NodeContext[T]) Put(out int, v T) (bool, error) {
 // compositor waits on its Signal (with ctx.Done in a MultiWait) and takes
 // frames only from the inputs Take returns.
 func (c *NodeContext[T]) ReadyInputs() (*ReadySet, error) {
-	set, err := NewReadySet(len(c.Inputs))
+	set, err := NewReadySet(len(c.Inputs) + readySpare) // room for inputs added while it runs (Extend)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", c.Plan.ID, err)
 	}
@@ -307,6 +313,8 @@ func (c *NodeContext[T]) FramePeriod() (TimeBase, error) {
 func (c *NodeContext[T]) cancel() {
 	c.stopping.Store(true)
 	c.done.Notify()
+	c.mu.Lock() // the node may be adopting an input (AdoptInputs)
+	defer c.mu.Unlock()
 	for _, e := range c.Outputs {
 		e.consumed.Notify()
 	}
@@ -345,4 +353,56 @@ func (c *NodeContext[T]) release() {
 		set.Close()
 	}
 	c.sets = nil
+}
+
+// offered is an input Extend gave a running node.
+type offered[T any] struct {
+	edge *Edge[T]
+	done *atomic.Bool
+}
+
+// offerInput queues e for the running node to adopt on its own thread
+// (AdoptInputs) and wakes it through its ready set; the flag returned is
+// set once it has.
+func (c *NodeContext[T]) offerInput(e *Edge[T]) *atomic.Bool {
+	done := new(atomic.Bool)
+	c.mu.Lock()
+	c.pendingIn = append(c.pendingIn, offered[T]{edge: e, done: done})
+	c.offers.Add(1)
+	set := c.sets[0] // adoptsInputs checked there is one
+	c.mu.Unlock()
+	set.Signal().Notify()
+	return done
+}
+
+// AdoptInputs takes the inputs the runtime added to the running node
+// (Executor.Extend) into Inputs, each attached to the node's first ready
+// set at its new index, and returns how many it took: call it from the
+// node's own thread (its goroutine, or its loop's handlers) when its
+// ready set signals, and grow what the node keeps per input. It costs one
+// atomic load when there is nothing to take.
+func (c *NodeContext[T]) AdoptInputs() int {
+	if c.offers.Load() == 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.pendingIn)
+	for _, o := range c.pendingIn {
+		c.Inputs = append(slices.Clip(c.Inputs), o.edge)
+		o.edge.Attach(c.sets[0], len(c.Inputs)-1)
+		o.done.Store(true)
+	}
+	c.pendingIn = nil
+	c.offers.Store(0)
+	return n
+}
+
+// addOutput gives the running node an output edge and returns its index;
+// on its loop's thread, between its handlers.
+func (c *NodeContext[T]) addOutput(e *Edge[T]) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Outputs = append(slices.Clip(c.Outputs), e)
+	return len(c.Outputs) - 1
 }

@@ -40,7 +40,7 @@ func NewReadySet(n int) (*ReadySet, error) {
 // Signal is notified when an input becomes ready: add it to a MultiWait.
 func (r *ReadySet) Signal() *Signal { return r.sig }
 
-// Len is the number of inputs.
+// Len is the number of inputs it has room for.
 func (r *ReadySet) Len() int { return r.n }
 
 // Mark marks input i ready and notifies the signal.

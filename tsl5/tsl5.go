@@ -267,33 +267,36 @@ type Destination struct {
 
 func (d Destination) String() string { return d.Transport + "://" + d.Addr }
 
-// ParseDestination reads "udp://HOST:PORT" or "tcp://HOST:PORT".
-func ParseDestination(s string) (Destination, error) {
-	tr, addr, ok := strings.Cut(s, "://")
-	if !ok || (tr != "udp" && tr != "tcp") {
-		return Destination{}, fmt.Errorf("%q: write udp://HOST:PORT or tcp://HOST:PORT", s)
+// NewDestination is where a tally block sends: transport udp or tcp, a
+// host (an IPv6 address is bracketed here) and a port 1 to 65535.
+func NewDestination(transport, host string, port int) (Destination, error) {
+	if transport != "udp" && transport != "tcp" {
+		return Destination{}, fmt.Errorf("transport %q: write udp or tcp", transport)
 	}
-	host, port, ok := splitHostPort(addr)
-	if !ok || host == "" {
-		return Destination{}, fmt.Errorf("%q: write udp://HOST:PORT or tcp://HOST:PORT (%s is not HOST:PORT)", s, addr)
+	if err := CheckHost(host); err != nil {
+		return Destination{}, err
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return Destination{}, fmt.Errorf("%q: the port must be 1 to 65535", s)
+	if port < 1 || port > 65535 {
+		return Destination{}, fmt.Errorf("port %d: the port must be 1 to 65535", port)
 	}
-	return Destination{Transport: tr, Addr: addr}, nil
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return Destination{Transport: transport, Addr: host + ":" + strconv.Itoa(port)}, nil
 }
 
-// splitHostPort splits HOST:PORT or [IPV6]:PORT. It is written here, not
-// taken from package net, so that the show language, which checks
-// destinations, links no network code (and with it no cgo resolver).
-func splitHostPort(addr string) (host, port string, ok bool) {
-	if rest, found := strings.CutPrefix(addr, "["); found {
-		host, port, ok = strings.Cut(rest, "]:")
-		return host, port, ok && !strings.ContainsAny(host, "[]")
+// CheckHost refuses what is not a host name or an IP address: empty, with
+// a port (one colon), brackets, a scheme or spaces.
+func CheckHost(host string) error {
+	switch {
+	case host == "":
+		return fmt.Errorf("the address is empty: write the receiver's host name or IP address")
+	case strings.Contains(host, "://"):
+		return fmt.Errorf("address %q: write the host alone (transport and port are attributes of their own)", host)
+	case strings.Count(host, ":") == 1:
+		return fmt.Errorf("address %q: write the host alone and the port in port", host)
+	case strings.ContainsAny(host, "[]/ \t"):
+		return fmt.Errorf("address %q: write a host name or an IP address, without brackets, slashes or spaces", host)
 	}
-	i := strings.LastIndexByte(addr, ':')
-	if i < 0 || strings.ContainsAny(addr[:i], ":[]") {
-		return "", "", false
-	}
-	return addr[:i], addr[i+1:], true
+	return nil
 }

@@ -80,24 +80,32 @@ func TestStreamWrapper(t *testing.T) {
 	}
 }
 
-func TestParseDestination(t *testing.T) {
-	for _, c := range []struct{ in, want, err string }{
-		{"udp://10.0.0.5:8900", "udp://10.0.0.5:8900", ""},
-		{"tcp://tally.local:9000", "tcp://tally.local:9000", ""},
-		{"tcp://[::1]:9000", "tcp://[::1]:9000", ""},
-		{"http://x:1", "", "write udp://HOST:PORT or tcp://HOST:PORT"},
-		{"udp://x", "", "is not HOST:PORT"},
-		{"udp://x:0", "", "port must be 1 to 65535"},
-		{"udp://::1:9000", "", "is not HOST:PORT"},
-		{"udp://[::1]9000", "", "is not HOST:PORT"},
+// TestNewDestination: a tally block's transport, host and port make the
+// address the sender dials (an IPv6 address bracketed), and what is not a
+// host alone is refused with what to write.
+func TestNewDestination(t *testing.T) {
+	for _, c := range []struct {
+		tr, host string
+		port     int
+		want     string
+	}{
+		{"udp", "10.0.0.5", 8900, "udp://10.0.0.5:8900"},
+		{"tcp", "tally.local", 9000, "tcp://tally.local:9000"},
+		{"tcp", "::1", 9000, "tcp://[::1]:9000"},
+		{"http", "x", 1, "error: transport \"http\": write udp or tcp"},
+		{"udp", "x", 0, "error: port 0: the port must be 1 to 65535"},
+		{"udp", "", 1, "error: the address is empty"},
+		{"udp", "10.0.0.5:8900", 8900, "error: address \"10.0.0.5:8900\": write the host alone and the port in port"},
+		{"udp", "udp://x", 1, "error: address \"udp://x\": write the host alone"},
+		{"udp", "[::1]", 1, "error: address \"[::1]\": write a host name or an IP address, without brackets"},
 	} {
-		d, err := ParseDestination(c.in)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("ParseDestination(%q) = %v, %v; want an error saying %q", c.in, d, err, c.err)
-			}
-		} else if err != nil || d.String() != c.want {
-			t.Errorf("ParseDestination(%q) = %v, %v", c.in, d, err)
+		d, err := NewDestination(c.tr, c.host, c.port)
+		got := d.String()
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("NewDestination(%q, %q, %d) = %s; want %s", c.tr, c.host, c.port, got, c.want)
 		}
 	}
 }

@@ -740,6 +740,18 @@ func showAttrs(old, new *plan.Plan) []Attr {
 	for _, k := range names {
 		add("canvas."+k, old.Canvas[k], new.Canvas[k])
 	}
+	add("tally", tallies(old), tallies(new))
+	return out
+}
+
+// tallies are a plan's tally destinations in words, one a block:
+// "tally.desk tsl5 udp 10.0.0.5:8900 screen 0". The sender starts with the
+// show, so a change is a show setting's (Live refuses it: a restart).
+func tallies(p *plan.Plan) []string {
+	out := []string{}
+	for _, t := range p.Tallies {
+		out = append(out, fmt.Sprintf("tally.%s %s %s %s:%d screen %d", t.Name, t.Kind, t.Transport, t.Address, t.Port, t.Screen))
+	}
 	return out
 }
 

@@ -66,6 +66,9 @@ func TestGoldenShowPairs(t *testing.T) {
 			actions:  map[string]diff.Action{"output.mon": diff.Replace},
 			attr:     map[string]string{"output.mon": "kind"},
 			glitches: nil},
+		// A tally block is a show setting: no element changes, and the
+		// sender starts with the show.
+		{dir: "tally-added"},
 	}
 	// What onair apply makes of each on air (diff.Live): the elements it
 	// changes, and how many changes it refuses (any refusal refuses the
@@ -76,8 +79,8 @@ func TestGoldenShowPairs(t *testing.T) {
 		refused int
 	}{
 		"path-replace": {nil, 1}, "opacity-update": {[]string{"scene.two"}, 0}, "scene-cut": {[]string{"bus.pgm"}, 0},
-		"added-source": {[]string{"scene.bars"}, 2}, "rename-moved": {nil, 1}, "rename-no-moved": {[]string{"scene.two"}, 3},
-		"raw-upload-chain": {nil, 2}, "scene-rename-moved": {[]string{"scene.test"}, 0},
+		"added-source": {[]string{"source.slate", "scene.bars", "bus.pgm"}, 0}, "rename-moved": {nil, 1}, "rename-no-moved": {[]string{"source.playout", "scene.two"}, 2},
+		"raw-upload-chain": {nil, 2}, "scene-rename-moved": {[]string{"scene.test"}, 0}, "tally-added": {nil, 1},
 		"added-scene": {[]string{"scene.pip", "bus.pgm"}, 0}, "kind-change": {nil, 1},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	ivalue "github.com/onairhq/onair/internal/value"
@@ -49,6 +50,31 @@ type Live struct {
 	// Refused says, for each change that cannot be made on air, what
 	// changed and why it needs the show restarted.
 	Refused []string
+	// Add is what starts on air: the nodes of the sources created, the
+	// edges among them and from them (or from a source's fan-out on a
+	// loop) into the buses on air, their groups, and the loops they are
+	// placed on that the plan on air does not run.
+	Add Addition
+}
+
+// Addition is the part of a plan started on air (runtime.Extension's
+// fields; this package does not link the runtime).
+type Addition struct {
+	Nodes  []plan.Node
+	Edges  []plan.Edge
+	Groups []plan.Group
+	Loops  []plan.Loop
+}
+
+// Sources are the addresses of the sources the addition starts, in order.
+func (a Addition) Sources() []string {
+	var out []string
+	for _, n := range a.Nodes {
+		if !slices.Contains(out, n.Address) {
+			out = append(out, n.Address)
+		}
+	}
+	return out
 }
 
 // live works out r.Live from r's changes and the two plans.
@@ -74,6 +100,17 @@ func (d *differ) live(r *Result) *Live {
 	for i := range d.new.Nodes {
 		nodeOf[d.new.Nodes[i].ID] = &d.new.Nodes[i]
 	}
+	g := &growth{d: d, created: map[string]bool{}, oldKind: make(map[string]string, len(d.old.Nodes))}
+	for _, n := range d.old.Nodes {
+		g.oldKind[n.ID] = n.Kind
+	}
+	for _, c := range r.Changes {
+		if c.Element == "source" && c.Action == Create {
+			for _, nc := range c.Nodes {
+				g.created[nc.ID] = true
+			}
+		}
+	}
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		why := ""
@@ -90,10 +127,12 @@ func (d *differ) live(r *Result) *Live {
 				}
 				lv.Renames[c.MovedFrom] = c.Address
 			}
+		case c.Element == "source" && c.Action == Create:
+			// Started on air (g.addition), ready before a bus shows it.
 		case c.Action == Update && len(c.Nodes) > 0:
-			why = lv.nodeUpdates(c, nodeOf)
+			why = lv.nodeUpdates(c, nodeOf, g)
 		default:
-			why = fmt.Sprintf("%s: on air only scenes are added, and nodes change only the params their kinds declare live", c.Reason)
+			why = fmt.Sprintf("%s: on air only scenes and sources are added, and nodes change only the params their kinds declare live; a source removed or re-created needs the show restarted", c.Reason)
 		}
 		if why != "" {
 			c.Refused = why
@@ -102,22 +141,98 @@ func (d *differ) live(r *Result) *Live {
 		}
 		lv.Elements = append(lv.Elements, c.Address)
 	}
+	if len(lv.Refused) == 0 {
+		lv.Add = g.addition()
+	}
 	return lv
+}
+
+// growth is what a change starts on air: the nodes created (the sources
+// created), and the edges into running compositors that live input
+// changes add.
+type growth struct {
+	d       *differ
+	created map[string]bool   // node ids of the sources created
+	oldKind map[string]string // the plan on air's nodes' kinds
+	into    []plan.Edge
+}
+
+// input says why the new edge from into the running compositor to cannot
+// be added on air, "" when it can (and is kept for the addition): it
+// comes from a source created, or from a source's fan-out on a loop (an
+// AUX bus routed to a source on air).
+func (g *growth) input(from, to string) string {
+	if !g.created[from] && g.oldKind[from] != "one_to_many_nb" {
+		return fmt.Sprintf("%s is not a source's fan-out on a loop, whose outputs are fixed while it runs", from)
+	}
+	for _, e := range g.d.new.Edges {
+		if e.From == from && e.To == to {
+			g.into = append(g.into, e)
+			return ""
+		}
+	}
+	return fmt.Sprintf("the plan has no edge %s -> %s", from, to)
+}
+
+// addition is the part of the new plan that starts on air.
+func (g *growth) addition() Addition {
+	var a Addition
+	groups, loops := map[string]bool{}, map[string]bool{}
+	for _, l := range g.d.old.Loops {
+		loops[l.Name] = true
+	}
+	loops["default"] = true
+	for _, n := range g.d.new.Nodes {
+		if g.created[n.ID] {
+			a.Nodes = append(a.Nodes, n)
+			groups[n.Group] = true
+		}
+	}
+	for _, gr := range g.d.new.Groups {
+		if groups[gr.Name] {
+			a.Groups = append(a.Groups, gr)
+		}
+	}
+	for _, l := range g.d.new.Loops {
+		for _, n := range a.Nodes {
+			if n.Placement.Loop == l.Name && !loops[l.Name] {
+				a.Loops = append(a.Loops, l)
+				loops[l.Name] = true
+			}
+		}
+	}
+	for _, e := range g.d.new.Edges {
+		if g.created[e.From] && g.created[e.To] {
+			a.Edges = append(a.Edges, e)
+		}
+	}
+	a.Edges = append(a.Edges, g.into...)
+	return a
 }
 
 // nodeUpdates adds the updates of c's nodes to lv, or says why c needs
 // the show restarted.
-func (lv *Live) nodeUpdates(c *Change, nodeOf map[string]*plan.Node) string {
+func (lv *Live) nodeUpdates(c *Change, nodeOf map[string]*plan.Node, g *growth) string {
 	var ups []nodes.Update
 	var not []string
-	for _, nc := range c.Nodes {
+	for ni := range c.Nodes {
+		nc := &c.Nodes[ni]
 		if nc.Action != Update {
 			not = append(not, fmt.Sprintf("%s is %sd", nc.ID, nc.Action))
 			continue
 		}
-		for _, a := range nc.Attrs {
+		for ai := range nc.Attrs {
+			a := &nc.Attrs[ai]
+			if from, ok := strings.CutPrefix(a.Name, "input "); ok && a.Old == nil && nc.Kind == "compositor" {
+				if why := g.input(from, nc.ID); why != "" {
+					not = append(not, fmt.Sprintf("%s %s is added (%s)", nc.ID, a.Name, why))
+				} else {
+					a.Live = true // a bus's new input: started with its source (Add)
+				}
+				continue
+			}
 			if !a.Live {
-				not = append(not, fmt.Sprintf("%s %s changes (%s)", nc.ID, a.Name, whyNotLive(nc.Kind, a)))
+				not = append(not, fmt.Sprintf("%s %s changes (%s)", nc.ID, a.Name, whyNotLive(nc.Kind, *a)))
 				continue
 			}
 			if n := nodeOf[nc.ID]; n != nil {
@@ -140,7 +255,7 @@ func (lv *Live) nodeUpdates(c *Change, nodeOf map[string]*plan.Node) string {
 func whyNotLive(kind string, a Attr) string {
 	switch {
 	case strings.HasPrefix(a.Name, "input "):
-		return "a running node's inputs are fixed: a source new to a bus needs the show restarted"
+		return "a running node's inputs are fixed but for a bus's new input from a source added or a source's fan-out on a loop"
 	case a.Name == "placement" || a.Name == "group":
 		return "a running node keeps its loop and its group"
 	}

@@ -57,7 +57,7 @@ func TestCPUDrawCostEstimate(t *testing.T) {
 		{[2]int{640, 360}, [2]int{1920, 1080}, 25.0},
 	} {
 		s, _ := loadShow(t, benchScene(tc.canvas, tc.src))
-		est := lint.EstimateCPUTicks(s)
+		est := compiler.EstimateCPUTicks(s)
 		if len(est) != 1 {
 			t.Fatalf("%d estimates for one bus", len(est))
 		}
@@ -70,7 +70,7 @@ func TestCPUDrawCostEstimate(t *testing.T) {
 	// One opaque layer the size of a 1080p canvas: a row copy, far within
 	// a frame period; the rule stays quiet.
 	s, _ := loadShow(t, strings.Replace(minimalShow, "SIZE", "1920x1080", 1))
-	if est := lint.EstimateCPUTicks(s)[0]; est.CPUNs > 10e6 || est.WallNs > est.PeriodNs {
+	if est := compiler.EstimateCPUTicks(s)[0]; est.CPUNs > 10e6 || est.WallNs > est.PeriodNs {
 		t.Errorf("a 1080p test pattern at its own size: %.1f ms", est.CPUNs/1e6)
 	}
 }

@@ -47,3 +47,8 @@ output "record" "pgm" {
 output "null" "bars" {
   bus = bus.bars
 }
+
+tally "tsl5" "desk" {
+  address = "10.0.0.5"
+  port    = 8900
+}

@@ -3,7 +3,8 @@
 // here from its scene's sources, as the scene places them), with tally
 // borders, the clock and the Program timecode; the transition bar (cut,
 // fade, wipe, a duration in frames or seconds, TAKE, fade to black); the
-// scenes as tiles (click: preview, double-click: take); a row for every
+// scenes as tiles (click: preview, double-click: take; on a touch screen
+// a tap previews and a tap on the scene on preview takes it); a row for every
 // other bus with what it may show (an AUX bus its routes); and the sources
 // as tiles with their tally, at a rate the operator sets; and the mixer:
 // a fader, a mute and a meter per source on every bus that mixes sound.
@@ -21,6 +22,9 @@
 "use strict";
 
 const $ = (sel, el = document) => el.querySelector(sel);
+// TOUCH: the page is on a touch screen (a phone, a tablet), whose taps
+// have no double-click.
+const TOUCH = matchMedia("(pointer: coarse)").matches;
 const el = (tag, props = {}, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
@@ -178,12 +182,16 @@ function fetchPic(name, delay) {
     let next = 1000 / fps;
     try {
       const resp = await fetch("/snapshot/" + encodeURIComponent(name) + "?fps=" + fps, { credentials: "same-origin", cache: "no-store" });
+      // The age is the server's when it answered: counted from the
+      // answer's arrival, the picture's age takes in its transfer and
+      // decode.
+      const answered = performance.now();
       if (resp.ok) {
         const age = +resp.headers.get("Onair-Age-Ms") || 0;
         const bmp = await createImageBitmap(await resp.blob());
         if (p.bmp) p.bmp.close();
         p.bmp = bmp;
-        p.drawnAt = performance.now() - age;
+        p.drawnAt = answered - age;
         p.error = "";
         p.loads++;
       } else {
@@ -301,10 +309,13 @@ function build() {
     monitors.append(pvw, pgm);
     tiles.push(pvw, pgm);
     realScenes(m).forEach((s, i) => {
-      const st = el("button", { class: "scene-tile", "data-scene": m.address + "|" + s, title: "click: preview; double-click: take" + (i < 9 ? "; key " + (i + 1) : "") },
+      const how = TOUCH ? "tap: preview; tap again: take" : "click: preview; double-click: take";
+      const st = el("button", { class: "scene-tile", "data-scene": m.address + "|" + s, title: how + (i < 9 ? "; key " + (i + 1) : "") },
         el("span", { class: "key", text: i < 9 ? String(i + 1) : "" }), el("span", { class: "name", text: short(s) }));
-      st.onclick = () => preview(m.address, s);
-      st.ondblclick = () => { preview(m.address, s).then(() => take($("#kind").value)); };
+      // A touch screen has no double-click: a tap on the scene already on
+      // preview takes it.
+      st.onclick = () => (TOUCH && st.classList.contains("pvw") ? take($("#kind").value) : preview(m.address, s));
+      if (!TOUCH) st.ondblclick = () => { preview(m.address, s).then(() => take($("#kind").value)); };
       scenesBox.append(st);
     });
     $("#take").dataset.take = m.address;

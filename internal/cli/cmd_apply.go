@@ -18,6 +18,7 @@ import (
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/runtime"
 	"github.com/onairhq/onair/showerr"
 )
 
@@ -25,8 +26,8 @@ func init() {
 	register(&command{
 		name: "apply",
 		summary: "Change a running show to an edited show file without going off air: prints the diff against the plan on air, " +
-			"then applies it when every change can be made live (scenes and their layers, scenes added to a bus, the params " +
-			"the registry marks live); anything else is refused whole.",
+			"then applies it when every change can be made live (scenes and their layers, scenes added to a bus, sources added " +
+			"and the feeds to buses and AUX routes from them, the params the registry marks live); anything else is refused whole.",
 		usage: "[-addr HOST:PORT|https://HOST:PORT] [-token TOKEN] [-tls-ca FILE] [-var NAME=VALUE ...] [-dry-run] SHOW",
 		run:   runApply,
 	})
@@ -64,7 +65,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair apply: the show on air runs on %v\n", err)
 		return 1
 	}
-	p, err := loadPlanOrShow(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering}, stderr)
+	p, err := loadPlanOrShow(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering, HostProfile: hostProfile(target.Lowering)}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "onair apply: %s: %v\n", fs.Arg(0), err)
 		return 1
@@ -79,7 +80,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	// What onair lint would say of the new show, before it goes on air.
-	if n := lintBeforeApply(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering}, stderr); n > 0 {
+	if n := lintBeforeApply(fs.Arg(0), vf.options(), compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering, HostProfile: hostProfile(target.Lowering)}, stderr); n > 0 {
 		fmt.Fprintf(stderr, "onair apply: refused, nothing sent: the show has %s (above); fix them and apply again\n", plural(n, "lint error"))
 		return 1
 	}
@@ -90,6 +91,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "\nwould apply on air: %s\n", strings.Join(r.Live.Elements, ", "))
+		if srcs := r.Live.Add.Sources(); len(srcs) > 0 {
+			fmt.Fprintf(stdout, "would start on air first: %s (%d nodes), each ready before any scene that shows it joins a bus\n", strings.Join(srcs, ", "), len(r.Live.Add.Nodes))
+		}
 		return 0
 	}
 	js, err := plan.Marshal(p)
@@ -156,9 +160,10 @@ func checkLiveCanvas(p *plan.Plan) error {
 
 // liveApply is a running show's POST /plan: it compares the plan sent with
 // the one on air (compiler/diff) and carries out the changes that can be
-// made on air, today scenes: new layers, new scenes, scenes added at the
-// end of a bus's list (nodes/show's ApplyLive: every bus showing one
-// draws the new layers from its next tick, and can switch to the new ones).
+// made on air: new layers, new scenes, scenes added at the end of a bus's
+// list (nodes/show's ApplyLive: every bus showing one draws the new layers
+// from its next tick, and can switch to the new ones), live params, and
+// sources added with their feeds, started and ready first (liveadd.go).
 // Any other change, or a plan it cannot read, is refused whole: nothing
 // changes.
 type liveApply struct {
@@ -237,10 +242,11 @@ func orNone(s string) string {
 // apply -dry-run reports. Its cost is linear in the plans' sizes.
 func liveChange(cur, p *plan.Plan) (ch show.LiveChange, names, refused []string) {
 	lv := diff.Diff(cur, p).Live
-	return show.LiveChange{Scenes: lv.Scenes, RenameScenes: lv.Renames, Updates: lv.Updates}, lv.Elements, lv.Refused
+	grow := runtime.Extension{Nodes: lv.Add.Nodes, Edges: lv.Add.Edges, Groups: lv.Add.Groups, Loops: lv.Add.Loops}
+	return show.LiveChange{Scenes: lv.Scenes, RenameScenes: lv.Renames, Updates: lv.Updates, Grow: grow}, lv.Elements, lv.Refused
 }
 
 // refusedText says what needs the show restarted.
 func refusedText(refused []string) string {
-	return "these changes need the show restarted (on air, onair changes, adds and renames scenes, and changes the params the registry marks live, nothing else): " + strings.Join(refused, "; ")
+	return "these changes need the show restarted (on air, onair changes, adds and renames scenes, starts sources added and routes buses to them, and changes the params the registry marks live, nothing else): " + strings.Join(refused, "; ")
 }

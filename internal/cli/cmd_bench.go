@@ -69,7 +69,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "backend: %s (%s)\n", be.Name, why)
-	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be), BeyondCapacity: *beyond}, stderr)
+	res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be), HostProfile: hostProfile(be.Lowering), BeyondCapacity: *beyond}, stderr)
 	if rc != 0 {
 		return rc
 	}

@@ -37,7 +37,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the diff as JSON")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	profile := fs.String("profile", "", "capacity profile `NAME` to compile shows against, overriding theirs")
-	backend := fs.String("backend", "", "compile shows for `BACKEND` ("+strings.Join(backends.Names(), " or ")+", or auto: the first usable here); default: the saved plan's when one side is a saved plan, else "+backends.All()[0].Name)
+	backend := fs.String("backend", "", "compile shows for `BACKEND` ("+strings.Join(backends.Names(), " or ")+", or auto: the first usable here); default: the saved plan's when one side is a saved plan, else auto, as onair run picks")
 	vf := addVarFlags(fs)
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
@@ -63,7 +63,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			}
 			be := *backend
 			if be == "" {
-				be = backends.All()[0].Name
+				be = "auto"
 				for _, other := range sides {
 					if other != nil && other.Backend != "" {
 						be = other.Backend
@@ -75,7 +75,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
 				return 1
 			}
-			p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile, Target: target.Lowering}, stderr)
+			p, err := loadPlanOrShow(path, vf.options(), compiler.Options{ToolVersion: version, Profile: *profile, Target: target.Lowering, HostProfile: hostProfile(target.Lowering)}, stderr)
 			if err != nil {
 				fmt.Fprintf(stderr, "onair diff: %s: %v\n", path, err)
 				return 1

@@ -60,7 +60,7 @@ func TestDiffCommand(t *testing.T) {
 	}{
 		{"no change", []string{"diff", td + "old.hcl", td + "old.hcl"}, 0, "are the same plan"},
 		{"no change, detailed", []string{"diff", "-detailed-exitcode", td + "old.hcl", td + "scene-cut/../old.hcl"}, 0, "No changes"},
-		{"changes", []string{"diff", td + "old.hcl", td + "path-replace/new.hcl"}, 0, "-/+ source.vt: replace, raw_video_file_cuda.path forces replacement"},
+		{"changes", []string{"diff", "-backend", "cuda", td + "old.hcl", td + "path-replace/new.hcl"}, 0, "-/+ source.vt: replace, raw_video_file_cuda.path forces replacement"},
 		{"changes, detailed", []string{"diff", "-detailed-exitcode", td + "old.hcl", td + "path-replace/new.hcl"}, 2, "! bus.pgm glitches: source.vt (replaced)"},
 		{"saved plan against a show", []string{"diff", "-detailed-exitcode", saved, td + "path-replace/new.hcl"}, 2, "Plan: 0 to create, 0 to update in place, 1 to replace, 0 to delete."},
 		{"json", []string{"diff", "-json", td + "old.hcl", td + "added-source/new.hcl"}, 0, `"action": "create"`},

@@ -32,7 +32,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "print what the named rules check (all rules when none is named) and exit")
 	profile := fs.String("profile", "", "capacity profile `NAME` to check against, overriding the show's")
 	vf := addVarFlags(fs)
-	backend := fs.String("backend", backends.All()[0].Name, "check shows as compiled for `BACKEND`: "+strings.Join(backends.Names(), " or ")+", or auto (the first usable here)")
+	backend := fs.String("backend", "auto", "check shows as compiled for `BACKEND`: auto (the first usable here, as onair run picks) or "+strings.Join(backends.Names(), " or "))
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -54,7 +54,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onair lint: -backend: %v\n", err)
 		return 2
 	}
-	copts := compiler.Options{ToolVersion: version, Profile: *profile, Target: be.Lowering}
+	copts := compiler.Options{ToolVersion: version, Profile: *profile, Target: be.Lowering, HostProfile: hostProfile(be.Lowering)}
 	for _, paths := range shows {
 		findings, files := lint.Show(paths, vf.options(), copts)
 		report.Findings = append(report.Findings, findings...)

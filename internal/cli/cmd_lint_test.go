@@ -41,8 +41,8 @@ func TestLintExitCodes(t *testing.T) {
 		{"explain show-load", []string{"lint", "-explain", "show-load"}, 0, "its warnings can be ignored"},
 		{"explain compile", []string{"lint", "-explain", "compile"}, 0, "cannot be ignored"},
 		{"explain an ignore rule", []string{"lint", "-explain", "ignore-unknown-rule"}, 0, "names a rule that does not exist"},
-		{"missing media ignored with a reason, -strict", []string{"lint", "-strict", "compiler/lint/testdata/demo-192-ignored.hcl"}, 0, "0 errors, 0 warnings, 4 ignored"},
-		{"the same show without the ignores, -strict", []string{"lint", "-strict", "shows/demo-192.hcl"}, 1, "warning[show-load]: Media files not found"},
+		{"missing media ignored with a reason, -strict", []string{"lint", "-strict", "-backend", "cuda", "compiler/lint/testdata/demo-192-ignored.hcl"}, 0, "0 errors, 0 warnings, 4 ignored"},
+		{"the same show without the ignores, -strict", []string{"lint", "-strict", "-backend", "cuda", "shows/demo-192.hcl"}, 1, "warning[show-load]: Media files not found"},
 		{"explain a typo", []string{"lint", "-explain", "unused-sorce"}, 2, `did you mean "unused-source"`},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onairhq/onair/compiler"
 	"github.com/onairhq/onair/lang"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
 )
 
@@ -35,7 +36,7 @@ type compileFlags struct {
 func addCompileFlags(fs *flag.FlagSet) *compileFlags {
 	return &compileFlags{
 		vars:    addVarFlags(fs),
-		backend: fs.String("backend", backends.All()[0].Name, "compile for the `BACKEND`: "+strings.Join(backends.Names(), " or ")+", or auto (the first usable here, as onair run picks)"),
+		backend: fs.String("backend", "auto", "compile for the `BACKEND`: auto (the first usable here, as onair run picks) or "+strings.Join(backends.Names(), " or ")),
 		profile: fs.String("profile", "", "compare against capacity profile `NAME` instead of the show's ("+strings.Join(compiler.ProfileNames(), ", ")+")"),
 		trace:   fs.String("trace", "", "print the graph after pass `PASS` on stderr (all: after every pass): "+strings.Join(compiler.PassNames(), ", ")),
 	}
@@ -79,6 +80,16 @@ func compileBackend(name string) (*backends.Backend, error) {
 	return be, nil
 }
 
+// hostProfile is this machine's CPU profile for a backend that draws in
+// host memory (a cpu plan is scored against the machine's cores and
+// memory), else nil.
+func hostProfile(l *nodes.Lowering) *compiler.Profile {
+	if l == nil || l.Domain != nodes.Host {
+		return nil
+	}
+	return compiler.HostProfile()
+}
+
 // compileShow loads and compiles a show, printing diagnostics on stderr.
 // It returns the result and 0, or 1 when the show or a check has errors.
 func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler.Result, int) {
@@ -88,7 +99,7 @@ func (cf *compileFlags) compileShow(paths []string, stderr io.Writer) (*compiler
 		return nil, 2
 	}
 	return compileShow(paths, cf.vars.options(), compiler.Options{
-		ToolVersion: version, Target: be.Lowering, Profile: *cf.profile,
+		ToolVersion: version, Target: be.Lowering, Profile: *cf.profile, HostProfile: hostProfile(be.Lowering),
 		Trace: *cf.trace, TraceOut: stderr,
 	}, stderr)
 }

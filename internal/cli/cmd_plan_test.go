@@ -21,11 +21,11 @@ func TestPlanCommand(t *testing.T) {
 		stderr   []string
 		noStdout []string
 	}{
-		{"summary", []string{"plan", "-summary", "shows/minimal.hcl"}, 0,
+		{"summary", []string{"plan", "-backend", "cuda", "-summary", "shows/minimal.hcl"}, 0,
 			[]string{`Plan for show "minimal"`, "Nodes:", "Event loops:", "Threads:", "Fused hops:", "Estimates against nvidia_l4"}, nil,
 			[]string{"Groups in start order"}},
 		{"detail", []string{"plan", "shows/minimal.hcl"}, 0, []string{"Groups in start order", "source.bars (start order 0)"}, nil, nil},
-		{"cpu backend", []string{"plan", "-backend", "cpu", "shows/minimal.hcl"}, 0, []string{"test_pattern"}, nil, []string{"mode=pinned"}},
+		{"cpu backend", []string{"plan", "-backend", "cpu", "shows/minimal.hcl"}, 0, []string{"test_pattern", "Estimates against cpu"}, nil, []string{"mode=pinned", "vram"}},
 		{"save", []string{"plan", "-summary", "-out", out, "shows/minimal.hcl"}, 0, []string{"Saved the plan to " + out}, nil, nil},
 		{"trace", []string{"plan", "-summary", "-trace", "build", "shows/minimal.hcl"}, 0, nil, []string{"== after build ==", "source.bars/one_to_many (one_to_many"}, nil},
 		{"a check fails", []string{"plan", "compiler/testdata/bad/formats.hcl"}, 1, nil,
@@ -77,7 +77,7 @@ func TestPlanCommand(t *testing.T) {
 
 // The seeds' show: the fused counts `onair plan` opens with.
 func TestPlanDemo192Counts(t *testing.T) {
-	rc, out, errb := runCLI(t, "plan", "-summary", "shows/demo-192.hcl")
+	rc, out, errb := runCLI(t, "plan", "-backend", "cuda", "-summary", "shows/demo-192.hcl")
 	if rc != 0 {
 		t.Fatalf("rc=%d: %s", rc, errb)
 	}
@@ -115,7 +115,7 @@ func TestPlanJSONIsDeterministic(t *testing.T) {
 
 func TestPlanVarChangesCanvasOfShow(t *testing.T) {
 	// studio.hcl's vt_count variable sets how many raw sources there are.
-	rc, out, errb := runCLI(t, "plan", "-json", "-var", "vt_count=2", "shows/studio.hcl")
+	rc, out, errb := runCLI(t, "plan", "-backend", "cuda", "-json", "-var", "vt_count=2", "shows/studio.hcl")
 	if rc != 0 {
 		t.Fatalf("rc=%d: %s", rc, errb)
 	}

@@ -260,7 +260,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	opts := show.Options{BaseDir: loaded.Dir, AsRun: f.asRun, AsRunFsync: f.asRunFsync, Log: log}
 	fallback := f.backend == "auto" && f.savedPlan == ""
 	running, be, p, err := startWithFallback(ctx, be, p, planJSON, fallback, opts, log, stdout, func(next *backends.Backend) (*plan.Plan, int) {
-		res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next)}, stderr)
+		res, rc := compileShow(fs.Args(), vars.options(), compiler.Options{ToolVersion: version, Target: next.Lowering, DeviceProfile: deviceProfile(next), HostProfile: hostProfile(next.Lowering)}, stderr)
 		if rc != 0 {
 			return nil, rc
 		}
@@ -415,7 +415,7 @@ func scheduleCues(running show.Running, cues cueList, started time.Time, log *sl
 // It returns the fresh compile, the plan to run and a non-zero exit status
 // when either fails (the reason written to stderr).
 func loadOrVerify(paths []string, lopts lang.Options, be *backends.Backend, savedPlan string, stderr io.Writer) (*compiler.Result, *plan.Plan, int) {
-	res, rc := compileShow(paths, lopts, compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be)}, stderr)
+	res, rc := compileShow(paths, lopts, compiler.Options{ToolVersion: version, Target: be.Lowering, DeviceProfile: deviceProfile(be), HostProfile: hostProfile(be.Lowering)}, stderr)
 	if rc != 0 || savedPlan == "" {
 		return res, res.Plan, rc
 	}

@@ -183,7 +183,7 @@ func (rl *reloader) reload() {
 		log.Error("reload refused: the show stays on air as it was", "path", path, "error", err)
 		return
 	}
-	copts := compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering}
+	copts := compiler.Options{ToolVersion: version, Profile: cur.Profile, Target: target.Lowering, HostProfile: hostProfile(target.Lowering)}
 	var diags bytes.Buffer
 	p, err := loadPlanOrShow(path, rl.vars, copts, &diags)
 	if err != nil {

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"maps"
 	goruntime "runtime"
 
 	"github.com/onairhq/onair/frame"
@@ -19,19 +20,13 @@ const Name = "cpu"
 // Backend is the CPU backend for the shared show runtime: host frames, the
 // banded compositor, and the constructors of the kinds only it runs.
 func Backend() *show.Backend[Frame] {
-	kinds := map[string]show.Constructor[Frame]{
-		"raw_file_cpu":  show.HostRawFile[Frame],
-		"ffmpeg_decode": newFFmpegDecode,
-		"live_decode":   newLiveDecode,
-	}
-	for k, mk := range browser.Host.Kinds() { // ipc_dmabuf_source, gpu_import
-		kinds[k] = mk
-	}
+	all := maps.Clone(kinds)             // added by the files that define them
+	maps.Copy(all, browser.Host.Kinds()) // ipc_dmabuf_source, gpu_import
 	return &show.Backend[Frame]{
 		Name:      Name,
 		NewCanvas: newCanvas,
 		ToHost:    func(f Frame) (*frame.Frame, func(), error) { return f, func() {}, nil },
-		Kinds:     kinds,
+		Kinds:     all,
 	}
 }
 

@@ -73,7 +73,7 @@ output "null" "mon" {
 `
 
 // chromium is Debian's headless browser, or the test is skipped saying so.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -85,7 +85,7 @@ func chromium(t *testing.T) string {
 }
 
 // chromiumPage starts a headless chromium for the test, at a desktop's size.
-func chromiumPage(t *testing.T, path string) context.Context {
+func chromiumPage(t testing.TB, path string) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
@@ -102,7 +102,7 @@ func chromiumPage(t *testing.T, path string) context.Context {
 }
 
 // do runs browser actions within the generous bound.
-func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -112,7 +112,7 @@ func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Acti
 }
 
 // value runs one browser action that returns a value.
-func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+func value[T any](t testing.TB, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -9,12 +9,20 @@ import (
 
 	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
+
+func init() {
+	kinds.Add("ffmpeg_decode", newFFmpegDecode)
+	for _, source := range []string{"hevc_file", "h264_file"} {
+		Lowering.Lower(source, nodes.Chain{Links: []nodes.Link{nodes.L("ffmpeg_decode"), nodes.L("realtime"), nodes.L("one_to_many")}})
+	}
+}
 
 // ffmpegDecode plays an HEVC or H.264 file (Annex B or MPEG-TS) on a thread
 // of its own: media.Decoder reads the file into access units, an ffmpeg

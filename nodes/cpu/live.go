@@ -10,12 +10,28 @@ import (
 
 	"github.com/onairhq/onair/audio"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/live"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
+
+func init() {
+	kinds.Add("live_decode", newLiveDecode)
+	for _, transport := range []string{"srt", "udp", "stream", "rtmp"} {
+		Lowering.Lower(transport, nodes.Chain{Links: liveChain(transport)})
+	}
+}
+
+// liveChain is a live source's: received and decoded by live_decode, whose
+// newest frame the pacer releases on the show's clock (the frame
+// synchroniser: drops at the decoder's edge, repeats as the pacer's
+// underruns).
+func liveChain(transport string) []nodes.Link {
+	return []nodes.Link{nodes.L("live_decode", "transport", transport), nodes.L("realtime"), nodes.L("one_to_many")}
+}
 
 // liveDecode is live_decode: a live source's transport (package live)
 // received and decoded by ffmpeg on one goroutine, and the source's frames

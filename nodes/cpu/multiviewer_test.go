@@ -194,3 +194,64 @@ func TestMultiviewerKeysMonitorsAndRoutes(t *testing.T) {
 	}
 	t.Logf("ages: %v", ages)
 }
+
+// rect is an element's box on the page, in CSS pixels.
+type rect struct{ Top, Bottom, Left, Right, Width, Height float64 }
+
+const rectOf = `((sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return {Top: r.top, Bottom: r.bottom, Left: r.left, Right: r.right, Width: r.width, Height: r.height}; })`
+
+// TestMultiviewerOnAPhone opens the page on a phone's screen (390×844,
+// touch): the Program and Preview monitors are stacked, each nearly the
+// screen's width and both on the first screen; the scene tiles are
+// touch-sized (48 px and more each way); a tap on scene two puts it on
+// preview and a second tap takes it to air.
+func TestMultiviewerOnAPhone(t *testing.T) {
+	bin := chromium(t)
+	p := compile(t, writeShow(t, multiviewerShow), nil)
+	pj, _ := plan.Marshal(p)
+	s := startShowWith(t, p, pj)
+	defer s.Stop()
+	srv, err := control.Start(s, control.Options{Addr: "127.0.0.1:0", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := chromiumPage(t, bin)
+	do(t, ctx, "opening the page on a phone",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+srv.Addr()+"/"),
+		chromedp.WaitVisible(`#live.on`),
+		chromedp.WaitVisible(`[data-monitor="program"][data-loaded="1"]`))
+	box := func(sel string) rect { return value(t, ctx, sel, chromedp.Evaluate[rect](rectOf+`('`+sel+`')`)) }
+	width := value(t, ctx, "the screen's width", chromedp.Evaluate[float64](`document.documentElement.clientWidth`))
+	height := value(t, ctx, "the screen's height", chromedp.Evaluate[float64](`window.innerHeight`))
+	pgm, pvw := box(`[data-monitor="program"]`), box(`[data-monitor="preview"]`)
+	if width != 390 {
+		t.Fatalf("the page is %v px wide, want the phone's 390", width)
+	}
+	if pvw.Top < pgm.Bottom {
+		t.Errorf("the monitors are not stacked, Program above Preview: program %+v, preview %+v", pgm, pvw)
+	}
+	for name, r := range map[string]rect{"program": pgm, "preview": pvw} {
+		if r.Width < 0.9*width || r.Right > width || r.Left < 0 || r.Height < r.Width/2 {
+			t.Errorf("the %s monitor is %+v on a %v px screen; want nearly its width, 16:9", name, r, width)
+		}
+		if r.Top < 0 || r.Bottom > height {
+			t.Errorf("the %s monitor (%+v) is not on the first screen (%v px high)", name, r, height)
+		}
+	}
+	for _, sel := range []string{`[data-scene="bus.pgm|scene.one"]`, `[data-scene="bus.pgm|scene.two"]`, `#take`} {
+		if r := box(sel); r.Width < 48 || r.Height < 48 || r.Right > width {
+			t.Errorf("%s is %.0f×%.0f px at %+v; want at least 48×48 on screen for a thumb", sel, r.Width, r.Height, r)
+		}
+	}
+	const two = `[data-scene="bus.pgm|scene.two"]`
+	do(t, ctx, "a tap on scene two", chromedp.Tap(two), chromedp.WaitVisible(two+`.pvw`))
+	if c := busOf(s.State.Summary(), "bus.pgm").Cuts; len(c) != 0 {
+		t.Fatalf("one tap took %+v to air; it should only preview", c)
+	}
+	do(t, ctx, "a second tap: take", chromedp.Tap(two), chromedp.WaitVisible(two+`.pgm`))
+	if c := busOf(s.State.Summary(), "bus.pgm").Cuts; len(c) != 1 || c[0].Scene != "scene.two" || c[0].Origin != show.OriginPage {
+		t.Errorf("after two taps the bus logged %+v, want one switch to scene.two from the page", c)
+	}
+}

@@ -22,11 +22,22 @@ show {
 }
 canvas {
   pacing_loops = 2
-  tally_tsl5   = ["udp://%s", "tcp://%s"]
-  tally_tsl5_screen = 7
+}
+tally "tsl5" "desk" {
+  address = "127.0.0.1"
+  port    = %d
+  screen  = 7
+}
+tally "tsl5" "monitors" {
+  address   = "127.0.0.1"
+  port      = %d
+  transport = "tcp"
+  screen    = 8
 }
 source "test_pattern" "one" {}
-source "test_pattern" "two" {}
+source "test_pattern" "two" {
+  count = 1
+}
 source "test_pattern" "three" {}
 source "test_pattern" "four" {}
 source "test_pattern" "five" {}
@@ -35,7 +46,7 @@ scene "pip" {
     source = source.one
   }
   layer {
-    source = source.two
+    source = source.two[0]
     rect   = [220, 10, 80, 45]
     z      = 1
   }
@@ -78,12 +89,13 @@ func lamps(p *tsl5.Packet) string {
 	return strings.Join(s, " ")
 }
 
-// TestTallyOverTSL5 runs a show that sends tally to a UDP and a TCP
-// listener of the test's, decodes what arrives as TSL 5.0 and follows it
-// through a preview and a take: a source is red while it is visible on
+// TestTallyOverTSL5 runs a show whose two tally blocks send to a UDP and a
+// TCP listener of the test's, decodes what arrives as TSL 5.0 and follows
+// it through a preview and a take: a source is red while it is visible on
 // Program (a picture-in-picture too, not a transparent layer nor one
-// hidden under an opaque one), green while visible on preview, and both
-// transports carry the same displays on screen 7.
+// hidden under an opaque one), green while visible on preview; both
+// transports carry the same displays, labelled with the show's names
+// (two[0]), each on its block's screen.
 func TestTallyOverTSL5(t *testing.T) {
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -97,11 +109,12 @@ func TestTallyOverTSL5(t *testing.T) {
 	defer tcp.Close()
 	got := map[string]chan string{"udp": make(chan string, 256), "tcp": make(chan string, 256)}
 	bad := make(chan string, 16)
+	screens := map[string]uint16{"udp": 7, "tcp": 8}
 	check := func(tr string, p *tsl5.Packet, err error) {
 		switch {
 		case err != nil:
 			bad <- fmt.Sprintf("%s: %v", tr, err)
-		case p.Screen != 7 || p.Version != 0:
+		case p.Screen != screens[tr] || p.Version != 0:
 			bad <- fmt.Sprintf("%s: screen %d, version %d", tr, p.Screen, p.Version)
 		default:
 			select {
@@ -140,7 +153,7 @@ func TestTallyOverTSL5(t *testing.T) {
 			}
 		}
 	}()
-	p := compile(t, writeShow(t, fmt.Sprintf(tallyShow, udp.LocalAddr(), tcp.Addr())), nil)
+	p := compile(t, writeShow(t, fmt.Sprintf(tallyShow, udp.LocalAddr().(*net.UDPAddr).Port, tcp.Addr().(*net.TCPAddr).Port)), nil)
 	s := startShow(t, p)
 	defer s.Stop()
 	// wait reads both transports until each carries want.
@@ -160,16 +173,16 @@ func TestTallyOverTSL5(t *testing.T) {
 			}
 		}
 	}
-	wait("scene.pip on air", "0:five=off 1:four=off 2:one=red 3:three=off 4:two=red")
+	wait("scene.pip on air", "0:five=off 1:four=off 2:one=red 3:three=off 4:two[0]=red")
 	if err := s.SetPreview("pgm", "covered"); err != nil {
 		t.Fatal(err)
 	}
-	wait("scene.covered on preview (four hidden under one)", "0:five=green 1:four=off 2:one=red 3:three=off 4:two=red")
+	wait("scene.covered on preview (four hidden under one)", "0:five=green 1:four=off 2:one=red 3:three=off 4:two[0]=red")
 	if err := s.Take("pgm", "cut", 0); err != nil {
 		t.Fatal(err)
 	}
-	wait("scene.covered on air, scene.pip on preview", "0:five=red 1:four=off 2:one=red 3:three=off 4:two=green")
-	if tl := s.State.Operator().Tally; !tl["source.two"].Preview || tl["source.two"].Program || tl["source.four"].Program || tl["source.three"].Preview {
+	wait("scene.covered on air, scene.pip on preview", "0:five=red 1:four=off 2:one=red 3:three=off 4:two[0]=green")
+	if tl := s.State.Operator().Tally; !tl["source.two[0]"].Preview || tl["source.two[0]"].Program || tl["source.four"].Program || tl["source.three"].Preview {
 		t.Errorf("/status's tally disagrees with TSL: %+v", tl)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/playout"
+	"github.com/onairhq/onair/runtime"
 )
 
 // Frame is what travels on the CUDA backend's edges: a picture in host
@@ -49,34 +50,40 @@ func DeviceName() string {
 // Kinds lists the node kinds the CUDA backend runs.
 func Kinds() []string { return show.Kinds(newBackend(nil).show()) }
 
-// Start runs a plan compiled for the CUDA backend on device 0.
+// Start runs a plan compiled for the CUDA backend: on device 0, or on a
+// show over several GPUs each node on the GPU its placement names (gpus.go).
 func Start(ctx context.Context, p *plan.Plan, planJSON []byte, opts show.Options, log *slog.Logger) (show.Running, error) {
-	c, err := gpu.NewContext(gpu.SchedBlockingSync)
+	n := p.Canvas.Int("gpus")
+	ctxs, standIn, err := openContexts(n)
 	if err != nil {
 		return nil, fmt.Errorf("the CUDA backend cannot start: %w", err)
 	}
-	b := newBackend(c)
+	b := newBackend(ctxs[0])
 	if log != nil {
 		b.log = log
 	}
-	b.gpu = newGPUMonitor(p.Canvas.Int("gpus")) // NVML for each GPU the plan spans
-	if n := p.Canvas.Int("gpus"); n > 1 {
-		// The plan's GPU placement is not run yet (issue 30): say so
-		// rather than let the operator believe the load is spread.
-		b.log.Warn("the CUDA backend runs every node on GPU 0; the plan's placement over several GPUs is shown and monitored, not yet run", "gpus", n)
+	b.spread(ctxs)
+	if standIn {
+		b.gpu = newGPUMonitor(1) // the one GPU the stand-ins share
+		b.log.Info("the show's GPUs are contexts on GPU 0", "gpus", n, "env", StandInEnv)
+	} else {
+		b.gpu = newGPUMonitor(n) // NVML for each GPU the plan spans
 	}
 	sb := b.show()
+	b.onGPUs(sb)
 	sb.Device = func() any {
 		st := b.gpu.Read()
-		st.DecodeLoops = b.decodeLoopStatus()
-		st.RecordedFiles, st.RecordedBytes = b.recordings.Held()
+		st.DecodeLoops = b.decodeLoops()
+		st.RecordedFiles, st.RecordedBytes = b.recorded()
+		st.PeerCopies = b.cross.status()
 		return st
 	}
 	sb.DeviceMetrics = func(emit func(metrics.Sample)) {
 		b.gpu.Collect(emit)
-		st := GPUStatus{DecodeLoops: b.decodeLoopStatus()}
-		st.RecordedFiles, st.RecordedBytes = b.recordings.Held()
+		st := GPUStatus{DecodeLoops: b.decodeLoops()}
+		st.RecordedFiles, st.RecordedBytes = b.recorded()
 		st.collectDecode(emit)
+		collectPeers(b.cross.status(), emit)
 	}
 	s, err := show.Start(ctx, sb, p, planJSON, opts, log)
 	if err != nil {
@@ -100,6 +107,13 @@ type backend struct {
 	// show loops, read from disk once for all the sources of a file.
 	recordings es.Recordings
 
+	// A show on several GPUs (gpus.go): the GPU this backend runs nodes
+	// on, and on GPU 0's backend every GPU's (itself first); the copies
+	// between them, shared.
+	gpuIndex int
+	devs     []*backend
+	cross    *crossings
+
 	mu        sync.Mutex
 	downloads map[downloadKey][]*download
 	all       []*download
@@ -110,25 +124,24 @@ func newBackend(c *gpu.Context) *backend {
 }
 
 func (b *backend) show() *show.Backend[Frame] {
-	kinds := map[string]show.Constructor[Frame]{
-		"upload":              b.newUpload,
-		"raw_video_file_cuda": b.newRawFile,
-		"input_rec":           b.newInputRec,
-		"demux":               newRelay("demux"),
-		"dec_video":           b.newDecoder,
-		"nvdec_file":          b.newNVDECSource,
+	all := map[string]show.Constructor[Frame]{}
+	for k, mk := range kinds { // added by the files that define them
+		all[k] = func(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+			return mk(b, st, n, ctx)
+		}
 	}
-	maps.Copy(kinds, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
+	maps.Copy(all, b.browserBackend().Kinds()) // ipc_dmabuf_source, gpu_import
 	return &show.Backend[Frame]{
 		Name:      Name,
 		NewCanvas: b.newCanvas,
 		ToHost:    b.toHost,
-		Kinds:     kinds,
+		Kinds:     all,
 		Close:     b.close,
 	}
 }
 
 func (b *backend) close() {
+	b.closeGPUs()
 	if b.readers != nil {
 		b.readers.close()
 	}
@@ -161,6 +174,9 @@ func (b *backend) close() {
 // stream of its own, canvas frames from a device pool (a steady show
 // allocates nothing), and a blocking-sync event to wait on without spinning.
 type canvas struct {
+	ctx    *gpu.Context
+	cross  *crossings                // nil on a show of one GPU
+	copies map[*gpu.Frame]*gpu.Frame // this tick's copies of other GPUs' frames, by original
 	stream *gpu.Stream
 	comp   *gpu.Compositor
 	pool   *gpu.FramePool
@@ -173,7 +189,7 @@ func (b *backend) newCanvas(f frame.Format, w, h int) (show.Canvas[Frame], error
 	if err != nil {
 		return nil, err
 	}
-	c := &canvas{stream: s}
+	c := &canvas{ctx: b.ctx, cross: b.cross, stream: s}
 	if c.comp, err = gpu.NewCompositor(s); err == nil {
 		if c.pool, err = gpu.NewFramePool(b.ctx, f, w, h, 0); err == nil {
 			c.drawn, err = b.ctx.NewEvent(gpu.EventBlockingSync | gpu.EventDisableTiming)
@@ -213,6 +229,9 @@ func (c *canvas) Draw(dst Frame, layers []show.Layer[Frame]) error {
 		gl := gpu.Layer{Opacity: l.Opacity, Z: l.Z}
 		if l.Frame != nil {
 			src, err := device(l.Frame, "a layer's picture")
+			if err == nil {
+				src, err = c.crossed(src)
+			}
 			if err != nil {
 				return err
 			}
@@ -257,10 +276,31 @@ func (c *canvas) Wait(Frame) error {
 	if err := c.drawn.Record(c.stream); err != nil {
 		return err
 	}
-	return c.drawn.Synchronize()
+	err := c.drawn.Synchronize()
+	if err == nil {
+		c.dropCopies()
+	}
+	return err
 }
 
+// Drawn implements show.PollsDrawn: whether the GPU has drawn everything
+// queued on the canvas's stream, asked without waiting (the stream
+// queried), so an AUX bus on a loop commits as its own picture is done.
+// Found drawn, the tick's copies of other GPUs' frames go, as after Wait.
+func (c *canvas) Drawn(Frame) (bool, error) {
+	done, err := c.stream.Query()
+	if done && err == nil {
+		c.dropCopies()
+	}
+	return done, err
+}
+
+var _ show.PollsDrawn[Frame] = (*canvas)(nil) // checked where no GPU runs the test
+
 func (c *canvas) Close() {
+	if len(c.copies) > 0 && c.stream.Synchronize() == nil {
+		c.dropCopies()
+	}
 	if c.comp != nil {
 		c.comp.Close()
 	}

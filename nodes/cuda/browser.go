@@ -7,6 +7,7 @@ import (
 
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/browser"
 	"github.com/onairhq/onair/nodes/media/ipc"
 )
@@ -23,6 +24,11 @@ import (
 // so that its copy to the device runs at the bus's full speed and without
 // the driver's staging copy (nodes/browser/BENCHMARKS.md has the figures).
 const RegisterHostBuffers = true
+
+func init() {
+	// ipc_dmabuf_source and gpu_import are nodes/browser's (browserBackend).
+	Lowering.Lower("browser", nodes.Chain{Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import", "convert_on", "loop"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}})
+}
 
 // browserBackend is what nodes/browser needs to run browser sources here.
 // Tokens are host frames (the backend's edges carry both kinds).

@@ -5,7 +5,12 @@
 // It must never import lang/ or compiler/ (it runs saved plans).
 package cuda
 
-import "github.com/onairhq/onair/nodes"
+import (
+	"github.com/onairhq/onair/nodes"
+	"github.com/onairhq/onair/nodes/show"
+	"github.com/onairhq/onair/plan"
+	"github.com/onairhq/onair/runtime"
+)
 
 // Name is the CUDA backend's name in plans and on the command line.
 const Name = "cuda"
@@ -13,29 +18,29 @@ const Name = "cuda"
 // Lowering is the seeds' naive graph, what the compiler builds for the GPU
 // before its fusion passes: file sources read by input_rec through a demux
 // into NVDEC, raw files through the hwupload chain, browser windows
-// imported, test patterns uploaded through a page-locked block.
+// imported, test patterns uploaded through a page-locked block. Each chain
+// is added by the file of its first node's constructor (nvdec.go,
+// browser.go); this file adds the test pattern's, whose first node is the
+// shared runtime's, and the kinds the backend refuses.
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Device,
 	Profile: "nvidia_l4", // the seeds' GPU
-	Chains: map[string]nodes.Chain{
-		"hevc_file": {Links: fileChain},
-		"h264_file": {Links: fileChain},
-		"raw_file": {Links: []nodes.Link{
-			nodes.L("input_rec", "streams", 1), nodes.L("demux", "streams", 1), {Kind: "dec_video", Params: map[string]any{"mode": "rawvideo"}, Host: true},
-			nodes.L("upload", "mode", "hwupload"), nodes.L("realtime"), nodes.L("one_to_many"),
-		}},
-		"browser":      {Links: []nodes.Link{nodes.L("ipc_dmabuf_source"), nodes.L("gpu_import", "convert_on", "loop"), nodes.L("smooth_timestamps"), nodes.L("one_to_many")}},
-		"srt":          {Refuse: liveRefusal},
-		"udp":          {Refuse: liveRefusal},
-		"stream":       {Refuse: liveRefusal},
-		"rtmp":         {Refuse: liveRefusal},
-		"test_pattern": {Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}},
-	},
 }
 
-var fileChain = []nodes.Link{
-	nodes.L("input_rec"), nodes.L("demux"), nodes.L("dec_video", "mode", "nvdec"), nodes.L("realtime"), nodes.L("one_to_many"),
+// constructor makes a node of one of the backend's own kinds, with the
+// run's GPU state.
+type constructor func(b *backend, st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error)
+
+// kinds are the constructors of the kinds only the CUDA backend runs, added
+// by the files that define them.
+var kinds = nodes.Constructors[constructor]{}
+
+func init() {
+	Lowering.Lower("test_pattern", nodes.Chain{Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}})
+	for _, source := range []string{"srt", "udp", "stream", "rtmp"} {
+		Lowering.Lower(source, nodes.Chain{Refuse: liveRefusal})
+	}
 }
 
 // liveRefusal: the live kinds are received and decoded on the CPU backend

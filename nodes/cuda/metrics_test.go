@@ -97,3 +97,35 @@ func TestGPUMetricsByDevice(t *testing.T) {
 		t.Errorf("%d samples on one GPU, want 8", n)
 	}
 }
+
+// /metrics has the copies between GPUs by pair (from, to): copies, bytes
+// and GPU time in seconds, as counters.
+func TestPeerCopyMetrics(t *testing.T) {
+	got := map[string]metrics.Sample{}
+	collectPeers([]PeerCopyStatus{{From: 0, To: 1, Copies: 900, Bytes: 900 * 3110400, GPUNs: 45_000_000}, {From: 1, To: 0, Copies: 30}}, func(x metrics.Sample) {
+		key := x.Name
+		for _, l := range x.Labels {
+			key += "{" + l[0] + "=" + l[1] + "}"
+		}
+		if _, dup := got[key]; dup {
+			t.Errorf("%s emitted twice", key)
+		}
+		if x.Help == "" || x.Kind != metrics.Counter {
+			t.Errorf("%s: kind %v, help %q", key, x.Kind, x.Help)
+		}
+		got[key] = x
+	})
+	for k, v := range map[string]float64{
+		"onair_gpu_peer_copies_total{from=0}{to=1}":       900,
+		"onair_gpu_peer_bytes_total{from=0}{to=1}":        900 * 3110400,
+		"onair_gpu_peer_copy_seconds_total{from=0}{to=1}": 0.045,
+		"onair_gpu_peer_copies_total{from=1}{to=0}":       30,
+	} {
+		if got[k].Value != v {
+			t.Errorf("%s = %v, want %v", k, got[k].Value, v)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("%d samples, want 6", len(got))
+	}
+}

@@ -40,12 +40,26 @@ import (
 	gpu "github.com/onairhq/onair/cuda"
 	"github.com/onairhq/onair/frame"
 	"github.com/onairhq/onair/internal/panics"
+	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/nodes/media"
 	"github.com/onairhq/onair/nodes/media/es"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 	"github.com/onairhq/onair/runtime"
 )
+
+func init() {
+	kinds.Add("input_rec", (*backend).newInputRec)
+	kinds.Add("dec_video", (*backend).newDecoder)
+	kinds.Add("nvdec_file", (*backend).newNVDECSource)
+	fileChain := []nodes.Link{nodes.L("input_rec"), nodes.L("demux"), nodes.L("dec_video", "mode", "nvdec"), nodes.L("realtime"), nodes.L("one_to_many")}
+	Lowering.Lower("hevc_file", nodes.Chain{Links: fileChain})
+	Lowering.Lower("h264_file", nodes.Chain{Links: fileChain})
+	Lowering.Lower("raw_file", nodes.Chain{Links: []nodes.Link{
+		nodes.L("input_rec", "streams", 1), nodes.L("demux", "streams", 1), {Kind: "dec_video", Params: map[string]any{"mode": "rawvideo"}, Host: true},
+		nodes.L("upload", "mode", "hwupload"), nodes.L("realtime"), nodes.L("one_to_many"),
+	}})
+}
 
 // decodeLoop is one NVDEC loop the backend runs: its thread, its stream.
 type decodeLoop struct {

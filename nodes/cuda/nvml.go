@@ -28,6 +28,9 @@ type GPUStatus struct {
 	// memory for looping (es.Recordings), and the bytes kept for them.
 	RecordedFiles int   `json:"recorded_files"`
 	RecordedBytes int64 `json:"recorded_bytes"`
+	// PeerCopies are the frames copied between the GPUs of a show on
+	// several (gpus.go), by pair; empty on one.
+	PeerCopies []PeerCopyStatus `json:"peer_copies,omitempty"`
 }
 
 // GPUReading is NVML's reading of one GPU.

@@ -17,6 +17,12 @@ import (
 	"github.com/onairhq/onair/runtime"
 )
 
+func init() {
+	kinds.Add("upload", (*backend).newUpload)
+	kinds.Add("raw_video_file_cuda", (*backend).newRawFile)
+	kinds.Add("demux", newRelay)
+}
+
 // framesAhead is how many device frames a source may have out at once: the
 // edge to its pacer, the one being released, the one each bus shows, and
 // the one being filled. The pools grow to what a show needs and stop there.
@@ -113,10 +119,8 @@ func (u *upload) Stop() {
 // picture already).
 type relay struct{}
 
-func newRelay(string) show.Constructor[Frame] {
-	return func(*show.State, plan.Node, *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
-		return relay{}, nil
-	}
+func newRelay(*backend, *show.State, plan.Node, *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
+	return relay{}, nil
 }
 
 func (relay) Start(ctx *runtime.NodeContext[Frame]) error {

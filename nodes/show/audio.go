@@ -301,6 +301,14 @@ func newBusMix(a *BusAudio, sources []string, num, den int64) (*busMix, error) {
 	return m, m.apply()
 }
 
+// add gives the mix a source added on air, silent until its first block.
+func (m *busMix) add(src string) {
+	m.mixer.AddSource(src)
+	m.weights = append(m.weights, 0)
+	m.seen = append(m.seen, false)
+	m.gen = ^uint64(0) // its strip, if the bus's settings name it
+}
+
 // apply takes the bus's settings into the mixer when they changed.
 func (m *busMix) apply() error {
 	if m.a.generation() == m.gen {

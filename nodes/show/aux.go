@@ -52,16 +52,26 @@ func (b *State) addViews(n *plan.Node, bs *BusState) error {
 		if !isSourceView(addr) || b.scenes[addr] != nil {
 			continue
 		}
-		if _, ok := b.sources[addr]; !ok {
+		if _, ok := b.sourceMap()[addr]; !ok {
 			return fmt.Errorf("%s routes to %s, which the plan does not hold", n.ID, addr)
 		}
-		_, w, h, _, err := b.Video(n)
+		v, err := b.viewOf(n, addr)
 		if err != nil {
 			return err
 		}
-		b.scenes[addr] = &plan.Scene{Address: addr, Layers: []plan.Layer{{Source: addr, Rect: [4]int{0, 0, w, h}, Fit: frame.Contain.String(), Opacity: 1}}}
+		b.scenes[addr] = v
 	}
 	return nil
+}
+
+// viewOf is the view of source src on the bus of compositor n: the source
+// drawn over the whole canvas.
+func (b *State) viewOf(n *plan.Node, src string) (*plan.Scene, error) {
+	_, w, h, _, err := b.Video(n)
+	if err != nil {
+		return nil, err
+	}
+	return &plan.Scene{Address: src, Layers: []plan.Layer{{Source: src, Rect: [4]int{0, 0, w, h}, Fit: frame.Contain.String(), Opacity: 1}}}, nil
 }
 
 // routeAddress is what an operator names in a switch: a scene (with or

@@ -29,6 +29,10 @@ type Backend[F Frame] struct {
 	Name string
 	// NewCanvas makes the drawing surface of one bus.
 	NewCanvas func(f frame.Format, w, h int) (Canvas[F], error)
+	// NewCanvasOn, when set, is used instead of NewCanvas and is given the
+	// bus's node: for a backend that draws each bus where the plan places
+	// it (the CUDA backend, on the GPU of Placement.GPU).
+	NewCanvasOn func(n plan.Node, f frame.Format, w, h int) (Canvas[F], error)
 	// ToHost gives an output the picture of f in host memory. release is
 	// called once the output is done with it. On the CPU it is f itself.
 	ToHost func(f F) (host *frame.Frame, release func(), err error)
@@ -69,6 +73,17 @@ type Canvas[F Frame] interface {
 // handler; any other canvas's are queued in one and waited for in another
 // (compositor.startOnLoop).
 type DrawsInPlace interface{ DrawsInPlace() }
+
+// PollsDrawn is a canvas that queues its work and can say, without
+// waiting, whether everything queued for dst is drawn (the GPU's: its
+// stream queried). On an event loop each of its ticks is finished once its
+// own picture is drawn, the loop looking again every drawnPollNs
+// meanwhile, so that no bus's picture holds another bus's tick (nor
+// anything else on the loop); a canvas that cannot poll is waited for
+// (Wait) in turn. Drawn never blocks.
+type PollsDrawn[F Frame] interface {
+	Drawn(dst F) (bool, error)
+}
 
 // Layer is one picture of a scene on a canvas. A zero Frame draws nothing.
 type Layer[F Frame] struct {

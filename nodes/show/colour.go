@@ -12,7 +12,7 @@ func busColour[F Frame](b *State, ctx *runtime.NodeContext[F]) frame.Colour {
 	if len(ctx.Inputs) != 1 {
 		return frame.BT709
 	}
-	from, ok := b.nodes[ctx.Inputs[0].Config().From]
+	from, ok := b.nodeMap()[ctx.Inputs[0].Config().From]
 	if !ok {
 		return frame.BT709
 	}

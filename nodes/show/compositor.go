@@ -124,7 +124,12 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	if err != nil {
 		return nil, err
 	}
-	canvas, err := be.NewCanvas(f, w, h)
+	var canvas Canvas[F]
+	if be.NewCanvasOn != nil {
+		canvas, err = be.NewCanvasOn(n, f, w, h)
+	} else {
+		canvas, err = be.NewCanvas(f, w, h)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
@@ -132,14 +137,8 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 		b: b, bus: b.buses[n.Address], n: n, format: f, w: w, h: h,
 		inputOf: map[string]int{}, canvas: canvas, toHost: be.ToHost, colour: prm.Colour.Or(frame.BT709),
 	}
-	for i, e := range ctx.Inputs {
-		from, ok := b.nodes[e.Config().From]
-		if !ok {
-			return nil, fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", n.ID, i, e.Config().From)
-		}
-		c.inputOf[from.Address] = i
-		b.snaps.claim(from.Address, c.bus.Address)
-		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
+	if err := c.addInputs(ctx.Inputs); err != nil {
+		return nil, err
 	}
 	names := make([]string, len(c.inputs))
 	for a, i := range c.inputOf {
@@ -148,8 +147,6 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 	if c.mix, err = newBusMix(c.bus.Audio, names, int64(b.rate.Num), int64(b.rate.Den)); err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	c.cur = make([]F, len(c.inputs))
-	c.fresh = make([]bool, len(c.inputs))
 	if c.scenes, err = c.sceneLayers(); err != nil {
 		return nil, err
 	}
@@ -162,6 +159,27 @@ func newCompositor[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runtime.
 		c.aux = []sceneLayer[F]{{input: 0, layer: Layer[F]{Rect: frame.Rect{W: w, H: h}, Fit: frame.Contain, Opacity: 1}}}
 	}
 	return c, nil
+}
+
+// addInputs takes the edges after the inputs c has (all of them at its
+// construction; those a source added on air brings, later) as inputs.
+func (c *compositor[F]) addInputs(edges []*runtime.Edge[F]) error {
+	nodes := c.b.nodeMap()
+	for _, e := range edges[len(c.inputs):] {
+		from, ok := nodes[e.Config().From]
+		if !ok {
+			return fmt.Errorf("node %s: input %d comes from %s, which is not in the plan", c.n.ID, len(c.inputs), e.Config().From)
+		}
+		c.inputOf[from.Address] = len(c.inputs)
+		c.b.snaps.claim(from.Address, c.bus.Address)
+		c.inputs = append(c.inputs, playout.NewInput(func(f F) { f.Release() }))
+		c.cur = append(c.cur, zero[F]())
+		c.fresh = append(c.fresh, false)
+		if c.mix != nil {
+			c.mix.add(from.Address)
+		}
+	}
+	return nil
 }
 
 func (c *compositor[F]) Start(ctx *runtime.NodeContext[F]) error {
@@ -273,11 +291,30 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 	// wait. A canvas that draws in place (the CPU's) has no wait to gather:
 	// splitting would only make each bus's hand-off wait for every other
 	// bus's drawing, so its ticks are drawn whole (tick).
+	//
+	// A canvas that can say without waiting whether its picture is drawn
+	// (PollsDrawn: the GPU's) is not waited for at all: the finish handler
+	// finds the picture drawn and hands it off, or looks again drawnPollNs
+	// later, so each bus commits as its own picture is done, and one late
+	// picture holds no other bus's tick and no other handler of the loop.
 	_, inPlace := c.canvas.(DrawsInPlace)
+	polls, _ := c.canvas.(PollsDrawn[F])
 	var finishTimer *runtime.Timer
 	finishTimer, err = ctx.AddTimer(0, func() {
 		if !c.pending.ok {
 			return
+		}
+		if polls != nil && !c.pending.done {
+			done, err := polls.Drawn(c.pending.out)
+			if err != nil {
+				ctx.Fail(fmt.Errorf("%s tick %d: %w", c.bus.Address, c.pending.k, err))
+				return
+			}
+			if !done {
+				finishTimer.Reset(runtime.Now() + drawnPollNs)
+				return
+			}
+			c.pending.done = true
 		}
 		d := c.pending
 		c.pending = drawnTick[F]{}
@@ -342,8 +379,16 @@ func (c *compositor[F]) startOnLoop(ctx *runtime.NodeContext[F], set *runtime.Re
 	return nil
 }
 
-// look takes the frames of the inputs that signalled.
+// look takes the frames of the inputs that signalled, and first the
+// inputs a source added on air brings (State.addSources): their scenes
+// join the bus only once it has them.
 func (c *compositor[F]) look(ctx *runtime.NodeContext[F], set *runtime.ReadySet) {
+	if ctx.AdoptInputs() > 0 {
+		if err := c.addInputs(ctx.Inputs); err != nil {
+			ctx.Fail(err) // its group restarts, with every input
+			return
+		}
+	}
 	c.ready = set.Take(c.ready[:0])
 	for _, i := range c.ready {
 		for {
@@ -369,6 +414,7 @@ func (c *compositor[F]) tick(ctx *runtime.NodeContext[F], sched *playout.Schedul
 // for and handed to the outputs (finish).
 type drawnTick[F Frame] struct {
 	ok               bool // false: nothing to finish (the bus is not primed yet)
+	done             bool // its picture was found drawn (PollsDrawn): finish does not wait
 	out              F
 	k, start, drawn  int64
 	from, to         int
@@ -453,9 +499,11 @@ func (c *compositor[F]) draw(ctx *runtime.NodeContext[F], sched *playout.Schedul
 func (c *compositor[F]) finish(ctx *runtime.NodeContext[F], sched *playout.Schedule, d *drawnTick[F]) error {
 	out, k, start, drawn := d.out, d.k, d.start, d.drawn
 	from, to, progress, skipped, repeats := d.from, d.to, d.progress, d.skipped, d.repeats
-	if err := c.canvas.Wait(out); err != nil {
-		out.Release()
-		return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+	if !d.done { // done: PollsDrawn found it drawn, nothing to wait for
+		if err := c.canvas.Wait(out); err != nil {
+			out.Release()
+			return fmt.Errorf("%s tick %d: %w", c.bus.Address, k, err)
+		}
 	}
 	waited := clock(c.b)
 
@@ -554,6 +602,13 @@ func (c *compositor[F]) visible(s int, w float64) {
 	}
 }
 
+// drawnPollNs is how often a compositor on a loop looks again at a
+// picture its canvas has not drawn yet (PollsDrawn): 1/133 of a 30 fps
+// period, so a tick commits within a quarter of a millisecond of its
+// picture, and a picture late by a whole period costs the loop about 130
+// queries of a stream.
+const drawnPollNs = 250_000
+
 // timeBaseSlackNs is one unit of the pacers' 1/120000 s time base, rounded
 // up: the precision to which a release time and a tick are compared.
 const timeBaseSlackNs = (1_000_000_000 + 119_999) / 120_000
@@ -565,7 +620,7 @@ func (c *compositor[F]) handOff(ctx *runtime.NodeContext[F], out F, limit int64)
 	if c.outs == nil {
 		c.outs = make([]*OutputState, len(ctx.Outputs))
 		for i, e := range ctx.Outputs {
-			if n := c.b.nodes[e.Config().To]; n != nil {
+			if n := c.b.nodeMap()[e.Config().To]; n != nil {
 				c.outs[i] = c.b.outputs[n.Address]
 			}
 		}

@@ -33,7 +33,7 @@ var liveHooks = map[[2]string]liveHook{
 	{"compositor", "audio_master_db"}: liveAudio,
 	{"compositor", "audio_mix_minus"}: liveAudio,
 	{"gpu_import", "import_ttl_ms"}: func(b *State, u nodes.Update, _ *liveScenes) (func(), error) {
-		src := b.sources[u.Address]
+		src := b.sourceMap()[u.Address]
 		if src == nil || src.browser.Load() == nil {
 			return nil, fmt.Errorf("%s: the show on air has no such browser source: %w", u.Address, ErrNotFound)
 		}

@@ -81,8 +81,8 @@ func (b *State) markOnAir(start *StartReport) {
 	if !b.onAir.CompareAndSwap(0, b.opts.Clock()) {
 		return
 	}
-	m := &onAirMarks{sources: make(map[string]atOnAir, len(b.sources)), buses: make(map[string]busAtOnAir, len(b.buses)), start: start}
-	for a, s := range b.sources {
+	m := &onAirMarks{sources: make(map[string]atOnAir, len(b.sourceMap())), buses: make(map[string]busAtOnAir, len(b.buses)), start: start}
+	for a, s := range b.sourceMap() {
 		m.sources[a] = atOnAir{underruns: s.Underrun.Load(), drops: s.Drops.Load()}
 	}
 	for a, bs := range b.buses {

@@ -29,8 +29,9 @@ func TestCountsRunFromTheMomentTheShowWentOnAir(t *testing.T) {
 	now := int64(1_000)
 	st := &SourceState{Address: "source.a"}
 	bs := &BusState{Address: "bus.pgm", Kind: "aux", switcher: playout.NewSwitcher(-1), first: -1}
-	b := &State{opts: Options{Clock: func() int64 { return now }}, sources: map[string]*SourceState{st.Address: st},
+	b := &State{opts: Options{Clock: func() int64 { return now }},
 		buses: map[string]*BusState{bs.Address: bs}, outputs: map[string]*OutputState{}}
+	b.topo.Store(&topology{sources: map[string]*SourceState{st.Address: st}})
 	r := &realtime[*frame.Frame]{b: b, st: st}
 	decoded := func() {
 		f, err := frame.New(frame.NV12, 16, 16)

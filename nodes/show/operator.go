@@ -67,7 +67,7 @@ func newOperator(b *State) *operator {
 		}
 	}
 	for _, e := range b.plan.Edges {
-		to, from := b.nodes[e.To], b.nodes[e.From]
+		to, from := b.nodeMap()[e.To], b.nodeMap()[e.From]
 		if to == nil || from == nil || to.Kind != "compositor" {
 			continue
 		}
@@ -84,7 +84,7 @@ func (op *operator) close() { op.hub.Close() }
 // computeTally works out every source's tally; op.mu is held.
 func (op *operator) computeTally() map[string]Tally {
 	t := map[string]Tally{}
-	for a := range op.b.sources {
+	for a := range op.b.sourceMap() {
 		t[a] = Tally{}
 	}
 	w, h := op.b.canvasSize()
@@ -216,7 +216,7 @@ func (op *operator) sourceOK(src string) {
 
 // status is the operator's view of every bus and source.
 func (op *operator) status() OperatorStatus {
-	st := OperatorStatus{Tally: map[string]Tally{}, Sources: sortedKeys(op.b.sources)}
+	st := OperatorStatus{Tally: map[string]Tally{}, Sources: sortedKeys(op.b.sourceMap())}
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	for _, a := range sortedKeys(op.b.buses) {

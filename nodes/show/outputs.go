@@ -121,7 +121,7 @@ func busVideo[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (fram
 	if len(ctx.Inputs) != 1 {
 		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: an output takes one bus, the plan gives it %d inputs", n.ID, len(ctx.Inputs))
 	}
-	from, ok := b.nodes[ctx.Inputs[0].Config().From]
+	from, ok := b.nodeMap()[ctx.Inputs[0].Config().From]
 	if !ok {
 		return 0, 0, 0, frame.Rational{}, fmt.Errorf("node %s: its input comes from %s, which is not in the plan", n.ID, ctx.Inputs[0].Config().From)
 	}
@@ -299,7 +299,7 @@ func (b *State) Preview(output string) ([]byte, bool) {
 // the compositor feeding it (the show's), BT.709 limited when none says.
 func (b *State) colourOfInput(id string) frame.Colour {
 	for _, e := range b.plan.Edges {
-		if from := b.nodes[e.From]; e.To == id && from != nil && from.Kind == "compositor" {
+		if from := b.nodeMap()[e.From]; e.To == id && from != nil && from.Kind == "compositor" {
 			if prm, err := Params[compositorParams](from); err == nil {
 				return prm.Colour.Or(frame.BT709)
 			}

@@ -41,7 +41,7 @@ func newRealtime[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	if step <= 0 {
 		return nil, fmt.Errorf("node %s: a frame period of %v is shorter than the time base %v", n.ID, period, tb)
 	}
-	return &realtime[F]{b: b, st: b.sources[n.Address], tb: tb, step: step, period: period}, nil
+	return &realtime[F]{b: b, st: b.sourceMap()[n.Address], tb: tb, step: step, period: period}, nil
 }
 
 // pacingTimes is a pacing node's time base (base, its time_base param)
@@ -137,7 +137,7 @@ func fanOut[F Frame](ctx *runtime.NodeContext[F], st *SourceState, f F) {
 type fanOutOnLoop[F Frame] struct{ st *SourceState }
 
 func newFanOutOnLoop[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	return &fanOutOnLoop[F]{st: b.sources[n.Address]}, nil
+	return &fanOutOnLoop[F]{st: b.sourceMap()[n.Address]}, nil
 }
 
 func (o *fanOutOnLoop[F]) Start(ctx *runtime.NodeContext[F]) error {
@@ -156,11 +156,15 @@ func (o *fanOutOnLoop[F]) Start(ctx *runtime.NodeContext[F]) error {
 
 func (o *fanOutOnLoop[F]) Stop() {}
 
+// OutputAdded implements runtime.OutputsGrow: a bus routed to the source
+// on air (fanOut puts each frame on every output it finds).
+func (o *fanOutOnLoop[F]) OutputAdded(int) {}
+
 // fanOutThread is one_to_many: the same on a thread of its own.
 type fanOutThread[F Frame] struct{ st *SourceState }
 
 func newFanOutThread[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (runtime.Node[F], error) {
-	return &fanOutThread[F]{st: b.sources[n.Address]}, nil
+	return &fanOutThread[F]{st: b.sourceMap()[n.Address]}, nil
 }
 
 func (o *fanOutThread[F]) Start(ctx *runtime.NodeContext[F]) error {
@@ -218,7 +222,7 @@ func newSmoother[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F]) (r
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %v", n.ID, err)
 	}
-	return &smoother[F]{b: b, st: b.sources[n.Address], sm: sm, unit: unit, first: -1}, nil
+	return &smoother[F]{b: b, st: b.sourceMap()[n.Address], sm: sm, unit: unit, first: -1}, nil
 }
 
 func (s *smoother[F]) Start(ctx *runtime.NodeContext[F]) error {

@@ -194,7 +194,8 @@ const maxNamedChanges = 64
 
 // ApplyLive implements Running.
 func (s *Show[F]) ApplyLive(ch LiveChange, planJSON []byte) error {
-	if err := s.State.ApplyLive(ch); err != nil {
+	extend := func(ext runtime.Extension) error { return s.Exec.Extend(context.Background(), ext) }
+	if err := s.State.applyLive(ch, extend); err != nil {
 		return err
 	}
 	// The event and the log name the first elements changed and count the
@@ -413,8 +414,8 @@ func (b *State) Summary() Summary {
 			s.Outputs[len(s.Outputs)-1].Bytes, s.Outputs[len(s.Outputs)-1].EncodeSpeed = uint64(fs.Bytes), fs.Speed
 		}
 	}
-	for _, a := range sortedKeys(b.sources) {
-		src := b.sources[a]
+	for _, a := range sortedKeys(b.sourceMap()) {
+		src := b.sourceMap()[a]
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(), Live: src.liveSummary(),
@@ -430,7 +431,7 @@ func (b *State) Summary() Summary {
 		s.Buses[i].Audio = b.buses[s.Buses[i].Address].audioStatus()
 	}
 	for i := range s.Sources {
-		s.Sources[i].Audio = b.sources[s.Sources[i].Address].audioStatus()
+		s.Sources[i].Audio = b.sourceMap()[s.Sources[i].Address].audioStatus()
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	gomaps "maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,7 @@ const (
 type snapSlot struct {
 	name       string
 	watchUntil atomic.Int64 // monotonic ns
-	lastTaken  atomic.Int64
+	lastTaken  atomic.Int64 // when the last snapshot was due (the schedule's, not the tick's)
 	intervalNs atomic.Int64 // between snapshots, while watched
 	busy       atomic.Bool  // a frame is on its way to the snapshot goroutine
 
@@ -53,8 +54,10 @@ type snapJob struct {
 
 type snapshots struct {
 	clock func() int64
-	any   atomic.Int64         // the latest watchUntil of any slot
-	slots map[string]*snapSlot // every bus and source, fixed at start
+	any   atomic.Int64 // the latest watchUntil of any slot
+	// slots holds every bus's and source's, swapped whole when a source
+	// is added on air (addSource): read it through slotMap.
+	slots atomic.Pointer[map[string]*snapSlot]
 
 	mu    sync.Mutex
 	owner map[string]string // source → the bus whose compositor snapshots it
@@ -66,12 +69,14 @@ type snapshots struct {
 }
 
 func newSnapshots(b *State) *snapshots {
-	s := &snapshots{clock: b.opts.Clock, slots: map[string]*snapSlot{}, owner: map[string]string{},
+	s := &snapshots{clock: b.opts.Clock, owner: map[string]string{},
 		work: make(chan snapJob, 8), stop: make(chan struct{}), done: make(chan struct{})}
+	slots := map[string]*snapSlot{}
+	s.slots.Store(&slots)
 	for a := range b.buses {
-		s.slots[a] = &snapSlot{name: a}
+		slots[a] = &snapSlot{name: a}
 	}
-	for a := range b.sources {
+	for a := range b.sourceMap() {
 		sl := &snapSlot{name: a, unused: true}
 		for bus := range b.buses {
 			if b.feeds(a, bus) {
@@ -79,12 +84,23 @@ func newSnapshots(b *State) *snapshots {
 				break
 			}
 		}
-		s.slots[a] = sl
+		slots[a] = sl
 	}
 	return s
 }
 
 // claim makes bus the one that snapshots source, unless another bus does.
+// slotMap is every bus's and source's slot, as on air now.
+func (s *snapshots) slotMap() map[string]*snapSlot { return *s.slots.Load() }
+
+// addSource gives a source added on air its slot (ApplyLive, one at a
+// time).
+func (s *snapshots) addSource(a string) {
+	slots := gomaps.Clone(s.slotMap())
+	slots[a] = &snapSlot{name: a}
+	s.slots.Store(&slots)
+}
+
 func (s *snapshots) claim(source, bus string) {
 	s.mu.Lock()
 	if _, ok := s.owner[source]; !ok {
@@ -99,17 +115,27 @@ func (s *snapshots) owns(source, bus string) bool {
 	return s.owner[source] == bus
 }
 
-// due reports whether name's snapshot should be taken now, and if so marks
-// it busy: the caller must then send a job (or clear busy).
-func (s *snapshots) due(name string, now int64) *snapSlot {
-	sl := s.slots[name]
-	if sl == nil || sl.watchUntil.Load() < now || now-sl.lastTaken.Load() < sl.intervalNs.Load() {
+// due reports whether name's snapshot should be taken at a tick at now of
+// a bus ticking every period ns, and if so marks it busy: the caller must
+// then send a job (or clear busy). Snapshots keep to a schedule, one an
+// interval, each taken at the first tick within half a period of its time:
+// ticks come with jitter, and a snapshot asked for at the bus's own rate
+// (the Program monitor at 25 a second on a 25 fps show) due a whole
+// interval after the last tick taken would miss every tick that came a
+// little early, halving the rate and adding to the monitor's lag
+// (BenchmarkMonitorLag); a rate that is no divisor of the bus's (10 on
+// 25) averages out to the rate asked. A schedule fallen behind (no tick
+// for a while) starts again from now.
+func (s *snapshots) due(name string, now, period int64) *snapSlot {
+	sl := s.slotMap()[name]
+	if sl == nil || sl.watchUntil.Load() < now {
 		return nil
 	}
-	if !sl.busy.CompareAndSwap(false, true) {
+	last, iv := sl.lastTaken.Load(), sl.intervalNs.Load()
+	if now < last+iv-period/2 || !sl.busy.CompareAndSwap(false, true) {
 		return nil
 	}
-	sl.lastTaken.Store(now)
+	sl.lastTaken.Store(max(last+iv, now-period/2))
 	return sl
 }
 
@@ -193,16 +219,16 @@ func (s *snapshots) close() {
 // snapshot and its age.
 func (b *State) Snapshot(name string, fps int) ([]byte, time.Duration, error) {
 	s := b.snaps
-	sl := s.slots[name]
+	sl := s.slotMap()[name]
 	if sl == nil {
-		sl = s.slots[withPrefix("bus.", name)]
+		sl = s.slotMap()[withPrefix("bus.", name)]
 	}
 	if sl == nil {
-		sl = s.slots[withPrefix("source.", name)]
+		sl = s.slotMap()[withPrefix("source.", name)]
 	}
 	if sl == nil {
 		var names []string
-		for a := range s.slots {
+		for a := range s.slotMap() {
 			names = append(names, a)
 		}
 		return nil, 0, fmt.Errorf("no bus or source %q in this show (try one of: %s): %w", name, strings.Join(sortedStrings(names), ", "), ErrNotFound)
@@ -249,14 +275,14 @@ func (c *compositor[F]) snapshot(out F, now int64) {
 	if s == nil || s.any.Load() < now || c.toHost == nil {
 		return
 	}
-	if sl := s.due(c.bus.Address, now); sl != nil {
+	if sl := s.due(c.bus.Address, now, c.bus.period); sl != nil {
 		c.snapJob(sl, out, now)
 	}
 	for src, i := range c.inputOf {
 		if c.cur[i] == zero[F]() || !s.owns(src, c.bus.Address) {
 			continue
 		}
-		if sl := s.due(src, now); sl != nil {
+		if sl := s.due(src, now, c.bus.period); sl != nil {
 			c.snapJob(sl, c.cur[i], now)
 		}
 	}

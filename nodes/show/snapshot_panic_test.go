@@ -15,8 +15,9 @@ import (
 // counted, and the next picture's snapshot is taken.
 func TestASnapshotThatPanicsCostsThatSnapshotOnly(t *testing.T) {
 	sl := &snapSlot{name: "bus.pgm"}
-	s := &snapshots{clock: runtime.Now, slots: map[string]*snapSlot{sl.name: sl}, owner: map[string]string{},
+	s := &snapshots{clock: runtime.Now, owner: map[string]string{},
 		work: make(chan snapJob, 8), stop: make(chan struct{}), done: make(chan struct{})}
+	s.slots.Store(&map[string]*snapSlot{sl.name: sl})
 	s.start.Do(func() { go s.run() })
 	defer s.close()
 	var released, done atomic.Int32

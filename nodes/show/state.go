@@ -83,7 +83,10 @@ type State struct {
 	// before.
 	marks atomic.Pointer[onAirMarks]
 
-	nodes map[string]*plan.Node // by id
+	// topo holds the nodes, sources and feeds, swapped whole when a
+	// source is added on air (addSources): read it through nodeMap,
+	// sourceMap, StampID and feeds.
+	topo atomic.Pointer[topology]
 	// scenes are the show's scenes, by address. ApplyLive swaps an
 	// entry for a new one under scenesMu (never changing one in place), and
 	// bumps sceneGen after: a compositor that sees a newer generation
@@ -91,14 +94,9 @@ type State struct {
 	scenesMu sync.RWMutex
 	scenes   map[string]*plan.Scene
 	sceneGen atomic.Uint64
-	stamps   map[string]uint16 // source address → the id drawn into test patterns
-	// feeders holds (source, bus) for each source with an edge into the
-	// bus's compositor (feeds).
-	feeders     map[[2]string]bool
-	feedersOnce sync.Once
-	sources     map[string]*SourceState
-	buses       map[string]*BusState
-	outputs     map[string]*OutputState
+	buses    map[string]*BusState
+	outputs  map[string]*OutputState
+	adding   starting // sources being added on air (liveadd.go)
 
 	op      *operator  // preview, tally, events (operator.go)
 	snaps   *snapshots // the multiviewer's tiles (snapshot.go)
@@ -302,9 +300,10 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	wall := time.Now()
 	b := &State{
 		plan: p, opts: opts, origin: opts.Clock(), rate: rate,
-		nodes: map[string]*plan.Node{}, scenes: map[string]*plan.Scene{}, stamps: map[string]uint16{},
-		sources: map[string]*SourceState{}, buses: map[string]*BusState{}, outputs: map[string]*OutputState{},
+		scenes: map[string]*plan.Scene{}, buses: map[string]*BusState{}, outputs: map[string]*OutputState{},
 	}
+	t := &topology{nodes: map[string]*plan.Node{}, sources: map[string]*SourceState{}, stamps: map[string]uint16{}, feeders: map[[2]string]bool{}}
+	b.topo.Store(t) // filled in here, before anything else can read it
 	for i := range p.Scenes {
 		b.scenes[p.Scenes[i].Address] = &p.Scenes[i]
 	}
@@ -312,13 +311,10 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	var problems []string
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
-		b.nodes[n.ID] = n
+		t.nodes[n.ID] = n
 		switch {
 		case strings.HasPrefix(n.Address, "source."):
-			if _, ok := b.sources[n.Address]; !ok {
-				b.stamps[n.Address] = uint16(len(b.sources) + 1)
-				b.sources[n.Address] = &SourceState{Address: n.Address}
-			}
+			t.addSource(n.Address)
 		case n.Kind == "compositor":
 			prm, err := Params[compositorParams](n)
 			if err != nil {
@@ -368,7 +364,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 			problems = append(problems, fmt.Sprintf("node %s: kind %s does not run on the %s backend", n.ID, n.Kind, backend))
 		}
 	}
-	for _, n := range b.nodes {
+	for _, n := range t.nodes {
 		if bs := b.buses[n.Address]; bs != nil && n.Kind == "compositor" {
 			if err := b.addViews(n, bs); err != nil {
 				problems = append(problems, err.Error())
@@ -376,10 +372,11 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 		}
 	}
 	for _, e := range p.Edges {
-		to, from := b.nodes[e.To], b.nodes[e.From]
+		to, from := t.nodes[e.To], t.nodes[e.From]
 		if to == nil || from == nil || to.Kind != "compositor" || b.buses[to.Address] == nil {
 			continue
 		}
+		t.feeders[[2]string{from.Address, to.Address}] = true
 		bs := b.buses[to.Address]
 		bs.audioSources = append(bs.audioSources, from.Address)
 	}
@@ -403,7 +400,7 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 	}
 	if len(problems) == 0 {
 		b.op, b.snaps, b.metrics = newOperator(b), newSnapshots(b), newMetrics(b.buses)
-		for _, src := range b.sources {
+		for _, src := range t.sources {
 			src.op = b.op
 		}
 		b.tally = startTally(b)
@@ -416,15 +413,16 @@ func newState(p *plan.Plan, opts Options, backend string, runs func(kind string)
 }
 
 // Source is the state of the source at address (a node's Address).
-func (b *State) Source(address string) *SourceState { return b.sources[address] }
+func (b *State) Source(address string) *SourceState { return b.sourceMap()[address] }
 
 // SourceFile is the file a source's nodes read (the path param of the
 // first of them, by id, that has one: its input_rec or its nvdec_file),
 // resolved; "" for none. A decoder fed over an edge (the CUDA backend's
 // dec_video) finds its source's sound track here.
 func (b *State) SourceFile(address string) string {
-	ids := make([]string, 0, len(b.nodes))
-	for id, n := range b.nodes {
+	nodes := b.nodeMap()
+	ids := make([]string, 0, len(nodes))
+	for id, n := range nodes {
 		if n.Address == address && n.Params.String("path") != "" {
 			ids = append(ids, id)
 		}
@@ -433,12 +431,12 @@ func (b *State) SourceFile(address string) string {
 		return ""
 	}
 	sort.Strings(ids)
-	return b.Resolve(b.nodes[ids[0]].Params.String("path"))
+	return b.Resolve(nodes[ids[0]].Params.String("path"))
 }
 
 // StampID is the number test patterns of the source at address draw into
 // their pictures (1, 2, ... in plan order), so a test can tell sources apart.
-func (b *State) StampID(address string) uint16 { return b.stamps[address] }
+func (b *State) StampID(address string) uint16 { return b.topology().stamps[address] }
 
 // Resolve turns a path of the plan (relative to the show) into one usable
 // from here.
@@ -491,6 +489,9 @@ func (b *State) switchTo(bus, scene, kind string, d time.Duration, at, origin st
 	i := index(bs.Scenes(), sc)
 	if sc == BlackView && bs.Kind == "program" {
 		i = blackIndex // to black (aux.go)
+	}
+	if err := b.startingFor(sc); i < 0 && err != nil {
+		return err
 	}
 	if i < 0 {
 		return fmt.Errorf("%s cannot show %q (its scenes: %s): %w", bs.Address, scene, strings.Join(bs.Scenes(), ", "), ErrNotFound)
@@ -654,6 +655,11 @@ type LiveChange struct {
 	// the end of its list, a browser source's import_ttl_ms, a preview's
 	// interval_ms and quality.
 	Updates []nodes.Update
+	// Grow are the nodes of sources new on air, the edges from them into
+	// the buses on air (and into an AUX bus from a source on air), their
+	// groups and the loops they are placed on (liveadd.go): started and
+	// ready before any scene that shows them joins a bus.
+	Grow runtime.Extension
 }
 
 // Scenes are the scenes bus may show on air, in its list's order; nil
@@ -677,21 +683,30 @@ func (ch LiveChange) Elements() []string {
 	for _, u := range ch.Updates {
 		set[u.Address] = true
 	}
+	for _, n := range ch.Grow.Nodes {
+		set[n.Address] = true
+	}
 	return sortedKeys(set)
 }
 
 // ApplyLive changes the show while it runs. Every bus that may show a
 // changed scene draws its new layers from its next tick on, without a cut
 // or a missed frame; a compositor waits by a new input_poll_ms from its
-// next wait on. Each layer's source must already feed every bus that may
-// show the scene (the plan's edges): another source needs the show
-// restarted. Every value is checked against the range the nodes/ registry
+// next wait on. Each layer's source must feed every bus that may show
+// the scene (the plan's edges, or those ch.Grow adds: only Show.ApplyLive,
+// which has the executor, can start them). Every value is checked against the range the nodes/ registry
 // declares. It changes nothing unless all of it passes, and returns an
 // error wrapping ErrNotFound or ErrInvalid saying what did not and why.
 // Its cost is linear in the change and in the lists of the buses it adds
 // scenes to or renames scenes on.
-func (b *State) ApplyLive(ch LiveChange) error {
+func (b *State) ApplyLive(ch LiveChange) error { return b.applyLive(ch, nil) }
+
+// applyLive is ApplyLive; extend starts what ch.Grow adds (nil: a show
+// that cannot grow), after every check and before anything changes.
+func (b *State) applyLive(ch LiveChange, extend func(runtime.Extension) error) error {
 	var problems []string
+	grows, gp := b.checkGrow(ch.Grow, extend != nil)
+	problems = append(problems, gp...)
 	next := make(map[string]*plan.Scene, len(ch.Scenes)+len(ch.RenameScenes))
 	for _, sc := range ch.Scenes {
 		n := sc
@@ -783,8 +798,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 		if !adds && !renames {
 			continue
 		}
-		if adds && bs.Kind != "program" {
-			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it shows one source, no scenes", a))
+		if adds && bs.Kind != "program" && !allViews(more) {
+			problems = append(problems, fmt.Sprintf("%s is an AUX bus: it is routed to sources, and to scenes only through its routes", a))
 			continue
 		}
 		list := make([]string, 0, len(cur)+len(more))
@@ -800,6 +815,15 @@ func (b *State) ApplyLive(ch LiveChange) error {
 			switch {
 			case has[sc]:
 				problems = append(problems, fmt.Sprintf("%s shows %s already", a, sc))
+			case isSourceView(sc) && sceneAt(sc) == nil:
+				// A route to a source, new to the bus: its view (aux.go).
+				if v, err := b.newView(a, sc, grows); err != nil {
+					problems = append(problems, err.Error())
+				} else {
+					next[sc] = v
+					list = append(list, sc)
+					has[sc] = true
+				}
 			case sceneAt(sc) == nil:
 				problems = append(problems, fmt.Sprintf("%s: the show has no scene %s", a, sc))
 			default:
@@ -814,8 +838,8 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	feedCheck := func(bus, addr string) {
 		sc := sceneAt(addr)
 		for i, l := range sc.Layers {
-			if !b.feeds(l.Source, bus) {
-				problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s (a source new to a bus needs the show restarted)", addr, i, l.Source, bus))
+			if !b.feeds(l.Source, bus) && !grows[[2]string{l.Source, bus}] {
+				problems = append(problems, fmt.Sprintf("%s layer %d shows %s, which does not feed %s (the plan sent gives the bus no edge from it)", addr, i, l.Source, bus))
 			}
 		}
 	}
@@ -840,6 +864,11 @@ func (b *State) ApplyLive(ch LiveChange) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("nothing changed: %s: %w", strings.Join(problems, "; "), ErrInvalid)
+	}
+	if len(ch.Grow.Nodes) > 0 || len(ch.Grow.Edges) > 0 {
+		if err := b.grow(ch.Grow, lists, next, extend); err != nil {
+			return err
+		}
 	}
 	b.scenesMu.Lock()
 	for addr := range gone {
@@ -869,16 +898,40 @@ func (b *State) ApplyLive(ch LiveChange) error {
 }
 
 // feeds reports whether source sends frames to bus's compositor in the
-// plan (its edges, read once: they never change on air).
+// plan on air (its edges, and those added with a source on air).
 func (b *State) feeds(source, bus string) bool {
-	b.feedersOnce.Do(func() {
-		b.feeders = map[[2]string]bool{}
-		for _, e := range b.plan.Edges {
-			from, to := b.nodes[e.From], b.nodes[e.To]
-			if from != nil && to != nil && to.Kind == "compositor" {
-				b.feeders[[2]string{from.Address, to.Address}] = true
-			}
-		}
-	})
-	return b.feeders[[2]string{source, bus}]
+	return b.topology().feeders[[2]string{source, bus}]
 }
+
+// topology is the plan's nodes by id, its sources by address with the id
+// each draws into a test pattern, and which source feeds which bus. It
+// never changes once stored: a source added on air stores a copy with
+// it (State.addSources), so readers on any goroutine need no lock.
+type topology struct {
+	nodes   map[string]*plan.Node
+	sources map[string]*SourceState
+	stamps  map[string]uint16 // source address → the id drawn into test patterns
+	feeders map[[2]string]bool
+}
+
+// addSource adds a source's state, if it is new, while t is not shared.
+func (t *topology) addSource(addr string) {
+	if _, ok := t.sources[addr]; !ok {
+		t.stamps[addr] = uint16(len(t.sources) + 1)
+		t.sources[addr] = &SourceState{Address: addr}
+	}
+}
+
+// topology is what is on air now; empty for a State made outside newState.
+func (b *State) topology() *topology {
+	if t := b.topo.Load(); t != nil {
+		return t
+	}
+	return &topology{}
+}
+
+// nodeMap is the plan's nodes by id, as on air now.
+func (b *State) nodeMap() map[string]*plan.Node { return b.topology().nodes }
+
+// sourceMap is the show's sources by address, as on air now.
+func (b *State) sourceMap() map[string]*SourceState { return b.topology().sources }

@@ -6,9 +6,10 @@ package show
 // it that fills its rect. /status, /events, the page and TSL all read the
 // tally computeTally works out from that.
 //
-// With canvas tally_tsl5 set, the show sends TSL UMD 5.0 (package tsl5) to
-// each destination: a display per source (its index in the sorted list of
-// sources, its name as text), red on every lamp while it is on a Program
+// For each of the plan's tally blocks the show sends TSL UMD 5.0 (package
+// tsl5) to its destination: a display per source (its index in the sorted
+// list of sources, its name as the show writes it as text), on the block's
+// screen, red on every lamp while it is on a Program
 // bus's picture, green while it is on a preview, off otherwise; on every
 // change of the tally and once a second. A destination that cannot be
 // reached is tried again on the next send, and logged once per error.
@@ -50,7 +51,7 @@ func (b *State) visibleLayers(sc *plan.Scene, w, h int) []plan.Layer {
 // mayBeKeyed reports whether a source's pictures may carry alpha (a
 // browser's), so that it hides nothing beneath it.
 func (b *State) mayBeKeyed(src string) bool {
-	s := b.sources[src]
+	s := b.sourceMap()[src]
 	return s == nil || s.browser.Load() != nil
 }
 
@@ -76,24 +77,26 @@ func (b *State) canvasSize() (int, int) {
 
 // tallyOut sends the tally as TSL 5.0 to the canvas's destinations.
 type tallyOut struct {
-	b      *State
-	dests  []tsl5.Destination
-	conns  []net.Conn
-	errs   []string // the last error of each destination, logged once
-	screen uint16
-	log    *slog.Logger
-	kick   chan struct{}
-	stop   chan struct{}
-	done   sync.WaitGroup
+	b       *State
+	dests   []tsl5.Destination
+	screens []uint16 // each destination's screen
+	conns   []net.Conn
+	errs    []string // the last error of each destination, logged once
+	log     *slog.Logger
+	kick    chan struct{}
+	stop    chan struct{}
+	done    sync.WaitGroup
 }
 
-// startTally starts the sender when the plan's canvas names destinations
-// (checked by the show language; one that does not parse is skipped).
+// startTally starts the sender when the plan has tally blocks (checked by
+// the show language; one whose destination does not parse is skipped).
 func startTally(b *State) *tallyOut {
 	var dests []tsl5.Destination
-	for _, s := range b.plan.Canvas.Strings("tally_tsl5") {
-		if d, err := tsl5.ParseDestination(s); err == nil {
+	var screens []uint16
+	for _, t := range b.plan.Tallies {
+		if d, err := tsl5.NewDestination(t.Transport, t.Address, t.Port); err == nil {
 			dests = append(dests, d)
+			screens = append(screens, uint16(t.Screen))
 		}
 	}
 	if len(dests) == 0 {
@@ -103,8 +106,8 @@ func startTally(b *State) *tallyOut {
 	if log == nil {
 		log = slog.Default()
 	}
-	t := &tallyOut{b: b, dests: dests, conns: make([]net.Conn, len(dests)), errs: make([]string, len(dests)),
-		screen: uint16(b.plan.Canvas.Int("tally_tsl5_screen")), log: log, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	t := &tallyOut{b: b, dests: dests, screens: screens, conns: make([]net.Conn, len(dests)), errs: make([]string, len(dests)),
+		log: log, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	t.done.Add(1)
 	go t.run()
 	return t
@@ -151,11 +154,10 @@ func (t *tallyOut) run() {
 	}
 }
 
-// packet is the tally of every source as one TSL packet (before it is cut
-// to size).
-func (t *tallyOut) packet() *tsl5.Packet {
-	st := t.b.op.status()
-	p := &tsl5.Packet{Screen: t.screen}
+// packet is the tally of every source as one TSL packet for a screen
+// (before it is cut to size).
+func (t *tallyOut) packet(st OperatorStatus, screen uint16) *tsl5.Packet {
+	p := &tsl5.Packet{Screen: screen}
 	for i, src := range st.Sources {
 		c := tsl5.Off
 		switch x := st.Tally[src]; {
@@ -170,9 +172,14 @@ func (t *tallyOut) packet() *tsl5.Packet {
 }
 
 func (t *tallyOut) send() {
-	pkts := t.packet().Encode()
+	st := t.b.op.status()
+	pkts := map[uint16][][]byte{}
 	for i, d := range t.dests {
-		err := t.sendTo(i, d, pkts)
+		sc := t.screens[i]
+		if pkts[sc] == nil {
+			pkts[sc] = t.packet(st, sc).Encode()
+		}
+		err := t.sendTo(i, d, pkts[sc])
 		msg := ""
 		if err != nil {
 			msg = err.Error()
