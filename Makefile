@@ -33,6 +33,7 @@ test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/media/live/ ./nodes/browser/... ./cuda/
+	$(GO) test -count=1 -race -run 'TestLiveAudio|TestLiveSound' ./nodes/media/ ./nodes/cpu/
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
