@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench sound-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench sound-bench delivery-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -80,6 +80,20 @@ sound-bench: build $(SOUND_CLIPS)
 .device/sound-bench/media/clip%.ts: | build
 	mkdir -p $(@D)
 	./bin/onair media -kind ts -audio aac -size 1920x1080 -rate 30 -frames 120 -bitrate 8M -noise 30 -pattern bars -id $$(( $* + 1 )) -o $@
+
+# delivery-bench: what the GPU machine needs for issue 26's encoder
+# figures (delivery/BENCHMARKS.md): the delivery package's test binary
+# (BenchmarkEncoderCPU) and the device ffmpeg with its libraries
+# (FFMPEG_DEVICE, built by ../shared/tools/build-ffmpeg-device.sh) in
+# .device/deliv, about 45 MB. Carry it and run the benchmark there; a call
+# right after (the machine still warm) carries .device/seeds-bench and runs
+# bench/seeds/run.sh with MODE=encoders FFMPEG_DIR=.device/deliv.
+FFMPEG_DEVICE ?= /tmp/ffmpeg-device
+delivery-bench:
+	$(GO) test -c -o .device/deliv/delivery.test ./delivery/
+	cp $(FFMPEG_DEVICE)/ffmpeg .device/deliv/
+	cp -r $(FFMPEG_DEVICE)/lib .device/deliv/
+	du -sh .device/deliv
 
 # timing-bench: what the GPU machine needs for issue 23's measurements
 # (bench/timing/README.md): a stripped onair in .device/timing, four

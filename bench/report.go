@@ -35,6 +35,21 @@ func (r Result) Write(w io.Writer) {
 			fmt.Sprintf("%d AUX buses", auxN), aux.Frames, aux.Missed, aux.Repeats, aux.Skipped, aux.OutputDrops, aux.MaxDrawMs)
 	}
 	fmt.Fprintf(w, "  sources           %6d drops, %d underruns\n", r.SourceDrops, r.Underruns)
+	if len(r.Encoders) > 0 {
+		var cpu float64
+		minSpeed, measured := r.Encoders[0].Speed, 0
+		for _, e := range r.Encoders {
+			minSpeed = min(minSpeed, e.Speed)
+			if e.CPUPercent >= 0 {
+				cpu += e.CPUPercent
+				measured++
+			}
+		}
+		fmt.Fprintf(w, "  encoders          %6d ffmpeg outputs, %d drops, slowest at %.2fx real time, %.1f %% of one core (%d read)\n", len(r.Encoders), r.EncoderDrops, minSpeed, cpu, measured)
+		for _, e := range r.Encoders {
+			fmt.Fprintf(w, "    %-15s %6d frames, %d drops, %d restarts, %.2fx, %.1f %% of one core\n", e.Address, e.Frames, e.Drops, e.Restarts, e.Speed, e.CPUPercent)
+		}
+	}
 	if r.DecodePictures > 0 {
 		fmt.Fprintf(w, "  decode loops      %6d pictures (%.0f a second)", r.DecodePictures, float64(r.DecodePictures)/r.WindowS)
 		if c := r.DecodeCPUUs; c != nil {

@@ -62,7 +62,12 @@ type Result struct {
 	SwitchErrors   uint64 `json:"switch_errors,omitempty"`
 	PerBus         []Bus  `json:"buses_detail"`
 	SourceDrops    uint64 `json:"source_drops"`
-	Underruns      uint64 `json:"underruns"`
+	// Encoders are the ffmpeg outputs (delivery and raw ffmpeg) over the
+	// window; EncoderDrops sums the frames their queues dropped (an
+	// encoder that fell behind), which the bus's output drops do not count.
+	Encoders     []Encoder `json:"encoders,omitempty"`
+	EncoderDrops uint64    `json:"encoder_drops,omitempty"`
+	Underruns    uint64    `json:"underruns"`
 	// Page-locked host memory at the end of the window: what onair holds
 	// through CUDA (cuMemHostAlloc, which /proc does not show) plus /proc's
 	// VmLck and VmPin; LockedBytes is their sum.
@@ -102,6 +107,19 @@ type Browser struct {
 	ImportReleases uint64  `json:"import_releases"`
 	ImportsLive    int64   `json:"imports_live"` // at the end of the window
 	Dropped        uint64  `json:"dropped"`
+}
+
+// Encoder is one ffmpeg output over the window: the frames it took and
+// dropped, its processes started again, its encoding speed at the end
+// (1 keeps up) and its process's CPU in % of one core (-1: the process
+// changed in the window, or could not be read).
+type Encoder struct {
+	Address    string  `json:"address"`
+	Frames     uint64  `json:"frames"`
+	Drops      uint64  `json:"drops"`
+	Restarts   uint64  `json:"restarts"`
+	Speed      float64 `json:"encode_speed"`
+	CPUPercent float64 `json:"cpu_percent"`
 }
 
 // Bus is one bus over the window.
@@ -217,6 +235,7 @@ func (b Snapshot) Since(a Snapshot) Result {
 		r.OutputDrops += bb.OutputDrops
 		r.Switches += x.Switches - y.Switches
 	}
+	r.encoders(a, b)
 	srcA := map[string]show.SourceSummary{}
 	for _, x := range a.sum.Sources {
 		srcA[x.Address] = x
@@ -249,6 +268,26 @@ func (b Snapshot) Since(a Snapshot) Result {
 		r.Browser.ImportsPerS = float64(r.Browser.Imports) / b.at.Sub(a.at).Seconds()
 	}
 	return r
+}
+
+// encoders fills in the ffmpeg outputs' figures between snapshots a and b.
+func (r *Result) encoders(a, b Snapshot) {
+	outA := map[string]show.OutputSummary{}
+	for _, x := range a.sum.Outputs {
+		outA[x.Address] = x
+	}
+	for _, x := range b.sum.Outputs {
+		if x.State == "" {
+			continue // not an ffmpeg output
+		}
+		y := outA[x.Address]
+		e := Encoder{Address: x.Address, Frames: x.Written - y.Written, Drops: x.Drops - y.Drops, Restarts: x.Restarts - y.Restarts, Speed: x.EncodeSpeed, CPUPercent: -1}
+		if was, ok := a.encoderCPU[x.PID]; ok && x.PID == y.PID {
+			e.CPUPercent = 100 * float64(b.encoderCPU[x.PID]-was) / float64(b.at.Sub(a.at).Nanoseconds())
+		}
+		r.Encoders = append(r.Encoders, e)
+		r.EncoderDrops += e.Drops
+	}
 }
 
 // Describe fills in what the plan says of the show measured: its name,

@@ -131,6 +131,7 @@ type Snapshot struct {
 	queue                  int64 // run-queue ns, all threads
 	cudaLocked, procLocked int64
 	decode                 map[string]int64 // the decode loops' counters (decodeCounter)
+	encoderCPU             map[int]int64    // each running ffmpeg output's CPU ns, by PID
 }
 
 // decodeCounter is a device report that counts its decode loops' pictures
@@ -162,6 +163,16 @@ func Take(r show.Running, g Groups) Snapshot {
 				s.threads[ng]++
 			}
 			claimed[t.Tid] = true
+		}
+	}
+	for _, o := range s.sum.Outputs {
+		if o.PID > 0 {
+			if cpu, err := runtime.ReadProcessCPU(o.PID); err == nil {
+				if s.encoderCPU == nil {
+					s.encoderCPU = map[int]int64{}
+				}
+				s.encoderCPU[o.PID] = cpu.Nanoseconds()
+			}
 		}
 	}
 	for _, t := range rs.Threads {

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onairhq/onair/delivery"
 	"github.com/onairhq/onair/lang"
 	"github.com/onairhq/onair/nodes"
 	"github.com/onairhq/onair/plan"
@@ -127,6 +128,7 @@ func estimate(st *state) {
 		return
 	}
 	pr := st.Profile
+	st.encodes(pr)
 	// A show over several GPUs has, show-wide, the budgets of all of them;
 	// each GPU's own are in e.GPUs. Page-locked memory is the host's.
 	gpus := float64(max(st.Show.Canvas.Int("gpus"), 1))
@@ -160,6 +162,47 @@ func estimate(st *state) {
 		// The profile's GPU has no hardware encoder: every h264_nvenc
 		// output exceeds it.
 		budget("nvenc outputs", float64(nvenc), 0, "outputs")
+	}
+}
+
+// encodes estimates each delivery output's encoding CPU from the
+// profile's measured figures (Profile.EncodeCost): the encoder the plan
+// names ("auto" is the software encoder; a machine with NVENC takes it off
+// the CPU, and so does the estimate), its preset or the encoder's
+// default, the output's size and the show's rate.
+func (st *state) encodes(pr *Profile) {
+	e := &st.Plan.Estimates
+	var unmeasured []string
+	for _, n := range st.Graph.Nodes() {
+		if !nodes.IsDelivery(n.Decl) {
+			continue
+		}
+		codec, _ := n.Params["codec"].(string)
+		encoder, _ := n.Params["encoder"].(string)
+		preset, _ := n.Params["preset"].(string)
+		enc := delivery.PlannedEncoder(delivery.Video{Codec: codec, Encoder: encoder})
+		if encoder == "auto" && pr.NVENC.Value > 0 {
+			enc = delivery.Codecs[codec].NVENC
+		}
+		if preset == "" {
+			preset = delivery.DefaultPreset(enc)
+		}
+		rate := st.nodeRate(n)
+		pct, _, ok := pr.EncodeCost(enc, preset, n.Size.W, n.Size.H, rate)
+		if !ok && !strings.HasSuffix(enc, "_nvenc") {
+			unmeasured = append(unmeasured, n.Address+" ("+enc+" "+preset+")")
+		}
+		pct = round3(pct)
+		e.Encodes = append(e.Encodes, plan.Encode{Output: n.Address, Encoder: enc, Preset: preset, Width: n.Size.W, Height: n.Size.H,
+			FrameRate: round3(rate), CorePercent: pct, Measured: ok})
+		e.EncodeCorePercent += pct
+	}
+	e.EncodeCorePercent = round3(e.EncodeCorePercent)
+	if len(e.Encodes) > 0 {
+		e.HostCores = int(pr.Cores.Value)
+	}
+	if len(unmeasured) > 0 {
+		e.Notes = append(e.Notes, fmt.Sprintf("encoding CPU not estimated for %d output(s): profile %s has no measured figure for %s", len(unmeasured), pr.Name, strings.Join(firstN(unmeasured, 3), ", ")))
 	}
 }
 

@@ -39,8 +39,10 @@ type Profile struct {
 	Description string `json:"description"`
 	// Backend is "cpu" for a profile of a host's CPU, "" for a GPU's.
 	Backend string `json:"backend,omitempty"`
-	// Cores and MemoryBytes are a CPU profile's: the cores the show's
-	// goroutines may run on and the host's memory.
+	// Cores is the host's CPU cores: for a CPU profile those the show's
+	// goroutines may run on, for a GPU's its host's, which the show's
+	// encodes are compared with (lint: encodes-exceed-cores; absent, 0:
+	// unknown). MemoryBytes is a CPU profile's host memory.
 	Cores        Figure `json:"cores,omitzero"`
 	MemoryBytes  Figure `json:"memory_bytes,omitzero"`
 	NVDECEngines Figure `json:"nvdec_engines,omitzero"`
@@ -60,6 +62,10 @@ type Profile struct {
 	// NVDECCaps is what the GPU's decoder takes, per codec (none listed:
 	// not checked).
 	NVDECCaps []NVDECCap `json:"nvdec_caps,omitempty"`
+	// Encoders are measured CPU costs of software encoders on this
+	// machine class, what the plan estimates each delivery output's
+	// encoding from (EncodeCost).
+	Encoders []EncoderCost `json:"encoders,omitempty"`
 	// Devices are the device names (as the driver reports them, matched
 	// as words) of the GPUs the profile describes: a show that names no
 	// profile is checked against the one of the GPU it runs on.
@@ -78,6 +84,35 @@ func ProfileForDevice(device string) string {
 		}
 	}
 	return ""
+}
+
+// EncoderCost is one encoder's measured CPU at one preset, size and rate:
+// CorePercent of one core for one output (delivery's BenchmarkEncoderCPU).
+type EncoderCost struct {
+	Encoder     string  `json:"encoder"` // an ffmpeg encoder: libx264, libx265
+	Preset      string  `json:"preset"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	FrameRate   float64 `json:"frame_rate"`
+	CorePercent float64 `json:"core_percent"`
+	Source      string  `json:"source"`
+}
+
+// EncodeCost estimates the share of one core (in %) an output encoding
+// w×h at fps with encoder and preset takes on this machine class: the
+// measured figure for that encoder and preset, scaled by pixels per
+// second (an encoder's work grows about linearly with them). ok is false
+// when the profile has no figure for the pair.
+func (p *Profile) EncodeCost(encoder, preset string, w, h int, fps float64) (percent float64, from *EncoderCost, ok bool) {
+	for i := range p.Encoders {
+		e := &p.Encoders[i]
+		if e.Encoder != encoder || e.Preset != preset || e.Width <= 0 || e.Height <= 0 || e.FrameRate <= 0 {
+			continue
+		}
+		scale := float64(w) * float64(h) * fps / (float64(e.Width) * float64(e.Height) * e.FrameRate)
+		return e.CorePercent * scale, e, true
+	}
+	return 0, nil, false
 }
 
 // NVDECCap is the range of pictures NVDEC decodes for one codec.
@@ -147,6 +182,14 @@ func ParseProfile(b []byte) (*Profile, error) {
 	for _, c := range p.NVDECCaps {
 		if c.Source == "" {
 			return nil, fmt.Errorf("profile %s: the NVDEC caps of %s have no source note", p.Name, c.Codec)
+		}
+	}
+	if p.Cores.Value != 0 && p.Cores.Source == "" {
+		return nil, fmt.Errorf("profile %s: cores has no source note", p.Name)
+	}
+	for _, e := range p.Encoders {
+		if e.Source == "" {
+			return nil, fmt.Errorf("profile %s: the figure of %s at preset %s has no source note", p.Name, e.Encoder, e.Preset)
 		}
 	}
 	for _, l := range p.SourceLimits {

@@ -4,8 +4,9 @@ package compiler
 // Options.Profile, else the show's profile, else the backend's (its
 // lowering names the GPU its figures are checked against). For a backend
 // that draws in host memory it is a CPU profile: Options.HostProfile (the
-// machine's, HostProfile) unless -profile names a CPU profile; the show's
-// profile names the GPU it is meant for and is not used.
+// machine's, HostProfile) unless -profile or the show's profile names
+// another CPU profile (a machine class whose encoders were measured); a
+// show's GPU profile names the GPU it is meant for and is not used.
 //
 // Needs: the show. Leaves: st.Profile, or an error at show.profile naming
 // the profiles there are.
@@ -25,7 +26,13 @@ func pickProfile(st *state) {
 	}
 	name, rng := st.Options.Profile, rangePtr(st.Show.DeclRange)
 	if t := st.Options.Target; t != nil && t.Domain == nodes.Host {
-		if p, ok := LookupProfile(name); name == "" || ok && p.Backend == "cpu" {
+		if p, ok := LookupProfile(st.Show.Profile); name == "" && ok && p.Backend == "cpu" {
+			name = st.Show.Profile // the show names a CPU profile: a machine class measured
+			if r, ok := st.Show.Attrs["profile"]; ok {
+				rng = &r
+			}
+		}
+		if name == "" || name == t.Profile {
 			// the host's cores and memory, where onair compiles
 			if st.Options.HostProfile != nil {
 				st.Profile = st.Options.HostProfile

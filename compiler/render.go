@@ -151,6 +151,26 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 		pf("  %-20s %.2f GB/s\n", "pcie upload", float64(e.PCIeBytesPerSec)/1e9)
 		pf("  %-20s %g frames/s (1080p-equivalent)\n", "nvdec", e.NVDECFramesPerSec)
 	}
+	if len(e.Encodes) > 0 {
+		cores := "the profile gives no core count"
+		if e.HostCores > 0 {
+			cores = fmt.Sprintf("the machine's %d cores are %d %%", e.HostCores, 100*e.HostCores)
+		}
+		measured := 0
+		for _, c := range e.Encodes {
+			if c.Measured {
+				measured++
+			}
+		}
+		pf("  %-20s %.0f %% of one core, %d of %d output(s) measured; %s\n", "encoding cpu", e.EncodeCorePercent, measured, len(e.Encodes), cores)
+		for _, c := range e.Encodes {
+			cost := "not measured"
+			if c.Measured {
+				cost = fmt.Sprintf("%.0f %% of one core", c.CorePercent)
+			}
+			pf("    %-18s %s %s %dx%d@%g: %s\n", c.Output, c.Encoder, c.Preset, c.Width, c.Height, c.FrameRate, cost)
+		}
+	}
 	if len(e.Budgets) > 0 {
 		pf("\n  %-20s %14s %14s  %s\n", "budget", "used", "limit", "")
 		writeBudgets(bw, e.Budgets, "")

@@ -42,6 +42,7 @@ type Frame struct {
 	readMu  sync.Mutex // ReleaseAfter's wait-then-record is one step
 	refs    atomic.Int32
 	pool    *FramePool
+	sound   []float32 // the frame's own storage for Meta.Audio, kept across reuse
 }
 
 // frameEvents makes a frame's two ordering events.
@@ -175,18 +176,36 @@ func (fr *Frame) free() {
 	}
 }
 
-// CopyMeta copies the timestamp, colour tags and source identity of src.
-func (fr *Frame) CopyMeta(src *Frame) { fr.Meta = src.Meta }
+// CopyMeta copies the timestamp, colour tags and source identity of src,
+// and its sound into the frame's own storage: the copy may outlive src.
+func (fr *Frame) CopyMeta(src *Frame) {
+	fr.Meta = src.Meta
+	fr.sound = fr.Meta.OwnAudio(fr.sound, src.Audio)
+}
+
+// SetAudio makes block the frame's sound, copied into storage the frame
+// keeps across its reuse from a pool (as frame.Frame.SetAudio).
+func (fr *Frame) SetAudio(block []float32) { fr.sound = fr.Meta.OwnAudio(fr.sound, block) }
 
 // Metadata returns the frame's timestamp, colour tags and source identity
 // (what the shared show runtime reads and stamps on every backend's frames).
 func (fr *Frame) Metadata() *frame.Meta { return &fr.Meta }
 
-// MetaFrom copies the metadata of a host frame.
-func (fr *Frame) MetaFrom(h *frame.Frame) { fr.Meta = h.Meta }
+// MetaFrom copies the metadata of a host frame, its sound into the
+// frame's own storage.
+func (fr *Frame) MetaFrom(h *frame.Frame) {
+	fr.Meta = h.Meta
+	fr.sound = fr.Meta.OwnAudio(fr.sound, h.Audio)
+}
 
-// MetaTo copies the metadata into a host frame.
-func (fr *Frame) MetaTo(h *frame.Frame) { h.Meta = fr.Meta }
+// MetaTo copies the metadata into a host frame, the sound into the host
+// frame's own storage (the host picture outlives the device frame at an
+// output's queue).
+func (fr *Frame) MetaTo(h *frame.Frame) {
+	a := fr.Audio
+	h.Meta = fr.Meta
+	h.SetAudio(a)
+}
 
 func (fr *Frame) sameShape(h *frame.Frame) error {
 	if h.Format != fr.Format || h.Width != fr.Width || h.Height != fr.Height {

@@ -67,6 +67,21 @@ type Meta struct {
 	Audio []float32
 }
 
+// OwnAudio sets m.Audio to a copy of block in store (grown when it is too
+// short) and returns the store, for a frame to keep: the one place a frame
+// type copies a sound it must not share. A nil block is silence.
+func (m *Meta) OwnAudio(store, block []float32) []float32 {
+	if block == nil {
+		m.Audio = nil
+		return store
+	}
+	if cap(store) < len(block) {
+		store = make([]float32, len(block))
+	}
+	m.Audio = append(store[:0], block...)
+	return store
+}
+
 // Frame is one picture in host memory.
 type Frame struct {
 	Format        Format
@@ -78,9 +93,10 @@ type Frame struct {
 	Alpha []byte
 	Meta
 
-	buf  []byte // the one allocation both planes live in
-	refs atomic.Int32
-	pool *Pool
+	buf   []byte    // the one allocation both planes live in
+	sound []float32 // the frame's own storage for Meta.Audio (SetAudio), kept across reuse
+	refs  atomic.Int32
+	pool  *Pool
 }
 
 // Wrap makes a frame over buf, a packed picture (the luma rows, then the
@@ -268,10 +284,20 @@ func clipEven(x, y, w, h, W, H int) (x0, y0, x1, y1 int) {
 	return
 }
 
-// CopyMeta copies the timestamp, colour tags and source identity of src.
+// CopyMeta copies the timestamp, colour tags and source identity of src,
+// and its sound into the frame's own storage (SetAudio): the copy may
+// outlive src.
 func (fr *Frame) CopyMeta(src *Frame) {
 	fr.Meta = src.Meta
+	fr.sound = fr.Meta.OwnAudio(fr.sound, src.Audio)
 }
+
+// SetAudio makes block the frame's sound (Meta.Audio), copied into storage
+// the frame keeps across its reuse from a pool: after the first ticks a
+// bus's mix allocates nothing. A frame's sound is never written while it is
+// in use (Meta.Audio's rule): the storage is written again only after the
+// frame's last Release, when the pool hands it out again.
+func (fr *Frame) SetAudio(block []float32) { fr.sound = fr.Meta.OwnAudio(fr.sound, block) }
 
 // CopyFrom copies the pixels and metadata of src, which must have the same
 // format and size. Alpha goes with the colour when both frames have an

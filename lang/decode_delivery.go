@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -34,6 +36,7 @@ func (l *loader) decodeDelivery(d *dec, o *Output) {
 			if err := delivery.CheckPath(o.Path); err != nil {
 				l.errorf(at("path"), "Invalid path", "%v.", err)
 			}
+			l.inside(d, at("path"), "path", o.Path)
 		}
 		if s := d.str("segment"); s != "" {
 			out.Segment = l.segment(at("segment"), s)
@@ -41,6 +44,9 @@ func (l *loader) decodeDelivery(d *dec, o *Output) {
 	case "hls":
 		o.Path = d.path("dir")
 		out.Dest = o.Path
+		if o.Path != "" {
+			l.inside(d, at("dir"), "dir", o.Path)
+		}
 		out.Segment = l.segment(at("segment"), d.str("segment"))
 		out.ListSize = d.integer("list_size")
 		out.Serve = d.boolean("serve")
@@ -65,6 +71,23 @@ func (l *loader) decodeDelivery(d *dec, o *Output) {
 		}
 	}
 	o.Delivery = out
+}
+
+// inside refuses a file or HLS output's path (attribute name; path
+// as resolved against the show file's directory) that lies outside that
+// directory, unless the output says allow_outside = true.
+func (l *loader) inside(d *dec, rng hcl.Range, name, path string) {
+	if d.boolean("allow_outside") {
+		return
+	}
+	raw := d.str(name)
+	dir, err1 := filepath.Abs(d.dir)
+	p, err2 := filepath.Abs(path)
+	rel, err3 := filepath.Rel(dir, p)
+	if err1 == nil && err2 == nil && err3 == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return
+	}
+	l.errorf(rng, "Path outside the show's directory", "%s %q lies outside %s, the show file's directory; write a path inside it, or set allow_outside = true on this output to write there on purpose.", name, raw, dir)
 }
 
 func (l *loader) segment(rng hcl.Range, s string) time.Duration {

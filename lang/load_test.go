@@ -94,6 +94,8 @@ func TestMalformedShows(t *testing.T) {
 		"var_type":              {"9:13-9:19 Invalid value for variable"},
 		"whole_collection":      {"11:12-11:22 Invalid reference"},
 		"wrong_type":            {"8:18-8:24 Incorrect attribute value type"},
+		// "ok" stays inside through its "..", "meant" says allow_outside.
+		"delivery_outside": {"13:3-13:32 Path outside the show's directory", "17:3-17:24 Path outside the show's directory", "21:3-21:24 Path outside the show's directory"},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.hcl")
 	for _, f := range files {
@@ -124,6 +126,7 @@ func TestDiagnosticDetails(t *testing.T) {
 		{"unknown_ref", `Did you mean "cam"?`},
 		{"unknown_var", `Did you mean "clips"?`},
 		{"out_of_range", "between 1 and 64; got 65"},
+		{"delivery_outside", `set allow_outside = true on this output`},
 		{"cycle", "local.a → local.b → local.c → local.a"},
 		{"cycle_blocks", "local.feeds → source.a → local.p → local.feeds"},
 		{"decimal_rate", `write "30000/1001"`},

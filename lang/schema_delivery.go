@@ -26,6 +26,14 @@ var audioBlock = &Block{
 	},
 }
 
+// allowOutsideAttr lets a file or HLS output write outside the show
+// file's directory (an absolute path, or one through ".."): refused
+// otherwise, so that a show copied from elsewhere cannot write over
+// files it does not own.
+func allowOutsideAttr() Attr {
+	return Attr{Name: "allow_outside", Type: TypeBool, Default: false, Doc: "Let path or dir lie outside the show file's directory (an absolute path, or one through \"..\"); without it such a path is an error."}
+}
+
 var streamOutput = &Block{
 	Type: "output", Kind: "stream", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
 	Doc: "Encodes a bus and sends it as a live stream: MPEG-TS over SRT, UDP or RIST, or FLV over RTMP(S). A destination that is down or refuses is tried again with backoff while the show stays on air.",
@@ -41,7 +49,8 @@ var fileOutput = &Block{
 	Doc: "Encodes a bus into a recording that is never truncated: fragmented MP4 or MOV, Matroska or MPEG-TS, each playable up to its last fragment if onair is killed; a stop finishes the file.",
 	Attrs: []Attr{
 		busAttr(),
-		{Name: "path", Type: TypePath, Required: true, Doc: "The file to write, ending in .mp4, .mov, .mkv or .ts (the ending names the container); relative to the show file's directory."},
+		{Name: "path", Type: TypePath, Required: true, Doc: "The file to write, ending in .mp4, .mov, .mkv or .ts (the ending names the container); relative to the show file's directory, and inside it unless allow_outside is set."},
+		allowOutsideAttr(),
 		{Name: "segment", Type: TypeString, DefaultDoc: "one file", Doc: "Roll to a new file this often, e.g. \"1h\", \"30m\": each file is named PATH-YYYYMMDD-HHMMSS.EXT and starts on a keyframe."},
 	},
 	Blocks: []*Block{videoBlock, audioBlock},
@@ -52,7 +61,8 @@ var hlsOutput = &Block{
 	Doc: "Encodes a bus into an HLS directory: MPEG-TS segments and a live playlist, index.m3u8, that keeps the newest segments (older ones are deleted). ffmpeg's HLS muxer writes no partial segments, so low latency is short segments.",
 	Attrs: []Attr{
 		busAttr(),
-		{Name: "dir", Type: TypePath, Required: true, Doc: "The directory of segments and playlist; relative to the show file's directory; made if missing."},
+		{Name: "dir", Type: TypePath, Required: true, Doc: "The directory of segments and playlist; relative to the show file's directory, and inside it unless allow_outside is set; made if missing."},
+		allowOutsideAttr(),
 		{Name: "segment", Type: TypeString, Default: "2s", Doc: "Segment length (a whole number of seconds, at least the GOP), e.g. \"2s\"."},
 		{Name: "list_size", Type: TypeInt, Default: 6, Range: rng(1, 1000), Doc: "Segments the playlist lists."},
 		{Name: "serve", Type: TypeBool, Default: false, Doc: "Serve the directory from the status server too: GET /hls/NAME/index.m3u8 and its segments."},

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onairhq/onair/delivery"
@@ -52,6 +53,15 @@ func lowerDelivery(e *Element) map[string]any {
 	return p
 }
 
+// deliveryFrom are the show blocks the delivery kinds are made from.
+var deliveryFrom = []string{"output.stream", "output.file", "output.hls"}
+
+// IsDelivery says whether k is a delivery output's kind (output_stream,
+// output_file, output_hls): an ffmpeg encode the plan estimates.
+func IsDelivery(k *Kind) bool {
+	return k != nil && len(k.From) == 1 && slices.Contains(deliveryFrom, k.From[0])
+}
+
 func init() {
 	encoding := []Param{
 		{Name: "codec", Type: Enum, Enum: []string{"h264", "hevc", "av1"}, Default: "h264", Doc: "The video coding."},
@@ -73,13 +83,13 @@ func init() {
 			Name:   "output_stream",
 			Doc:    "Encodes a bus with ffmpeg and sends it to an SRT, UDP, RIST (MPEG-TS) or RTMP(S) (FLV) URL; a destination that is down is tried again with backoff.",
 			Params: with(Param{Name: "url", Type: String, Doc: "Where the stream goes."}),
-			Traits: traits, Readiness: ready, From: []string{"output.stream"}, Lower: lowerDelivery,
+			Traits: traits, Readiness: ready, From: deliveryFrom[0:1:1], Lower: lowerDelivery,
 		},
 		{
 			Name:   "output_file",
 			Doc:    "Encodes a bus with ffmpeg into a fragmented MP4/MOV, Matroska or MPEG-TS file, playable up to its last fragment if onair is killed; rolls to a new file every segment_s when set.",
 			Params: with(Param{Name: "path", Type: String, Doc: "The file, relative to the show file's directory."}, segment),
-			Traits: traits, Readiness: ready, From: []string{"output.file"}, Lower: lowerDelivery,
+			Traits: traits, Readiness: ready, From: deliveryFrom[1:2:2], Lower: lowerDelivery,
 		},
 		{
 			Name: "output_hls",
@@ -87,7 +97,7 @@ func init() {
 			Params: with(Param{Name: "dir", Type: String, Doc: "The directory, relative to the show file's directory."}, segment,
 				Param{Name: "list_size", Type: Int, Default: 6, Min: ptr(1), Max: ptr(1000), Doc: "Segments the playlist lists."},
 				Param{Name: "serve", Type: Bool, Default: false, Doc: "The status server serves the directory: GET /hls/NAME/index.m3u8."}),
-			Traits: traits, Readiness: ready, From: []string{"output.hls"}, Lower: lowerDelivery,
+			Traits: traits, Readiness: ready, From: deliveryFrom[2:3:3], Lower: lowerDelivery,
 		},
 	} {
 		Register(k)

@@ -213,9 +213,31 @@ type Estimates struct {
 	// above 1), with the frames crossing between them; the show-wide
 	// budgets above are then against all of them together.
 	GPUs []GPUEstimate `json:"gpus,omitempty"`
+	// Encodes are the delivery outputs' encoders with what each costs the
+	// host's CPU, from the profile's measured figures; EncodeCorePercent
+	// is their sum and HostCores the profile's host cores (0: unknown),
+	// which lint compares it with.
+	Encodes           []Encode `json:"encodes,omitempty"`
+	EncodeCorePercent float64  `json:"encode_core_percent,omitempty"`
+	HostCores         int      `json:"host_cores,omitempty"`
 	// Notes say how an estimate was made where it could not be measured
 	// (a resident file that could not be read, for example).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Encode is one delivery output's encoding and its estimated CPU.
+type Encode struct {
+	Output    string  `json:"output"` // the node's address
+	Encoder   string  `json:"encoder"`
+	Preset    string  `json:"preset"`
+	Width     int     `json:"width"`
+	Height    int     `json:"height"`
+	FrameRate float64 `json:"frame_rate"`
+	// CorePercent is the share of one core it takes (100: one core);
+	// 0 with Measured false: the profile has no figure for the encoder
+	// and preset.
+	CorePercent float64 `json:"core_percent"`
+	Measured    bool    `json:"measured"`
 }
 
 // Budget is one estimate against one limit of the capacity profile.

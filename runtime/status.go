@@ -57,22 +57,9 @@ type ProcessStatus struct {
 func ReadThread(tid int) (ThreadStatus, error) {
 	ts := ThreadStatus{Tid: tid}
 	base := "/proc/self/task/" + strconv.Itoa(tid)
-	stat, err := os.ReadFile(base + "/stat")
-	if err != nil {
+	var err error
+	if ts.Name, ts.CPUNs, err = readStat(base + "/stat"); err != nil {
 		return ts, fmt.Errorf("thread %d: %w", tid, err)
-	}
-	s := string(stat)
-	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || close < open {
-		return ts, fmt.Errorf("thread %d: unexpected %s/stat format", tid, base)
-	}
-	ts.Name = s[open+1 : close]
-	f := strings.Fields(s[close+1:])
-	// after the name: state(0) ppid(1) ... utime(11) stime(12)
-	if len(f) > 12 {
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		ts.CPUNs = (ut + st) * (1_000_000_000 / clockTick)
 	}
 	if sch, err := os.ReadFile(base + "/schedstat"); err == nil {
 		g := strings.Fields(string(sch))
@@ -83,6 +70,34 @@ func ReadThread(tid int) (ThreadStatus, error) {
 		}
 	}
 	return ts, nil
+}
+
+// ReadProcessCPU is the CPU (user + system) process pid has used so far:
+// another process's, such as an output's ffmpeg.
+func ReadProcessCPU(pid int) (time.Duration, error) {
+	_, ns, err := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
+	return time.Duration(ns), err
+}
+
+// readStat reads a /proc stat file: the name and utime + stime in ns.
+func readStat(path string) (name string, cpuNs int64, err error) {
+	stat, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, err
+	}
+	s := string(stat)
+	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || close < open {
+		return "", 0, fmt.Errorf("unexpected %s format", path)
+	}
+	f := strings.Fields(s[close+1:])
+	// after the name: state(0) ppid(1) ... utime(11) stime(12)
+	if len(f) > 12 {
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		cpuNs = (ut + st) * (1_000_000_000 / clockTick)
+	}
+	return s[open+1 : close], cpuNs, nil
 }
 
 // ReadThreads reads every thread of the process.

@@ -9,6 +9,15 @@
 #              rate beside the plan's estimate (at most RAMP_BUDGET_S);
 #   MODE=long  one 5-minute reading (the issue's limit reading) of COUNT
 #              sources of the mix at FPS, after 20 s (about 6 minutes).
+#   MODE=encoders  the pair's show (PAIR_COUNT sources, best settings,
+#              30 fps) with N 1080p30 delivery outputs of Program A beside
+#              it for each N in ENC_COUNTS (half recorded to MPEG-TS under
+#              OUT/enc, half streamed over UDP to loopback), until a step
+#              misses a deadline or drops a frame (bus or encoder): how many
+#              encodes the machine sustains (issue 26). Needs an ffmpeg with
+#              libx264: FFMPEG_DIR (the device build of
+#              ../shared/tools/build-ffmpeg-device.sh: ffmpeg and lib/), else
+#              ffmpeg on PATH. Writes OUT/encoders/N.txt|json, limits.txt.
 #
 # Needs: ONAIR (the onair binary, built on a Go machine: make seeds-bench),
 # MEDIA (a directory with clip0..3.hevc: 1080p HEVC, made by make
@@ -51,6 +60,15 @@ FPS=${FPS:-30}
 BACKEND=${BACKEND:-cuda}
 WIDTH=${WIDTH:-1920}
 HEIGHT=${HEIGHT:-1080}
+# The encoders' steps (MODE=encoders): counts, encoder and preset, and the
+# reading of each (every step at most ENC_BUDGET_S seconds from the start).
+ENC_COUNTS=${ENC_COUNTS:-1 2 4 8 12 16}
+ENC_ENCODER=${ENC_ENCODER:-libx264}
+ENC_PRESET=${ENC_PRESET:-veryfast}
+ENC_WARMUP=${ENC_WARMUP:-15s}
+ENC_WINDOW=${ENC_WINDOW:-20s}
+ENC_BUDGET_S=${ENC_BUDGET_S:-480}
+FFMPEG_DIR=${FFMPEG_DIR:-}
 # BEST_VARIANTS: more readings of best in the pair, each NAME:VAR=VALUE in
 # onair's environment (best-NAME.txt), e.g. "procs4:GOMAXPROCS=4".
 # Extra -var settings for every bench (e.g. the NVDEC work's decoder
@@ -205,10 +223,63 @@ long() {
 	stop_producers
 }
 
+encoders() {
+	if [ -n "$FFMPEG_DIR" ]; then
+		# A wrapper on PATH gives the device build its libraries without
+		# putting them before the system's for onair itself.
+		local dir
+		dir=$(realpath -m "$FFMPEG_DIR")
+		mkdir -p "$OUT/bin"
+		printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s/ffmpeg "$@"\n' "$dir" "$dir" > "$OUT/bin/ffmpeg"
+		chmod +x "$OUT/bin/ffmpeg"
+		export PATH="$OUT/bin:$PATH"
+	fi
+	command -v ffmpeg > /dev/null || { log "encoders: no ffmpeg (set FFMPEG_DIR)"; exit 2; }
+	ffmpeg -hide_banner -encoders 2>/dev/null | grep -q " $ENC_ENCODER " || { log "encoders: $(command -v ffmpeg) has no $ENC_ENCODER"; exit 2; }
+	mkdir -p "$OUT/encoders"
+	log "encoders: $PAIR_COUNT sources ($(mix "$PAIR_COUNT")) at 30 fps with N ${WIDTH}x${HEIGHT}p30 $ENC_ENCODER $ENC_PRESET outputs of bus.a, N in $ENC_COUNTS; $ENC_WARMUP warm-up, $ENC_WINDOW window"
+	start_producers "$(browsers "$PAIR_COUNT")" 30
+	local n last=0 why="every step was clean" step_s=$(( $(secs "$ENC_WARMUP") + $(secs "$ENC_WINDOW") + 40 ))
+	for n in $ENC_COUNTS; do
+		if [ $(( ENC_BUDGET_S - ($(date +%s) - START) )) -lt "$step_s" ]; then
+			why="ENC_BUDGET_S ($ENC_BUDGET_S s) spent before $n"
+			break
+		fi
+		local nf=$(( (n + 1) / 2 )) ns=$(( n / 2 )) t0=$(date +%s)
+		rm -rf "$OUT/enc"
+		mkdir -p "$OUT/enc"
+		timeout 60 "$ONAIR" plan -backend "$BACKEND" -var settings=best -var fps=30 -var media="$MEDIA" -var raw_dir="$RAW" -var socket_dir="$SOCK" -var width="$WIDTH" -var height="$HEIGHT" -var aux="$AUX" $(mix "$PAIR_COUNT") \
+			-var n_enc_file=$nf -var n_enc_stream=$ns -var enc_dir="$OUT/enc" -var enc_encoder="$ENC_ENCODER" -var enc_preset="$ENC_PRESET" $EXTRA_VARS "$SHOW" 2>&1 | grep -A $(( n + 1 )) '^  encoding cpu' > "$OUT/encoders/plan-$n.txt"
+		bench "encoders/$n" "$ENC_WARMUP" "$ENC_WINDOW" -fail-on-miss -var settings=best -var fps=30 $(mix "$PAIR_COUNT") \
+			-var n_enc_file=$nf -var n_enc_stream=$ns -var enc_dir="$OUT/enc" -var enc_encoder="$ENC_ENCODER" -var enc_preset="$ENC_PRESET"
+		local rc=$?
+		step_s=$(( $(date +%s) - t0 + 5 ))
+		local busline encline drops
+		busline=$(grep -m1 '^  bus frames' "$OUT/encoders/$n.txt" | tr -s ' ')
+		encline=$(grep -m1 '^  encoders' "$OUT/encoders/$n.txt" | tr -s ' ')
+		drops=$(echo "$encline" | sed -n 's/.*outputs, \([0-9]*\) drops.*/\1/p')
+		log "  $n encodes ($nf files, $ns streams): rc=$rc;$busline;$encline; plan:$(head -1 "$OUT/encoders/plan-$n.txt" | tr -s ' ')"
+		rm -rf "$OUT/enc"
+		if [ "$rc" -ne 0 ]; then
+			why="first missed deadline, repeat or drop at $n (rc=$rc): see encoders/$n.txt"
+			break
+		fi
+		if [ "${drops:-1}" != 0 ]; then
+			why="encoders dropped frames at $n (${drops:-unread}): see encoders/$n.txt"
+			break
+		fi
+		last=$n
+	done
+	stop_producers
+	echo "$ENC_ENCODER $ENC_PRESET ${WIDTH}x${HEIGHT}p30 beside $PAIR_COUNT sources: $last encodes clean ($why)" | tee -a "$OUT/encoders/limits.txt" >> "$OUT/summary.txt"
+	log "encoders: $last clean ($why)"
+}
+
 case $MODE in
 pair) pair ;;
 ramp) ramp ;;
 long) long ;;
-*) log "MODE=$MODE: use pair, ramp or long"; exit 2 ;;
+encoders) encoders ;;
+*) log "MODE=$MODE: use pair, ramp, long or encoders"; exit 2 ;;
 esac
 log "done"

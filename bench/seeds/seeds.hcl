@@ -109,6 +109,40 @@ variable "socket_dir" {
   description = "Directory of the browser sources' sockets: gfx-0.sock, gfx-1.sock, ..."
 }
 
+variable "n_enc_file" {
+  type        = number
+  default     = 0
+  description = "Delivery outputs recording Program A to MPEG-TS files in enc_dir (1080p30 encodes beside the seeds' show: bench/seeds/run.sh MODE=encoders)."
+}
+
+variable "n_enc_stream" {
+  type        = number
+  default     = 0
+  description = "Delivery outputs streaming Program A over UDP to 127.0.0.1, ports enc_port and up (nobody need listen)."
+}
+
+variable "enc_dir" {
+  type        = string
+  default     = "enc"
+  description = "Directory of the file encodes' recordings."
+}
+
+variable "enc_port" {
+  type    = number
+  default = 20000
+}
+
+variable "enc_encoder" {
+  type        = string
+  default     = "libx264"
+  description = "The encodes' encoder (libx264, libx265, or auto)."
+}
+
+variable "enc_preset" {
+  type    = string
+  default = "veryfast"
+}
+
 variable "profile" {
   type        = string
   default     = "nvidia_h200"
@@ -246,6 +280,28 @@ bus "aux" "mon" {
 output "null" "pgm" {
   for_each = { a_contrib = bus.a, a_web = bus.a, b_contrib = bus.b, b_web = bus.b }
   bus      = each.value
+}
+
+# Encodes beside the show (0 by default): what the H200's CPU sustains.
+output "file" "enc_file" {
+  count         = var.n_enc_file
+  bus           = bus.a
+  path          = "${var.enc_dir}/enc-${count.index}.ts"
+  allow_outside = true # run.sh writes them under its OUT
+  video {
+    encoder = var.enc_encoder
+    preset  = var.enc_preset
+  }
+}
+
+output "stream" "enc_udp" {
+  count = var.n_enc_stream
+  bus   = bus.a
+  url   = "udp://127.0.0.1:${var.enc_port + count.index}?pkt_size=1316"
+  video {
+    encoder = var.enc_encoder
+    preset  = var.enc_preset
+  }
 }
 
 output "null" "mon" {

@@ -157,12 +157,25 @@ type growth struct {
 	into    []plan.Edge
 }
 
+// fanOutOnLoop reports whether kind is a fan-out an event loop drives
+// (no thread of its own): its outputs can grow while it runs.
+func fanOutOnLoop(kind string) bool {
+	k, ok := nodes.Lookup(kind)
+	return ok && k.Has(nodes.FanOut) && !k.Traits.Blocking
+}
+
+// kindHas reports whether kind is registered with role r.
+func kindHas(kind string, r nodes.Role) bool {
+	k, ok := nodes.Lookup(kind)
+	return ok && k.Has(r)
+}
+
 // input says why the new edge from into the running compositor to cannot
 // be added on air, "" when it can (and is kept for the addition): it
 // comes from a source created, or from a source's fan-out on a loop (an
 // AUX bus routed to a source on air).
 func (g *growth) input(from, to string) string {
-	if !g.created[from] && g.oldKind[from] != "one_to_many_nb" {
+	if !g.created[from] && !fanOutOnLoop(g.oldKind[from]) {
 		return fmt.Sprintf("%s is not a source's fan-out on a loop, whose outputs are fixed while it runs", from)
 	}
 	for _, e := range g.d.new.Edges {
@@ -223,7 +236,7 @@ func (lv *Live) nodeUpdates(c *Change, nodeOf map[string]*plan.Node, g *growth) 
 		}
 		for ai := range nc.Attrs {
 			a := &nc.Attrs[ai]
-			if from, ok := strings.CutPrefix(a.Name, "input "); ok && a.Old == nil && nc.Kind == "compositor" {
+			if from, ok := strings.CutPrefix(a.Name, "input "); ok && a.Old == nil && kindHas(nc.Kind, nodes.Compositor) {
 				if why := g.input(from, nc.ID); why != "" {
 					not = append(not, fmt.Sprintf("%s %s is added (%s)", nc.ID, a.Name, why))
 				} else {

@@ -82,6 +82,8 @@ func TestBrokenShows(t *testing.T) {
 		// Its bus's drawing also takes more cores (10.5) than the cpu
 		// profile's machine has (4): a capacity warning on the cpu backend.
 		"cpu-draw-cost": {"cpu-draw-cost", "capacity"},
+		// The profile of this 2-core machine without a GPU.
+		"cpu-encodes-exceed-cores": {"encodes-exceed-cores"},
 	}
 	paths, _ := filepath.Glob("testdata/broken/*.hcl")
 	if len(paths) == 0 {

@@ -27,6 +27,7 @@ var rules = []*compiler.Rule{
 	compositorPollInterval,
 	capacityHeadroom,
 	gpuOverBudget,
+	encodesExceedCores,
 	singlePacingLoop,
 	pacingLoopImbalance,
 	decoderThreads,
@@ -388,6 +389,54 @@ address picks) or drop a source.`,
 					fmt.Sprintf("GPU %d carries %d of the show's sources and %d of its buses. Raise canvas gpus, or take sources off the buses on GPU %d.", g.GPU, g.Sources, g.Buses, g.GPU))
 			}
 		}
+	},
+}
+
+var encodesExceedCores = &compiler.Rule{
+	ID:        "encodes-exceed-cores",
+	Severity:  hcl.DiagWarning,
+	Ignorable: true,
+	Doc: `The show's delivery outputs need more CPU to encode than the machine has cores.
+
+Each output "stream", "file" and "hls" is an ffmpeg encoding on the CPU
+(where the GPU has no NVENC). The plan estimates each one's share of a core
+from the capacity profile's measured figures for its encoder, preset, size
+and rate; over the profile's cores in total, the encoders fall behind the
+show's rate, their queues fill and outputs drop frames or stall while the
+mixer itself stays on time. Use a faster preset, fewer or smaller outputs,
+or a machine with more cores (or NVENC).`,
+	Run: func(p *compiler.Pass) {
+		if p.Plan == nil {
+			return
+		}
+		e := p.Plan.Estimates
+		limit := float64(100 * e.HostCores)
+		if e.HostCores <= 0 || e.EncodeCorePercent <= limit {
+			return
+		}
+		// The finding points at the output that takes the sum over.
+		var sum float64
+		at := p.Show.DeclRange
+		for _, c := range e.Encodes {
+			sum += c.CorePercent
+			if sum > limit {
+				for _, o := range p.Show.Outputs {
+					if o.Address() == c.Output {
+						at = o.DeclRange
+					}
+				}
+				break
+			}
+		}
+		costliest := e.Encodes[0]
+		for _, c := range e.Encodes {
+			if c.CorePercent > costliest.CorePercent {
+				costliest = c
+			}
+		}
+		report(p, at,
+			fmt.Sprintf("The show's %d encodes need %.0f %% of one core, more than profile %s's %d cores (%.0f %%)", len(e.Encodes), e.EncodeCorePercent, p.Plan.Profile, e.HostCores, limit),
+			fmt.Sprintf("The costliest is %s, %s at preset %s, about %.0f %% of a core (from the profile's measured figures). Use a faster preset, fewer or smaller outputs, or a machine with more cores.", costliest.Output, costliest.Encoder, costliest.Preset, costliest.CorePercent))
 	},
 }
 

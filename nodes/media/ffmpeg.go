@@ -114,6 +114,38 @@ type FFmpegStats struct {
 	Running   bool
 	PID       int
 	LastError string
+	// Delivering is whether the running process has written output (its
+	// -progress reports bytes out): a stream's destination took it, a
+	// file is being written. Reconnects counts the processes that did so
+	// after an earlier one failed (exited, stalled, did not start): a
+	// destination that was down and came back.
+	Delivering bool
+	Reconnects int64
+	// down: a process failed and none has delivered since; closed: Close
+	// has finished.
+	down, closed bool
+}
+
+// The states of an ffmpeg output (FFmpegStats.State).
+const (
+	FFmpegStarting   = "starting"   // no process has written output yet
+	FFmpegDelivering = "delivering" // the running process writes output
+	FFmpegRetrying   = "retrying"   // a process failed; the next has written nothing yet
+	FFmpegStopped    = "stopped"    // closed
+)
+
+// State says where the output stands: FFmpegStarting, FFmpegDelivering,
+// FFmpegRetrying or FFmpegStopped.
+func (s FFmpegStats) State() string {
+	switch {
+	case s.closed:
+		return FFmpegStopped
+	case s.Running && s.Delivering:
+		return FFmpegDelivering
+	case s.down:
+		return FFmpegRetrying
+	}
+	return FFmpegStarting
 }
 
 // FFmpeg is the ffmpeg output. Write never blocks: frames wait in a bounded
@@ -446,7 +478,7 @@ func (o *FFmpeg) runOnce() (ran time.Duration, closed bool) {
 	}()
 	finish := func(kind FFmpegEventKind, err error) {
 		o.mu.Lock()
-		o.stats.Running, o.stats.PID, o.cmd = false, 0, nil
+		o.stats.Running, o.stats.PID, o.cmd, o.stats.Delivering = false, 0, nil, false
 		o.mu.Unlock()
 		if err != nil {
 			o.fail(kind, pid, err)
@@ -560,6 +592,13 @@ func (o *FFmpeg) readProgress(r *os.File, done chan<- struct{}) {
 		case "total_size":
 			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
 				o.stats.Bytes = baseBytes + n
+				if n > 0 && !o.stats.Delivering {
+					o.stats.Delivering = true
+					if o.stats.down {
+						o.stats.down = false
+						o.stats.Reconnects++
+					}
+				}
 			}
 		case "speed":
 			if x, err := strconv.ParseFloat(strings.TrimSuffix(val, "x"), 64); err == nil {
@@ -603,7 +642,7 @@ func (o *FFmpeg) countExit(stall bool) {
 
 func (o *FFmpeg) fail(kind FFmpegEventKind, pid int, err error) {
 	o.mu.Lock()
-	o.stats.LastError = err.Error()
+	o.stats.LastError, o.stats.down = err.Error(), true
 	restarts := o.stats.Restarts
 	o.mu.Unlock()
 	o.event(FFmpegEvent{Kind: kind, PID: pid, Restarts: restarts, Err: err})
@@ -636,5 +675,8 @@ func (o *FFmpeg) Close() error {
 	default:
 	}
 	<-o.done
+	o.mu.Lock()
+	o.stats.closed = true
+	o.mu.Unlock()
 	return nil
 }

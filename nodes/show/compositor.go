@@ -490,7 +490,7 @@ func (c *compositor[F]) draw(ctx *runtime.NodeContext[F], sched *playout.Schedul
 	m := out.Metadata()
 	m.PTS, m.TimeBase, m.SourceFrame, m.Source, m.Colour = k, c.b.rate.Inverse(), k, c.bus.Address, c.colour
 	m.Timecode = c.b.TimecodeAt(k)
-	m.Audio = c.mixTick(ctx, k, from, to, progress)
+	setAudio(out, c.mixTick(ctx, k, from, to, progress))
 	return drawnTick[F]{ok: true, out: out, k: k, start: start, drawn: clock(c.b), from: from, to: to, progress: progress, skipped: skipped, repeats: repeats}, nil
 }
 
@@ -559,7 +559,8 @@ func clock(b *State) int64 { return b.opts.Clock() }
 // for the first time go into the mixer, each follow-video source is heard
 // as much as the picture shows it (during a transition, the transition's
 // own progress from the scene on air to the next), and the bus's meter
-// reads the mix. The block returned is the tick's own.
+// reads the mix. The block returned is the mixer's, good until its next
+// Mix: setAudio copies it into the frame.
 func (c *compositor[F]) mixTick(ctx *runtime.NodeContext[F], k int64, from, to int, progress float64) []float32 {
 	mx := c.mix
 	if err := mx.apply(); err != nil {
@@ -580,10 +581,21 @@ func (c *compositor[F]) mixTick(ctx *runtime.NodeContext[F], k int64, from, to i
 		c.visible(from, 1-progress)
 		c.visible(to, progress)
 	}
-	block := slices.Clone(mx.mixer.Mix(mx.cadence.Samples(k), mx.weights))
+	block := mx.mixer.Mix(mx.cadence.Samples(k), mx.weights)
 	mx.a.Meter.Add(block)
 	mx.clipped(c.b, c.bus, k, block)
 	return block
+}
+
+// setAudio gives out the tick's sound: into the frame's own storage where
+// its type keeps one (host and device frames: no allocation per tick), or
+// a copy of its own.
+func setAudio[F Frame](out F, block []float32) {
+	if o, ok := any(out).(interface{ SetAudio([]float32) }); ok {
+		o.SetAudio(block)
+		return
+	}
+	out.Metadata().Audio = slices.Clone(block)
 }
 
 // visible adds w to the follow-video weight of each source scene s shows.

@@ -52,6 +52,9 @@ func newDeliveryOutput[F Frame](b *State, be *Backend[F], n plan.Node, ctx *runt
 	}
 	st := b.outputs[n.Address]
 	fail := func(err error) (runtime.Node[F], error) {
+		st.mu.Lock()
+		st.failedAlone = true
+		st.mu.Unlock()
 		b.outputFailed(st, ctx.Log, err)
 		return &sink[F]{st: st, toHost: be.ToHost, write: func(*frame.Frame) error { return errDropped }}, nil
 	}

@@ -333,6 +333,15 @@ type OutputSummary struct {
 	// behind and its queue drops frames).
 	Bytes       uint64  `json:"bytes,omitempty"`
 	EncodeSpeed float64 `json:"encode_speed,omitempty"`
+	// State is an ffmpeg output's: starting, delivering, retrying (its
+	// last process failed: a destination down, an encoder that exits) or
+	// stopped; "failed" for one that cannot run at all (an encoder its
+	// ffmpeg lacks). Reconnects counts its returns from retrying to
+	// delivering.
+	State      string `json:"state,omitempty"`
+	Reconnects uint64 `json:"reconnects,omitempty"`
+	// PID is the running ffmpeg process's (0: none running).
+	PID int `json:"pid,omitempty"`
 }
 
 // SourceSummary is one source's counts.
@@ -410,8 +419,10 @@ func (b *State) Summary() Summary {
 		ff := o.ffmpeg
 		o.mu.Unlock()
 		if ff != nil {
-			fs := ff.Stats()
-			s.Outputs[len(s.Outputs)-1].Bytes, s.Outputs[len(s.Outputs)-1].EncodeSpeed = uint64(fs.Bytes), fs.Speed
+			fs, out := ff.Stats(), &s.Outputs[len(s.Outputs)-1]
+			out.Bytes, out.EncodeSpeed, out.State, out.Reconnects, out.PID = uint64(fs.Bytes), fs.Speed, fs.State(), uint64(fs.Reconnects), fs.PID
+		} else if o.failedAlone {
+			s.Outputs[len(s.Outputs)-1].State = "failed"
 		}
 	}
 	for _, a := range sortedKeys(b.sourceMap()) {
@@ -496,6 +507,9 @@ func (s Summary) WriteText(w io.Writer) {
 		if o.Bytes > 0 {
 			fmt.Fprintf(w, ", %d bytes", o.Bytes)
 		}
+		if o.Reconnects > 0 {
+			fmt.Fprintf(w, ", %d reconnects", o.Reconnects)
+		}
 		if o.LastError != "" {
 			fmt.Fprintf(w, ", last error: %s", o.LastError)
 		}
@@ -549,6 +563,9 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		if o.Bytes > 0 || o.EncodeSpeed > 0 {
 			emit(metrics.Sample{Name: "onair_output_bytes_total", Help: "Bytes an ffmpeg output's encoder wrote.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Bytes)})
 			emit(metrics.Sample{Name: "onair_output_encode_speed", Help: "An ffmpeg output's encoding speed against real time (1 keeps up).", Kind: metrics.Gauge, Labels: lo, Value: o.EncodeSpeed})
+		}
+		if o.State != "" {
+			emit(metrics.Sample{Name: "onair_output_reconnects_total", Help: "An ffmpeg output's returns to delivering after its process failed (a destination that was down and came back).", Kind: metrics.Counter, Labels: lo, Value: float64(o.Reconnects)})
 		}
 		emit(metrics.Sample{Name: "onair_output_restarts_total", Help: "Output restarts: ffmpeg processes started again, record files opened again after a write error.", Kind: metrics.Counter, Labels: lo, Value: float64(o.Restarts)})
 	}

@@ -278,6 +278,9 @@ type OutputState struct {
 	recorder *recorder     // record: the file, kept across restarts
 	ffmpeg   *media.FFmpeg // ffmpeg, stream, file, hls: the running node's process (outputs.go)
 	served   string        // hls with serve: the directory the status server serves (delivery.go)
+	// failedAlone: a delivery output that cannot run (its ffmpeg lacks the
+	// encoder) and drops the bus's frames (delivery.go).
+	failedAlone bool
 }
 
 func (o *OutputState) fail(err error) {
