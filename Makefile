@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/onairhq/onair/internal/cli.version=$(VERSION)
 # go-nvml declares some NVML calls deprecated; onair calls none of them.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench live-bench delivery-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
+.PHONY: build run test test-short test-gpu gpu-bench browser-bench seeds-bench live-bench sound-bench delivery-bench timing-bench own-parser-bench race fuzz bench lint docs clean ptx
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/onair .
@@ -34,6 +34,7 @@ test: build
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/media/live/ ./nodes/browser/... ./cuda/
 	$(GO) test -count=1 -race -run 'TestLiveFeed' ./nodes/cuda/
+	$(GO) test -count=1 -race -run 'TestLiveAudio|TestLiveSound' ./nodes/media/ ./nodes/cpu/
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
@@ -86,6 +87,19 @@ live-bench: build $(LIVE_CLIPS)
 $(LIVE_MEDIA)/clip%.ts: | build
 	mkdir -p $(@D)
 	./bin/onair media -kind ts -size 1920x1080 -rate 30 -frames 120 -bitrate 8M -noise 30 -pattern bars -id $$(( $* + 1 )) -o $@
+# sound-bench: what the GPU machine needs for issue 25's figure (audio/
+# BENCHMARKS.md, "On the H200"): a stripped onair and four 4-second
+# 1080p30 HEVC transport streams with the line-up tone in AAC, in
+# .device/sound-bench (about 20 MB). Carry .device/sound-bench and run
+# the onair bench line of audio/BENCHMARKS.md there.
+SOUND_CLIPS := $(foreach i,0 1 2 3,.device/sound-bench/media/clip$(i).ts)
+sound-bench: build $(SOUND_CLIPS)
+	$(GO) build -ldflags "$(LDFLAGS) -s -w" -o .device/sound-bench/onair .
+	du -sh .device/sound-bench
+
+.device/sound-bench/media/clip%.ts: | build
+	mkdir -p $(@D)
+	./bin/onair media -kind ts -audio aac -size 1920x1080 -rate 30 -frames 120 -bitrate 8M -noise 30 -pattern bars -id $$(( $* + 1 )) -o $@
 
 # delivery-bench: what the GPU machine needs for issue 26's encoder
 # figures (delivery/BENCHMARKS.md): the delivery package's test binary

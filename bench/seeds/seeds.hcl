@@ -45,6 +45,12 @@ variable "n_browser" {
   description = "Browser sources, each fed by its own producer on socket_dir/gfx-N.sock."
 }
 
+variable "n_pattern" {
+  type        = number
+  default     = 0
+  description = "Test-pattern sources (each its line-up tone: issue 25's show with sound on every source)."
+}
+
 variable "aux" {
   type        = number
   default     = 20
@@ -196,17 +202,19 @@ locals {
   raw_dir = var.raw_dir != "" ? var.raw_dir : var.media
 
   # Every source has a stable key, "s" and its number in show order (the
-  # number on the multiviewer): HEVC first, then raw, then browser. Scenes
+  # number on the multiviewer): HEVC first, then raw, then browser, then test patterns. Scenes
   # and buses reach a source through its key (local.all), never through
   # its place in a list, so turning one source into another kind (n_hevc
   # one up, n_raw one down) changes that source and what shows it, not
   # every source after it (bench/seeds/README.md has the diff).
-  n      = var.n_hevc + var.n_raw + var.n_browser
+  n      = var.n_hevc + var.n_raw + var.n_browser + var.n_pattern
+  n_gfx  = var.n_hevc + var.n_raw + var.n_browser
   keys   = [for i in range(local.n) : format("s%03d", i)]
   hevc   = { for i in range(var.n_hevc) : local.keys[i] => i }
   raw    = { for i in range(var.n_hevc, var.n_hevc + var.n_raw) : local.keys[i] => i }
-  gfx    = { for i in range(var.n_hevc + var.n_raw, local.n) : local.keys[i] => i - var.n_hevc - var.n_raw }
-  all    = merge(source.cam, source.cam_srt, source.cam_udp, source.vt, source.gfx)
+  gfx    = { for i in range(var.n_hevc + var.n_raw, local.n_gfx) : local.keys[i] => i - var.n_hevc - var.n_raw }
+  tone   = { for i in range(local.n_gfx, local.n) : local.keys[i] => i }
+  all    = merge(source.cam, source.cam_srt, source.cam_udp, source.vt, source.gfx, source.tone)
   quads = max(1, var.scenes - local.n)
   # A quad split: the four corners of the canvas.
   corner = [for i in range(4) : [(i % 2) * var.width / 2, floor(i / 2) * var.height / 2, var.width / 2, var.height / 2]]
@@ -265,6 +273,11 @@ source "raw_file" "vt" {
 source "browser" "gfx" {
   for_each = local.gfx
   socket   = "${var.socket_dir}/gfx-${each.value}.sock"
+}
+
+source "test_pattern" "tone" {
+  for_each = local.tone
+  pattern  = "bars"
 }
 
 # One full-frame scene per source, named by its key.

@@ -3,6 +3,7 @@ package media
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -116,4 +117,54 @@ func flashedFrame(f *frame.Frame) bool {
 		}
 	}
 	return sum/16 > 220
+}
+
+// A live stream without sound is silent, with no error and no ffmpeg for
+// it: its pictures go on at once, each with no samples.
+func TestLiveAudioOfAStreamWithoutSound(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	for _, path := range []string{filepath.Join("es", "testdata", "h264.ts")} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cad, _ := audio.NewCadence(30, 1)
+		aud, rd := TapAudio(f, path, cad)
+		dec, err := OpenDecoder(DecodeConfig{Path: path, Live: rd, Format: frame.NV12, Width: 640, Height: 360})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := aud.Start("", dec.Start()); err != nil {
+			t.Fatal(err)
+		}
+		q := NewSoundQueue[*frame.Frame](aud, 0)
+		var n int
+		for {
+			fr, _ := frame.New(frame.NV12, 640, 360)
+			if err := dec.Next(fr); err != nil {
+				break
+			}
+			q.Push(fr)
+			for {
+				_, b, ok := q.Pop()
+				if !ok {
+					break
+				}
+				if b != nil && slices.ContainsFunc(b, func(v float32) bool { return v != 0 }) {
+					t.Fatalf("%s: picture %d carries sound", path, n)
+				}
+				n++
+			}
+		}
+		q.Flush(func(*frame.Frame, []float32) { n++ })
+		if n < 30 {
+			t.Errorf("%s: %d pictures came out", path, n)
+		}
+		if err := aud.Err(); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		aud.Close()
+		dec.Close()
+		f.Close()
+	}
 }
