@@ -56,7 +56,7 @@ var floors = []floor{
 	{name: "measurement", pkgs: []string{"bench"}, on: []string{"contract", "registry", "runtime", "show", "browser"}, doc: "what onair bench measures of a running show"},
 	{name: "cli", pkgs: []string{"internal/cli"}, on: []string{"language", "contract", "registry", "compiler", "frames", "runtime", "producers", "media", "device", "control", "show", "browser", "cuda backend", "backend table", "measurement"}},
 	{name: "main", pkgs: []string{"."}, on: []string{"cli"}},
-	{name: "test harness", pkgs: []string{"internal/showtest", "nodes/media/mediatest"}, on: []string{"language", "contract", "registry", "compiler", "frames", "media", "show"},
+	{name: "test harness", pkgs: []string{"internal/showtest", "nodes/media/mediatest"}, on: []string{"language", "contract", "registry", "compiler", "frames", "runtime", "media", "show"},
 		doc: "a show run on a fake backend, media's test doubles: no floor stands on it, so only tests import it"},
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"image/color"
 	"image/png"
 	"os"
@@ -91,7 +92,19 @@ func chromiumPage(t testing.TB, path string) context.Context {
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
+	// An exception thrown in the page fails the test that drives it, with
+	// where it was thrown (a test would otherwise time out waiting for
+	// what the broken script never drew).
+	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+		if e, ok := ev.(*cdpruntime.EventExceptionThrown); ok && e.ExceptionDetails != nil {
+			d := e.ExceptionDetails
+			what := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				what = d.Exception.Description
+			}
+			t.Errorf("the page threw at %s:%d:%d: %s", d.URL, d.LineNumber+1, d.ColumnNumber+1, what)
+		}
+	}))
 	t.Cleanup(func() { cancelC(); cancelA() })
 	// The browser starts with the first action on ctx itself (one run on a
 	// context derived with a timeout would close it when that ends).
