@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/onairhq/onair/internal/value"
@@ -11,14 +12,10 @@ import (
 	"github.com/onairhq/onair/nodes"
 )
 
-// TestANewKindTouchesNoCompilerCode: a source's attributes that the show
-// language holds in no field of its own (lang.Source.Extra: attributes a
-// kind adds to the schema, lang's TestExtraAttributes) reach a new node
-// kind (one registry entry with its lowering) through a backend's chain,
-// and the plan carries them, paths relative to the show, with no line of
-// the compiler edited: what a live input, a delivery output or an audio
-// kind does.
-func TestANewKindTouchesNoCompilerCode(t *testing.T) {
+// slateOnce registers the test's kind once per process.
+var slateOnce sync.Once
+
+func registerSlate() {
 	nodes.Register(&nodes.Kind{
 		Name: "slate_for_test", Doc: "A test kind.",
 		Params: []nodes.Param{{Name: "text", Type: nodes.String}, {Name: "logo", Type: nodes.String}, {Name: "size", Type: nodes.String}, {Name: "colour", Type: nodes.String}},
@@ -29,6 +26,19 @@ func TestANewKindTouchesNoCompilerCode(t *testing.T) {
 		Traits:    nodes.Traits{Blocking: true, Roles: nodes.Source, Domain: nodes.Host, Emits: []string{nodes.FormatNV12, nodes.FormatP010}, MaxOutputs: 1},
 		Readiness: "never, in a test",
 	})
+}
+
+// TestANewKindTouchesNoCompilerCode: a source's attributes that the show
+// language holds in no field of its own (lang.Source.Extra: attributes a
+// kind adds to the schema, lang's TestExtraAttributes) reach a new node
+// kind (one registry entry with its lowering) through a backend's chain,
+// and the plan carries them, paths relative to the show, with no line of
+// the compiler edited: what a live input, a delivery output or an audio
+// kind does.
+func TestANewKindTouchesNoCompilerCode(t *testing.T) {
+	// Registered once per process: the registry refuses a kind twice, and
+	// -count runs the test again in the same process.
+	slateOnce.Do(registerSlate)
 	target := &nodes.Lowering{Backend: "test", Domain: nodes.Host, Profile: targets["cpu"].Profile, Chains: map[string]nodes.Chain{
 		"test_pattern": {Links: []nodes.Link{nodes.L("slate_for_test"), nodes.L("realtime"), nodes.L("one_to_many")}},
 	}}
