@@ -80,11 +80,7 @@ type liveFeed struct {
 }
 
 func (b *backend) newLiveNVDEC(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
-	prm, err := show.Params[struct {
-		Colour   frame.Colour `param:"colour"`
-		OnError  string       `param:"on_error"`
-		Surfaces int          `param:"surfaces"`
-	}](&n)
+	prm, err := show.Params[nvdecSourceParams](&n)
 	if err != nil {
 		return nil, err
 	}

@@ -430,12 +430,16 @@ type nvdecSource struct {
 	stopped bool         // Stop was called (stopMu)
 }
 
+// nvdecSourceParams are the params an NVDEC source node reads, from a
+// file (nvdec_file) or a live stream (live_nvdec).
+type nvdecSourceParams struct {
+	Colour   frame.Colour `param:"colour"`
+	OnError  string       `param:"on_error"`
+	Surfaces int          `param:"surfaces"`
+}
+
 func (b *backend) newNVDECSource(st *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) (runtime.Node[Frame], error) {
-	prm, err := show.Params[struct {
-		Colour   frame.Colour `param:"colour"`
-		OnError  string       `param:"on_error"`
-		Surfaces int          `param:"surfaces"`
-	}](&n)
+	prm, err := show.Params[nvdecSourceParams](&n)
 	if err != nil {
 		return nil, err
 	}
