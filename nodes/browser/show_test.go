@@ -26,6 +26,29 @@ import (
 // wait bounds every wait for an event: generous, for a busy machine.
 const wait = 30 * time.Second
 
+// chromiumStart is how long a Chromium may take to start and paint its
+// first frame: on a loaded two-core CI machine, beside the other packages'
+// browsers, a start has taken longer than wait.
+const chromiumStart = 3 * time.Minute
+
+// lockedBuffer is a bytes.Buffer written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 const browserShow = `
 show {
   name       = "gfx"
@@ -357,17 +380,24 @@ func TestChromiumProducerFeedsTheShow(t *testing.T) {
 	painting := make(chan struct{})
 	done := make(chan error, 1)
 	var st chromium.Stats
+	var plog lockedBuffer // the producer's log, shown when the test fails
+	defer func() {
+		if t.Failed() {
+			t.Logf("producer's log:\n%s", plog.String())
+		}
+	}()
 	go func() {
 		var once sync.Once
 		done <- chromium.Run(ctx, chromium.Config{Socket: filepath.Join(dir, "gfx.sock"), Width: 320, Height: 180, Frames: 60,
+			Log:      slog.New(slog.NewTextHandler(&plog, nil)),
 			Painting: func() { once.Do(func() { close(painting) }) }}, &st)
 	}()
 	select { // chromium starts before the show waits for it
 	case <-painting:
 	case err := <-done:
 		t.Fatalf("chromium: %v", err)
-	case <-time.After(wait):
-		t.Fatal("chromium painted nothing")
+	case <-time.After(chromiumStart):
+		t.Fatalf("chromium painted nothing in %v", chromiumStart)
 	}
 	s := start()
 	var err error

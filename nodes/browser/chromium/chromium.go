@@ -151,18 +151,22 @@ func Run(ctx context.Context, cfg Config, st *Stats) error {
 	}); err != nil {
 		return fmt.Errorf("producer: start %s: %w", bin, err)
 	}
+	t0 := time.Now()
 	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(cfg.Width), int64(cfg.Height))); err != nil {
 		return fmt.Errorf("producer: start %s: %w", bin, err)
 	}
+	log.Info("browser started", "binary", bin, "took", time.Since(t0).Round(time.Millisecond))
 	// A transparent page: alpha 0 is the protocol's "absent", so ask for the
 	// smallest alpha there is (it rounds to 0).
 	if _, err := chromedp.Call(bctx, emulation.SetDefaultBackgroundColorOverride,
 		emulation.SetDefaultBackgroundColorOverrideParams{Color: &cdp.RGBA{A: 1e-6}}); err != nil {
 		return fmt.Errorf("producer: transparent background: %w", err)
 	}
+	t0 = time.Now()
 	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
 		return fmt.Errorf("producer: open %s: %w", url, err)
 	}
+	log.Info("page loaded", "url", url, "took", time.Since(t0).Round(time.Millisecond))
 	if _, err := chromedp.Call(bctx, page.StartScreencast, page.StartScreencastParams{
 		Format: page.StartScreencastFormatPng, MaxWidth: int64(cfg.Width), MaxHeight: int64(cfg.Height), EveryNthFrame: 1,
 	}); err != nil {

@@ -93,6 +93,15 @@ func (s *Stats) State() State { return State(s.state.Load()) }
 // SetState records the connection's state.
 func (s *Stats) SetState(st State) { s.state.Store(int32(st)) }
 
+// Await records that a listener waits for its sender: Waiting until a
+// first connection came, Lost after one went away. An operator who saw a
+// camera go must not see it read "waiting" as if it never came.
+func (s *Stats) Await() {
+	if s.State() != Lost {
+		s.SetState(Waiting)
+	}
+}
+
 // Bitrate is the bits per second received over the last whole second.
 func (s *Stats) Bitrate() int64 { return s.bitrate.Load() }
 

@@ -3,12 +3,14 @@ package live
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +225,81 @@ func TestLiveInputsDeliverEveryFrame(t *testing.T) {
 				t.Errorf("stats after a whole stream: %+v", st)
 			}
 		})
+	}
+}
+
+// TestAListenerThatLostItsSenderReadsLost: once a sender went quiet, the
+// input reads "lost" for as long as it waits for the sender back (not
+// "waiting", which is a source that never had one: the operator's page
+// would show a camera that went away as one that never came), and "live"
+// again from the first datagram of the sender's return.
+func TestAListenerThatLostItsSenderReadsLost(t *testing.T) {
+	in, err := NewUDP(UDPConfig{Config: Config{LossTimeout: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	st := in.Stats()
+	if got := st.State(); got != Waiting {
+		t.Fatalf("before any sender: %v, want waiting", got)
+	}
+	w, err := DialUDP(addrOf(t, in).String(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clip, err := os.ReadFile(filepath.Join(clipDir, "h264.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(clip) >= 1316 { // the whole clip at once: the socket's buffer holds it, and the sender is done before the input reads
+		if _, err := w.Write(clip[:1316]); err != nil {
+			t.Fatal(err)
+		}
+		clip = clip[1316:]
+	}
+	w.Close()
+	conn, err := in.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.State(); got != Live {
+		t.Fatalf("while the stream arrives: %v, want live", got)
+	}
+	if _, err := io.Copy(io.Discard, conn); !errors.Is(err, ErrLost) {
+		t.Fatalf("reading to the sender's end: %v, want ErrLost", err)
+	}
+	conn.Close()
+	back := make(chan error, 1)
+	entered := make(chan struct{})
+	go func() {
+		close(entered)
+		c, err := in.Connect() // waits for the sender's return
+		if err == nil {
+			c.Close()
+		}
+		back <- err
+	}()
+	<-entered
+	for i := 0; i < 1000; i++ {
+		if got := st.State(); got != Lost {
+			t.Fatalf("waiting for the sender back (read %d): %v, want lost", i, got)
+		}
+		runtime.Gosched()
+	}
+	w2, err := DialUDP(addrOf(t, in).String(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	pkt := make([]byte, 188)
+	pkt[0] = 0x47
+	if _, err := w2.Write(pkt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-back; err != nil {
+		t.Fatalf("the sender's return: %v", err)
+	}
+	if got := st.State(); got != Live {
+		t.Fatalf("after the sender's return: %v, want live", got)
 	}
 }

@@ -134,7 +134,7 @@ func (r *rtmpInput) publisher(c net.Conn) error {
 }
 
 func (r *rtmpInput) Connect() (io.ReadCloser, error) {
-	r.stats.SetState(Waiting)
+	r.stats.Await()
 	select {
 	case <-r.closed:
 		return nil, ErrClosed

@@ -348,7 +348,7 @@ func (s *srtInput) Connect() (io.ReadCloser, error) {
 		var sock int32
 		var err error
 		if s.cfg.Listener {
-			s.stats.SetState(Waiting)
+			s.stats.Await()
 			sock, err = s.accept()
 		} else {
 			s.stats.SetState(Connecting)

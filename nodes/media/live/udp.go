@@ -70,7 +70,7 @@ func (u *udpInput) Addr() net.Addr { return u.conn.LocalAddr() }
 func (u *udpInput) Stats() *Stats { return &u.stats }
 
 func (u *udpInput) Connect() (io.ReadCloser, error) {
-	u.stats.SetState(Waiting)
+	u.stats.Await()
 	u.conn.SetReadDeadline(time.Time{})
 	c := &udpConn{in: u, ro: &reorder{}, cc: continuity{renumber: true}}
 	if err := c.receive(); err != nil { // the first datagram
