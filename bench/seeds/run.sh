@@ -112,6 +112,7 @@ done
 # Four 2-second 1080p NV12 clips, as the seeds' raw sources loop over.
 mkdir -p "$RAW"
 for i in 0 1 2 3; do
+	case " ${MIX:-} " in *" -var n_raw=0 "*) break ;; esac # a mix without raw sources needs no raw clips
 	[ "$(stat -c %s "$RAW/raw$i.nv12" 2>/dev/null)" = $(( WIDTH * HEIGHT * 3 / 2 * 60 )) ] && continue
 	timeout 120 "$ONAIR" media -size "${WIDTH}x$HEIGHT" -rate 30 -frames 60 -pattern ramp -id $((200 + i)) -o "$RAW/raw$i.nv12" >> "$OUT/media.txt" 2>&1 ||
 		{ log "generating $RAW/raw$i.nv12 failed: see media.txt"; exit 1; }
@@ -123,6 +124,7 @@ log "media ready: $(ls "$MEDIA"/*.$CLIP_EXT | wc -l) HEVC clips, 4 raw clips in 
 # restarts, so one set serves every step at that rate.
 start_producers() {
 	stop_producers
+	[ "$1" -gt 0 ] || return 0
 	# One process runs every producer (-count), in CUDA buffers with
 	# PRODUCER_GPU=1, memfds otherwise; Chromium's pool (two idle at most).
 	local gpu=()
@@ -134,11 +136,14 @@ start_producers() {
 
 # mix N: the seeds' 105:47:40 mix scaled to N sources, as -var flags;
 # browsers N: its browser sources.
+# MIX, when set, replaces the mix at every count (e.g. issue 25's sound
+# show: MIX="-var n_hevc=105 -var n_raw=0 -var n_browser=0 -var n_pattern=87").
 mix() {
+	[ -n "${MIX:-}" ] && { echo "$MIX"; return; }
 	local h=$(( ($1 * 105 + 96) / 192 )) r=$(( ($1 * 47 + 96) / 192 ))
 	echo "-var n_hevc=$h -var n_raw=$r -var n_browser=$(( $1 - h - r ))"
 }
-browsers() { mix "$1" | sed 's/.*n_browser=//'; }
+browsers() { mix "$1" | sed 's/.*n_browser=//; s/ .*//'; }
 secs() { echo "${1%s}"; }
 
 # bench NAME WARMUP WINDOW ARGS...: one onair bench, its table in NAME.txt
@@ -252,7 +257,8 @@ cpu_of() { awk '/^  CPU /{print $2; exit}' "$OUT/$1.txt"; }
 
 live_pair() {
 	local LIVE=${LIVE:-srt} PORT=${LIVE_PORT:-20000} n=$PAIR_COUNT
-	local h=$(( (n * 105 + 96) / 192 ))
+	local h
+	h=$(mix "$n" | sed 's/.*n_hevc=//; s/ .*//')
 	local clips='hevc_clips=["clip0.ts","clip1.ts","clip2.ts","clip3.ts"]'
 	log "live: $n sources ($(mix "$n")) at 30 fps, best settings, HEVC from files then over $LIVE; $WARMUP warm-up, $WINDOW window"
 	start_producers "$(browsers "$n")" 30
