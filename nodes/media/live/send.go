@@ -34,7 +34,12 @@ type Pacer struct {
 	// Speed scales the stream's clock: 1.001 sends 0.1 % fast, 0.999
 	// 0.1 % slow, as a sender whose clock is not the show's; 0 is 1.
 	Speed float64
+	// Stamp puts a send-time stamp before each video PES (stamp.go): a
+	// TS packet on a PID no PMT lists, which other receivers drop, from
+	// which an onair source measures its end-to-end latency.
+	Stamp bool
 
+	stamper stamper
 	started bool
 	start   time.Time
 	first   int64
@@ -75,7 +80,13 @@ func (p *Pacer) Send(w io.Writer, r io.Reader) error {
 				return errors.New("not an MPEG-TS: no sync byte where a packet starts (send a .ts file; onair media -kind ts makes one)")
 			}
 			p.wait(buf[:n])
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			var werr error
+			if p.Stamp {
+				werr = p.stamper.stamped(w, buf[:n], p.Now)
+			} else {
+				_, werr = w.Write(buf[:n])
+			}
+			if werr != nil {
 				return werr
 			}
 		}
