@@ -207,8 +207,8 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 			return
 		}
 		f.SentAt = 0
-		if s, ok := in.Stats().NextStamp(); ok { // pictures come in presentation order: the lowest PTS stamped
-			f.SentAt = s.SentNs
+		if s, ok := in.Stats().NextStamp(); ok { // pictures come in presentation order: the lowest PTS stamped, due when it was sent plus its reordering
+			f.SentAt = s.Presented()
 		}
 		if q == nil {
 			put(f, nil)

@@ -3,8 +3,8 @@ package live
 import (
 	"container/heap"
 	"encoding/binary"
+	"io"
 	"sync"
-	"time"
 )
 
 // Send-time stamps: `onair send` puts, before the first TS packet of each
@@ -22,13 +22,25 @@ const StampPID = 0x1FF0
 var stampMagic = [8]byte{'O', 'N', 'A', 'I', 'R', 'S', 'T', 'S'}
 
 // stampVersion is the layout below: magic (8), version (1), PTS (8, 33
-// bits used), send time (8, Unix ns, signed).
+// bits used), DTS (8, 33 bits used), send time (8, Unix ns, signed).
 const stampVersion = 1
 
 // Stamp is one video PES's send time.
 type Stamp struct {
-	PTS    int64 // 90 kHz
-	SentNs int64 // wall clock, Unix ns
+	PTS, DTS int64 // 90 kHz
+	SentNs   int64 // wall clock, Unix ns
+}
+
+// Presented is when the frame is due on the sender's clock: its send
+// time plus how far its decoding order put it ahead of its presentation
+// (PTS less DTS: a B-frame stream's reordering, the encoder's delay and
+// not the path's).
+func (s Stamp) Presented() int64 {
+	d := (s.PTS - s.DTS) & (1<<33 - 1)
+	if d > 90000*10 { // a DTS after its PTS, or wrapped: no reordering to add
+		d = 0
+	}
+	return s.SentNs + d*1e9/90000
 }
 
 // stampPacket writes the stamp packet for s into p (188 bytes), with
@@ -39,8 +51,9 @@ func stampPacket(p []byte, s Stamp, cc byte) {
 	copy(b, stampMagic[:])
 	b[8] = stampVersion
 	binary.BigEndian.PutUint64(b[9:], uint64(s.PTS))
-	binary.BigEndian.PutUint64(b[17:], uint64(s.SentNs))
-	for i := 25; i < len(b); i++ {
+	binary.BigEndian.PutUint64(b[17:], uint64(s.DTS))
+	binary.BigEndian.PutUint64(b[25:], uint64(s.SentNs))
+	for i := 33; i < len(b); i++ {
 		b[i] = 0xff
 	}
 }
@@ -60,55 +73,66 @@ func ParseStamp(p []byte) (Stamp, bool) {
 	if afc&2 != 0 {
 		off += 1 + int(p[4])
 	}
-	if off+25 > tsPacket {
+	if off+33 > tsPacket {
 		return Stamp{}, false
 	}
 	b := p[off:tsPacket]
 	if [8]byte(b[:8]) != stampMagic || b[8] != stampVersion {
 		return Stamp{}, false
 	}
-	return Stamp{PTS: int64(binary.BigEndian.Uint64(b[9:]) & (1<<33 - 1)), SentNs: int64(binary.BigEndian.Uint64(b[17:]))}, true
+	const mask = 1<<33 - 1
+	return Stamp{PTS: int64(binary.BigEndian.Uint64(b[9:]) & mask), DTS: int64(binary.BigEndian.Uint64(b[17:]) & mask), SentNs: int64(binary.BigEndian.Uint64(b[25:]))}, true
 }
 
-// videoPTS is the PTS of the video PES that TS packet p starts (stream id
-// 0xE0 to 0xEF), if it starts one that carries a PTS.
-func videoPTS(p []byte) (int64, bool) {
+// videoTimes are the PTS and DTS (its PTS when it has none) of the video
+// PES that TS packet p starts (stream id 0xE0 to 0xEF), if it starts one
+// that carries a PTS.
+func videoTimes(p []byte) (pts, dts int64, ok bool) {
 	if len(p) < tsPacket || p[0] != 0x47 || p[1]&0x40 == 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	afc := p[3] >> 4 & 3
 	if afc&1 == 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	off := 4
 	if afc&2 != 0 {
 		off += 1 + int(p[4])
 	}
-	if off+14 > tsPacket {
-		return 0, false
+	if off+19 > tsPacket {
+		return 0, 0, false
 	}
 	h := p[off:]
 	if h[0] != 0 || h[1] != 0 || h[2] != 1 || h[3]&0xf0 != 0xe0 || h[7]&0x80 == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	t := h[9:14]
-	return int64(t[0]>>1&7)<<30 | int64(t[1])<<22 | int64(t[2]>>1)<<15 | int64(t[3])<<7 | int64(t[4]>>1), true
+	pts = timestamp(h[9:14])
+	dts = pts
+	if h[7]&0x40 != 0 {
+		dts = timestamp(h[14:19])
+	}
+	return pts, dts, true
 }
 
-// stamper inserts a stamp before each video PES start of the chunks it
-// is given.
+// timestamp reads a PES header's 33-bit PTS or DTS field.
+func timestamp(t []byte) int64 {
+	return int64(t[0]>>1&7)<<30 | int64(t[1])<<22 | int64(t[2]>>1)<<15 | int64(t[3])<<7 | int64(t[4]>>1)
+}
+
+// stamper is the stamps' continuity counter and packet.
 type stamper struct {
 	cc  byte
 	pkt [tsPacket]byte
 }
 
-// stamped writes chunk c to w, with a stamp packet (a write of its own,
-// so that a datagram stays within seven packets) before each packet of it
-// that starts a video PES, sent at now().
-func (s *stamper) stamped(w interface{ Write([]byte) (int, error) }, c []byte, now func() time.Time) error {
+// frames writes chunk c to w, each packet of it that starts a video PES
+// when its DTS is due (a write of its own from there), after its stamp
+// (a write of its own, so that a datagram stays within seven packets)
+// when p.Stamp, sent at that moment.
+func (p *Pacer) frames(w io.Writer, c []byte) error {
 	from := 0
 	for i := 0; i+tsPacket <= len(c); i += tsPacket {
-		pts, ok := videoPTS(c[i : i+tsPacket])
+		pts, dts, ok := videoTimes(c[i : i+tsPacket])
 		if !ok {
 			continue
 		}
@@ -116,13 +140,18 @@ func (s *stamper) stamped(w interface{ Write([]byte) (int, error) }, c []byte, n
 			if _, err := w.Write(c[from:i]); err != nil {
 				return err
 			}
+			from = i
 		}
-		stampPacket(s.pkt[:], Stamp{PTS: pts, SentNs: now().UnixNano()}, s.cc)
+		p.frameDue(dts)
+		if !p.Stamp {
+			continue
+		}
+		s := &p.stamper
+		stampPacket(s.pkt[:], Stamp{PTS: pts, DTS: dts, SentNs: p.Now().UnixNano()}, s.cc)
 		s.cc++
 		if _, err := w.Write(s.pkt[:]); err != nil {
 			return err
 		}
-		from = i
 	}
 	if from < len(c) {
 		_, err := w.Write(c[from:])
@@ -136,19 +165,34 @@ func (s *stamper) stamped(w interface{ Write([]byte) (int, error) }, c []byte, n
 // so each picture is the stamp of the lowest PTS waiting. At most
 // maxStamps wait (the oldest go): stamps of pictures a decoder never
 // hands out (those before a connection's first keyframe) do not pile up.
+//
+// A PTS more than half a second behind the last one stamped (the sender
+// looped its file or restarted, or the 33-bit PTS wrapped), or more than
+// ten seconds ahead of it, starts a new run: the stamps of the run before
+// are matched first.
 type stampQueue struct {
-	mu sync.Mutex
-	h  stampHeap
+	mu   sync.Mutex
+	h    stampHeap
+	run  int64
+	last int64
+	any  bool
 }
 
 const maxStamps = 256
 
-type stampHeap []Stamp
+type queued struct {
+	Stamp
+	run int64
+}
 
-func (h stampHeap) Len() int           { return len(h) }
-func (h stampHeap) Less(i, j int) bool { return h[i].PTS < h[j].PTS }
-func (h stampHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *stampHeap) Push(x any)        { *h = append(*h, x.(Stamp)) }
+type stampHeap []queued
+
+func (h stampHeap) Len() int { return len(h) }
+func (h stampHeap) Less(i, j int) bool {
+	return h[i].run < h[j].run || h[i].run == h[j].run && h[i].PTS < h[j].PTS
+}
+func (h stampHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *stampHeap) Push(x any)   { *h = append(*h, x.(queued)) }
 func (h *stampHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -159,9 +203,10 @@ func (h *stampHeap) Pop() any {
 func (q *stampQueue) add(s Stamp) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.h) > 0 && s.PTS+1<<32 < q.h[0].PTS { // the 33-bit PTS wrapped (or the sender restarted): start afresh
-		q.h = q.h[:0]
+	if q.any && (s.PTS < q.last-45000 || s.PTS > q.last+900000) {
+		q.run++
 	}
+	q.last, q.any = s.PTS, true
 	if len(q.h) >= maxStamps {
 		// forget the earliest sent: the stamp of a picture never decoded
 		oldest := 0
@@ -172,7 +217,7 @@ func (q *stampQueue) add(s Stamp) {
 		}
 		heap.Remove(&q.h, oldest)
 	}
-	heap.Push(&q.h, s)
+	heap.Push(&q.h, queued{Stamp: s, run: q.run})
 }
 
 func (q *stampQueue) pop() (Stamp, bool) {
@@ -181,11 +226,11 @@ func (q *stampQueue) pop() (Stamp, bool) {
 	if len(q.h) == 0 {
 		return Stamp{}, false
 	}
-	return heap.Pop(&q.h).(Stamp), true
+	return heap.Pop(&q.h).(queued).Stamp, true
 }
 
 func (q *stampQueue) reset() {
 	q.mu.Lock()
-	q.h = q.h[:0]
+	q.h, q.any = q.h[:0], false
 	q.mu.Unlock()
 }
