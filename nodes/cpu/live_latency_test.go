@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/onairhq/onair/internal/peer"
 	"github.com/onairhq/onair/internal/testwait"
+	"github.com/onairhq/onair/metrics"
 	"github.com/onairhq/onair/nodes/media/live"
 )
 
@@ -88,5 +90,27 @@ func TestSRTEndToEndLatency(t *testing.T) {
 	}
 	if lat.Frames > passes*30 {
 		t.Errorf("%d readings of %d frames sent", lat.Frames, passes*30)
+	}
+
+	// The same figures for a person (onair status) and on /metrics.
+	var text strings.Builder
+	s.State.Summary().WriteText(&text)
+	if !strings.Contains(text.String(), "; latency ") || !strings.Contains(text.String(), " p99 ") {
+		t.Errorf("the status text has no latency:\n%s", text.String())
+	}
+	var hist *metrics.Sample
+	s.Collect(func(m metrics.Sample) {
+		if m.Name == "onair_live_latency_seconds" && len(m.Labels) == 1 && m.Labels[0] == [2]string{"source", "source.cam"} {
+			hist = &m
+		}
+	})
+	if hist == nil || hist.Kind != metrics.Histogram || hist.Count < want || hist.Sum < float64(hist.Count)*0.12 {
+		t.Fatalf("onair_live_latency_seconds: %+v", hist)
+	}
+	if n := hist.Buckets[0.12]; n != 0 {
+		t.Errorf("%d frames on air within SRT's own 120 ms of being sent", n)
+	}
+	if n := hist.Buckets[5]; n != hist.Count {
+		t.Errorf("the histogram's last bound holds %d of %d", n, hist.Count)
 	}
 }
