@@ -8,6 +8,7 @@ import (
 	"time"
 
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
+	"github.com/onairhq/onair/nodes/media/live"
 	"github.com/onairhq/onair/nodes/show"
 	"github.com/onairhq/onair/plan"
 )
@@ -102,5 +103,28 @@ func TestBenchLiveFiguresAreTheWindows(t *testing.T) {
 	}
 	if none := (Snapshot{at: t0}).Since(Snapshot{at: t0.Add(-time.Second)}); none.Live != nil {
 		t.Errorf("a show without live sources: %+v", none.Live)
+	}
+	if strings.Contains(out.String(), "live latency") {
+		t.Errorf("a latency line with no stamped frames:\n%s", out.String())
+	}
+
+	// Stamped frames: the window's count, and the slowest source's figures.
+	withLatency := func(s show.SourceSummary, lat live.LatencySnapshot) show.SourceSummary {
+		l := *s.Live
+		l.Latency = &lat
+		s.Live = &l
+		return s
+	}
+	a.sum.Sources[0] = withLatency(a.sum.Sources[0], live.LatencySnapshot{Frames: 100, P50Ms: 150, P99Ms: 170, MaxMs: 400})
+	b.sum.Sources[0] = withLatency(b.sum.Sources[0], live.LatencySnapshot{Frames: 400, P50Ms: 155, P99Ms: 180, MaxMs: 400})
+	b.sum.Sources[1] = withLatency(b.sum.Sources[1], live.LatencySnapshot{Frames: 250, P50Ms: 160, P99Ms: 175, MaxMs: 190, ClockSkew: 2})
+	r = b.Since(a)
+	if l := r.Live; l.LatencyFrames != 550 || l.LatencyP50Ms != 160 || l.LatencyP99Ms != 180 || l.LatencyMaxMs != 400 || l.ClockSkew != 2 {
+		t.Fatalf("latency figures %+v", l)
+	}
+	out.Reset()
+	r.Write(&out)
+	if !strings.Contains(out.String(), "live latency         550 frames: p50 160.0 ms, p99 180.0 ms, max 400.0 ms") {
+		t.Errorf("the table says:\n%s", out.String())
 	}
 }

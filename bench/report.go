@@ -65,6 +65,10 @@ func (r Result) Write(w io.Writer) {
 	if l := r.Live; l != nil {
 		fmt.Fprintf(w, "  live sources      %6d: %d frame-sync drops, %d underruns (repeats), %d on_error frames; %d packets, %d lost, %d recovered, %d dropped, %d continuity errors; %d not live at the end\n",
 			l.Sources, l.SyncDrops, l.Underruns, l.ErrorFrames, l.Packets, l.Lost, l.Recovered, l.Dropped, l.Continuity, l.NotLive)
+		if l.LatencyFrames > 0 || l.ClockSkew > 0 {
+			fmt.Fprintf(w, "  live latency      %6d frames: p50 %.1f ms, p99 %.1f ms, max %.1f ms (sent to on air; the slowest source's), %d clock skew\n",
+				l.LatencyFrames, l.LatencyP50Ms, l.LatencyP99Ms, l.LatencyMaxMs, l.ClockSkew)
+		}
 	}
 	fmt.Fprintf(w, "  page-locked host  %6.0f MB (CUDA %.0f MB, VmLck+VmPin %.0f MB), resident %.0f MB\n",
 		float64(r.LockedBytes)/1e6, float64(r.CUDALockedBytes)/1e6, float64(r.ProcLockedBytes)/1e6, float64(r.RSSBytes)/1e6)

@@ -114,6 +114,16 @@ type Live struct {
 	Dropped     int64  `json:"dropped_packets"`
 	Continuity  int64  `json:"continuity_errors"`
 	NotLive     int    `json:"not_live"` // sources whose connection was not live at the end of the window
+	// Latency: the end-to-end latency of the stamped frames (onair send's
+	// stamps) that went on air in the window, over the sources that
+	// reported one: Frames counted in the window; P50Ms, P99Ms and MaxMs
+	// the slowest source's (each source's p50 and p99 are of its last
+	// 1,024 frames, its max of the run).
+	LatencyFrames int64   `json:"latency_frames,omitempty"`
+	LatencyP50Ms  float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99Ms  float64 `json:"latency_p99_ms,omitempty"`
+	LatencyMaxMs  float64 `json:"latency_max_ms,omitempty"`
+	ClockSkew     int64   `json:"latency_clock_skew,omitempty"`
 }
 
 // Browser is what a show's browser sources did over the window, all
@@ -350,5 +360,17 @@ func (r *Result) addLive(x, y show.SourceSummary) {
 	l.Continuity += now.Continuity - was.Continuity
 	if now.State != "live" {
 		l.NotLive++
+	}
+	if lat := now.Latency; lat != nil {
+		var before int64
+		if was.Latency != nil {
+			before = was.Latency.Frames
+			l.ClockSkew -= was.Latency.ClockSkew
+		}
+		l.LatencyFrames += lat.Frames - before
+		l.ClockSkew += lat.ClockSkew
+		l.LatencyP99Ms = max(l.LatencyP99Ms, lat.P99Ms)
+		l.LatencyMaxMs = max(l.LatencyMaxMs, lat.MaxMs)
+		l.LatencyP50Ms = max(l.LatencyP50Ms, lat.P50Ms)
 	}
 }

@@ -56,6 +56,9 @@ type Meta struct {
 	Source      string // the id of the source that produced it
 	SourceFrame int64  // the source's frame number (counts on across loops)
 	Stamps      Stamps // the moments the show asked for (frame_metadata); none by default
+	// SentAt is when the frame's sender sent it (wall clock, Unix ns), a
+	// live source's stamp (onair send's): 0 when it carries none.
+	SentAt int64
 	// Timecode is the SMPTE timecode of the tick a bus drew the frame on
 	// (zero on a source's frames).
 	Timecode timecode.Timecode

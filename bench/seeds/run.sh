@@ -272,7 +272,7 @@ live_pair() {
 	done
 	log "  $h senders over $LIVE from port $PORT"
 	bench "live-$LIVE" "$WARMUP" "$WINDOW" -var settings=best -var fps=30 -var live="$LIVE" -var live_port="$PORT" -var "$clips" $(mix "$n")
-	log "  live-$LIVE: rc=$? $(grep -E '^  (CPU|threads|bus frames|sources|live sources) ' "$OUT/live-$LIVE.txt" | tr -s ' ' | tr '\n' ';')"
+	log "  live-$LIVE: rc=$? $(grep -E '^  (CPU|threads|bus frames|sources|live sources|live latency) ' "$OUT/live-$LIVE.txt" | tr -s ' ' | tr '\n' ';')"
 	for i in "${senders[@]}"; do kill "$i" 2>/dev/null; done
 	for i in "${senders[@]}"; do wait "$i" 2>/dev/null; done
 	stop_producers

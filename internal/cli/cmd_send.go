@@ -16,7 +16,7 @@ func init() {
 	register(&command{
 		name:    "send",
 		summary: "Send an MPEG-TS file over SRT or UDP at its own rate (by its PCR), as a camera or an encoder would: to feed a live source where there is no ffmpeg, or to test a path.",
-		usage:   "[-loop] [-speed X] [-rtp] [-listen] [-latency MS] [-passphrase-env VAR] [-stream-id ID] srt://HOST:PORT|udp://HOST:PORT FILE.ts",
+		usage:   "[-loop] [-speed X] [-stamp=false] [-rtp] [-listen] [-latency MS] [-passphrase-env VAR] [-stream-id ID] srt://HOST:PORT|udp://HOST:PORT FILE.ts",
 		run:     runSend,
 	})
 }
@@ -30,6 +30,7 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 	passEnv := fs.String("passphrase-env", "", "srt: the environment `VARIABLE` holding the passphrase (never given on the command line, where ps would show it)")
 	streamID := fs.String("stream-id", "", "srt: the stream id to send")
 	speed := fs.Float64("speed", 1, "scale the file's clock: 1.001 sends 0.1 % fast, 0.999 0.1 % slow (a sender whose clock is not the show's, to test a source's frame synchroniser)")
+	stamp := fs.Bool("stamp", true, "stamp each video frame's send time in the stream (a TS packet on PID 0x1FF0, which no PMT lists and other receivers drop), so an onair source reports the end-to-end latency; -stamp=false sends the file's packets only")
 	if rc := parseFlags(fs, args); rc >= 0 {
 		return rc
 	}
@@ -48,7 +49,7 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 		return fail(1, "%v", err)
 	}
 	defer w.Close()
-	p := &live.Pacer{Sleep: time.Sleep, Now: time.Now, Speed: *speed}
+	p := &live.Pacer{Sleep: time.Sleep, Now: time.Now, Speed: *speed, Stamp: *stamp}
 	for pass := 1; ; pass++ {
 		f, err := os.Open(fs.Arg(1))
 		if err != nil {

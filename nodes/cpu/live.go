@@ -124,6 +124,7 @@ func (d *liveDecode) Start(ctx *runtime.NodeContext[Frame]) error {
 // receive takes connection after connection and decodes each to its end.
 func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) error {
 	for !d.stopping() {
+		in.Stats().ResetStamps()
 		conn, err := in.Connect()
 		if err != nil {
 			if d.stopping() || errors.Is(err, live.ErrClosed) {
@@ -204,6 +205,10 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 				in.Stats().SetErr(err)
 			}
 			return
+		}
+		f.SentAt = 0
+		if s, ok := in.Stats().NextStamp(); ok { // pictures come in presentation order: the lowest PTS stamped, due when it was sent plus its reordering
+			f.SentAt = s.Presented()
 		}
 		if q == nil {
 			put(f, nil)
@@ -303,6 +308,7 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 			} else {
 				f.Fill()
 			}
+			f.SentAt = 0 // the on_error picture: nobody sent it
 			d.ls.ErrorFrames.Add(1)
 		}
 		if decoded && d.sync.Arrived(len(q)+ctx.Outputs[0].Len()+1) { // ran ahead of the show's clock

@@ -126,6 +126,7 @@ func (l *liveFeed) start() error {
 // units, checked against what the source declares.
 func (l *liveFeed) receive() {
 	for !l.stopping() {
+		l.in.Stats().ResetStamps()
 		conn, err := l.in.Connect()
 		if err != nil {
 			if l.stopping() || errors.Is(err, live.ErrClosed) {

@@ -708,7 +708,11 @@ func (s *nvdecSource) onFrame(d *gpu.Frame, pic gpu.NVDECPicture) {
 			d.Stamps.Stamp(frame.InputRecTime, at)
 		}
 	}
+	d.SentAt = 0
 	if s.feed != nil {
+		if st, ok := s.feed.in.Stats().NextStamp(); ok { // pictures come in presentation order: the lowest PTS stamped, due when it was sent plus its reordering
+			d.SentAt = st.Presented()
+		}
 		s.feed.restored(s.ctx, s.fb)
 	} else if s.fb.Failing() {
 		s.fb.Recovered()

@@ -32,6 +32,14 @@ func (s *SourceState) Live() *LiveState {
 	return s.live.Load()
 }
 
+// OnAir records that a frame its sender stamped sent at sentNs (Unix ns)
+// went on air at air: the source's end-to-end latency.
+func (l *LiveState) OnAir(sentNs int64, air time.Time) {
+	if in := l.input.Load(); in != nil {
+		in.Latency.Observe(time.Unix(0, sentNs), air)
+	}
+}
+
 // SetInput names the transport whose counters the source reports.
 func (l *LiveState) SetInput(st *live.Stats) { l.input.Store(st) }
 
@@ -59,8 +67,15 @@ func (l *LiveSummary) text() string {
 	if l == nil {
 		return ""
 	}
-	return fmt.Sprintf("; live: %s, %d connections, %d packets, %d lost, %d recovered, %d continuity errors, %d frame-sync drops, %d on_error frames, %d refused",
+	s := fmt.Sprintf("; live: %s, %d connections, %d packets, %d lost, %d recovered, %d continuity errors, %d frame-sync drops, %d on_error frames, %d refused",
 		l.State, l.Connections, l.Packets, l.Lost, l.Recovered, l.Continuity, l.SyncDrops, l.ErrorFrames, l.Refused)
+	if lat := l.Latency; lat != nil {
+		s += fmt.Sprintf("; latency %.1f ms now, p50 %.1f, p99 %.1f, max %.1f ms over %d frames", lat.CurrentMs, lat.P50Ms, lat.P99Ms, lat.MaxMs, lat.Frames)
+		if lat.ClockSkew > 0 {
+			s += fmt.Sprintf(", %d clock skew (sent after on air: the hosts' clocks differ)", lat.ClockSkew)
+		}
+	}
+	return s
 }
 
 // collectLive emits a live source's metrics.
@@ -85,6 +100,15 @@ func collectLive(emit func(metrics.Sample), src SourceSummary) {
 	sample(metrics.Counter, "onair_live_error_frames_total", "Frames of the on_error picture shown while the source was lost.", float64(l.ErrorFrames))
 	sample(metrics.Gauge, "onair_live_bitrate_bits", "Bits per second a live source received over the last second.", float64(l.Bitrate))
 	sample(metrics.Gauge, "onair_live_rtt_seconds", "SRT's round-trip time.", l.RTTMs/1000)
+	if lat := l.Latency; lat != nil && len(lat.Buckets) == len(live.LatencyBuckets) {
+		b := make(map[float64]uint64, len(lat.Buckets))
+		for i, bound := range live.LatencyBuckets {
+			b[bound] = uint64(lat.Buckets[i])
+		}
+		emit(metrics.Sample{Name: "onair_live_latency_seconds", Help: "End-to-end latency of a live source's stamped frames (onair send's stamps): on air less sent, wall clocks.",
+			Kind: metrics.Histogram, Labels: ls, Buckets: b, Sum: lat.SumSeconds, Count: uint64(lat.Frames)})
+		sample(metrics.Counter, "onair_live_latency_clock_skew_total", "Stamped frames that went on air before their send time: the sender's and onair's clocks differ.", float64(lat.ClockSkew))
+	}
 	up := 0.0
 	if l.State == live.Live.String() {
 		up = 1

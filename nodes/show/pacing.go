@@ -87,6 +87,12 @@ func (r *realtime[F]) release(ctx *runtime.NodeContext[F], clock interface{ Rele
 	if m.Stamps.Set != 0 {
 		r.st.NoteStamps(&m.Stamps, time.Now().UnixNano())
 	}
+	if m.SentAt != 0 && r.st != nil { // a live source's stamped frame: on air at its tick's deadline
+		if l := r.st.live.Load(); l != nil {
+			l.OnAir(m.SentAt, time.Now().Add(time.Duration(m.PTS-runtime.Now())))
+		}
+		m.SentAt = 0
+	}
 	r.st.Paced.Add(1)
 	if ok, _ := ctx.Put(0, f); !ok {
 		r.st.refused(ctx.Stopping(), ctx.Outputs[0].Taken())

@@ -24,6 +24,9 @@ type continuity struct {
 	renumber bool
 	handed   [8192]bool // per PID: a packet was handed on
 	next     [8192]byte // per PID: the counter handed on next
+	// stamps, when set, takes the send-time stamps (StampPID) the
+	// packets carry.
+	stamps *stampQueue
 }
 
 // feed checks the packets in b (and the part of one left from the last
@@ -66,6 +69,11 @@ func (c *continuity) packet(p []byte) {
 	pid := int(p[1]&0x1f)<<8 | int(p[2])
 	afc := p[3] >> 4 & 3
 	cc := int8(p[3] & 0xf)
+	if pid == StampPID && c.stamps != nil {
+		if s, ok := ParseStamp(p); ok {
+			c.stamps.add(s)
+		}
+	}
 	if pid == 0x1fff || afc&1 == 0 { // the null PID; no payload: the counter does not advance
 		return
 	}

@@ -78,8 +78,12 @@ type Stats struct {
 	RTTMicros   atomic.Int64 // SRT: round-trip time
 	Connections atomic.Int64 // connections taken (listener) or made (caller)
 	Refused     atomic.Int64 // RTMP: publishers turned away (a wrong key, a key already taken)
-	bitrate     atomic.Int64 // bits per second over the last whole second
-	state       atomic.Int32
+	// Latency is the end-to-end latency of the stamped frames that went
+	// on air (a sender's stamps: stamp.go).
+	Latency Latency
+	stamps  stampQueue   // this connection's stamps not yet matched to a frame
+	bitrate atomic.Int64 // bits per second over the last whole second
+	state   atomic.Int32
 
 	mu      sync.Mutex
 	winAt   time.Time
@@ -101,6 +105,14 @@ func (s *Stats) Await() {
 		s.SetState(Waiting)
 	}
 }
+
+// ResetStamps forgets the stamps of the connection before: called as a
+// connection is awaited.
+func (s *Stats) ResetStamps() { s.stamps.reset() }
+
+// NextStamp is the stamp of the next picture a decoder hands out (the
+// lowest PTS waiting), if one came.
+func (s *Stats) NextStamp() (Stamp, bool) { return s.stamps.pop() }
 
 // Bitrate is the bits per second received over the last whole second.
 func (s *Stats) Bitrate() int64 { return s.bitrate.Load() }
@@ -154,13 +166,15 @@ type Snapshot struct {
 	Bitrate     int64   `json:"bitrate"`
 	Connections int64   `json:"connections"`
 	Refused     int64   `json:"refused_connections,omitempty"`
+	// Latency: end-to-end, from the sender's stamps; absent when none came.
+	Latency *LatencySnapshot `json:"latency,omitempty"`
 }
 
 // Snapshot reads every counter.
 func (s *Stats) Snapshot() Snapshot {
 	return Snapshot{State: s.State().String(), Error: s.Err(), Bytes: s.Bytes.Load(), Packets: s.Packets.Load(),
 		Lost: s.Lost.Load(), Recovered: s.Recovered.Load(), Dropped: s.Dropped.Load(), Continuity: s.Continuity.Load(),
-		Retransmits: s.Retransmits.Load(), RTTMs: float64(s.RTTMicros.Load()) / 1000, Bitrate: s.Bitrate(), Connections: s.Connections.Load(), Refused: s.Refused.Load()}
+		Retransmits: s.Retransmits.Load(), RTTMs: float64(s.RTTMicros.Load()) / 1000, Bitrate: s.Bitrate(), Connections: s.Connections.Load(), Refused: s.Refused.Load(), Latency: s.Latency.Snapshot()}
 }
 
 // Config is what every input takes.

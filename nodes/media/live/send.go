@@ -25,20 +25,61 @@ func pcr(p []byte) (int64, bool) {
 }
 
 // Pacer sends a transport stream at its own rate: each chunk no sooner
-// than its program clock reference says, from the first one it reads. A
-// PCR that goes back or jumps more than a second ahead (a loop, a
-// discontinuity) starts the clock again there.
+// than its program clock reference says, from the first one it reads,
+// and each video frame (the packet that starts its PES) no sooner than
+// its decoding time stamp says, on the same clock (its DTS less how far
+// ahead of the PCR the first frame's DTS stood): a camera's encoder sends
+// each frame as it is made, where a file's PCR alone, every 100 ms, would
+// send frames in bursts. A PCR that goes back or jumps more than a second
+// ahead (a loop, a discontinuity) starts the clock again there.
 type Pacer struct {
 	Sleep func(time.Duration) // time.Sleep; tests give their own
 	Now   func() time.Time
 	// Speed scales the stream's clock: 1.001 sends 0.1 % fast, 0.999
 	// 0.1 % slow, as a sender whose clock is not the show's; 0 is 1.
 	Speed float64
+	// Stamp puts a send-time stamp before each video PES (stamp.go): a
+	// TS packet on a PID no PMT lists, which other receivers drop, from
+	// which an onair source measures its end-to-end latency.
+	Stamp bool
 
+	stamper stamper
 	started bool
 	start   time.Time
 	first   int64
 	last    int64
+	// dtsOff is the first frame's DTS less the PCR before it, once known
+	// (anchored) since the clock started.
+	dtsOff   int64
+	anchored bool
+}
+
+func (p *Pacer) speed() float64 {
+	if p.Speed <= 0 {
+		return 1
+	}
+	return p.Speed
+}
+
+// sleepUntil sleeps until v, a time on the stream's 90 kHz clock, is due.
+func (p *Pacer) sleepUntil(v int64) {
+	due := p.start.Add(time.Duration(float64(v-p.first) * float64(time.Second) / 90000 / p.speed()))
+	if d := due.Sub(p.Now()); d > 0 {
+		p.Sleep(d)
+	}
+}
+
+// frameDue sleeps until a video frame of decoding time dts is due.
+func (p *Pacer) frameDue(dts int64) {
+	if !p.started {
+		return
+	}
+	if !p.anchored {
+		p.dtsOff, p.anchored = dts-p.last, true
+	}
+	if v := dts - p.dtsOff; v >= p.last && v-p.last <= 90000 { // within a second of the clock: a DTS far off is not paced on
+		p.sleepUntil(v)
+	}
 }
 
 // wait sleeps until the chunk c is due.
@@ -49,17 +90,10 @@ func (p *Pacer) wait(c []byte) {
 			continue
 		}
 		if !p.started || v < p.last || v-p.last > 90000 {
-			p.started, p.start, p.first = true, p.Now(), v
+			p.started, p.start, p.first, p.anchored = true, p.Now(), v, false
 		}
 		p.last = v
-		speed := p.Speed
-		if speed <= 0 {
-			speed = 1
-		}
-		due := p.start.Add(time.Duration(float64(v-p.first) * float64(time.Second) / 90000 / speed))
-		if d := due.Sub(p.Now()); d > 0 {
-			p.Sleep(d)
-		}
+		p.sleepUntil(v)
 		return
 	}
 }
@@ -75,7 +109,7 @@ func (p *Pacer) Send(w io.Writer, r io.Reader) error {
 				return errors.New("not an MPEG-TS: no sync byte where a packet starts (send a .ts file; onair media -kind ts makes one)")
 			}
 			p.wait(buf[:n])
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if werr := p.frames(w, buf[:n]); werr != nil {
 				return werr
 			}
 		}

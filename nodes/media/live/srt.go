@@ -376,7 +376,7 @@ func (s *srtInput) Connect() (io.ReadCloser, error) {
 			return nil, err
 		}
 		s.tries = 0
-		c := &srtConn{in: s, sock: sock, buf: make([]byte, 1500)}
+		c := &srtConn{in: s, sock: sock, buf: make([]byte, 1500), cc: continuity{stamps: &s.stats.stamps}}
 		s.mu.Lock()
 		s.cur = c
 		s.mu.Unlock()

@@ -76,7 +76,7 @@ func (s *streamInput) Connect() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &streamConn{in: s, cmd: cmd, out: out.(*os.File)}
+	c := &streamConn{in: s, cmd: cmd, out: out.(*os.File), cc: continuity{stamps: &s.stats.stamps}}
 	cmd.Stderr = &c.stderr
 	s.mu.Lock()
 	defer s.mu.Unlock()

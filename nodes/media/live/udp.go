@@ -72,7 +72,7 @@ func (u *udpInput) Stats() *Stats { return &u.stats }
 func (u *udpInput) Connect() (io.ReadCloser, error) {
 	u.stats.Await()
 	u.conn.SetReadDeadline(time.Time{})
-	c := &udpConn{in: u, ro: &reorder{}, cc: continuity{renumber: true}}
+	c := &udpConn{in: u, ro: &reorder{}, cc: continuity{renumber: true, stamps: &u.stats.stamps}}
 	if err := c.receive(); err != nil { // the first datagram
 		return nil, err
 	}
