@@ -44,24 +44,47 @@ func measure(t *testing.T) resources {
 	return r
 }
 
-// settled waits until the resources are back within a small margin of
-// before (libsrt closes a socket's descriptor on its own thread, a second
-// or so after srt_close; a goroutine ends after the call that ended it
-// returned), failing with the last reading once the bound has passed.
-func settled(t *testing.T, before resources, what string) {
+// settled waits until the descriptors and goroutines are back to
+// before, exactly (libsrt closes a socket's descriptor on its own thread,
+// a second or so after srt_close; a goroutine ends after the call that
+// ended it returned; trimLater's goroutine ends after its last trim),
+// failing with the last reading once the bound has passed. It then gives
+// malloc's free pages back (mallocTrim) and returns the reading after it.
+func settled(t *testing.T, before resources, what string) resources {
 	t.Helper()
 	var now resources
-	ok := func() bool {
+	for deadline := time.Now().Add(testwait.Bound); ; time.Sleep(50 * time.Millisecond) {
 		now = measure(t)
-		return now.fds <= before.fds+2 && now.goroutines <= before.goroutines+2 &&
-			now.heap <= before.heap+4<<20 && now.rss <= before.rss+24<<20
-	}
-	for deadline := time.Now().Add(testwait.Bound); !ok(); time.Sleep(50 * time.Millisecond) {
+		if now.fds <= before.fds && now.goroutines <= before.goroutines {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: before %+v, a minute after %+v", what, before, now)
 		}
 	}
+	mallocTrim()
+	now = measure(t)
 	t.Logf("%s: before %+v, after %+v", what, before, now)
+	return now
+}
+
+// leakPerReconnect is the smallest leak the memory check catches: a
+// reconnect that kept 1 KiB would grow each stretch by stretch KiB.
+const leakPerReconnect = 1 << 10
+
+// grewInBoth fails when memory grew by more than a leak's bound in both
+// stretches, from a to b and from b to c. A leak grows every stretch; a
+// one-off plateau (glibc making a malloc arena for a thread of libsrt's,
+// the Go heap's next size) grows one of them, and passes.
+func grewInBoth(t *testing.T, a, b, c resources, n int) {
+	t.Helper()
+	bound := n * leakPerReconnect
+	if h1, h2 := b.heap-a.heap, c.heap-b.heap; h1 > bound && h2 > bound {
+		t.Errorf("the Go heap grew %d then %d bytes over two stretches of %d reconnects (bound %d each)", h1, h2, n, bound)
+	}
+	if r1, r2 := b.rss-a.rss, c.rss-b.rss; r1 > bound && r2 > bound {
+		t.Errorf("resident memory grew %d then %d bytes over two stretches of %d reconnects (bound %d each)", r1, r2, n, bound)
+	}
 }
 
 const reconnects = 1000
@@ -98,15 +121,27 @@ func TestSRTReconnectsLeakNothing(t *testing.T) {
 		l.Close()
 		r.c.Close()
 	}
-	cycle() // libsrt's threads and buffers, started once
-	before := measure(t)
-	for range reconnects {
+	// A warm-up lets libsrt start its threads and malloc its arenas;
+	// then two stretches, each measured once everything has closed.
+	const warmup, stretch = 200, (reconnects - 200) / 2
+	cycle()
+	first := measure(t)
+	for range warmup - 1 {
 		cycle()
 	}
-	if n := lis.Stats().Connections.Load(); n != reconnects+1 {
-		t.Fatalf("%d connections taken", n)
+	base := settled(t, first, "the warm-up")
+	for range stretch {
+		cycle()
 	}
-	settled(t, before, "1,000 SRT connections")
+	mid := settled(t, base, "the first stretch")
+	for range stretch {
+		cycle()
+	}
+	end := settled(t, base, "the second stretch")
+	if n := lis.Stats().Connections.Load(); n != warmup+2*stretch {
+		t.Fatalf("%d connections taken, want %d", n, warmup+2*stretch)
+	}
+	grewInBoth(t, base, mid, end, stretch)
 }
 
 // TestUDPReconnectsLeakNothing: a UDP input whose stream is lost and
@@ -157,5 +192,8 @@ func TestUDPReconnectsLeakNothing(t *testing.T) {
 		feedOnce(in)
 		in.Close()
 	}
-	settled(t, before, "1,000 UDP losses and 1,000 UDP inputs")
+	after := settled(t, before, "1,000 UDP losses and 1,000 UDP inputs")
+	if after.heap > before.heap+4<<20 || after.rss > before.rss+24<<20 {
+		t.Fatalf("memory grew over 1,000 UDP losses and 1,000 UDP inputs: before %+v, after %+v", before, after)
+	}
 }
