@@ -5,10 +5,12 @@ package runtime
 // Invariants:
 //   - Loops and edges are made once, before any node, and outlive every
 //     node: a group restart keeps the frames its edges hold.
-//   - Groups start in the plan's order (Order, then name); each must be
-//     ready (every edge leaving it has carried a frame) within
-//     Options.ReadyTimeout before the next starts, or Start fails naming
-//     each edge that never carried one, and leaves nothing running.
+//   - Groups start in waves: a group starts once every group it depends
+//     on is ready, and the groups of a wave (in the plan's order: Order,
+//     then name) wait for readiness together. Each must be ready (every
+//     edge leaving it has carried a frame) within Options.ReadyTimeout of
+//     its wave's start, or Start fails naming each edge that never carried
+//     one, and leaves nothing running.
 //   - A group's start and stop never overlap (a node can fail while its
 //     group is still starting; the stop waits for the start to finish).
 //   - A node failure stops its whole group; a restartable group starts
@@ -218,8 +220,8 @@ func NewExecutor[T any](p *plan.Plan, lookup Lookup[T], opts Options) (*Executor
 	return x, nil
 }
 
-// Start makes the loops and edges, then starts the groups in order, each
-// ready before the next. On error nothing is left running.
+// Start makes the loops and edges, then starts the groups wave by wave
+// (waves), each wave ready before the next. On error nothing is left running.
 func (x *Executor[T]) Start(ctx context.Context) error {
 	if x.started != 0 {
 		return fmt.Errorf("plan %q: the executor was started already; make a new one", x.plan.Show)
@@ -261,48 +263,101 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 	}
 	x.superv.Add(1)
 	go x.supervise()
-	for _, g := range x.groups {
+	for _, wave := range x.waves() {
 		began := time.Now()
-		if err := x.startGroup(g); err != nil {
+		for _, g := range wave {
+			if err := x.startGroup(g); err != nil {
+				x.Stop()
+				return err
+			}
+		}
+		if err := x.waitReady(ctx, began, wave...); err != nil {
 			x.Stop()
 			return err
 		}
-		if err := x.waitReady(ctx, g); err != nil {
-			x.Stop()
-			return err
-		}
-		g.readyNs.Store(int64(time.Since(began)))
 	}
 	return nil
 }
 
-// waitReady waits until every edge leaving g has carried a frame.
-func (x *Executor[T]) waitReady(ctx context.Context, g *group[T]) error {
-	deadline := time.Now().Add(x.opts.ReadyTimeout)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var missing []string
-		for _, e := range g.leaving {
-			if e.enqueued.Load() == 0 {
-				missing = append(missing, e.Name())
+// waves splits the groups into start waves: a group is in the first wave
+// after every group it depends on, as the plan declares (DependsOn) or as
+// an edge into it from a group earlier in the order says. The groups of a
+// wave start one after another (a node's start is quick) and become ready
+// together, so a show's sources, each of which may take its loss timeout
+// to give its first picture (a live source whose sender is not there yet),
+// wait once and not once each. Within a wave, the plan's order.
+func (x *Executor[T]) waves() [][]*group[T] {
+	feeds := map[*group[T]][]*group[T]{} // group -> the groups with an edge into it
+	for _, pe := range x.plan.Edges {
+		if gf, gt := x.slotGroup[pe.From], x.slotGroup[pe.To]; gf != gt && gf != nil && gt != nil {
+			feeds[gt] = append(feeds[gt], gf)
+		}
+	}
+	level := map[*group[T]]int{}
+	byName := map[string]*group[T]{}
+	var out [][]*group[T]
+	for _, g := range x.groups { // in order: a dependency comes first (New checks)
+		l := 0
+		for _, d := range g.spec.DependsOn {
+			if dg, ok := byName[d]; ok {
+				l = max(l, level[dg]+1)
 			}
 		}
-		if len(missing) == 0 {
-			g.ready.Store(true)
-			g.state.Store("running")
+		for _, f := range feeds[g] {
+			if fl, ok := level[f]; ok { // earlier in the order: not a loop back
+				l = max(l, fl+1)
+			}
+		}
+		level[g], byName[g.spec.Name] = l, g
+		for len(out) <= l {
+			out = append(out, nil)
+		}
+		out[l] = append(out[l], g)
+	}
+	return out
+}
+
+// waitReady waits until every edge leaving each of gs has carried a frame,
+// each group within the ready timeout of began, and records how long each
+// took.
+func (x *Executor[T]) waitReady(ctx context.Context, began time.Time, gs ...*group[T]) error {
+	deadline := began.Add(x.opts.ReadyTimeout)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	waiting := append([]*group[T](nil), gs...)
+	for {
+		var late []string
+		rest := waiting[:0]
+		for _, g := range waiting {
+			var missing []string
+			for _, e := range g.leaving {
+				if e.enqueued.Load() == 0 {
+					missing = append(missing, e.Name())
+				}
+			}
+			if len(missing) == 0 {
+				g.readyNs.Store(int64(time.Since(began)))
+				g.ready.Store(true)
+				g.state.Store("running")
+				continue
+			}
+			rest = append(rest, g)
+			late = append(late, fmt.Sprintf("group %q not ready after %v: edge %s never carried a frame", g.spec.Name, x.opts.ReadyTimeout, quoteAll(missing)))
+		}
+		waiting = rest
+		if len(waiting) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("group %q not ready after %v: edge %s never carried a frame; check that its source produces (its log, its params), or raise the ready timeout", g.spec.Name, x.opts.ReadyTimeout, quoteAll(missing))
+			return fmt.Errorf("%s; check that its source produces (its log, its params), or raise the ready timeout", strings.Join(late, "; "))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("group %q: start cancelled while waiting for readiness: %w", g.spec.Name, ctx.Err())
+			return fmt.Errorf("group %q: start cancelled while waiting for readiness: %w", waiting[0].spec.Name, ctx.Err())
 		case <-x.failed:
 			return x.Err()
 		case <-x.done: // stopped while a group added on air got ready (Extend)
-			return fmt.Errorf("group %q: the run stopped while waiting for readiness", g.spec.Name)
+			return fmt.Errorf("group %q: the run stopped while waiting for readiness", waiting[0].spec.Name)
 		case <-tick.C:
 		}
 	}

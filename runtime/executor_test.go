@@ -66,17 +66,19 @@ type testSource struct {
 	inst    int64
 	failAt  int
 	silent  bool
+	after   string // produce nothing until this node has been made
 	pending []*tframe // per output: a frame a full block edge refused
 }
 
 func (w *world) newSource(n plan.Node, ctx *NodeContext[*tframe]) (Node[*tframe], error) {
 	failAt := param(ctx.Plan.Params, "fail_at", -1)
 	silent := param(ctx.Plan.Params, "silent", false)
+	after := param(ctx.Plan.Params, "after", "")
 	w.mu.Lock()
 	inst := w.instances[n.ID]
 	w.instances[n.ID]++
 	w.mu.Unlock()
-	return &testSource{w: w, ctx: ctx, inst: inst, failAt: failAt, silent: silent, pending: make([]*tframe, len(ctx.Outputs))}, nil
+	return &testSource{w: w, ctx: ctx, inst: inst, failAt: failAt, silent: silent, after: after, pending: make([]*tframe, len(ctx.Outputs))}, nil
 }
 
 func (s *testSource) Start(ctx *NodeContext[*tframe]) error {
@@ -93,6 +95,15 @@ func (s *testSource) Start(ctx *NodeContext[*tframe]) error {
 		seq := pts / step
 		if s.silent {
 			return
+		}
+		if s.after != "" {
+			s.w.mu.Lock()
+			made := s.w.instances[s.after] > 0
+			s.w.mu.Unlock()
+			if !made {
+				return
+			}
+			s.after = ""
 		}
 		if s.inst == 0 && int(seq) == s.failAt {
 			ctx.Fail(errors.New("synthetic failure"))
@@ -472,6 +483,47 @@ func TestExecutorReadinessNamesTheSilentEdge(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
+	}
+}
+
+// TestExecutorStartsSourcesTogether: sources do not wait for each other
+// to become ready. Each source here gives its first frame only once the
+// other has been made (as a live source gives its first picture only when
+// its sender connects, or its loss timeout passes): started one after
+// another, the first would wait for ever; started together, both are ready
+// and the buses after them start once they are.
+func TestExecutorStartsSourcesTogether(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := showPlan(2, func(p *plan.Plan) {
+		nodeByID(p, "source.s[0]/test_source").Params["after"] = "source.s[1]/test_source"
+		nodeByID(p, "source.s[1]/test_source").Params["after"] = "source.s[0]/test_source"
+	})
+	x, err := NewExecutor(p, w.lookup(), Options{ReadyTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Stop()
+	for _, g := range x.Status().Groups {
+		if !g.Ready {
+			t.Errorf("group %s is not ready after Start", g.Name)
+		}
+	}
+	var waves []string
+	for _, wave := range x.waves() {
+		var names []string
+		for _, g := range wave {
+			names = append(names, g.spec.Name)
+		}
+		waves = append(waves, strings.Join(names, " "))
+	}
+	// The buses take the sources' edges, the recorder the Program bus's.
+	want := []string{"source.s[0] source.s[1]", "bus.mon bus.pgm", "output.rec"}
+	if strings.Join(waves, " | ") != strings.Join(want, " | ") {
+		t.Errorf("start waves %q, want %q", waves, want)
 	}
 }
 

@@ -70,13 +70,12 @@ func (x *Executor[T]) Extend(ctx context.Context, ext Extension) error {
 		began := time.Now()
 		err := x.startGroup(g)
 		if err == nil {
-			err = x.waitReady(ctx, g)
+			err = x.waitReady(ctx, began, g)
 		}
 		if err != nil {
 			x.undo(a)
 			return err
 		}
-		g.readyNs.Store(int64(time.Since(began)))
 	}
 	return x.handOver(ctx, a, into, outOf)
 }

@@ -209,7 +209,8 @@ type GroupStatus struct {
 	Ready bool   `json:"ready"`
 	// ReadyMs is how long the show's start waited for the group: from
 	// starting its nodes to every edge leaving it having carried a frame
-	// (its readiness), before the next group started.
+	// (its readiness), from the start of its wave (the groups that start
+	// and wait together: Executor.waves).
 	ReadyMs  float64 `json:"ready_ms"`
 	Restarts uint64  `json:"restarts"`
 }
