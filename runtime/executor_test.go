@@ -66,7 +66,7 @@ type testSource struct {
 	inst    int64
 	failAt  int
 	silent  bool
-	after   string // produce nothing until this node has been made
+	after   string    // produce nothing until this node has been made
 	pending []*tframe // per output: a frame a full block edge refused
 }
 
