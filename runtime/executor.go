@@ -8,9 +8,10 @@ package runtime
 //   - Groups start in waves: a group starts once every group it depends
 //     on is ready, and the groups of a wave (in the plan's order: Order,
 //     then name) wait for readiness together. Each must be ready (every
-//     edge leaving it has carried a frame) within Options.ReadyTimeout of
-//     its wave's start, or Start fails naming each edge that never carried
-//     one, and leaves nothing running.
+//     edge leaving it has carried a frame), and Options.ReadyTimeout never
+//     passes without one more group of the wave becoming ready, or Start
+//     fails naming each edge that never carried one, and leaves nothing
+//     running.
 //   - A group's start and stop never overlap (a node can fail while its
 //     group is still starting; the stop waits for the start to finish).
 //   - A node failure stops its whole group; a restartable group starts
@@ -37,7 +38,8 @@ import (
 
 // Options tune an Executor; the zero value is the default.
 type Options struct {
-	// ReadyTimeout bounds each group's readiness wait; 0 means 10 s.
+	// ReadyTimeout bounds a start wave's readiness wait while none of its
+	// groups becomes ready; 0 means 10 s.
 	ReadyTimeout time.Duration
 	// RestartDelay is the pause before a failed restartable group starts
 	// again; 0 means 1 s.
@@ -318,8 +320,10 @@ func (x *Executor[T]) waves() [][]*group[T] {
 }
 
 // waitReady waits until every edge leaving each of gs has carried a frame,
-// each group within the ready timeout of began, and records how long each
-// took.
+// and records how long each took from began. The groups of a wave may
+// become ready one after another (a driver that sets up one decoder at a
+// time): the wait fails only when Options.ReadyTimeout passes without any
+// of them becoming ready, naming those that are not.
 func (x *Executor[T]) waitReady(ctx context.Context, began time.Time, gs ...*group[T]) error {
 	deadline := began.Add(x.opts.ReadyTimeout)
 	tick := time.NewTicker(2 * time.Millisecond)
@@ -342,14 +346,21 @@ func (x *Executor[T]) waitReady(ctx context.Context, began time.Time, gs ...*gro
 				continue
 			}
 			rest = append(rest, g)
-			late = append(late, fmt.Sprintf("group %q not ready after %v: edge %s never carried a frame", g.spec.Name, x.opts.ReadyTimeout, quoteAll(missing)))
+			late = append(late, fmt.Sprintf("group %q: edge %s never carried a frame", g.spec.Name, quoteAll(missing)))
+		}
+		if len(rest) < len(waiting) {
+			deadline = time.Now().Add(x.opts.ReadyTimeout) // progress: the others get the timeout again
 		}
 		waiting = rest
 		if len(waiting) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s; check that its source produces (its log, its params), or raise the ready timeout", strings.Join(late, "; "))
+			what := fmt.Sprintf("%d group(s) not ready after %v (%v with none of them becoming ready)", len(waiting), time.Since(began).Round(time.Millisecond), x.opts.ReadyTimeout)
+			if len(late) > 8 {
+				late = append(late[:8], fmt.Sprintf("and %d more", len(late)-8))
+			}
+			return fmt.Errorf("%s: %s; check that its source produces (its log, its params), or raise the ready timeout", what, strings.Join(late, "; "))
 		}
 		select {
 		case <-ctx.Done():
