@@ -191,6 +191,7 @@ func BenchmarkEncoderCPUPaced(b *testing.B) {
 					size := [2]int{c.w, c.h}
 					if pics[size] == nil {
 						pics[size] = benchPictures(b, bin, c.w, c.h)
+						b.ResetTimer()
 					}
 					benchPaced(b, bin, c, n, pics[size])
 				})
