@@ -12,7 +12,9 @@ package compiler
 //   - PCIe upload bytes/s: every frame an uploading node moves to the GPU;
 //   - NVDEC load in 1080p-equivalent frames/s;
 //   - sources against the profile's source limits for the show's rate and
-//     raw_upload mode; NVENC for ffmpeg outputs that ask for it.
+//     raw_upload mode; NVENC for ffmpeg outputs that ask for it;
+//   - with delivery outputs, each one's encoding CPU at the show's encodes
+//     at once (encodes) and onair's own CPU beside them (showCPU).
 //
 // A cpu plan (frames in host memory) is scored instead against a CPU
 // profile, the host's: the cores its buses' drawing takes and the host
