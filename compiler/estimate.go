@@ -12,7 +12,9 @@ package compiler
 //   - PCIe upload bytes/s: every frame an uploading node moves to the GPU;
 //   - NVDEC load in 1080p-equivalent frames/s;
 //   - sources against the profile's source limits for the show's rate and
-//     raw_upload mode; NVENC for ffmpeg outputs that ask for it.
+//     raw_upload mode; NVENC for ffmpeg outputs that ask for it;
+//   - with delivery outputs, each one's encoding CPU at the show's encodes
+//     at once (encodes) and onair's own CPU beside them (showCPU).
 //
 // A cpu plan (frames in host memory) is scored instead against a CPU
 // profile, the host's: the cores its buses' drawing takes and the host
@@ -146,8 +148,10 @@ func estimate(st *state) {
 	}
 	if st.Options.Target.Domain == nodes.Host { // nothing of it on a GPU
 		st.estimateHost(budget)
+		st.showCPU(pr)
 		return
 	}
+	st.showCPU(pr)
 	budget("vram", float64(vram), gpus*pr.VRAMBytes.Value, "bytes")
 	budget("pinned host memory", float64(pinned), pr.PinnedHostBytes.Value, "bytes")
 	budget("pcie upload", float64(pcie), gpus*pr.PCIeBytesPerSec.Value, "bytes/s")
@@ -169,10 +173,18 @@ func estimate(st *state) {
 // profile's measured figures (Profile.EncodeCost): the encoder the plan
 // names ("auto" is the software encoder; a machine with NVENC takes it off
 // the CPU, and so does the estimate), its preset or the encoder's
-// default, the output's size and the show's rate.
+// default, the output's size and the show's rate, with the show's
+// software encodes all running at once (EncodeCost interpolates between
+// the concurrencies measured). Each encode says which figures it used.
 func (st *state) encodes(pr *Profile) {
 	e := &st.Plan.Estimates
-	var unmeasured []string
+	type planned struct {
+		n           *Node
+		enc, preset string
+		rate        float64
+		software    bool
+	}
+	var outs []planned
 	for _, n := range st.Graph.Nodes() {
 		if !nodes.IsDelivery(n.Decl) {
 			continue
@@ -187,14 +199,21 @@ func (st *state) encodes(pr *Profile) {
 		if preset == "" {
 			preset = delivery.DefaultPreset(enc)
 		}
-		rate := st.nodeRate(n)
-		pct, _, ok := pr.EncodeCost(enc, preset, n.Size.W, n.Size.H, rate)
-		if !ok && !strings.HasSuffix(enc, "_nvenc") {
-			unmeasured = append(unmeasured, n.Address+" ("+enc+" "+preset+")")
+		sw := !strings.HasSuffix(enc, "_nvenc")
+		if sw {
+			e.ConcurrentEncodes++
 		}
-		pct = round3(pct)
-		e.Encodes = append(e.Encodes, plan.Encode{Output: n.Address, Encoder: enc, Preset: preset, Width: n.Size.W, Height: n.Size.H,
-			FrameRate: round3(rate), CorePercent: pct, Measured: ok})
+		outs = append(outs, planned{n, enc, preset, st.nodeRate(n), sw})
+	}
+	var unmeasured []string
+	for _, o := range outs {
+		est, ok := pr.EncodeCost(o.enc, o.preset, o.n.Size.W, o.n.Size.H, o.rate, e.ConcurrentEncodes)
+		if !ok && o.software {
+			unmeasured = append(unmeasured, o.n.Address+" ("+o.enc+" "+o.preset+")")
+		}
+		pct := round3(est.CorePercent)
+		e.Encodes = append(e.Encodes, plan.Encode{Output: o.n.Address, Encoder: o.enc, Preset: o.preset, Width: o.n.Size.W, Height: o.n.Size.H,
+			FrameRate: round3(o.rate), CorePercent: pct, Measured: ok, Basis: est.Basis})
 		e.EncodeCorePercent += pct
 	}
 	e.EncodeCorePercent = round3(e.EncodeCorePercent)
@@ -204,6 +223,32 @@ func (st *state) encodes(pr *Profile) {
 	if len(unmeasured) > 0 {
 		e.Notes = append(e.Notes, fmt.Sprintf("encoding CPU not estimated for %d output(s): profile %s has no measured figure for %s", len(unmeasured), pr.Name, strings.Join(firstN(unmeasured, 3), ", ")))
 	}
+}
+
+// showCPU estimates, for a show with delivery outputs, onair's own CPU
+// beside their encodes, which lint encodes-exceed-cores adds to them: a
+// cpu plan's is its buses' drawing (CPUCores); a GPU plan's is the
+// profile's reading of a show (ShowCPU) scaled by the show's sources ×
+// frame rate, a note says from what. A GPU profile without the reading
+// leaves it 0, and a note says so.
+func (st *state) showCPU(pr *Profile) {
+	e := &st.Plan.Estimates
+	if len(e.Encodes) == 0 {
+		return
+	}
+	if st.Options.Target.Domain == nodes.Host {
+		e.ShowCorePercent = round3(100 * e.CPUCores)
+		return
+	}
+	c := pr.ShowCPU
+	if c == nil {
+		e.Notes = append(e.Notes, fmt.Sprintf("onair's own CPU beside the encodes not estimated: profile %s has no reading of a show's (show_cpu)", pr.Name))
+		return
+	}
+	sources, rate := len(st.Show.Sources), fps(st.Show.FrameRate)
+	e.ShowCorePercent = round3(c.CorePercent * float64(sources) * rate / (float64(c.Sources) * c.FrameRate))
+	e.Notes = append(e.Notes, fmt.Sprintf("show cpu: onair's own, profile %s's reading of %g %% of one core for %d sources at %g fps scaled to %d at %g fps; what runs apart from onair (browser producers, Chromium) is not in it",
+		pr.Name, c.CorePercent, c.Sources, c.FrameRate, sources, rate))
 }
 
 // gpuEstimates is each GPU's share of a show placed on several: what its

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -66,6 +67,9 @@ type Profile struct {
 	// machine class, what the plan estimates each delivery output's
 	// encoding from (EncodeCost).
 	Encoders []EncoderCost `json:"encoders,omitempty"`
+	// ShowCPU is a GPU profile's reading of onair's own CPU in a show,
+	// what the plan estimates a show's own CPU from (nil: not estimated).
+	ShowCPU *ShowCPU `json:"show_cpu,omitempty"`
 	// Devices are the device names (as the driver reports them, matched
 	// as words) of the GPUs the profile describes: a show that names no
 	// profile is checked against the one of the GPU it runs on.
@@ -87,32 +91,125 @@ func ProfileForDevice(device string) string {
 }
 
 // EncoderCost is one encoder's measured CPU at one preset, size and rate:
-// CorePercent of one core for one output (delivery's BenchmarkEncoderCPU).
+// CorePercent of one core for each of Concurrent outputs encoding at
+// once, fed at the output's rate (Paced: as a bus feeds it, delivery's
+// BenchmarkEncoderCPUPaced or a show's own reading) or as fast as the
+// encoder took pictures (delivery's BenchmarkEncoderCPU, which reads
+// an encoder alone lower than a show runs it: 192.3 % against 245 % on
+// the H200).
 type EncoderCost struct {
 	Encoder     string  `json:"encoder"` // an ffmpeg encoder: libx264, libx265
 	Preset      string  `json:"preset"`
 	Width       int     `json:"width"`
 	Height      int     `json:"height"`
 	FrameRate   float64 `json:"frame_rate"`
+	Concurrent  int     `json:"concurrent"` // 1: alone
+	Paced       bool    `json:"paced"`
 	CorePercent float64 `json:"core_percent"`
 	Source      string  `json:"source"`
 }
 
+// EncodeEstimate is what EncodeCost made of a profile's figures: the
+// share of one core (in %) an output takes and, in words, which figures
+// it came from (the plan says so beside each output).
+type EncodeEstimate struct {
+	CorePercent float64
+	Basis       string
+}
+
 // EncodeCost estimates the share of one core (in %) an output encoding
-// w×h at fps with encoder and preset takes on this machine class: the
-// measured figure for that encoder and preset, scaled by pixels per
-// second (an encoder's work grows about linearly with them). ok is false
-// when the profile has no figure for the pair.
-func (p *Profile) EncodeCost(encoder, preset string, w, h int, fps float64) (percent float64, from *EncoderCost, ok bool) {
+// w×h at fps with encoder and preset takes on this machine class while
+// concurrent outputs encode at once (the show's software encodes, this
+// one among them). For each concurrency the profile measured the pair
+// at, it takes the paced figure where there is one (else the one fed as
+// fast as the encoder took pictures) of the size nearest the output's;
+// between two concurrencies it interpolates linearly, and outside them
+// it takes the nearest (it does not extrapolate). The figure is scaled
+// by pixels per second (an encoder's work grows about linearly with
+// them). ok is false when the profile has no figure for the pair.
+func (p *Profile) EncodeCost(encoder, preset string, w, h int, fps float64, concurrent int) (est EncodeEstimate, ok bool) {
+	pixels := float64(w) * float64(h) * fps
+	best := map[int]*EncoderCost{} // by concurrency
 	for i := range p.Encoders {
 		e := &p.Encoders[i]
-		if e.Encoder != encoder || e.Preset != preset || e.Width <= 0 || e.Height <= 0 || e.FrameRate <= 0 {
+		if e.Encoder != encoder || e.Preset != preset || e.Width <= 0 || e.Height <= 0 || e.FrameRate <= 0 || e.Concurrent < 1 {
 			continue
 		}
-		scale := float64(w) * float64(h) * fps / (float64(e.Width) * float64(e.Height) * e.FrameRate)
-		return e.CorePercent * scale, e, true
+		if b := best[e.Concurrent]; b == nil || e.Paced && !b.Paced || e.Paced == b.Paced && sizeGap(e, pixels) < sizeGap(b, pixels) {
+			best[e.Concurrent] = e
+		}
 	}
-	return 0, nil, false
+	if len(best) == 0 {
+		return EncodeEstimate{}, false
+	}
+	ns := slices.Sorted(maps.Keys(best))
+	concurrent = max(concurrent, 1)
+	lo, hi := ns[0], ns[len(ns)-1] // the nearest measured at or below concurrent, and at or above
+	for _, n := range ns {
+		if n <= concurrent {
+			lo = n
+		}
+	}
+	for _, n := range slices.Backward(ns) {
+		if n >= concurrent {
+			hi = n
+		}
+	}
+	scaled := func(e *EncoderCost) float64 {
+		return e.CorePercent * pixels / (float64(e.Width) * float64(e.Height) * e.FrameRate)
+	}
+	a, b := best[lo], best[hi]
+	est.CorePercent = scaled(a)
+	if lo != hi {
+		est.CorePercent += (scaled(b) - scaled(a)) * float64(concurrent-lo) / float64(hi-lo)
+	}
+	switch {
+	case lo != hi:
+		est.Basis = fmt.Sprintf("between %s and %s, at %d", figureWords(a), figureWords(b), concurrent)
+	case lo != concurrent:
+		est.Basis = fmt.Sprintf("from %s; %d at once not measured", figureWords(a), concurrent)
+	default:
+		est.Basis = "from " + figureWords(a)
+	}
+	for _, e := range []*EncoderCost{a, b} {
+		if float64(e.Width)*float64(e.Height)*e.FrameRate != pixels {
+			est.Basis += fmt.Sprintf(", scaled from %dx%d@%g by pixels per second", e.Width, e.Height, e.FrameRate)
+			break
+		}
+	}
+	return est, true
+}
+
+// figureWords names one measured figure in the plan: "4 at once paced
+// (245.05 %)", "1 alone fed flat out (192.3 %)".
+func figureWords(e *EncoderCost) string {
+	at := fmt.Sprintf("%d at once", e.Concurrent)
+	if e.Concurrent == 1 {
+		at = "1 alone"
+	}
+	fed := "paced"
+	if !e.Paced {
+		fed = "fed flat out"
+	}
+	return fmt.Sprintf("%s %s (%g %%)", at, fed, e.CorePercent)
+}
+
+// sizeGap is how far a figure's pixels per second are from pixels, as a
+// ratio either way (0: the same).
+func sizeGap(e *EncoderCost, pixels float64) float64 {
+	return math.Abs(math.Log(float64(e.Width) * float64(e.Height) * e.FrameRate / pixels))
+}
+
+// ShowCPU is onair's own CPU (its process, every thread) read in a show
+// on a GPU profile's machine: Sources at FrameRate took CorePercent of
+// one core. The plan scales it by the show's sources × frame rate to
+// estimate a show's own CPU, which lint encodes-exceed-cores adds to its
+// encodes'.
+type ShowCPU struct {
+	Sources     int     `json:"sources"`
+	FrameRate   float64 `json:"frame_rate"`
+	CorePercent float64 `json:"core_percent"`
+	Source      string  `json:"source"`
 }
 
 // NVDECCap is the range of pictures NVDEC decodes for one codec.
@@ -191,6 +288,12 @@ func ParseProfile(b []byte) (*Profile, error) {
 		if e.Source == "" {
 			return nil, fmt.Errorf("profile %s: the figure of %s at preset %s has no source note", p.Name, e.Encoder, e.Preset)
 		}
+		if e.Concurrent < 1 {
+			return nil, fmt.Errorf("profile %s: the figure of %s at preset %s has concurrent %d: write how many such outputs encoded at once when it was read (1: alone)", p.Name, e.Encoder, e.Preset, e.Concurrent)
+		}
+	}
+	if c := p.ShowCPU; c != nil && (c.Source == "" || c.Sources < 1 || c.FrameRate <= 0) {
+		return nil, fmt.Errorf("profile %s: show_cpu needs its sources (%d), frame_rate (%g) and a source note", p.Name, c.Sources, c.FrameRate)
 	}
 	for _, l := range p.SourceLimits {
 		if l.Source == "" {

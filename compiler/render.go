@@ -162,14 +162,15 @@ func WriteText(w io.Writer, p *plan.Plan, summary bool) error {
 				measured++
 			}
 		}
-		pf("  %-20s %.0f %% of one core, %d of %d output(s) measured; %s\n", "encoding cpu", e.EncodeCorePercent, measured, len(e.Encodes), cores)
+		pf("  %-20s %.0f %% of one core, %d of %d output(s) measured, %d at once; %s\n", "encoding cpu", e.EncodeCorePercent, measured, len(e.Encodes), e.ConcurrentEncodes, cores)
 		for _, c := range e.Encodes {
 			cost := "not measured"
 			if c.Measured {
-				cost = fmt.Sprintf("%.0f %% of one core", c.CorePercent)
+				cost = fmt.Sprintf("%.0f %% of one core, %s", c.CorePercent, c.Basis)
 			}
 			pf("    %-18s %s %s %dx%d@%g: %s\n", c.Output, c.Encoder, c.Preset, c.Width, c.Height, c.FrameRate, cost)
 		}
+		pf("  %-20s %.0f %% of one core; with the encodes %.0f %%\n", "show cpu", e.ShowCorePercent, e.ShowCorePercent+e.EncodeCorePercent)
 	}
 	if len(e.Budgets) > 0 {
 		pf("\n  %-20s %14s %14s  %s\n", "budget", "used", "limit", "")

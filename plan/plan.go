@@ -217,9 +217,16 @@ type Estimates struct {
 	// host's CPU, from the profile's measured figures; EncodeCorePercent
 	// is their sum and HostCores the profile's host cores (0: unknown),
 	// which lint compares it with.
+	// ConcurrentEncodes is how many of them encode on the CPU at once,
+	// the concurrency each one's figure is read at.
 	Encodes           []Encode `json:"encodes,omitempty"`
 	EncodeCorePercent float64  `json:"encode_core_percent,omitempty"`
+	ConcurrentEncodes int      `json:"concurrent_encodes,omitempty"`
 	HostCores         int      `json:"host_cores,omitempty"`
+	// ShowCorePercent is onair's own CPU beside them, % of one core (a
+	// cpu plan's drawing; a GPU plan's scaled from the profile's reading
+	// of a show), which lint adds to EncodeCorePercent against HostCores.
+	ShowCorePercent float64 `json:"show_core_percent,omitempty"`
 	// Notes say how an estimate was made where it could not be measured
 	// (a resident file that could not be read, for example).
 	Notes []string `json:"notes,omitempty"`
@@ -238,6 +245,9 @@ type Encode struct {
 	// and preset.
 	CorePercent float64 `json:"core_percent"`
 	Measured    bool    `json:"measured"`
+	// Basis says which of the profile's figures it came from: the
+	// concurrency, paced or not, interpolated, scaled.
+	Basis string `json:"basis,omitempty"`
 }
 
 // Budget is one estimate against one limit of the capacity profile.

@@ -7,6 +7,7 @@ import (
 	"github.com/onairhq/onair/internal/golden"
 	"github.com/onairhq/onair/nodes/cpu"
 	nodecuda "github.com/onairhq/onair/nodes/cuda"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -487,4 +488,50 @@ func TestResidentPinnedMemoryOnDemo(t *testing.T) {
 		}
 	}
 	t.Errorf("resident-pinned-memory is silent on the seeds' 8.8 GB of resident clips")
+}
+
+// Issue 26's case on the H200 machine: beside the seeds' show (192
+// sources, best settings), 4 x264 veryfast 1080p30 outputs of Program held
+// every deadline and 8 missed 30 (bench/seeds/results-2026-12-02b/
+// encoders/). On the H200 profile encodes-exceed-cores warns about 8,
+// counting onair's own CPU, and not about 4.
+func TestEncodesExceedCoresBesideTheSeedsShow(t *testing.T) {
+	for _, c := range []struct {
+		outputs int
+		fires   bool
+	}{{4, false}, {8, true}} {
+		t.Run(fmt.Sprintf("%d outputs", c.outputs), func(t *testing.T) {
+			half := fmt.Sprint(c.outputs / 2)
+			lopts := lang.Options{Vars: map[string]string{"settings": "best", "n_enc_file": half, "n_enc_stream": half, "enc_dir": t.TempDir()}}
+			copts := compiler.Options{Target: &nodecuda.Lowering, Profile: "nvidia_h200", ToolVersion: "test"}
+			show, diags := lang.Load([]string{"../../bench/seeds/seeds.hcl"}, lopts)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			res, diags := compiler.Compile(show, copts)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			// 245.05 % each (4 at once, paced, as read beside the show)
+			// and onair's own 87.5 % for the seeds' 192 sources.
+			e := res.Plan.Estimates
+			if len(e.Encodes) != c.outputs || e.ConcurrentEncodes != c.outputs || math.Abs(e.EncodeCorePercent-245.05*float64(c.outputs)) > 0.01 || e.ShowCorePercent != 87.5 {
+				t.Errorf("%d encodes at %d at once, %g %% and the show's %g %%; want %d, %g %% and 87.5 %%",
+					len(e.Encodes), e.ConcurrentEncodes, e.EncodeCorePercent, e.ShowCorePercent, c.outputs, 245.05*float64(c.outputs))
+			}
+			fs, _ := lint.Show([]string{"../../bench/seeds/seeds.hcl"}, lopts, copts)
+			var found *lint.Finding
+			for i, f := range fs {
+				if f.Rule == "encodes-exceed-cores" {
+					found = &fs[i]
+				}
+			}
+			if (found != nil) != c.fires {
+				t.Fatalf("encodes-exceed-cores fired: %v, want %v; findings %v", found != nil, c.fires, rulesFound(fs))
+			}
+			if found != nil && (!strings.Contains(found.Summary, "8 encodes need 1960 %") || !strings.Contains(found.Summary, "onair itself about 88 %") || !strings.Contains(found.Summary, "16 cores (1600 %)")) {
+				t.Errorf("summary %q: want the 8 encodes' 1960 %%, onair's 88 %% and the 16 cores", found.Summary)
+			}
+		})
+	}
 }

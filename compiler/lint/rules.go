@@ -396,26 +396,31 @@ var encodesExceedCores = &compiler.Rule{
 	ID:        "encodes-exceed-cores",
 	Severity:  hcl.DiagWarning,
 	Ignorable: true,
-	Doc: `The show's delivery outputs need more CPU to encode than the machine has cores.
+	Doc: `The show's delivery outputs and onair itself need more CPU than the machine has cores.
 
 Each output "stream", "file" and "hls" is an ffmpeg encoding on the CPU
 (where the GPU has no NVENC). The plan estimates each one's share of a core
 from the capacity profile's measured figures for its encoder, preset, size
-and rate; over the profile's cores in total, the encoders fall behind the
-show's rate, their queues fill and outputs drop frames or stall while the
-mixer itself stays on time. Use a faster preset, fewer or smaller outputs,
-or a machine with more cores (or NVENC).`,
+and rate at the number of outputs the show encodes at once, and onair's own
+CPU beside them (a cpu plan's drawing; a GPU plan's from the profile's
+reading of a show, scaled by sources and frame rate). Over the profile's
+cores in total, the encoders fall behind the show's rate and drop frames,
+and the mixer's own threads wait for a core and miss deadlines: on the H200
+machine 8 x264 veryfast 1080p30 outputs beside the seeds' show missed 30.
+Use a faster preset, fewer or smaller outputs, or a machine with more cores
+(or NVENC).`,
 	Run: func(p *compiler.Pass) {
 		if p.Plan == nil {
 			return
 		}
 		e := p.Plan.Estimates
 		limit := float64(100 * e.HostCores)
-		if e.HostCores <= 0 || e.EncodeCorePercent <= limit {
+		total := e.ShowCorePercent + e.EncodeCorePercent
+		if e.HostCores <= 0 || len(e.Encodes) == 0 || total <= limit {
 			return
 		}
 		// The finding points at the output that takes the sum over.
-		var sum float64
+		sum := e.ShowCorePercent
 		at := p.Show.DeclRange
 		for _, c := range e.Encodes {
 			sum += c.CorePercent
@@ -435,8 +440,10 @@ or a machine with more cores (or NVENC).`,
 			}
 		}
 		report(p, at,
-			fmt.Sprintf("The show's %d encodes need %.0f %% of one core, more than profile %s's %d cores (%.0f %%)", len(e.Encodes), e.EncodeCorePercent, p.Plan.Profile, e.HostCores, limit),
-			fmt.Sprintf("The costliest is %s, %s at preset %s, about %.0f %% of a core (from the profile's measured figures). Use a faster preset, fewer or smaller outputs, or a machine with more cores.", costliest.Output, costliest.Encoder, costliest.Preset, costliest.CorePercent))
+			fmt.Sprintf("The show's %d encodes need %.0f %% of one core and onair itself about %.0f %%: %.0f %%, more than profile %s's %d cores (%.0f %%)",
+				len(e.Encodes), e.EncodeCorePercent, e.ShowCorePercent, total, p.Plan.Profile, e.HostCores, limit),
+			fmt.Sprintf("The costliest is %s, %s at preset %s, about %.0f %% of a core with %d encoding at once (from the profile's measured figures). Use a faster preset, fewer or smaller outputs, or a machine with more cores.",
+				costliest.Output, costliest.Encoder, costliest.Preset, costliest.CorePercent, e.ConcurrentEncodes))
 	},
 }
 
