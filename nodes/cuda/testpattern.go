@@ -49,11 +49,22 @@ func (b *backend) newTestPattern(st *show.State, n plan.Node, ctx *runtime.NodeC
 	if err != nil {
 		return nil, err
 	}
+	t, err := b.newPatternCutter(cfg, st.Source(n.Address))
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.ID, err)
+	}
+	t.id = n.ID
+	return t, nil
+}
+
+// newPatternCutter makes the node of the pattern cfg, counting its frames
+// and sound in st.
+func (b *backend) newPatternCutter(cfg media.TestPatternConfig, st *show.SourceState) (*testPattern, error) {
 	tp, err := media.NewTestPattern(cfg)
 	if err != nil {
 		return nil, err
 	}
-	t := &testPattern{id: n.ID, st: st.Source(n.Address), tp: tp}
+	t := &testPattern{id: cfg.ID, st: st, tp: tp}
 	if t.stream, err = b.ctx.NewStream(); err != nil {
 		return nil, err
 	}
@@ -66,7 +77,7 @@ func (b *backend) newTestPattern(st *show.State, n plan.Node, ctx *runtime.NodeC
 	}
 	if err != nil {
 		t.Stop()
-		return nil, fmt.Errorf("node %s: %w", n.ID, err)
+		return nil, err
 	}
 	return t, nil
 }
