@@ -139,21 +139,28 @@ func (t *testPattern) next() (Frame, error) {
 }
 
 // cut queues frame n's pieces of the art into d on the stream and marks d
-// written: the pieces that do not overlap in one launch, those that go
-// over them (the flash) in a second.
+// written.
 func (t *testPattern) cut(d *gpu.Frame, n int64) error {
+	if err := t.lay(d, n, t.stream.CopyRegions); err != nil {
+		return err
+	}
+	return d.MarkWritten(t.stream)
+}
+
+// lay copies frame n's pieces of the art into d with copies: the pieces
+// that do not overlap in one call (a launch of the copy kernel), those
+// that go over them (the flash) in a second.
+func (t *testPattern) lay(d *gpu.Frame, n int64, copies func([]gpu.CopyRegion) error) error {
 	var under int
 	t.pieces, under = t.tp.Pieces(t.pieces[:0], n)
 	t.regions = t.art.regions(t.regions[:0], d, t.pieces)
-	if err := t.stream.CopyRegions(t.regions[:under]); err != nil {
+	if err := copies(t.regions[:under]); err != nil {
 		return err
 	}
 	if under < len(t.regions) {
-		if err := t.stream.CopyRegions(t.regions[under:]); err != nil {
-			return err
-		}
+		return copies(t.regions[under:])
 	}
-	return d.MarkWritten(t.stream)
+	return nil
 }
 
 func (t *testPattern) Stop() {
