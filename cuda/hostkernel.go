@@ -166,4 +166,3 @@ func hostPtr(b []byte) DevicePtr { return DevicePtr(uintptr(unsafe.Pointer(&b[0]
 // the tests of the packages that build copy tables (nodes/cuda's test
 // patterns) check them on a machine without a GPU. Nothing else calls it.
 func HostCopyRegions(rs []CopyRegion) error { return hostCopyRegions(rs) }
-
