@@ -61,3 +61,40 @@ func TestPatternCopyTablesCutNextsPictures(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPatternCutTables is the Go side of a 1080p frame of
+// test_pattern_cuda, off the GPU: the frame's metadata and sound
+// (NextMeta), its pieces and their copy table, without the driver calls
+// (the launch, the pool's wait, the written event) that BenchmarkTestPatternCPU
+// counts on a GPU. draw is what the old chain did on the CPU first: Next's
+// drawing of the whole picture (before its copy into the staging block).
+func BenchmarkPatternCutTables(b *testing.B) {
+	rate := frame.Rational{Num: 30, Den: 1}
+	cfg := media.TestPatternConfig{ID: "source.tp", StampID: 1, Pattern: media.Bars, Format: frame.NV12, Width: 1920, Height: 1080, Rate: rate, Tone: lineUpTone(b, rate)}
+	b.Run("cut", func(b *testing.B) {
+		tp, err := media.NewTestPattern(cfg)
+		noErr(b, err)
+		host, err := tp.NewArt()
+		noErr(b, err)
+		src := &testPattern{tp: tp, art: &deviceArt{base: hostDeviceFrame(host.Base), ink: hostDeviceFrame(host.Ink)}}
+		out, _ := frame.New(cfg.Format, cfg.Width, cfg.Height)
+		d := hostDeviceFrame(out)
+		none := func([]gpu.CopyRegion) error { return nil }
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			var m frame.Meta
+			noErr(b, src.lay(d, tp.NextMeta(&m), none))
+		}
+	})
+	b.Run("draw", func(b *testing.B) {
+		tp, err := media.NewTestPattern(cfg)
+		noErr(b, err)
+		out, _ := frame.New(cfg.Format, cfg.Width, cfg.Height)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			noErr(b, tp.Next(out))
+		}
+	})
+}
