@@ -30,9 +30,10 @@ import (
 // CPU: how the tests check the kernel against plain copies, on the GPU and
 // off it, at every alignment.
 
-// copyRegion is one entry of the copy kernel's table: Rows rows of Width
-// bytes, from Src (SrcPitch bytes a row) to Dst (DstPitch bytes a row).
-type copyRegion struct {
+// CopyRegion is one entry of the copy kernel's table: Rows rows of Width
+// bytes, from Src (SrcPitch bytes a row) to Dst (DstPitch bytes a row),
+// both in device memory.
+type CopyRegion struct {
 	Src, Dst           DevicePtr
 	SrcPitch, DstPitch int
 	Width, Rows        int
@@ -45,7 +46,7 @@ const maxCopies = C.ONAIR_MAX_COPIES
 var _ [maxKernelParams - C.sizeof_onair_copy128_args]struct{}
 
 // fillCopies writes rs (at most maxCopies) into the kernel argument a.
-func fillCopies(a *C.onair_copy128_args, rs []copyRegion) error {
+func fillCopies(a *C.onair_copy128_args, rs []CopyRegion) error {
 	if len(rs) > maxCopies {
 		return fmt.Errorf("cuda: %d copies in one launch, at most %d", len(rs), maxCopies)
 	}
@@ -60,9 +61,19 @@ func fillCopies(a *C.onair_copy128_args, rs []copyRegion) error {
 	return nil
 }
 
+// CopyRegions queues the device-to-device copies rs on s in one launch of
+// the copy kernel (one more for each MaxCopies beyond the first): many
+// small 2D copies for the CPU cost of one, where a cuMemcpy2DAsync each
+// would cost a driver call each. The copies of one launch run in any
+// order and at once: regions that overlap must go in separate calls.
+func (s *Stream) CopyRegions(rs []CopyRegion) error { return s.copyRegions(rs) }
+
+// MaxCopies is the most regions one launch of the copy kernel copies.
+const MaxCopies = maxCopies
+
 // copyRegions queues the copies rs on s: launches of the copy kernel,
 // maxCopies entries each (onair_copy8 for a table of 8 or fewer).
-func (s *Stream) copyRegions(rs []copyRegion) error {
+func (s *Stream) copyRegions(rs []CopyRegion) error {
 	m, err := s.ctx.kernels()
 	if err != nil {
 		return err
@@ -82,7 +93,7 @@ func (s *Stream) copyRegions(rs []copyRegion) error {
 
 // copyTables fills the copy kernel's table with rs, maxCopies entries at a
 // time, and runs each table.
-func copyTables(rs []copyRegion, run func(a *C.onair_copy128_args, n int) error) error {
+func copyTables(rs []CopyRegion, run func(a *C.onair_copy128_args, n int) error) error {
 	a := (*C.onair_copy128_args)(C.calloc(1, C.sizeof_onair_copy128_args))
 	defer C.free(unsafe.Pointer(a))
 	for len(rs) > 0 {
@@ -100,7 +111,7 @@ func copyTables(rs []copyRegion, run func(a *C.onair_copy128_args, n int) error)
 
 // hostCopyRegions runs the copy kernel's code on the CPU (host addresses
 // as device pointers), maxCopies entries a table as the launches take them.
-func hostCopyRegions(rs []copyRegion) error {
+func hostCopyRegions(rs []CopyRegion) error {
 	return copyTables(rs, func(a *C.onair_copy128_args, _ int) error {
 		C.onair_host_copy(a)
 		return nil

@@ -15,7 +15,7 @@ import (
 type copyCase struct {
 	name             string
 	srcSize, dstSize int
-	regions          []copyRegion // Src and Dst offsets into the buffers
+	regions          []CopyRegion // Src and Dst offsets into the buffers
 }
 
 func copyCases() []copyCase {
@@ -24,7 +24,7 @@ func copyCases() []copyCase {
 	gen := func(name string, n int, frameLike bool) copyCase {
 		c := copyCase{name: name}
 		for i := 0; i < n; i++ {
-			var r copyRegion
+			var r CopyRegion
 			if frameLike { // a picture: 16-byte aligned, pitches multiples of 256
 				r.Width, r.Rows = 64*(1+rng.Intn(30)), 48+rng.Intn(100)
 				r.SrcPitch, r.DstPitch = (r.Width+511)&^511, (r.Width+255)&^255
@@ -54,7 +54,7 @@ func copyCases() []copyCase {
 	cases := []copyCase{gen("5 mixed", 5, false), gen("8 mixed", 8, false), gen("150 mixed", 150, false), gen("3 pictures", 3, true), gen("200 pictures", 200, true)}
 	// A 1080p NV12 picture, both planes as one region.
 	hd := copyCase{name: "1080p", srcSize: 2048 * 1632, dstSize: 2048 * 1620,
-		regions: []copyRegion{{Src: 0, Dst: 0, SrcPitch: 2048, DstPitch: 2048, Width: 1920, Rows: 1620}}}
+		regions: []CopyRegion{{Src: 0, Dst: 0, SrcPitch: 2048, DstPitch: 2048, Width: 1920, Rows: 1620}}}
 	return append(cases, hd)
 }
 
@@ -71,8 +71,8 @@ func (c copyCase) want(src, dst []byte) []byte {
 }
 
 // at is the table with the offsets made addresses in buffers at src and dst.
-func (c copyCase) at(src, dst DevicePtr) []copyRegion {
-	rs := make([]copyRegion, len(c.regions))
+func (c copyCase) at(src, dst DevicePtr) []CopyRegion {
+	rs := make([]CopyRegion, len(c.regions))
 	for i, r := range c.regions {
 		r.Src += src
 		r.Dst += dst

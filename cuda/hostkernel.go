@@ -160,3 +160,9 @@ func freeHostBytes(b []byte) { C.free(unsafe.Pointer(&b[0])) }
 
 // hostPtr is the address of b's first byte as a "device pointer".
 func hostPtr(b []byte) DevicePtr { return DevicePtr(uintptr(unsafe.Pointer(&b[0]))) }
+
+// HostCopyRegions runs the copy kernel's code on the CPU over the grid its
+// launches would have, the regions' "device pointers" host addresses: how
+// the tests of the packages that build copy tables (nodes/cuda's test
+// patterns) check them on a machine without a GPU. Nothing else calls it.
+func HostCopyRegions(rs []CopyRegion) error { return hostCopyRegions(rs) }

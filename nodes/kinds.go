@@ -24,6 +24,28 @@ var (
 	frameFmts     = []string{FormatNV12, FormatP010}
 )
 
+// patternParams are the params of a test pattern's kinds (test_pattern,
+// test_pattern_cuda).
+func patternParams() []Param {
+	return []Param{
+		patternParam,
+		formatParam, sizeParam, colourParam,
+		{Name: "tone_hz", Type: Int, Default: 1000, Min: ptr(0), Max: ptr(20000), Doc: "The line-up tone each frame carries (48 kHz stereo), with a one-frame blip 12 dB louder on the frame that flashes each second (a white box in the middle of the picture); 0: silent, no flash."},
+		{Name: "tone_dbfs", Type: Int, Default: -18, Min: ptr(-60), Max: ptr(0), Doc: "The tone's level, dBFS (peak)."},
+	}
+}
+
+// patternLower is a test pattern's lowering.
+func patternLower(e *Element) map[string]any {
+	p := map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
+	for _, a := range []string{"tone_hz", "tone_dbfs"} {
+		if v, ok := e.Attr(a); ok {
+			p[a] = v
+		}
+	}
+	return p
+}
+
 // pacerLower is a pacer's lowering: it counts in the pacers' unit at the
 // element's rate.
 func pacerLower(e *Element) map[string]any {
@@ -397,25 +419,20 @@ var builtin = []*Kind{
 		Readiness: "a first snapshot has been taken",
 	},
 	{
-		Name: "test_pattern",
-		Doc:  "Generates frames in host memory (bars, ramp, solid, checker) on its own thread, a frame or two ahead of its pacer, so that drawing (up to a millisecond at 1080p) never delays a pacing loop; runs on the CPU backend and feeds an upload on CUDA.",
-		Params: []Param{
-			patternParam,
-			formatParam, sizeParam, colourParam,
-			{Name: "tone_hz", Type: Int, Default: 1000, Min: ptr(0), Max: ptr(20000), Doc: "The line-up tone each frame carries (48 kHz stereo), with a one-frame blip 12 dB louder on the frame that flashes each second (a white box in the middle of the picture); 0: silent, no flash."},
-			{Name: "tone_dbfs", Type: Int, Default: -18, Min: ptr(-60), Max: ptr(0), Doc: "The tone's level, dBFS (peak)."},
-		},
-		Traits: Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
-		Lower: func(e *Element) map[string]any {
-			p := map[string]any{"pattern": orDefault(e.String("pattern"), patternParam), "format": e.Format, "size": e.Size, "colour": e.Colour}
-			for _, a := range []string{"tone_hz", "tone_dbfs"} {
-				if v, ok := e.Attr(a); ok {
-					p[a] = v
-				}
-			}
-			return p
-		},
+		Name:      "test_pattern",
+		Doc:       "Generates frames in host memory (bars, ramp, solid, checker) on its own thread, a frame or two ahead of its pacer, so that drawing (up to a millisecond at 1080p) never delays a pacing loop; the CPU backend's test_pattern (the CUDA backend's is test_pattern_cuda).",
+		Params:    patternParams(),
+		Traits:    Traits{Blocking: true, Roles: Source, Domain: Host, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     patternLower,
 		Readiness: "a first frame has been generated",
+	},
+	{
+		Name:      "test_pattern_cuda",
+		Doc:       "Makes test_pattern's pictures, byte for byte, in device memory without drawing them on the CPU: the pattern's art (its first picture twice as wide, or for checker two squares larger, and the ink of the stamp and the flash) is drawn once and kept on the GPU, shared by the sources of one pattern, format and size, and each frame is cut from it by one launch of the copy kernel (the background at the frame's offset, the stamp's 48 blocks), a second on a frame that flashes. No thread of its own: it runs on its source's pacing loop, makes a picture whenever its edge has room, and never waits for the GPU. The CUDA backend's test_pattern.",
+		Params:    patternParams(),
+		Traits:    Traits{Roles: Source, Domain: Device, Emits: frameFmts, MaxOutputs: 1},
+		Lower:     patternLower,
+		Readiness: "a first frame has been queued in device memory",
 	},
 	{
 		Name: "ffmpeg_decode",

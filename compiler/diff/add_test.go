@@ -35,14 +35,14 @@ func TestLiveAddStartsTheSourcesCreated(t *testing.T) {
 	for _, e := range a.Edges {
 		edges = append(edges, e.From+" -> "+e.To)
 	}
-	if len(ids) != 4 || !slices.Contains(ids, "source.slate/one_to_many_nb") {
-		t.Errorf("nodes %v, want source.slate's four", ids)
+	if len(ids) != 3 || !slices.Contains(ids, "source.slate/test_pattern_cuda") || !slices.Contains(ids, "source.slate/one_to_many_nb") {
+		t.Errorf("nodes %v, want source.slate's three (test_pattern_cuda, realtime, one_to_many_nb)", ids)
 	}
 	if strings.Join(groups, " ") != "source.slate" {
 		t.Errorf("groups %v", groups)
 	}
-	if !slices.Contains(edges, "source.slate/one_to_many_nb -> bus.pgm/compositor") || len(edges) != 4 {
-		t.Errorf("edges %v, want its three inner edges and the one into bus.pgm", edges)
+	if !slices.Contains(edges, "source.slate/one_to_many_nb -> bus.pgm/compositor") || len(edges) != 3 {
+		t.Errorf("edges %v, want its two inner edges and the one into bus.pgm", edges)
 	}
 	for _, e := range a.Edges {
 		if !strings.HasPrefix(e.From, "source.slate/") {

@@ -26,6 +26,10 @@ func TestPlanCommand(t *testing.T) {
 			[]string{"Groups in start order"}},
 		{"detail", []string{"plan", "shows/minimal.hcl"}, 0, []string{"Groups in start order", "source.bars (start order 0)"}, nil, nil},
 		{"cpu backend", []string{"plan", "-backend", "cpu", "shows/minimal.hcl"}, 0, []string{"test_pattern", "Estimates against cpu"}, nil, []string{"mode=pinned", "vram"}},
+		// On the GPU a test pattern is cut on the GPU on its pacing loop: no
+		// thread drawing it, no upload.
+		{"cuda test pattern", []string{"plan", "-backend", "cuda", "shows/minimal.hcl"}, 0,
+			[]string{"pacing_0     test_pattern_cuda    nv12      pattern=bars"}, nil, []string{"mode=pinned", "thread       test_pattern", "\n  upload "}},
 		{"save", []string{"plan", "-summary", "-out", out, "shows/minimal.hcl"}, 0, []string{"Saved the plan to " + out}, nil, nil},
 		{"trace", []string{"plan", "-summary", "-trace", "build", "shows/minimal.hcl"}, 0, nil, []string{"== after build ==", "source.bars/one_to_many (one_to_many"}, nil},
 		{"a check fails", []string{"plan", "compiler/testdata/bad/formats.hcl"}, 1, nil,

@@ -19,7 +19,7 @@ import (
 )
 
 // Frame is what travels on the CUDA backend's edges: a picture in host
-// memory (*frame.Frame, from a reader or a test pattern up to its upload)
+// memory (*frame.Frame, from a host reader up to its upload)
 // or in device memory (*gpu.Frame, from an upload on).
 type Frame interface {
 	Retain()
@@ -106,6 +106,8 @@ type backend struct {
 	// recordings hold the access units of the HEVC and H.264 files the
 	// show loops, read from disk once for all the sources of a file.
 	recordings es.Recordings
+
+	arts artCache // the test patterns' art, shared by the sources of one pattern and size
 
 	// A show on several GPUs (gpus.go): the GPU this backend runs nodes
 	// on, and on GPU 0's backend every GPU's (itself first); the copies

@@ -18,11 +18,10 @@ const Name = "cuda"
 // Lowering is the seeds' naive graph, what the compiler builds for the GPU
 // before its fusion passes: file sources read by input_rec through a demux
 // into NVDEC, raw files through the hwupload chain, browser windows
-// imported, test patterns uploaded through a page-locked block, live
-// sources received and decoded on NVDEC by live_nvdec. Each chain is
-// added by the file of its first node's constructor (nvdec.go, browser.go,
-// live.go); this file adds the test pattern's, whose first node is the
-// shared runtime's.
+// imported, test patterns cut on the GPU from their art by
+// test_pattern_cuda, live sources received and decoded on NVDEC by
+// live_nvdec. Each chain is added by the file of its first node's
+// constructor (nvdec.go, browser.go, live.go, testpattern.go).
 var Lowering = nodes.Lowering{
 	Backend: Name,
 	Domain:  nodes.Device,
@@ -36,7 +35,3 @@ type constructor func(b *backend, st *show.State, n plan.Node, ctx *runtime.Node
 // kinds are the constructors of the kinds only the CUDA backend runs, added
 // by the files that define them.
 var kinds = nodes.Constructors[constructor]{}
-
-func init() {
-	Lowering.Lower("test_pattern", nodes.Chain{Links: []nodes.Link{nodes.L("test_pattern"), nodes.L("upload", "mode", "pinned"), nodes.L("realtime"), nodes.L("one_to_many")}})
-}

@@ -116,22 +116,37 @@ func (t *TestPattern) Next(dst *frame.Frame) error {
 	if dst.Format != t.cfg.Format || dst.Width != t.cfg.Width || dst.Height != t.cfg.Height {
 		return fmt.Errorf("test_pattern %q: frame is %v %dx%d, want %v %dx%d", t.cfg.ID, dst.Format, dst.Width, dst.Height, t.cfg.Format, t.cfg.Width, t.cfg.Height)
 	}
-	n := t.n
-	t.n++
+	n := t.NextMeta(&dst.Meta)
 	Draw(dst, t.cfg.Pattern, n, t.cfg.Solid, t.row)
 	if !t.cfg.NoStamp {
 		DrawStamp(dst, t.cfg.StampID, uint32(n))
 	}
-	dst.Audio = nil
-	if t.cfg.Tone != nil {
-		if audio.Flashes(n, int64(t.cfg.Rate.Num), int64(t.cfg.Rate.Den)) {
-			DrawFlash(dst)
-		}
-		dst.Audio = t.toneBlock(n)
+	if t.Flashes(n) {
+		DrawFlash(dst)
 	}
-	dst.PTS, dst.TimeBase = n, t.cfg.Rate.Inverse()
-	dst.Colour, dst.Source, dst.SourceFrame = t.cfg.Colour, t.cfg.ID, n
 	return nil
+}
+
+// NextMeta numbers the next frame and stamps m as Next stamps its frame
+// (PTS, time base, colour tags, source, frame number and the tone's
+// block), without drawing: a drawer of its own (PatternArt's pieces)
+// takes the number it returns.
+func (t *TestPattern) NextMeta(m *frame.Meta) int64 {
+	n := t.n
+	t.n++
+	m.Audio = nil
+	if t.cfg.Tone != nil {
+		m.Audio = t.toneBlock(n)
+	}
+	m.PTS, m.TimeBase = n, t.cfg.Rate.Inverse()
+	m.Colour, m.Source, m.SourceFrame = t.cfg.Colour, t.cfg.ID, n
+	return n
+}
+
+// Flashes reports whether frame n carries the flash: a pattern with a
+// tone flashes with the tone's blip.
+func (t *TestPattern) Flashes(n int64) bool {
+	return t.cfg.Tone != nil && audio.Flashes(n, int64(t.cfg.Rate.Num), int64(t.cfg.Rate.Den))
 }
 
 // toneBlock is frame n's block of the tone, from the cache when a frame
@@ -173,10 +188,8 @@ var FlashBox = [4]float64{0.375, 0.375, 0.25, 0.25}
 // DrawFlash paints the flash: a white (peak luma, neutral chroma) box over
 // FlashBox.
 func DrawFlash(dst *frame.Frame) {
-	x0 := int(FlashBox[0]*float64(dst.Width)) &^ 1
-	y0 := int(FlashBox[1]*float64(dst.Height)) &^ 1
-	w := int(FlashBox[2]*float64(dst.Width)) &^ 1
-	h := int(FlashBox[3]*float64(dst.Height)) &^ 1
+	box := flashRect(dst.Width, dst.Height)
+	x0, y0, w, h := box.X, box.Y, box.W, box.H
 	bps := dst.Format.BytesPerSample()
 	put := func(row []byte, x int, v int) {
 		if bps == 1 {
@@ -200,6 +213,12 @@ func DrawFlash(dst *frame.Frame) {
 	}
 }
 
+// flashRect is FlashBox in a w x h picture, on even samples.
+func flashRect(w, h int) frame.Rect {
+	return frame.Rect{X: int(FlashBox[0]*float64(w)) &^ 1, Y: int(FlashBox[1]*float64(h)) &^ 1,
+		W: int(FlashBox[2]*float64(w)) &^ 1, H: int(FlashBox[3]*float64(h)) &^ 1}
+}
+
 // Draw paints pattern p at frame number n over the whole of dst. solid is
 // the Y, Cb, Cr of Solid. row is optional scratch of dst.Width entries.
 func Draw(dst *frame.Frame, p Pattern, n int64, solid [3]uint8, row []int32) {
@@ -208,7 +227,7 @@ func Draw(dst *frame.Frame, p Pattern, n int64, solid [3]uint8, row []int32) {
 		row = make([]int32, w)
 	}
 	row = row[:w]
-	shift := int(n*4) % w
+	shift := slide(n, w)
 	// Luma: every pattern but Checker is the same on every row.
 	switch p {
 	case Bars:
@@ -243,10 +262,10 @@ func Draw(dst *frame.Frame, p Pattern, n int64, solid [3]uint8, row []int32) {
 		}
 		fillRows(dst, 1, 0, h/2, row)
 	case Checker:
-		off := int(n*2) % 64
+		off := checkerOffset(n)
 		for y := 0; y < h; y++ {
 			for x := range row {
-				if ((x+off)/32+(y+off)/32)%2 == 0 {
+				if ((x+off)/checkerSquare+(y+off)/checkerSquare)%2 == 0 {
 					row[x] = 940
 				} else {
 					row[x] = 64
@@ -260,6 +279,16 @@ func Draw(dst *frame.Frame, p Pattern, n int64, solid [3]uint8, row []int32) {
 		fillRows(dst, 1, 0, h/2, row)
 	}
 }
+
+// slide is how far Bars and Ramp (and Bars' chroma) have moved left at
+// frame n in a picture w samples wide: 4 samples a frame, even.
+func slide(n int64, w int) int { return int(n*4) % w }
+
+// Checker's squares are checkerSquare samples on a side; the pattern moves
+// 2 samples right and down a frame and repeats every two squares.
+const checkerSquare = 32
+
+func checkerOffset(n int64) int { return int(n*2) % (2 * checkerSquare) }
 
 // fillRows stores row (10-bit values) into rows [y0, y1) of plane p.
 func fillRows(dst *frame.Frame, p, y0, y1 int, row []int32) {
@@ -313,22 +342,43 @@ func stampCheck(v uint64) uint8 {
 // dst as large black and white blocks (chroma neutral).
 func DrawStamp(dst *frame.Frame, id uint16, n uint32) {
 	bits := stampBits(id, n)
-	w, h := dst.Width, dst.Height
-	var y16, y235, c128 uint16 = 16, 235, 128
-	if dst.Format == frame.P010 {
-		y16, y235, c128 = 64<<6, 940<<6, 512<<6
-	}
-	for i := 0; i < stampCols*stampRows; i++ {
-		r, c := i/stampCols, i%stampCols
-		yv := y16
-		if bits>>(47-i)&1 == 1 {
-			yv = y235
+	black, white, neutral := stampLevels(dst.Format)
+	for i := 0; i < stampBlocks; i++ {
+		yv := black
+		if stampWhite(bits, i) {
+			yv = white
 		}
-		x0, x1 := c*w/stampCols&^1, (c+1)*w/stampCols&^1
-		y0, y1 := r*h/stampBlockRows&^1, (r+1)*h/stampBlockRows&^1
-		dst.FillRect(x0, y0, x1-x0, y1-y0, yv, c128, c128)
+		b := stampBlock(i, dst.Width, dst.Height)
+		dst.FillRect(b.X, b.Y, b.W, b.H, yv, neutral, neutral)
 	}
 }
+
+const stampBlocks = stampCols * stampRows
+
+// stampWhite reports whether block i of a stamp of bits is white.
+func stampWhite(bits uint64, i int) bool { return bits>>(stampBlocks-1-i)&1 == 1 }
+
+// stampLevels are the stamp's black and white luma and its chroma, as
+// samples of format f.
+func stampLevels(f frame.Format) (black, white, neutral uint16) {
+	if f == frame.P010 {
+		return 64 << 6, 940 << 6, 512 << 6
+	}
+	return 16, 235, 128
+}
+
+// stampBlock is where block i of the stamp lies in a w x h picture (even
+// samples: the blocks tile the band along the top, stampBand rows).
+func stampBlock(i, w, h int) frame.Rect {
+	r, c := i/stampCols, i%stampCols
+	x0, x1 := c*w/stampCols&^1, (c+1)*w/stampCols&^1
+	y0, y1 := r*h/stampBlockRows&^1, (r+1)*h/stampBlockRows&^1
+	return frame.Rect{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
+}
+
+// stampBand is the rows along the top of a picture h rows high the stamp
+// covers.
+func stampBand(h int) int { return stampRows * h / stampBlockRows &^ 1 }
 
 // ReadStamp reads the id and frame number DrawStamp drew, from a picture
 // that now covers rect of f (scaled, possibly blended). It samples the middle

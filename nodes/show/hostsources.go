@@ -45,22 +45,44 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 	if _, ok := hostFrame[F](nil); !ok {
 		return nil, fmt.Errorf("node %s: test_pattern draws in host memory, and this backend's edges do not carry host frames", n.ID)
 	}
-	f, w, h, rate, err := b.Video(&n)
+	cfg, err := PatternConfig(b, &n)
 	if err != nil {
 		return nil, err
+	}
+	tp, err := media.NewTestPattern(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := frame.NewPool(cfg.Format, cfg.Width, cfg.Height, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(ctx.Outputs) != 1 {
+		return nil, fmt.Errorf("node %s: a test pattern has one output, the plan gives it %d", n.ID, len(ctx.Outputs))
+	}
+	return &testPattern[F]{st: b.Source(n.Address), tp: tp, pool: pool}, nil
+}
+
+// PatternConfig is the test pattern a node of a test pattern's kind
+// (test_pattern, the CUDA backend's test_pattern_cuda) makes: its params,
+// the picture the show gives its source, the stamp's id.
+func PatternConfig(b *State, n *plan.Node) (media.TestPatternConfig, error) {
+	f, w, h, rate, err := b.Video(n)
+	if err != nil {
+		return media.TestPatternConfig{}, err
 	}
 	prm, err := Params[struct {
 		Pattern  string       `param:"pattern"`
 		Colour   frame.Colour `param:"colour"`
 		ToneHz   int          `param:"tone_hz"`
 		ToneDBFS int          `param:"tone_dbfs"`
-	}](&n)
+	}](n)
 	if err != nil {
-		return nil, err
+		return media.TestPatternConfig{}, err
 	}
 	pat, err := media.ParsePattern(prm.Pattern)
 	if err != nil {
-		return nil, fmt.Errorf("node %s: %v", n.ID, err)
+		return media.TestPatternConfig{}, fmt.Errorf("node %s: %v", n.ID, err)
 	}
 	cfg := media.TestPatternConfig{
 		ID: n.Address, StampID: b.StampID(n.Address), Pattern: pat, Format: f, Width: w, Height: h,
@@ -69,26 +91,15 @@ func newTestPattern[F Frame](b *State, n plan.Node, ctx *runtime.NodeContext[F])
 	if prm.ToneHz > 0 {
 		cad, err := audio.NewCadence(int64(rate.Num), int64(rate.Den))
 		if err != nil {
-			return nil, fmt.Errorf("node %s: %v", n.ID, err)
+			return media.TestPatternConfig{}, fmt.Errorf("node %s: %v", n.ID, err)
 		}
 		tone, err := audio.NewTone(float64(prm.ToneHz), float64(prm.ToneDBFS), cad)
 		if err != nil {
-			return nil, fmt.Errorf("node %s: %v", n.ID, err)
+			return media.TestPatternConfig{}, fmt.Errorf("node %s: %v", n.ID, err)
 		}
 		cfg.Tone = &tone
 	}
-	tp, err := media.NewTestPattern(cfg)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := frame.NewPool(f, w, h, 0)
-	if err != nil {
-		return nil, err
-	}
-	if len(ctx.Outputs) != 1 {
-		return nil, fmt.Errorf("node %s: a test pattern has one output, the plan gives it %d", n.ID, len(ctx.Outputs))
-	}
-	return &testPattern[F]{st: b.Source(n.Address), tp: tp, pool: pool}, nil
+	return cfg, nil
 }
 
 func (t *testPattern[F]) Start(ctx *runtime.NodeContext[F]) error {
