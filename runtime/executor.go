@@ -94,6 +94,7 @@ type group[T any] struct {
 	state    atomic.Value // string
 	ready    atomic.Bool
 	readyNs  atomic.Int64 // from its start to ready, at the show's start
+	wave     int          // the start wave it began in (Executor.waves)
 }
 
 type nodeSlot[T any] struct {
@@ -265,9 +266,10 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 	}
 	x.superv.Add(1)
 	go x.supervise()
-	for _, wave := range x.waves() {
+	for i, wave := range x.waves() {
 		began := time.Now()
 		for _, g := range wave {
+			g.wave = i
 			if err := x.startGroup(g); err != nil {
 				x.Stop()
 				return err
@@ -691,7 +693,7 @@ func (x *Executor[T]) Status() Status {
 		}
 	}
 	for _, g := range x.groups {
-		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Restarts: g.restarts.Load()})
+		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Wave: g.wave, Restarts: g.restarts.Load()})
 		for _, s := range g.nodes {
 			s.mu.Lock()
 			ns := NodeStatus{ID: s.spec.ID, Kind: s.spec.Kind, Group: g.spec.Name, Thread: s.spec.Placement.Thread, State: s.state, LastError: s.lastErr}

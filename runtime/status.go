@@ -211,8 +211,11 @@ type GroupStatus struct {
 	// starting its nodes to every edge leaving it having carried a frame
 	// (its readiness), from the start of its wave (the groups that start
 	// and wait together: Executor.waves).
-	ReadyMs  float64 `json:"ready_ms"`
-	Restarts uint64  `json:"restarts"`
+	ReadyMs float64 `json:"ready_ms"`
+	// Wave is the start wave the group began in: the groups of a wave
+	// start together, each wave once the one before is ready.
+	Wave     int    `json:"wave"`
+	Restarts uint64 `json:"restarts"`
 }
 
 // Status is the whole runtime: what Executor.Status returns.

@@ -9,10 +9,11 @@ import (
 	"github.com/onairhq/onair/runtime"
 )
 
-// Going on air (issue 23): the show starts its groups one after another,
-// each once it is ready (the plan's readiness rules: a source's first
-// frame paced, a bus's first tick, an output's first frame), and goes on
-// air when the last is. What a source or bus does before that moment is
+// Going on air (issue 23): the show starts its groups in waves (the
+// sources together, then the buses they feed, then the outputs), each
+// wave once the one before is ready (the plan's readiness rules: a
+// source's first frame paced, a bus's first tick, an output's first
+// frame), and goes on air when the last is. What a source or bus does before that moment is
 // the start's, not the show's: a source that started first paces for as
 // long as the others take to start (on the GPU, 192 sources took 19 s,
 // while decoders being created held the ones already running), and what it
@@ -26,8 +27,10 @@ import (
 type StartReport struct {
 	// StartedMs is from Start to on air, wall time.
 	StartedMs float64 `json:"started_ms"`
-	// WaitedMs is the groups' readiness waits, summed (each group starts
-	// once the one before it is ready); SourcesMs is the sources' share.
+	// WaitedMs is the start waves' readiness waits, summed (each wave
+	// starts once the one before is ready, and waits as long as its
+	// slowest group); SourcesMs is the sources' share: the waves that
+	// started sources.
 	WaitedMs  float64 `json:"waited_ms"`
 	SourcesMs float64 `json:"sources_ms"`
 	// Slowest is the source whose group took longest to be ready.
@@ -38,13 +41,21 @@ type StartReport struct {
 // newStartReport reads the groups' readiness waits.
 func newStartReport(groups []runtime.GroupStatus, started time.Duration) *StartReport {
 	r := &StartReport{StartedMs: float64(started) / 1e6}
+	wave := map[int]float64{}   // each wave's wait: its slowest group's
+	hasSource := map[int]bool{} // the waves that started a source
 	for _, g := range groups {
-		r.WaitedMs += g.ReadyMs
+		wave[g.Wave] = max(wave[g.Wave], g.ReadyMs)
 		if strings.HasPrefix(g.Name, "source.") {
-			r.SourcesMs += g.ReadyMs
+			hasSource[g.Wave] = true
 			if g.ReadyMs > r.SlowestMs {
 				r.Slowest, r.SlowestMs = g.Name, g.ReadyMs
 			}
+		}
+	}
+	for w, ms := range wave {
+		r.WaitedMs += ms
+		if hasSource[w] {
+			r.SourcesMs += ms
 		}
 	}
 	return r
