@@ -56,8 +56,10 @@ const TruePeakFloor = -12.0
 // piece of the block up to the next sub-block's edge, the two channels'
 // samples copied once each behind their interpolator's history, so that
 // the filters run over contiguous slices with their state in locals. It
-// allocates only the first time it sees a block this long.
-func (m *Meter) Add(block []float32) {
+// allocates only the first time it sees a block this long. It returns the
+// block's sample peak, the largest magnitude of its samples (a NaN passed
+// over): a bus's mix clips where it reaches 1.
+func (m *Meter) Add(block []float32) (peak float64) {
 	frames := len(block) / Channels
 	for off := 0; off < frames; {
 		n := min(frames-off, subBlock-m.accN)
@@ -71,6 +73,7 @@ func (m *Meter) Add(block []float32) {
 		e, sp := kWeightFrom(&m.kw, piece, li, ri)
 		m.acc += e
 		m.curSP = max(m.curSP, sp)
+		peak = max(peak, sp)
 		for ch, buf := range [Channels][]float64{l, r} {
 			wp := sp
 			for _, x := range buf[:tpTaps-1] {
@@ -91,6 +94,7 @@ func (m *Meter) Add(block []float32) {
 			m.endSubBlock()
 		}
 	}
+	return peak
 }
 
 func grow64(b []float64, n int) []float64 {
@@ -364,15 +368,22 @@ var tpCoef = func() (c [tpCoefs]float64) {
 // (the absolute gate) to +10: the count and the sum of mean squares of
 // each, so a mean over bins is exact and only the relative gate's edge is
 // resolved to 0.01 LU. Its size does not grow with the show's length.
+// Each group of histGroup bins keeps its own totals too, so that a reading
+// (a mean above a gate, a percentile) walks one part group and the groups
+// above it, some 180 entries, not the 8000 bins: /status and /metrics read
+// every meter's integrated loudness and range.
 type histogram struct {
-	count []int64
-	sum   []float64
+	count  []int64
+	sum    []float64
+	gcount []int64 // each group's count and sum of mean squares
+	gsum   []float64
 }
 
 const (
-	histLow  = -70.0
-	histStep = 0.01
-	histBins = 8000
+	histLow   = -70.0
+	histStep  = 0.01
+	histBins  = 8000
+	histGroup = 100 // bins a group: histBins/histGroup groups
 )
 
 func (h *histogram) add(z float64) {
@@ -382,21 +393,33 @@ func (h *histogram) add(z float64) {
 	}
 	if h.count == nil {
 		h.count, h.sum = make([]int64, histBins), make([]float64, histBins)
+		h.gcount, h.gsum = make([]int64, histBins/histGroup), make([]float64, histBins/histGroup)
 	}
 	i := min(int((l-histLow)/histStep), histBins-1)
 	h.count[i]++
 	h.sum[i] += z
+	h.gcount[i/histGroup]++
+	h.gsum[i/histGroup] += z
 }
 
+// binOf is the bin holding threshold (LUFS), 0 for one under the first.
+func binOf(threshold float64) int { return max(int((threshold-histLow)/histStep), 0) }
+
 // above is the count and mean square of the blocks in bins from the one
-// holding threshold (LUFS) up.
+// holding threshold (LUFS) up: the bins up to the next group's, then the
+// groups.
 func (h *histogram) above(threshold float64) (int64, float64) {
-	from := max(int((threshold-histLow)/histStep), 0)
+	from := binOf(threshold)
 	var n int64
 	var s float64
-	for i := from; i < len(h.count); i++ {
+	i := from
+	for ; i < len(h.count) && i%histGroup != 0; i++ {
 		n += h.count[i]
 		s += h.sum[i]
+	}
+	for g := i / histGroup; g < len(h.gcount); g++ {
+		n += h.gcount[g]
+		s += h.gsum[g]
 	}
 	if n == 0 {
 		return 0, 0
@@ -422,20 +445,31 @@ func (h *histogram) lra() float64 {
 	if n == 0 {
 		return 0
 	}
-	from := max(int((loudness(z)-20-histLow)/histStep), 0)
-	var total int64
-	for i := from; i < len(h.count); i++ {
-		total += h.count[i]
-	}
+	gate := loudness(z) - 20
+	total, _ := h.above(gate)
 	if total == 0 {
 		return 0
 	}
+	from := binOf(gate)
+	// percentile is the centre of the first bin from `from` up at which
+	// the count of blocks reaches q of them (that bin holds one): whole
+	// groups passed over while they stay short of it.
 	percentile := func(q float64) float64 {
 		want := int64(math.Ceil(q * float64(total)))
 		var seen int64
-		for i := from; i < len(h.count); i++ {
-			seen += h.count[i]
-			if seen >= want && h.count[i] > 0 {
+		i := from
+		for ; i < len(h.count) && i%histGroup != 0; i++ { // up to the next group's first bin
+			if seen += h.count[i]; seen >= want && h.count[i] > 0 {
+				return histLow + (float64(i)+0.5)*histStep
+			}
+		}
+		for ; i < len(h.count); i++ {
+			if i%histGroup == 0 && seen+h.gcount[i/histGroup] < want {
+				seen += h.gcount[i/histGroup]
+				i += histGroup - 1
+				continue
+			}
+			if seen += h.count[i]; seen >= want && h.count[i] > 0 {
 				return histLow + (float64(i)+0.5)*histStep
 			}
 		}

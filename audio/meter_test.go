@@ -107,3 +107,26 @@ func TestTruePeakFloor(t *testing.T) {
 		}
 	}
 }
+
+// Add returns each block's sample peak, the largest magnitude in it
+// whatever its length and wherever it crosses a sub-block's edge, so that
+// a bus sees its mix clip from its meter's pass: a full-scale sample on
+// either channel reads 1, a NaN is passed over.
+func TestAddReturnsTheBlocksSamplePeak(t *testing.T) {
+	sig := sine(nil, 997, -6, 1, 0)
+	sig[2*4801+1] = -1                // right channel, just past the first sub-block
+	sig[2*9000] = float32(math.NaN()) // left
+	var m Meter
+	for i, n := 0, 0; i < len(sig); i += n {
+		n = min(2*3203, len(sig)-i) // blocks across the sub-blocks' edges
+		want := 0.0
+		for _, v := range sig[i : i+n] {
+			if a := math.Abs(float64(v)); a > want {
+				want = a
+			}
+		}
+		if got := m.Add(sig[i : i+n]); got != want {
+			t.Fatalf("block at frame %d: sample peak %v, the block's largest magnitude %v", i/2, got, want)
+		}
+	}
+}
