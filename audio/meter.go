@@ -171,7 +171,7 @@ func gainToDB(g float64) float64 {
 // pass, as biquads (the coefficients are the recommendation's for 48 kHz)
 // in direct form I: the last two inputs x, shelf outputs y and high-pass
 // outputs z. In that form each output waits on the one before it for one
-// multiplication and one subtraction only; all else is done ahead.
+// fused multiply-add only; all else is done ahead.
 type kWeighting struct{ x1, x2, y1, y2, z1, z2 float64 }
 
 // K-weighting's coefficients at 48 kHz (BS.1770): the shelf's b0, b1, b2,
@@ -200,8 +200,11 @@ func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (ener
 
 // kWeight filters the two channels' samples side by side (two chains of
 // dependent operations at once keep the core busy) and returns the sum
-// over both of the squares of the K-weighted output and the largest input
-// magnitude.
+// over both of the squares of the K-weighted output (each channel's summed
+// apart, then added) and the largest input magnitude. Each stage's last
+// two steps are fused multiply-adds (math.FMA: one instruction where the
+// CPU has FMA), so that each output waits on the one before it for one
+// operation; kWeightAVX does the same operations in the same order.
 func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	const (
 		b0, b1, b2 = kwB0, kwB1, kwB2
@@ -212,16 +215,19 @@ func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	// fields in memory, and each output would wait on a store.)
 	lx1, lx2, ly1, ly2, lz1, lz2 := k[0].x1, k[0].x2, k[0].y1, k[0].y2, k[0].z1, k[0].z2
 	rx1, rx2, ry1, ry2, rz1, rz2 := k[1].x1, k[1].x2, k[1].y1, k[1].y2, k[1].z1, k[1].z2
+	var el, er float64
 	r = r[:len(l)]
 	for i, x := range l {
-		y := b0*x + b1*lx1 + b2*lx2 - a2*ly2 - a1*ly1
-		z := y - 2*ly1 + ly2 - c2*lz2 - c1*lz1
+		y := math.FMA(-a1, ly1, math.FMA(-a2, ly2, math.FMA(b2, lx2, math.FMA(b1, lx1, float64(b0*x)))))
+		z := math.FMA(-c1, lz1, math.FMA(-c2, lz2, y-(ly1+ly1)+ly2))
 		lx2, lx1, ly2, ly1, lz2, lz1 = lx1, x, ly1, y, lz1, z
 		u := r[i]
-		v := b0*u + b1*rx1 + b2*rx2 - a2*ry2 - a1*ry1
-		w := v - 2*ry1 + ry2 - c2*rz2 - c1*rz1
+		v := math.FMA(-a1, ry1, math.FMA(-a2, ry2, math.FMA(b2, rx2, math.FMA(b1, rx1, float64(b0*u)))))
+		w := math.FMA(-c1, rz1, math.FMA(-c2, rz2, v-(ry1+ry1)+ry2))
 		rx2, rx1, ry2, ry1, rz2, rz1 = rx1, u, ry1, v, rz1, w
-		energy += z*z + w*w
+		// (float64() keeps Go from fusing the square into the sum.)
+		el += float64(z * z)
+		er += float64(w * w)
 		// (Compared, not max(): the builtin orders NaN and −0, which
 		// costs more here than the two filters.)
 		if a := math.Abs(x); a > peak {
@@ -233,7 +239,7 @@ func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	}
 	k[0] = kWeighting{lx1, lx2, ly1, ly2, lz1, lz2}
 	k[1] = kWeighting{rx1, rx2, ry1, ry2, rz1, rz2}
-	return energy, peak
+	return el + er, peak
 }
 
 // The true-peak interpolator: a 49-tap windowed-sinc low pass cut off at

@@ -130,3 +130,57 @@ func TestAddReturnsTheBlocksSamplePeak(t *testing.T) {
 		}
 	}
 }
+
+// directKWeight is BS.1770's K-weighting by its definition: each channel
+// through the shelf's and the high pass's difference equations, every
+// product rounded, the squares of the output summed over each 100 ms
+// sub-block and both channels.
+func directKWeight(signal []float32) []float64 {
+	var subs []float64
+	var st [Channels][6]float64 // x1 x2 y1 y2 z1 z2
+	for i := 0; i+subBlock*Channels <= len(signal); i += subBlock * Channels {
+		var e float64
+		for n := range subBlock {
+			for ch := range Channels {
+				s := &st[ch]
+				x := float64(signal[i+n*Channels+ch])
+				y := float64(kwB0*x) + float64(kwB1*s[0]) + float64(kwB2*s[1]) - float64(kwA1*s[2]) - float64(kwA2*s[3])
+				z := y - float64(2*s[2]) + s[3] - float64(kwC1*s[4]) - float64(kwC2*s[5])
+				*s = [6]float64{x, s[0], y, s[2], z, s[4]}
+				e += float64(z * z)
+			}
+		}
+		subs = append(subs, e)
+	}
+	return subs
+}
+
+// The meter's K-weighting (fused multiply-adds, the channels summed apart)
+// reads each 100 ms sub-block's energy as the filters' definition does, to
+// 1e-12: programme, a loud tone and a quiet one, fed as 30 fps ticks.
+func TestKWeightingAsDefined(t *testing.T) {
+	for name, sig := range map[string][]float32{
+		"programme": programme(3, -1, 2),
+		"tone -1":   sine(nil, 997, -1, 2, 0.1),
+		"tone -60":  sine(nil, 40, -60, 2, 0),
+	} {
+		want := directKWeight(sig)
+		var k [Channels]kWeighting
+		l, r := make([]float64, subBlock), make([]float64, subBlock)
+		var worst float64
+		for j, w := range want {
+			var e float64
+			for tick := range 3 { // a 30 fps tick's 1600 frames each
+				from := (j*subBlock + tick*subBlock/3) * Channels
+				et, _ := kWeightFrom(&k, sig[from:from+subBlock/3*Channels], l[:subBlock/3], r[:subBlock/3])
+				e += et
+			}
+			d := math.Abs(e-w) / w
+			worst = max(worst, d)
+			if d > 1e-12 {
+				t.Fatalf("%s: sub-block %d's energy %v, by the definition %v", name, j, e, w)
+			}
+		}
+		t.Logf("%s: largest difference %.2g of the energy", name, worst)
+	}
+}

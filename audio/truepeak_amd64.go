@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// truePeakOf's interpolator in AVX2 (truepeak_amd64.s), where the CPU has
-// it; truepeak_other.go is the rest of the world's.
-var haveAVX2 = cpu.X86.HasAVX2
+// truePeakOf's interpolator and K-weighting in AVX2 and FMA
+// (truepeak_amd64.s), where the CPU has both; truepeak_other.go is the rest
+// of the world's.
+var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 //go:noescape
 func tpPeak4AVX2(w *float64, n int, coef *[tpCoefs]float64, out *[4]float64)
