@@ -70,23 +70,35 @@ func (m *Meter) Add(block []float32) (peak float64) {
 		copy(l, m.tp[0][:])
 		copy(r, m.tp[1][:])
 		li, ri := l[tpTaps-1:], r[tpTaps-1:]
-		e, sp := kWeightFrom(&m.kw, piece, li, ri)
+		e, sp, copied := kWeightFrom(&m.kw, piece, li, ri)
 		m.acc += e
 		m.curSP = max(m.curSP, sp)
 		peak = max(peak, sp)
+		// A channel is interpolated where its windows could reach the
+		// floor: the piece's peak or the history's (its last inputs).
+		var interp [Channels]bool
+		for ch := range interp {
+			interp[ch] = max(sp, absMax(m.tp[ch][:]))*tpGainBound >= tpFloor
+		}
+		if (interp[0] || interp[1]) && !copied {
+			deinterleave(piece, li, ri)
+			copied = true
+		}
 		for ch, buf := range [Channels][]float64{l, r} {
-			wp := sp
-			for _, x := range buf[:tpTaps-1] {
-				if a := math.Abs(x); a > wp {
-					wp = a
-				}
-			}
-			if wp*tpGainBound >= tpFloor {
+			if interp[ch] {
 				m.curTP = truePeakOf(buf, m.curTP)
 			} else {
 				m.curTP = max(m.curTP, sp)
 			}
-			copy(m.tp[ch][:], buf[n:])
+			if copied {
+				copy(m.tp[ch][:], buf[n:])
+			} else { // the history's last inputs, from the piece itself
+				h := &m.tp[ch]
+				keep := copy(h[:], h[min(n, len(h)):])
+				for j := keep; j < len(h); j++ {
+					h[j] = float64(piece[(n-len(h)+j)*Channels+ch])
+				}
+			}
 		}
 		m.accN += n
 		off += n
@@ -182,20 +194,26 @@ const (
 	kwC1, kwC2       = -1.99004745483398, 0.99007225036621
 )
 
-// kWeightFrom copies the interleaved piece's samples into l and r (as
-// float64, a channel each) and K-weights them (kWeight): where the CPU has
-// AVX2, both channels in one instruction as it copies them, the same
-// values.
-func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64) {
+// kWeightFrom K-weights the interleaved piece (kWeight): where the CPU has
+// AVX2, both channels in one instruction, reading the piece where it lies;
+// elsewhere its samples are copied into l and r (as float64, a channel
+// each) first, and copied says so. The same values either way.
+func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64, copied bool) {
 	if haveAVX2 {
-		if e, p, ok := kWeightVec(k, piece, l, r); ok {
-			return e, p
-		}
+		e, p := kWeightVec(k, piece)
+		return e, p, false
 	}
+	deinterleave(piece, l, r)
+	e, p := kWeight(k, l, r)
+	return e, p, true
+}
+
+// deinterleave copies an interleaved stereo piece into l and r, as float64.
+func deinterleave(piece []float32, l, r []float64) {
+	r = r[:len(l)]
 	for i := range l {
 		l[i], r[i] = float64(piece[2*i]), float64(piece[2*i+1])
 	}
-	return kWeight(k, l, r)
 }
 
 // kWeight filters the two channels' samples side by side (two chains of

@@ -172,7 +172,7 @@ func TestKWeightingAsDefined(t *testing.T) {
 			var e float64
 			for tick := range 3 { // a 30 fps tick's 1600 frames each
 				from := (j*subBlock + tick*subBlock/3) * Channels
-				et, _ := kWeightFrom(&k, sig[from:from+subBlock/3*Channels], l[:subBlock/3], r[:subBlock/3])
+				et, _, _ := kWeightFrom(&k, sig[from:from+subBlock/3*Channels], l[:subBlock/3], r[:subBlock/3])
 				e += et
 			}
 			d := math.Abs(e-w) / w
@@ -182,5 +182,36 @@ func TestKWeightingAsDefined(t *testing.T) {
 			}
 		}
 		t.Logf("%s: largest difference %.2g of the energy", name, worst)
+	}
+}
+
+// A piece under the floor is not copied for the interpolator, yet its last
+// inputs are the next piece's history: a spike just after quiet blocks
+// (the last of them shorter than the history), left and right different,
+// reads the true peak by its definition.
+func TestTruePeakAfterQuietBlocks(t *testing.T) {
+	const quiet = subBlock
+	sig := make([]float32, 0, Channels*2*quiet)
+	for i := range quiet {
+		l := float32(0.09) // −21 dBFS: under the floor's reach
+		if i%2 == 1 {
+			l = -0.09
+		}
+		sig = append(sig, l, float32(0.08*math.Sin(float64(i)/3)))
+	}
+	sig = append(sig, 0.3, -0.3, 0.3, -0.2) // the spike, −10.5 dBFS: the true peak between its two samples
+	sig = append(sig, make([]float32, Channels*(quiet-2))...)
+	var m Meter
+	off := 0
+	for _, n := range []int{quiet - 3, 3, quiet} { // two sub-blocks in all
+		m.Add(sig[Channels*off : Channels*(off+n)])
+		off += n
+	}
+	got, want := m.Levels().MaxTruePeak, directTruePeak(sig)
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("max true peak %.12f dBTP, by the definition %.12f", got, want)
+	}
+	if want-gainToDB(0.3) < 0.5 {
+		t.Fatalf("the spike's true peak %.3f dBTP is near its sample peak: the test shows nothing", want)
 	}
 }
