@@ -2,6 +2,7 @@ package audio
 
 import (
 	"fmt"
+	"math"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,28 @@ func BenchmarkSourceMeter(b *testing.B) {
 	us := float64(b.Elapsed().Microseconds()) / float64(b.N)
 	b.ReportMetric(us, "µs/frame")
 	b.ReportMetric(us*30/1e4, "%core@30fps")
+}
+
+// BenchmarkMeterLevels is one reading of a meter that has measured a
+// minute of programme (its histograms hold 600 blocks each), as /status,
+// /metrics and the page read every meter: µs/read, and µs/status for the
+// seeds' show's 214 meters.
+func BenchmarkMeterLevels(b *testing.B) {
+	var m Meter
+	sig := programme(2, -1, 60)
+	for i := 0; i < len(sig); i += 1600 * Channels {
+		m.Add(sig[i:min(i+1600*Channels, len(sig))])
+	}
+	var l Levels
+	for b.Loop() {
+		l = m.Levels()
+	}
+	if math.IsInf(l.Integrated, 0) {
+		b.Fatal("no integrated loudness")
+	}
+	us := float64(b.Elapsed().Nanoseconds()) / 1e3 / float64(b.N)
+	b.ReportMetric(us, "µs/read")
+	b.ReportMetric(us*214, "µs/status")
 }
 
 // BenchmarkShowAudio is the sound of the seeds' show (bench/seeds) for one
