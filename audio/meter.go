@@ -56,8 +56,10 @@ const TruePeakFloor = -12.0
 // piece of the block up to the next sub-block's edge, the two channels'
 // samples copied once each behind their interpolator's history, so that
 // the filters run over contiguous slices with their state in locals. It
-// allocates only the first time it sees a block this long.
-func (m *Meter) Add(block []float32) {
+// allocates only the first time it sees a block this long. It returns the
+// block's sample peak, the largest magnitude of its samples (a NaN passed
+// over): a bus's mix clips where it reaches 1.
+func (m *Meter) Add(block []float32) (peak float64) {
 	frames := len(block) / Channels
 	for off := 0; off < frames; {
 		n := min(frames-off, subBlock-m.accN)
@@ -68,22 +70,35 @@ func (m *Meter) Add(block []float32) {
 		copy(l, m.tp[0][:])
 		copy(r, m.tp[1][:])
 		li, ri := l[tpTaps-1:], r[tpTaps-1:]
-		e, sp := kWeightFrom(&m.kw, piece, li, ri)
+		e, sp, copied := kWeightFrom(&m.kw, piece, li, ri)
 		m.acc += e
 		m.curSP = max(m.curSP, sp)
+		peak = max(peak, sp)
+		// A channel is interpolated where its windows could reach the
+		// floor: the piece's peak or the history's (its last inputs).
+		var interp [Channels]bool
+		for ch := range interp {
+			interp[ch] = max(sp, absMax(m.tp[ch][:]))*tpGainBound >= tpFloor
+		}
+		if (interp[0] || interp[1]) && !copied {
+			deinterleave(piece, li, ri)
+			copied = true
+		}
 		for ch, buf := range [Channels][]float64{l, r} {
-			wp := sp
-			for _, x := range buf[:tpTaps-1] {
-				if a := math.Abs(x); a > wp {
-					wp = a
-				}
-			}
-			if wp*tpGainBound >= tpFloor {
+			if interp[ch] {
 				m.curTP = truePeakOf(buf, m.curTP)
 			} else {
 				m.curTP = max(m.curTP, sp)
 			}
-			copy(m.tp[ch][:], buf[n:])
+			if copied {
+				copy(m.tp[ch][:], buf[n:])
+			} else { // the history's last inputs, from the piece itself
+				h := &m.tp[ch]
+				keep := copy(h[:], h[min(n, len(h)):])
+				for j := keep; j < len(h); j++ {
+					h[j] = float64(piece[(n-len(h)+j)*Channels+ch])
+				}
+			}
 		}
 		m.accN += n
 		off += n
@@ -91,6 +106,7 @@ func (m *Meter) Add(block []float32) {
 			m.endSubBlock()
 		}
 	}
+	return peak
 }
 
 func grow64(b []float64, n int) []float64 {
@@ -167,7 +183,7 @@ func gainToDB(g float64) float64 {
 // pass, as biquads (the coefficients are the recommendation's for 48 kHz)
 // in direct form I: the last two inputs x, shelf outputs y and high-pass
 // outputs z. In that form each output waits on the one before it for one
-// multiplication and one subtraction only; all else is done ahead.
+// fused multiply-add only; all else is done ahead.
 type kWeighting struct{ x1, x2, y1, y2, z1, z2 float64 }
 
 // K-weighting's coefficients at 48 kHz (BS.1770): the shelf's b0, b1, b2,
@@ -178,26 +194,35 @@ const (
 	kwC1, kwC2       = -1.99004745483398, 0.99007225036621
 )
 
-// kWeightFrom copies the interleaved piece's samples into l and r (as
-// float64, a channel each) and K-weights them (kWeight): where the CPU has
-// AVX2, both channels in one instruction as it copies them, the same
-// values.
-func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64) {
+// kWeightFrom K-weights the interleaved piece (kWeight): where the CPU has
+// AVX2, both channels in one instruction, reading the piece where it lies;
+// elsewhere its samples are copied into l and r (as float64, a channel
+// each) first, and copied says so. The same values either way.
+func kWeightFrom(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64, copied bool) {
 	if haveAVX2 {
-		if e, p, ok := kWeightVec(k, piece, l, r); ok {
-			return e, p
-		}
+		e, p := kWeightVec(k, piece)
+		return e, p, false
 	}
+	deinterleave(piece, l, r)
+	e, p := kWeight(k, l, r)
+	return e, p, true
+}
+
+// deinterleave copies an interleaved stereo piece into l and r, as float64.
+func deinterleave(piece []float32, l, r []float64) {
+	r = r[:len(l)]
 	for i := range l {
 		l[i], r[i] = float64(piece[2*i]), float64(piece[2*i+1])
 	}
-	return kWeight(k, l, r)
 }
 
 // kWeight filters the two channels' samples side by side (two chains of
 // dependent operations at once keep the core busy) and returns the sum
-// over both of the squares of the K-weighted output and the largest input
-// magnitude.
+// over both of the squares of the K-weighted output (each channel's summed
+// apart, then added) and the largest input magnitude. Each stage's last
+// two steps are fused multiply-adds (math.FMA: one instruction where the
+// CPU has FMA), so that each output waits on the one before it for one
+// operation; kWeightAVX does the same operations in the same order.
 func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	const (
 		b0, b1, b2 = kwB0, kwB1, kwB2
@@ -208,16 +233,19 @@ func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	// fields in memory, and each output would wait on a store.)
 	lx1, lx2, ly1, ly2, lz1, lz2 := k[0].x1, k[0].x2, k[0].y1, k[0].y2, k[0].z1, k[0].z2
 	rx1, rx2, ry1, ry2, rz1, rz2 := k[1].x1, k[1].x2, k[1].y1, k[1].y2, k[1].z1, k[1].z2
+	var el, er float64
 	r = r[:len(l)]
 	for i, x := range l {
-		y := b0*x + b1*lx1 + b2*lx2 - a2*ly2 - a1*ly1
-		z := y - 2*ly1 + ly2 - c2*lz2 - c1*lz1
+		y := math.FMA(-a1, ly1, math.FMA(-a2, ly2, math.FMA(b2, lx2, math.FMA(b1, lx1, float64(b0*x)))))
+		z := math.FMA(-c1, lz1, math.FMA(-c2, lz2, y-(ly1+ly1)+ly2))
 		lx2, lx1, ly2, ly1, lz2, lz1 = lx1, x, ly1, y, lz1, z
 		u := r[i]
-		v := b0*u + b1*rx1 + b2*rx2 - a2*ry2 - a1*ry1
-		w := v - 2*ry1 + ry2 - c2*rz2 - c1*rz1
+		v := math.FMA(-a1, ry1, math.FMA(-a2, ry2, math.FMA(b2, rx2, math.FMA(b1, rx1, float64(b0*u)))))
+		w := math.FMA(-c1, rz1, math.FMA(-c2, rz2, v-(ry1+ry1)+ry2))
 		rx2, rx1, ry2, ry1, rz2, rz1 = rx1, u, ry1, v, rz1, w
-		energy += z*z + w*w
+		// (float64() keeps Go from fusing the square into the sum.)
+		el += float64(z * z)
+		er += float64(w * w)
 		// (Compared, not max(): the builtin orders NaN and −0, which
 		// costs more here than the two filters.)
 		if a := math.Abs(x); a > peak {
@@ -229,7 +257,7 @@ func kWeight(k *[Channels]kWeighting, l, r []float64) (energy, peak float64) {
 	}
 	k[0] = kWeighting{lx1, lx2, ly1, ly2, lz1, lz2}
 	k[1] = kWeighting{rx1, rx2, ry1, ry2, rz1, rz2}
-	return energy, peak
+	return el + er, peak
 }
 
 // The true-peak interpolator: a 49-tap windowed-sinc low pass cut off at
@@ -364,15 +392,22 @@ var tpCoef = func() (c [tpCoefs]float64) {
 // (the absolute gate) to +10: the count and the sum of mean squares of
 // each, so a mean over bins is exact and only the relative gate's edge is
 // resolved to 0.01 LU. Its size does not grow with the show's length.
+// Each group of histGroup bins keeps its own totals too, so that a reading
+// (a mean above a gate, a percentile) walks one part group and the groups
+// above it, some 180 entries, not the 8000 bins: /status and /metrics read
+// every meter's integrated loudness and range.
 type histogram struct {
-	count []int64
-	sum   []float64
+	count  []int64
+	sum    []float64
+	gcount []int64 // each group's count and sum of mean squares
+	gsum   []float64
 }
 
 const (
-	histLow  = -70.0
-	histStep = 0.01
-	histBins = 8000
+	histLow   = -70.0
+	histStep  = 0.01
+	histBins  = 8000
+	histGroup = 100 // bins a group: histBins/histGroup groups
 )
 
 func (h *histogram) add(z float64) {
@@ -382,21 +417,33 @@ func (h *histogram) add(z float64) {
 	}
 	if h.count == nil {
 		h.count, h.sum = make([]int64, histBins), make([]float64, histBins)
+		h.gcount, h.gsum = make([]int64, histBins/histGroup), make([]float64, histBins/histGroup)
 	}
 	i := min(int((l-histLow)/histStep), histBins-1)
 	h.count[i]++
 	h.sum[i] += z
+	h.gcount[i/histGroup]++
+	h.gsum[i/histGroup] += z
 }
 
+// binOf is the bin holding threshold (LUFS), 0 for one under the first.
+func binOf(threshold float64) int { return max(int((threshold-histLow)/histStep), 0) }
+
 // above is the count and mean square of the blocks in bins from the one
-// holding threshold (LUFS) up.
+// holding threshold (LUFS) up: the bins up to the next group's, then the
+// groups.
 func (h *histogram) above(threshold float64) (int64, float64) {
-	from := max(int((threshold-histLow)/histStep), 0)
+	from := binOf(threshold)
 	var n int64
 	var s float64
-	for i := from; i < len(h.count); i++ {
+	i := from
+	for ; i < len(h.count) && i%histGroup != 0; i++ {
 		n += h.count[i]
 		s += h.sum[i]
+	}
+	for g := i / histGroup; g < len(h.gcount); g++ {
+		n += h.gcount[g]
+		s += h.gsum[g]
 	}
 	if n == 0 {
 		return 0, 0
@@ -422,20 +469,31 @@ func (h *histogram) lra() float64 {
 	if n == 0 {
 		return 0
 	}
-	from := max(int((loudness(z)-20-histLow)/histStep), 0)
-	var total int64
-	for i := from; i < len(h.count); i++ {
-		total += h.count[i]
-	}
+	gate := loudness(z) - 20
+	total, _ := h.above(gate)
 	if total == 0 {
 		return 0
 	}
+	from := binOf(gate)
+	// percentile is the centre of the first bin from `from` up at which
+	// the count of blocks reaches q of them (that bin holds one): whole
+	// groups passed over while they stay short of it.
 	percentile := func(q float64) float64 {
 		want := int64(math.Ceil(q * float64(total)))
 		var seen int64
-		for i := from; i < len(h.count); i++ {
-			seen += h.count[i]
-			if seen >= want && h.count[i] > 0 {
+		i := from
+		for ; i < len(h.count) && i%histGroup != 0; i++ { // up to the next group's first bin
+			if seen += h.count[i]; seen >= want && h.count[i] > 0 {
+				return histLow + (float64(i)+0.5)*histStep
+			}
+		}
+		for ; i < len(h.count); i++ {
+			if i%histGroup == 0 && seen+h.gcount[i/histGroup] < want {
+				seen += h.gcount[i/histGroup]
+				i += histGroup - 1
+				continue
+			}
+			if seen += h.count[i]; seen >= want && h.count[i] > 0 {
 				return histLow + (float64(i)+0.5)*histStep
 			}
 		}

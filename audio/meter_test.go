@@ -107,3 +107,111 @@ func TestTruePeakFloor(t *testing.T) {
 		}
 	}
 }
+
+// Add returns each block's sample peak, the largest magnitude in it
+// whatever its length and wherever it crosses a sub-block's edge, so that
+// a bus sees its mix clip from its meter's pass: a full-scale sample on
+// either channel reads 1, a NaN is passed over.
+func TestAddReturnsTheBlocksSamplePeak(t *testing.T) {
+	sig := sine(nil, 997, -6, 1, 0)
+	sig[2*4801+1] = -1                // right channel, just past the first sub-block
+	sig[2*9000] = float32(math.NaN()) // left
+	var m Meter
+	for i, n := 0, 0; i < len(sig); i += n {
+		n = min(2*3203, len(sig)-i) // blocks across the sub-blocks' edges
+		want := 0.0
+		for _, v := range sig[i : i+n] {
+			if a := math.Abs(float64(v)); a > want {
+				want = a
+			}
+		}
+		if got := m.Add(sig[i : i+n]); got != want {
+			t.Fatalf("block at frame %d: sample peak %v, the block's largest magnitude %v", i/2, got, want)
+		}
+	}
+}
+
+// directKWeight is BS.1770's K-weighting by its definition: each channel
+// through the shelf's and the high pass's difference equations, every
+// product rounded, the squares of the output summed over each 100 ms
+// sub-block and both channels.
+func directKWeight(signal []float32) []float64 {
+	var subs []float64
+	var st [Channels][6]float64 // x1 x2 y1 y2 z1 z2
+	for i := 0; i+subBlock*Channels <= len(signal); i += subBlock * Channels {
+		var e float64
+		for n := range subBlock {
+			for ch := range Channels {
+				s := &st[ch]
+				x := float64(signal[i+n*Channels+ch])
+				y := float64(kwB0*x) + float64(kwB1*s[0]) + float64(kwB2*s[1]) - float64(kwA1*s[2]) - float64(kwA2*s[3])
+				z := y - float64(2*s[2]) + s[3] - float64(kwC1*s[4]) - float64(kwC2*s[5])
+				*s = [6]float64{x, s[0], y, s[2], z, s[4]}
+				e += float64(z * z)
+			}
+		}
+		subs = append(subs, e)
+	}
+	return subs
+}
+
+// The meter's K-weighting (fused multiply-adds, the channels summed apart)
+// reads each 100 ms sub-block's energy as the filters' definition does, to
+// 1e-12: programme, a loud tone and a quiet one, fed as 30 fps ticks.
+func TestKWeightingAsDefined(t *testing.T) {
+	for name, sig := range map[string][]float32{
+		"programme": programme(3, -1, 2),
+		"tone -1":   sine(nil, 997, -1, 2, 0.1),
+		"tone -60":  sine(nil, 40, -60, 2, 0),
+	} {
+		want := directKWeight(sig)
+		var k [Channels]kWeighting
+		l, r := make([]float64, subBlock), make([]float64, subBlock)
+		var worst float64
+		for j, w := range want {
+			var e float64
+			for tick := range 3 { // a 30 fps tick's 1600 frames each
+				from := (j*subBlock + tick*subBlock/3) * Channels
+				et, _, _ := kWeightFrom(&k, sig[from:from+subBlock/3*Channels], l[:subBlock/3], r[:subBlock/3])
+				e += et
+			}
+			d := math.Abs(e-w) / w
+			worst = max(worst, d)
+			if d > 1e-12 {
+				t.Fatalf("%s: sub-block %d's energy %v, by the definition %v", name, j, e, w)
+			}
+		}
+		t.Logf("%s: largest difference %.2g of the energy", name, worst)
+	}
+}
+
+// A piece under the floor is not copied for the interpolator, yet its last
+// inputs are the next piece's history: a spike just after quiet blocks
+// (the last of them shorter than the history), left and right different,
+// reads the true peak by its definition.
+func TestTruePeakAfterQuietBlocks(t *testing.T) {
+	const quiet = subBlock
+	sig := make([]float32, 0, Channels*2*quiet)
+	for i := range quiet {
+		l := float32(0.09) // −21 dBFS: under the floor's reach
+		if i%2 == 1 {
+			l = -0.09
+		}
+		sig = append(sig, l, float32(0.08*math.Sin(float64(i)/3)))
+	}
+	sig = append(sig, 0.3, -0.3, 0.3, -0.2) // the spike, −10.5 dBFS: the true peak between its two samples
+	sig = append(sig, make([]float32, Channels*(quiet-2))...)
+	var m Meter
+	off := 0
+	for _, n := range []int{quiet - 3, 3, quiet} { // two sub-blocks in all
+		m.Add(sig[Channels*off : Channels*(off+n)])
+		off += n
+	}
+	got, want := m.Levels().MaxTruePeak, directTruePeak(sig)
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("max true peak %.12f dBTP, by the definition %.12f", got, want)
+	}
+	if want-gainToDB(0.3) < 0.5 {
+		t.Fatalf("the spike's true peak %.3f dBTP is near its sample peak: the test shows nothing", want)
+	}
+}

@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// truePeakOf's interpolator in AVX2 (truepeak_amd64.s), where the CPU has
-// it; truepeak_other.go is the rest of the world's.
-var haveAVX2 = cpu.X86.HasAVX2
+// truePeakOf's interpolator and K-weighting in AVX2 and FMA
+// (truepeak_amd64.s), where the CPU has both; truepeak_other.go is the rest
+// of the world's.
+var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 //go:noescape
 func tpPeak4AVX2(w *float64, n int, coef *[tpCoefs]float64, out *[4]float64)
@@ -25,7 +26,7 @@ func tpVec(buf []float64, c, n int) float64 {
 }
 
 //go:noescape
-func kWeightAVX(k *[Channels]kWeighting, src *float32, l, r *float64, n int, c *[16]float64, out *[3]float64)
+func kWeightAVX(k *[Channels]kWeighting, src *float32, n int, c *[16]float64, out *[3]float64)
 
 // kwCoef are kWeight's coefficients for kWeightAVX, each twice (a lane a
 // channel), then the mask that clears a float64's sign.
@@ -36,15 +37,16 @@ var kwCoef = func() (c [16]float64) {
 	return
 }()
 
-// kWeightVec is kWeightFrom in kWeightAVX.
-func kWeightVec(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64, ok bool) {
-	n := len(l)
-	if n == 0 || len(r) < n || len(piece) < Channels*n {
-		return 0, 0, n == 0
+// kWeightVec is kWeightFrom in kWeightAVX: the piece filtered where it
+// lies, nothing copied.
+func kWeightVec(k *[Channels]kWeighting, piece []float32) (energy, peak float64) {
+	n := len(piece) / Channels
+	if n == 0 {
+		return 0, 0
 	}
 	var out [3]float64
-	kWeightAVX(k, &piece[0], &l[0], &r[0], n, &kwCoef, &out)
-	return out[0], max(out[1], out[2]), true
+	kWeightAVX(k, &piece[0], n, &kwCoef, &out)
+	return out[0], max(out[1], out[2])
 }
 
 //go:noescape

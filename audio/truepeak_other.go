@@ -9,9 +9,7 @@ const haveAVX2 = false
 
 func tpVec(buf []float64, c, n int) float64 { return 0 }
 
-func kWeightVec(k *[Channels]kWeighting, piece []float32, l, r []float64) (energy, peak float64, ok bool) {
-	return 0, 0, false
-}
+func kWeightVec(k *[Channels]kWeighting, piece []float32) (energy, peak float64) { return 0, 0 }
 
 // absMax is the largest magnitude in x (0 for none).
 func absMax(x []float64) float64 {

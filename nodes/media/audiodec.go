@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/onairhq/onair/audio"
 )
@@ -153,14 +154,39 @@ func (d *AudioDecoder) Read(count int) ([]float32, error) {
 	if d.eof {
 		return b, io.EOF
 	}
-	raw, err := d.read(count - i)
-	for j := 0; j < len(raw)/4; j++ {
-		b[i*audio.Channels+j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-	}
-	if err != nil {
+	if err := d.readInto(b[i*audio.Channels:]); err != nil {
 		return b, io.EOF
 	}
 	return b, nil
+}
+
+// littleEndian is whether this machine's float32s are f32le's bytes.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// readInto fills dst with the next samples: on a little-endian machine
+// ffmpeg's bytes are read straight into it (no copy, no conversion: the
+// decoder's pass over every source's sound). At the end of the track it
+// marks eof, keeps the whole sample frames there were and leaves the rest
+// silent.
+func (d *AudioDecoder) readInto(dst []float32) error {
+	if !littleEndian {
+		raw, err := d.read(len(dst) / audio.Channels)
+		for j := range len(raw) / 4 {
+			dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+		}
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	bs := unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst))
+	got, err := io.ReadFull(d.out, bs)
+	if err != nil {
+		d.eof = true
+		clear(bs[got-got%(audio.Channels*4) : got])
+		return io.EOF
+	}
+	return nil
 }
 
 // read reads up to n sample frames of raw f32le; at the end of the track

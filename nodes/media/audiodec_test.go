@@ -1,6 +1,7 @@
 package media
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -150,5 +151,55 @@ func TestProbeAudioRefusesWhatItCannotUse(t *testing.T) {
 	}
 	if _, _, err := ProbeAudio("", filepath.Join(dir, "none.ts")); err == nil {
 		t.Error("a missing file was probed")
+	}
+}
+
+// The decoder hands out ffmpeg's own samples, bit for bit (read straight
+// into each block), in blocks of any length: the last block holds what the
+// track had left and silence after it.
+func TestAudioDecoderReadsFFmpegsSamples(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	path, _ := toneClip(t, "aac")
+	info, ok, err := ProbeAudio("", path)
+	if err != nil || !ok {
+		t.Fatalf("probe: %v, %v", ok, err)
+	}
+	info.Offset = 0 // no lead or lag to make up: the track as ffmpeg decodes it
+	raw, err := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-i", path, "-map", "0:a:0", "-vn",
+		"-ac", "2", "-ar", "48000", "-f", "f32le", "pipe:1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, len(raw)/4)
+	for i := range want {
+		want[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	dec, err := OpenAudio("", path, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	var got []float32
+	for n := 0; ; n++ {
+		b, err := dec.Read(1601 + n%3)
+		got = append(got, b...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if n > 1000 {
+			t.Fatal("the track never ended")
+		}
+	}
+	if len(got) < len(want) || len(want) == 0 {
+		t.Fatalf("%d samples read, ffmpeg decodes %d", len(got), len(want))
+	}
+	for i, v := range got {
+		if i < len(want) {
+			if math.Float32bits(v) != math.Float32bits(want[i]) {
+				t.Fatalf("sample %d reads %v, ffmpeg's %v", i, v, want[i])
+			}
+		} else if v != 0 {
+			t.Fatalf("sample %d, after the track's end, reads %v", i, v)
+		}
 	}
 }

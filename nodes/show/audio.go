@@ -23,15 +23,17 @@ type Meter struct {
 	fed bool
 }
 
-// Add measures a block; nil (a silent source's frame) adds nothing.
-func (m *Meter) Add(block []float32) {
+// Add measures a block and returns its sample peak (audio.Meter.Add); nil
+// (a silent source's frame) adds nothing.
+func (m *Meter) Add(block []float32) (peak float64) {
 	if block == nil {
-		return
+		return 0
 	}
 	m.mu.Lock()
-	m.m.Add(block)
+	peak = m.m.Add(block)
 	m.fed = true
 	m.mu.Unlock()
+	return peak
 }
 
 // Levels reads the meter; false before it measured anything.
@@ -268,13 +270,10 @@ type busMix struct {
 
 // clipped publishes an audio_clip event when tick k's mix reaches full
 // scale (a sample at or past ±1: clipped once encoded), at most once a
-// second per bus, with how many ticks clipped since the last.
-func (m *busMix) clipped(b *State, bs *BusState, k int64, block []float32) {
-	var peak float32
-	for _, v := range block {
-		peak = max(peak, v, -v)
-	}
-	if peak < 1 {
+// second per bus, with how many ticks clipped since the last. peak is the
+// mix's sample peak, as the bus's meter read it from the block.
+func (m *busMix) clipped(b *State, bs *BusState, k int64, peak float64) {
+	if !(peak >= 1) {
 		return
 	}
 	m.clips++
@@ -284,7 +283,7 @@ func (m *busMix) clipped(b *State, bs *BusState, k int64, block []float32) {
 	}
 	if b.op != nil {
 		b.op.hub.Publish("audio_clip", map[string]any{"bus": bs.Address, "tick": k, "timecode": b.TimecodeAt(k).String(),
-			"peak_dbfs": math.Round(20*math.Log10(float64(peak))*100) / 100, "ticks": m.clips})
+			"peak_dbfs": math.Round(20*math.Log10(peak)*100) / 100, "ticks": m.clips})
 	}
 	m.clipAt, m.clips = k, 0
 }

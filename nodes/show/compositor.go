@@ -582,8 +582,7 @@ func (c *compositor[F]) mixTick(ctx *runtime.NodeContext[F], k int64, from, to i
 		c.visible(to, progress)
 	}
 	block := mx.mixer.Mix(mx.cadence.Samples(k), mx.weights)
-	mx.a.Meter.Add(block)
-	mx.clipped(c.b, c.bus, k, block)
+	mx.clipped(c.b, c.bus, k, mx.a.Meter.Add(block))
 	return block
 }
 
