@@ -225,7 +225,7 @@ switches() {
 		[ "$ka" != cut ] && da=" 500ms"
 		[ "$kb" != cut ] && db=" 500ms"
 		cues+=(-cue "$((i * SWITCH_EVERY))s bus.a scene.quad[$((i % quads))] $ka$da")
-		cues+=(-cue "$((i * SWITCH_EVERY))s bus.b scene.full[$((i % n_src))] $kb$db")
+		cues+=(-cue "$((i * SWITCH_EVERY))s bus.b scene.full[\"$(printf s%03d $((i % n_src)))\"] $kb$db")
 	done
 	log "  $((${#cues[@]} / 2)) cues"
 	timeout --kill-after=10 $((total + 120)) "$ONAIR" run -backend "$BACKEND" -quiet -listen "127.0.0.1:$PORT" -duration "$((total + 60))s" "${cues[@]}" \
