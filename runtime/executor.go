@@ -7,11 +7,11 @@ package runtime
 //     node: a group restart keeps the frames its edges hold.
 //   - Groups start in waves: a group starts once every group it depends
 //     on is ready, and the groups of a wave (in the plan's order: Order,
-//     then name) wait for readiness together. Each must be ready (every
-//     edge leaving it has carried a frame), and Options.ReadyTimeout never
-//     passes without one more group of the wave becoming ready, or Start
-//     fails naming each edge that never carried one, and leaves nothing
-//     running.
+//     then name) start Options.StartAtOnce at a time, the next as one is
+//     ready. Each must be ready (every edge leaving it has carried a
+//     frame), and Options.ReadyTimeout never passes without one more group
+//     of the wave becoming ready, or Start fails naming each edge that
+//     never carried one, and leaves nothing running.
 //   - A group's start and stop never overlap (a node can fail while its
 //     group is still starting; the stop waits for the start to finish).
 //   - A node failure stops its whole group; a restartable group starts
@@ -36,11 +36,20 @@ import (
 	"github.com/onairhq/onair/plan"
 )
 
+// DefaultStartAtOnce is how many groups of a start wave start at once by
+// default: enough that sources whose first picture waits on a sender or a
+// loss timeout overlap, few enough that decoders being set up do not hold
+// each other back.
+const DefaultStartAtOnce = 8
+
 // Options tune an Executor; the zero value is the default.
 type Options struct {
 	// ReadyTimeout bounds a start wave's readiness wait while none of its
 	// groups becomes ready; 0 means 10 s.
 	ReadyTimeout time.Duration
+	// StartAtOnce is how many groups of a start wave may be starting (not
+	// yet ready) at once; 0 means DefaultStartAtOnce.
+	StartAtOnce int
 	// RestartDelay is the pause before a failed restartable group starts
 	// again; 0 means 1 s.
 	RestartDelay time.Duration
@@ -85,16 +94,17 @@ type failure struct {
 }
 
 type group[T any] struct {
-	opMu     sync.Mutex // held by startGroup and stopGroup: one at a time
-	spec     plan.Group
-	nodes    []*nodeSlot[T]
-	leaving  []*Edge[T]
-	gen      atomic.Uint64
-	restarts atomic.Uint64
-	state    atomic.Value // string
-	ready    atomic.Bool
-	readyNs  atomic.Int64 // from its start to ready, at the show's start
-	wave     int          // the start wave it began in (Executor.waves)
+	opMu        sync.Mutex // held by startGroup and stopGroup: one at a time
+	spec        plan.Group
+	nodes       []*nodeSlot[T]
+	leaving     []*Edge[T]
+	gen         atomic.Uint64
+	restarts    atomic.Uint64
+	state       atomic.Value // string
+	ready       atomic.Bool
+	readyNs     atomic.Int64 // from its start to ready, at the show's start
+	wave        int          // the start wave it began in (Executor.waves)
+	waveReadyNs atomic.Int64 // from its wave's start to ready
 }
 
 type nodeSlot[T any] struct {
@@ -117,6 +127,9 @@ type nodeSlot[T any] struct {
 func NewExecutor[T any](p *plan.Plan, lookup Lookup[T], opts Options) (*Executor[T], error) {
 	if p == nil || lookup == nil {
 		return nil, errors.New("executor: a plan and a constructor lookup are required")
+	}
+	if opts.StartAtOnce <= 0 {
+		opts.StartAtOnce = DefaultStartAtOnce
 	}
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 10 * time.Second
@@ -267,15 +280,10 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 	x.superv.Add(1)
 	go x.supervise()
 	for i, wave := range x.waves() {
-		began := time.Now()
 		for _, g := range wave {
 			g.wave = i
-			if err := x.startGroup(g); err != nil {
-				x.Stop()
-				return err
-			}
 		}
-		if err := x.waitReady(ctx, began, wave...); err != nil {
+		if err := x.startWave(ctx, wave); err != nil {
 			x.Stop()
 			return err
 		}
@@ -321,57 +329,115 @@ func (x *Executor[T]) waves() [][]*group[T] {
 	return out
 }
 
-// waitReady waits until every edge leaving each of gs has carried a frame,
-// and records how long each took from began. The groups of a wave may
-// become ready one after another (a driver that sets up one decoder at a
-// time): the wait fails only when Options.ReadyTimeout passes without any
-// of them becoming ready, naming those that are not.
-func (x *Executor[T]) waitReady(ctx context.Context, began time.Time, gs ...*group[T]) error {
+// startWave starts the groups of a wave, at most Options.StartAtOnce of
+// them starting and not yet ready at any moment (a start of 105 NVDEC
+// sources at once left none ready after 10 s on the H200, while one after
+// another each took 170 ms), the next starting as one becomes ready, and
+// returns once every one is ready. It fails when Options.ReadyTimeout
+// passes without one more of them becoming ready, naming those that are
+// not.
+func (x *Executor[T]) startWave(ctx context.Context, wave []*group[T]) error {
+	began := time.Now()
+	queue, active := wave, []*group[T](nil)
+	started := map[*group[T]]time.Time{}
 	deadline := began.Add(x.opts.ReadyTimeout)
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	waiting := append([]*group[T](nil), gs...)
 	for {
-		var late []string
-		rest := waiting[:0]
-		for _, g := range waiting {
-			var missing []string
-			for _, e := range g.leaving {
-				if e.enqueued.Load() == 0 {
-					missing = append(missing, e.Name())
-				}
+		for len(queue) > 0 && len(active) < x.opts.StartAtOnce {
+			g := queue[0]
+			queue = queue[1:]
+			started[g] = time.Now()
+			if err := x.startGroup(g); err != nil {
+				return err
 			}
-			if len(missing) == 0 {
-				g.readyNs.Store(int64(time.Since(began)))
-				g.ready.Store(true)
-				g.state.Store("running")
+			active = append(active, g)
+		}
+		var late []string
+		rest := active[:0]
+		for _, g := range active {
+			if missing := g.silentEdges(); len(missing) > 0 {
+				rest = append(rest, g)
+				late = append(late, fmt.Sprintf("group %q: edge %s never carried a frame", g.spec.Name, quoteAll(missing)))
 				continue
 			}
-			rest = append(rest, g)
-			late = append(late, fmt.Sprintf("group %q: edge %s never carried a frame", g.spec.Name, quoteAll(missing)))
+			g.readyNs.Store(int64(time.Since(started[g])))
+			g.waveReadyNs.Store(int64(time.Since(began)))
+			g.ready.Store(true)
+			g.state.Store("running")
 		}
-		if len(rest) < len(waiting) {
+		if len(rest) < len(active) {
 			deadline = time.Now().Add(x.opts.ReadyTimeout) // progress: the others get the timeout again
 		}
-		waiting = rest
-		if len(waiting) == 0 {
+		active = rest
+		if len(active) == 0 && len(queue) == 0 {
 			return nil
 		}
+		if len(active) < x.opts.StartAtOnce && len(queue) > 0 {
+			continue // room to start more
+		}
 		if time.Now().After(deadline) {
-			what := fmt.Sprintf("%d group(s) not ready after %v (%v with none of them becoming ready)", len(waiting), time.Since(began).Round(time.Millisecond), x.opts.ReadyTimeout)
+			what := fmt.Sprintf("%d group(s) not ready after %v (%v with none of them becoming ready)", len(active)+len(queue), time.Since(began).Round(time.Millisecond), x.opts.ReadyTimeout)
 			if len(late) > 8 {
 				late = append(late[:8], fmt.Sprintf("and %d more", len(late)-8))
 			}
+			if len(queue) > 0 {
+				late = append(late, fmt.Sprintf("%d not started yet", len(queue)))
+			}
 			return fmt.Errorf("%s: %s; check that its source produces (its log, its params), or raise the ready timeout", what, strings.Join(late, "; "))
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("group %q: start cancelled while waiting for readiness: %w", waiting[0].spec.Name, ctx.Err())
-		case <-x.failed:
-			return x.Err()
-		case <-x.done: // stopped while a group added on air got ready (Extend)
-			return fmt.Errorf("group %q: the run stopped while waiting for readiness", waiting[0].spec.Name)
-		case <-tick.C:
+		if err := x.waitTick(ctx, tick, active[0]); err != nil {
+			return err
+		}
+	}
+}
+
+// silentEdges names the edges leaving g that have not carried a frame.
+func (g *group[T]) silentEdges() []string {
+	var missing []string
+	for _, e := range g.leaving {
+		if e.enqueued.Load() == 0 {
+			missing = append(missing, e.Name())
+		}
+	}
+	return missing
+}
+
+// waitTick waits for the next poll of a readiness wait, or for what ends
+// it: the start cancelled, a node failed, the run stopped.
+func (x *Executor[T]) waitTick(ctx context.Context, tick *time.Ticker, g *group[T]) error {
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("group %q: start cancelled while waiting for readiness: %w", g.spec.Name, ctx.Err())
+	case <-x.failed:
+		return x.Err()
+	case <-x.done: // stopped while a group added on air got ready (Extend)
+		return fmt.Errorf("group %q: the run stopped while waiting for readiness", g.spec.Name)
+	case <-tick.C:
+		return nil
+	}
+}
+
+// waitReady waits until every edge leaving g (started at began) has
+// carried a frame, within Options.ReadyTimeout.
+func (x *Executor[T]) waitReady(ctx context.Context, began time.Time, g *group[T]) error {
+	deadline := began.Add(x.opts.ReadyTimeout)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		missing := g.silentEdges()
+		if len(missing) == 0 {
+			g.readyNs.Store(int64(time.Since(began)))
+			g.waveReadyNs.Store(int64(time.Since(began)))
+			g.ready.Store(true)
+			g.state.Store("running")
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("group %q not ready after %v: edge %s never carried a frame; check that its source produces (its log, its params), or raise the ready timeout", g.spec.Name, x.opts.ReadyTimeout, quoteAll(missing))
+		}
+		if err := x.waitTick(ctx, tick, g); err != nil {
+			return err
 		}
 	}
 }
@@ -693,7 +759,7 @@ func (x *Executor[T]) Status() Status {
 		}
 	}
 	for _, g := range x.groups {
-		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Wave: g.wave, Restarts: g.restarts.Load()})
+		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Wave: g.wave, WaveReadyMs: float64(g.waveReadyNs.Load()) / 1e6, Restarts: g.restarts.Load()})
 		for _, s := range g.nodes {
 			s.mu.Lock()
 			ns := NodeStatus{ID: s.spec.ID, Kind: s.spec.Kind, Group: g.spec.Name, Thread: s.spec.Placement.Thread, State: s.state, LastError: s.lastErr}

@@ -527,6 +527,33 @@ func TestExecutorStartsSourcesTogether(t *testing.T) {
 	}
 }
 
+// TestExecutorStartAtOnceBoundsAWave: with one group of a wave starting
+// at a time, the two sources that wait for each other never both start,
+// and the start fails naming the one that was started and the one that
+// was not.
+func TestExecutorStartAtOnceBoundsAWave(t *testing.T) {
+	leakCheck(t)
+	w := newWorld()
+	p := showPlan(2, func(p *plan.Plan) {
+		nodeByID(p, "source.s[0]/test_source").Params["after"] = "source.s[1]/test_source"
+		nodeByID(p, "source.s[1]/test_source").Params["after"] = "source.s[0]/test_source"
+	})
+	x, err := NewExecutor(p, w.lookup(), Options{ReadyTimeout: 200 * time.Millisecond, StartAtOnce: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = x.Start(context.Background())
+	if err == nil {
+		x.Stop()
+		t.Fatal("two sources that wait for each other started one at a time")
+	}
+	for _, want := range []string{`group "source.s[0]"`, "1 not started yet"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %s", err, want)
+		}
+	}
+}
+
 func TestExecutorFailureEndsRun(t *testing.T) {
 	leakCheck(t)
 	w := newWorld()

@@ -207,15 +207,17 @@ type GroupStatus struct {
 	Order int    `json:"order"`
 	State string `json:"state"`
 	Ready bool   `json:"ready"`
-	// ReadyMs is how long the show's start waited for the group: from
-	// starting its nodes to every edge leaving it having carried a frame
-	// (its readiness), from the start of its wave (the groups that start
-	// and wait together: Executor.waves).
+	// ReadyMs is how long the group took to be ready at the show's
+	// start: from starting its nodes to every edge leaving it having
+	// carried a frame (its readiness).
 	ReadyMs float64 `json:"ready_ms"`
 	// Wave is the start wave the group began in: the groups of a wave
-	// start together, each wave once the one before is ready.
-	Wave     int    `json:"wave"`
-	Restarts uint64 `json:"restarts"`
+	// start together (a few at a time), each wave once the one before is
+	// ready; WaveReadyMs is from its wave's start to the group ready, so a
+	// wave's slowest is how long the show's start waited for it.
+	Wave        int     `json:"wave"`
+	WaveReadyMs float64 `json:"wave_ready_ms"`
+	Restarts    uint64  `json:"restarts"`
 }
 
 // Status is the whole runtime: what Executor.Status returns.

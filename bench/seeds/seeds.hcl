@@ -170,10 +170,12 @@ locals {
   # run: a few decode loops, or a thread each as the seeds' FFmpeg did;
   # `parser` whose parser reads HEVC for NVDEC (onair's, or NVIDIA's as
   # the seeds' FFmpeg used through cuvid); `procs` the processors Go's
-  # scheduler runs on (0: Go's default, one per core). Best narrows Go to
-  # 4 at 30 fps; at 50 and 60 fps 4 were too few on the H200 (AUX buses on
-  # the default loop missed deadlines waiting for one, 128 sources over 5
-  # minutes: bench/seeds/README.md), so it keeps Go's default there.
+  # scheduler runs on (0: Go's default, one per core). Best keeps Go's
+  # default: narrowed to 4, the loops waited for a processor (timers late
+  # by up to 8 ms at p99 on the H200, ticks at p99.9 0.30-0.37 of a period
+  # over 5 minutes: bench/timing/results-2026-12-02-aux-poll); with 16,
+  # every bus's p99.9 was 0.06 and the longest 0.23
+  # (bench/timing/results-2026-12-02d-procs).
   settings = {
     best = {
       raw_upload        = "resident"
@@ -184,7 +186,7 @@ locals {
       pacing_loops      = 4
       decoders          = "decode_loops"
       parser            = "onair"
-      procs             = contains(["50", "60", "60000/1001"], var.fps) ? 0 : 4
+      procs             = 0
     }
     before = {
       raw_upload        = "pinned"

@@ -44,7 +44,7 @@ func newStartReport(groups []runtime.GroupStatus, started time.Duration) *StartR
 	wave := map[int]float64{}   // each wave's wait: its slowest group's
 	hasSource := map[int]bool{} // the waves that started a source
 	for _, g := range groups {
-		wave[g.Wave] = max(wave[g.Wave], g.ReadyMs)
+		wave[g.Wave] = max(wave[g.Wave], g.WaveReadyMs)
 		if strings.HasPrefix(g.Name, "source.") {
 			hasSource[g.Wave] = true
 			if g.ReadyMs > r.SlowestMs {
