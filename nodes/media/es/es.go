@@ -19,8 +19,11 @@
 // that a file does not fit its source before anything is decoded, and a
 // change of size or format inside a stream is seen where it happens.
 //
-// es imports the standard library, go-astits and internal/bitstream (the
-// NAL syntax reader it shares with cuda/hevc), nothing else of onair's:
+// Transport streams are read by es's own demultiplexer (ts.go), linear in
+// the stream; its tests compare it with go-astits, the reader it replaced.
+//
+// es imports the standard library and internal/bitstream (the NAL syntax
+// reader it shares with cuda/hevc), nothing else of onair's:
 // the CPU backend's decoder, NVDEC's feeders and the tools all use it.
 package es
 

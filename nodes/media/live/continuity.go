@@ -16,8 +16,8 @@ type continuity struct {
 	carried int
 	errors  int64
 	// renumber rewrites, in place, each counted packet's counter to run on
-	// from the one before it, so that a reader downstream (go-astits,
-	// which throws away a PES with a gap in its counters: for a keyframe,
+	// from the one before it, so that a reader downstream (es's, which
+	// throws away a PES with a gap in its counters: for a keyframe,
 	// a whole GOP) gets a damaged picture for the decoder to conceal
 	// rather than none. Only packets fed whole are rewritten (a datagram
 	// holds whole packets).
