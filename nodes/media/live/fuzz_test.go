@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 )
 
@@ -69,30 +70,31 @@ func FuzzReorder(f *testing.F) {
 	})
 }
 
-// FuzzAVCCToAnnexB: any bytes with any length size are converted or
-// refused without a panic; NAL units cut from the input and prefixed with
-// their lengths come out as exactly those units behind start codes.
-func FuzzAVCCToAnnexB(f *testing.F) {
+// FuzzSplitAVCC: any bytes with any length size are split or refused
+// without a panic; NAL units cut from the input and prefixed with their
+// lengths come out as exactly those units.
+func FuzzSplitAVCC(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 2, 0x65, 0x88, 0, 0, 0, 1, 0x41}, 4, []byte{0x67, 1, 2, 0x68, 3})
 	f.Add([]byte{0, 9, 1}, 2, []byte{})
 	f.Fuzz(func(t *testing.T, raw []byte, size int, units []byte) {
-		avccToAnnexB(raw, size, nil)
+		splitAVCC(raw, size)
 		for _, size := range []int{1, 2, 4} {
-			var avcc, want []byte
+			var avcc []byte
+			var want [][]byte
 			for rest := units; len(rest) > 0; { // units cut into NAL units of 1 to 8 bytes
 				n := min(len(rest), 1+int(rest[0])%8)
 				var l [4]byte
 				binary.BigEndian.PutUint32(l[:], uint32(n))
 				avcc = append(append(avcc, l[4-size:]...), rest[:n]...)
-				want = append(append(want, 0, 0, 0, 1), rest[:n]...)
+				want = append(want, rest[:n])
 				rest = rest[n:]
 			}
-			got, err := avccToAnnexB(avcc, size, nil)
-			if err != nil || string(got) != string(want) {
+			got, err := splitAVCC(avcc, size)
+			if err != nil || fmt.Sprintf("%x", got) != fmt.Sprintf("%x", want) {
 				t.Fatalf("size %d: %x -> %x, %v; want %x", size, avcc, got, err, want)
 			}
 			if len(avcc) > 0 {
-				if _, err := avccToAnnexB(avcc[:len(avcc)-1], size, nil); err == nil {
+				if _, err := splitAVCC(avcc[:len(avcc)-1], size); err == nil {
 					t.Fatalf("size %d: %x cut short was taken", size, avcc)
 				}
 			}
