@@ -175,6 +175,7 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 		}
 	}
 	warned := false
+	d.ls.SetSound(nil)
 	defer func() {
 		if n := aud.Dropped(); n > 0 {
 			ctx.Log.Warn("the sound's decoder fell behind: bytes of the stream left out of it", "source", d.id, "bytes", n)
@@ -196,6 +197,10 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 			}
 			return
 		}
+		if err := aud.Err(); err != nil && !warned {
+			warned = true // once a connection, before the picture that shows it is on air: the pictures go on
+			d.ls.SetSound(err)
+		}
 		f.SentAt = 0
 		if s, ok := in.Stats().NextStamp(); ok { // pictures come in presentation order: the lowest PTS stamped, due when it was sent plus its reordering
 			f.SentAt = s.Presented()
@@ -208,13 +213,6 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 			}
 			put(f, b)
 		}
-		if err := aud.Err(); err != nil && !warned {
-			warned = true // once a connection: the pictures go on
-			ctx.Stats.Errors.Add(1)
-			if d.st.Fail(err) {
-				ctx.Log.Warn("the sound is left out", "source", d.id, "error", err)
-			}
-		}
 	}
 }
 
@@ -225,6 +223,7 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 	defer tick.Stop()
 	lastAt := time.Now()
 	n := int64(d.st.Produced.Load())
+	var soundSeen uint64 // the LiveState's sound calls reported
 	var q []*frame.Frame // decoded frames waiting for room on the edge, oldest first
 	defer func() {
 		for _, f := range q {
@@ -258,6 +257,15 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 				d.fb.Recovered()
 				d.in.Stats().SetErr(nil)
 				ctx.Log.Info("live source restored", "input", d.what)
+			}
+			if n, err := d.ls.Sound(); n != soundSeen { // after the recovery, so that the source's last error says it
+				soundSeen = n
+				if err != nil {
+					ctx.Stats.Errors.Add(1)
+					if d.st.Fail(err) {
+						ctx.Log.Warn("the sound is left out", "source", d.id, "error", err)
+					}
+				}
 			}
 			if d.fb.Hold {
 				if d.last == nil {
