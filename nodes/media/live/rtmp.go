@@ -207,6 +207,9 @@ func (c *rtmpConn) pump(w io.Writer) error {
 		msg, err := c.sc.Read()
 		codec, unread := unreadSound(err)
 		if err != nil && !unread {
+			if ts.end() == nil && ts.buf.Len() > 0 {
+				w.Write(ts.buf.Bytes())
+			}
 			return fmt.Errorf("rtmp input: %w", err)
 		}
 		now := c.sc.BytesReceived()

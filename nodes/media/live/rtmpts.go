@@ -232,6 +232,26 @@ func (t *rtmpTS) picture(msg message.Message, dts, delta time.Duration, au []byt
 	return t.w.WriteH264(t.video, ts90(dts+delta), ts90(dts), nals)
 }
 
+// end writes the pictures still waiting for the AAC header announced,
+// at the publisher's end.
+func (t *rtmpTS) end() error {
+	if t.w != nil || !t.waiting {
+		return nil
+	}
+	t.announced = false // no longer waited for
+	if t.noSound == nil {
+		t.noSound = fmt.Errorf("the publisher announced AAC sound but sent no AAC sequence header before it ended: the source was silent")
+	}
+	held := t.held
+	t.held = nil
+	for _, h := range held {
+		if err := t.message(h.msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fix fixes the stream's tracks (its program map): the video, and the
 // sound if an AAC sequence header came.
 func (t *rtmpTS) fix() error {

@@ -1,0 +1,227 @@
+package live
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"io"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abema/go-mp4"
+	"github.com/bluenviron/gortmplib/pkg/amf0"
+	"github.com/bluenviron/gortmplib/pkg/message"
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
+
+	"github.com/onairhq/onair/frame"
+	"github.com/onairhq/onair/internal/peer"
+	"github.com/onairhq/onair/nodes/media"
+	"github.com/onairhq/onair/nodes/media/es"
+)
+
+// TestRTMPCarriesAACAndSaysOtherSound: ffmpeg publishes the H.264 clip
+// with a tone as FLV: in AAC, the connection's transport stream carries
+// both (ffmpeg decodes the tone from it, of the clip's length), and every
+// frame decodes; in MP3 (which gortmplib reads) or Speex (which it does
+// not), every frame decodes all the same, the stream lists no sound, and
+// the connection says why.
+func TestRTMPCarriesAACAndSaysOtherSound(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"AAC", []string{"-c:a", "aac", "-ar", "48000"}},
+		{"MP3", []string{"-c:a", "libmp3lame", "-ar", "44100"}},
+		{"Speex", []string{"-c:a", "libspeex", "-ar", "16000", "-ac", "1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in, url := newRTMPTest(t, "cam1")
+			args := []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-i", filepath.Join(clipDir, "h264.ts"),
+				"-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-map", "0:v", "-map", "1:a", "-shortest", "-c:v", "copy"}
+			pub := exec.Command("ffmpeg", append(append(args, c.args...), "-f", "flv", url+"cam1")...)
+			var stderr strings.Builder
+			pub.Stderr = &stderr
+			if err := pub.Start(); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := in.Connect()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, _ := io.ReadAll(conn)
+			conn.Close()
+			if err := pub.Wait(); err != nil {
+				t.Fatalf("publisher: %v: %s", err, stderr.String())
+			}
+			why := conn.(media.NoSound).NoSound()
+			dec, err := media.OpenDecoder(media.DecodeConfig{Path: "remuxed", Live: bytes.NewReader(ts), Format: frame.NV12, Width: 640, Height: 360})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dec.Close()
+			f, _ := frame.New(frame.NV12, 640, 360)
+			var sums []string
+			for dec.Next(f) == nil {
+				s := md5.Sum(f.Bytes())
+				sums = append(sums, hex.EncodeToString(s[:]))
+			}
+			checkFrames(t, "h264.ts", 0, sums)
+			if c.name != "AAC" {
+				if dec.Start().Audio || why == nil || !strings.Contains(why.Error(), c.name+" sound") || !strings.Contains(why.Error(), "AAC") {
+					t.Errorf("%s sound: the stream lists sound %v; the connection says %v", c.name, dec.Start().Audio, why)
+				}
+				return
+			}
+			if !dec.Start().Audio || why != nil {
+				t.Fatalf("AAC: the stream lists sound %v; the connection says %v", dec.Start().Audio, why)
+			}
+			cmd := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-f", "mpegts", "-i", "pipe:0", "-map", "0:a:0", "-f", "f32le", "-ac", "1", "pipe:1")
+			cmd.Stdin = bytes.NewReader(ts)
+			pcm, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("ffmpeg decoding the remuxed sound: %v", err)
+			}
+			var peak float64
+			for i := 0; i+4 <= len(pcm); i += 4 {
+				peak = max(peak, math.Abs(float64(math.Float32frombits(binary.LittleEndian.Uint32(pcm[i:])))))
+			}
+			secs := float64(len(pcm)/4) / 48000
+			if want := float64(len(sums)) / 30; peak < 0.1 || secs < want-0.1 || secs > want+0.1 {
+				t.Errorf("the remuxed sound: %.3f s peaking at %.3f; the clip is %.3f s of a tone", secs, peak, want)
+			}
+		})
+	}
+}
+
+// h264Messages are the H.264 clip as a publisher sends it: its sequence
+// header and each access unit's NAL units behind 4-byte lengths, with
+// its parameter sets left out (they are the header's).
+func h264Messages(t *testing.T) (*message.Video, [][]byte) {
+	t.Helper()
+	rd, err := es.Open(filepath.Join(clipDir, "h264.264"), es.H264)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	cfg := &mp4.AVCDecoderConfiguration{LengthSizeMinusOne: 3}
+	var aus [][]byte
+	for {
+		au, err := rd.Next()
+		if err != nil {
+			break
+		}
+		var avcc []byte
+		for i, at := range au.NALs {
+			end := len(au.Data)
+			if i+1 < len(au.NALs) {
+				end = int(au.NALs[i+1]) - 3
+			}
+			nal := bytes.TrimRight(au.Data[at:end], "\x00")
+			switch nal[0] & 0x1f {
+			case 7:
+				if len(cfg.SequenceParameterSets) == 0 {
+					cfg.SequenceParameterSets = []mp4.AVCParameterSet{{Length: uint16(len(nal)), NALUnit: append([]byte(nil), nal...)}}
+				}
+				continue
+			case 8:
+				if len(cfg.PictureParameterSets) == 0 {
+					cfg.PictureParameterSets = []mp4.AVCParameterSet{{Length: uint16(len(nal)), NALUnit: append([]byte(nil), nal...)}}
+				}
+				continue
+			}
+			avcc = binary.BigEndian.AppendUint32(avcc, uint32(len(nal)))
+			avcc = append(avcc, nal...)
+		}
+		aus = append(aus, avcc)
+	}
+	return &message.Video{Codec: message.CodecH264, Type: message.VideoTypeConfig, AVCConfig: cfg}, aus
+}
+
+// TestRTMPTracksFixedAtTheFirstPicture feeds the remuxer a publisher's
+// messages in the orders an encoder may send them: the pictures of the
+// clip all come out, each first with the parameter sets a decoder needs
+// (es.NewLive starts at the first), and the stream lists sound only when
+// its AAC header came before the first picture, or within rtmpSoundWait
+// of it when the metadata announced it (the pictures waiting for it come
+// out at the publisher's end, if it comes first); otherwise the remuxer
+// says why.
+func TestRTMPTracksFixedAtTheFirstPicture(t *testing.T) {
+	header, aus := h264Messages(t)
+	meta := &message.DataAMF0{Payload: amf0.Data{"@setDataFrame", "onMetaData", amf0.ECMAArray{{Key: "audiocodecid", Value: float64(10)}}}}
+	aac := &message.Audio{Codec: message.CodecMPEG4Audio, Rate: message.AudioRate44100, Depth: message.AudioDepth16, IsStereo: true,
+		AACType: message.AudioAACTypeConfig, AACConfig: &mpeg4audio.AudioSpecificConfig{Type: mpeg4audio.ObjectTypeAACLC, SampleRate: 48000, ChannelConfig: 2}}
+	for _, c := range []struct {
+		name     string
+		meta     bool
+		headerAt int // the AAC header comes before this picture (-1: never)
+		sound    bool
+		why      string
+	}{
+		{"header first", false, 0, true, ""},
+		{"announced, header within a second", true, 10, true, ""},
+		{"announced, no header in a second", true, -1, false, "no AAC sequence header in its first"},
+		{"announced, no header before the end", true, -1, false, "no AAC sequence header before it ended"},
+		{"header after the first picture", false, 1, false, "after its first pictures"},
+		{"no sound", false, -1, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var r rtmpTS
+			var out []byte
+			feed := func(m message.Message) {
+				if err := r.message(m); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, r.buf.Bytes()...)
+				r.buf.Reset()
+			}
+			if c.meta {
+				feed(meta)
+			}
+			feed(header)
+			sent := aus
+			if !strings.Contains(c.name, "the end") {
+				sent = append(aus[:len(aus):len(aus)], aus...) // 2 s
+			}
+			for i, au := range sent {
+				dts := time.Duration(i) * time.Second / 30
+				if i == c.headerAt {
+					feed(aac)
+				}
+				if i >= c.headerAt && c.headerAt >= 0 {
+					feed(&message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeAU, DTS: dts, AU: []byte{0x21, 0x10, 0x04}})
+				}
+				feed(&message.Video{Codec: message.CodecH264, Type: message.VideoTypeAU, DTS: dts, AU: au})
+			}
+			if err := r.end(); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r.buf.Bytes()...)
+			rd, err := es.NewLive(bytes.NewReader(out), "remuxed", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for {
+				if _, err := rd.Next(); err != nil {
+					break
+				}
+				n++
+			}
+			if n != len(sent) {
+				t.Errorf("%d access units out of %d", n, len(sent))
+			}
+			if rd.Start().Audio != c.sound {
+				t.Errorf("the stream lists sound: %v, want %v", rd.Start().Audio, c.sound)
+			}
+			if got := r.noSound; c.why == "" && got != nil || c.why != "" && (got == nil || !strings.Contains(got.Error(), c.why)) {
+				t.Errorf("the remuxer says %v, want %q", got, c.why)
+			}
+		})
+	}
+}
