@@ -205,7 +205,7 @@ func (c *rtmpConn) pump(w io.Writer) error {
 	for {
 		c.nc.SetDeadline(time.Now().Add(c.in.cfg.lossTimeout()))
 		msg, err := c.sc.Read()
-		codec, unread := unreadSound(err)
+		unread := err != nil && ts.unreadSound(err)
 		if err != nil && !unread {
 			if ts.end() == nil && ts.buf.Len() > 0 {
 				w.Write(ts.buf.Bytes())
@@ -215,10 +215,10 @@ func (c *rtmpConn) pump(w io.Writer) error {
 		now := c.sc.BytesReceived()
 		st.received(int(now-seen), time.Now())
 		seen = now
-		if unread { // a whole message of sound gortmplib does not parse: the stream goes on
-			ts.notAAC(codec)
-		} else if err := ts.message(msg); err != nil {
-			return fmt.Errorf("rtmp input: %w", err)
+		if !unread { // a message of sound gortmplib does not parse is read whole: the stream goes on
+			if err := ts.message(msg); err != nil {
+				return fmt.Errorf("rtmp input: %w", err)
+			}
 		}
 		if ts.noSound != nil {
 			c.mu.Lock()

@@ -322,19 +322,27 @@ func (t *rtmpTS) notAAC(codec string) {
 	}
 }
 
-// unreadSound says whether err is gortmplib's for an audio message in a
-// codec it does not parse (Speex, Nellymoser, ADPCM...): the message was
-// read whole and the stream goes on. It returns the codec's name.
-func unreadSound(err error) (string, bool) {
-	const prefix = "unsupported audio codec: "
-	if err == nil || !strings.HasPrefix(err.Error(), prefix) {
-		return "", false
+// unreadSound says whether err is gortmplib's for an audio message it
+// does not parse, read whole (the stream goes on), and notes why there is
+// no sound: a codec it does not parse (Speex, Nellymoser, ADPCM...), or
+// an AAC sequence header it cannot read.
+func (t *rtmpTS) unreadSound(err error) bool {
+	msg := err.Error()
+	if id, ok := strings.CutPrefix(msg, "unsupported audio codec: "); ok {
+		n, perr := strconv.Atoi(id)
+		if perr != nil {
+			return false
+		}
+		t.notAAC(flvSoundCodec(uint8(n)))
+		return true
 	}
-	id, perr := strconv.Atoi(strings.TrimPrefix(err.Error(), prefix))
-	if perr != nil {
-		return "", false
+	if strings.HasPrefix(msg, "unable to parse MPEG4 audio config") {
+		if t.noSound == nil {
+			t.noSound = fmt.Errorf("the publisher's AAC sequence header cannot be read (%s): the source is silent (set the encoder to AAC-LC or HE-AAC)", msg)
+		}
+		return true
 	}
-	return flvSoundCodec(uint8(id)), true
+	return false
 }
 
 // flvSoundCodec names an FLV audio tag's SoundFormat.

@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"io"
 	"math"
 	"os/exec"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/abema/go-mp4"
 	"github.com/bluenviron/gortmplib/pkg/amf0"
+	"github.com/bluenviron/gortmplib/pkg/bytecounter"
 	"github.com/bluenviron/gortmplib/pkg/message"
+	"github.com/bluenviron/gortmplib/pkg/rawmessage"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 
 	"github.com/onairhq/onair/frame"
@@ -223,5 +226,49 @@ func TestRTMPTracksFixedAtTheFirstPicture(t *testing.T) {
 				t.Errorf("the remuxer says %v, want %q", got, c.why)
 			}
 		})
+	}
+}
+
+// TestRTMPReadsPastSoundItCannotParse: gortmplib fails to read a Speex
+// message and an AAC sequence header it cannot parse, but reads them
+// whole: the remuxer takes both for sound left out (and says why), and the
+// message after them is read as it was sent.
+func TestRTMPReadsPastSoundItCannotParse(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body []byte
+		why  string
+	}{
+		{"Speex", []byte{11<<4 | 0x06, 1, 2, 3}, "sends Speex sound"},
+		{"an AAC header unread", []byte{10<<4 | 0x0f, 0, 0, 0}, "AAC sequence header cannot be read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var raw bytes.Buffer
+			w := rawmessage.NewWriter(&raw, bytecounter.NewWriter(&raw), false)
+			for _, m := range []*rawmessage.Message{
+				{ChunkStreamID: 4, Type: uint8(message.TypeAudio), MessageStreamID: 1, Body: c.body},
+				{ChunkStreamID: 6, Type: uint8(message.TypeVideo), MessageStreamID: 1, Body: []byte{0x17, 1, 0, 0, 0, 0, 0, 0, 1, 0x65}},
+			} {
+				if err := w.Write(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rd := message.NewReader(&raw, bytecounter.NewReader(&raw), func(uint32) error { return nil })
+			var r rtmpTS
+			if _, err := rd.Read(); err == nil || !r.unreadSound(err) {
+				t.Fatalf("the sound message: %v, not taken for sound left out", err)
+			}
+			if r.noSound == nil || !strings.Contains(r.noSound.Error(), c.why) {
+				t.Errorf("the remuxer says %v, want %q", r.noSound, c.why)
+			}
+			if m, err := rd.Read(); err != nil {
+				t.Fatalf("the message after it: %v", err)
+			} else if v, ok := m.(*message.Video); !ok || !bytes.Equal(v.AU, []byte{0, 0, 0, 1, 0x65}) {
+				t.Fatalf("the message after it: %#v", m)
+			}
+		})
+	}
+	if (&rtmpTS{}).unreadSound(errors.New("invalid message type: 99")) {
+		t.Error("an error of another message was taken for sound left out")
 	}
 }
