@@ -4,6 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/abema/go-mp4"
+	"github.com/bluenviron/gortmplib/pkg/message"
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 )
 
 // FuzzContinuity: any bytes, cut anywhere, are counted without a panic,
@@ -98,6 +103,40 @@ func FuzzSplitAVCC(f *testing.F) {
 					t.Fatalf("size %d: %x cut short was taken", size, avcc)
 				}
 			}
+		}
+	})
+}
+
+// FuzzRTMPTS: a publisher's pictures and sound of any bytes, after an
+// H.264 or HEVC sequence header with any NAL unit length, are remuxed or
+// refused without a panic, and the stream written is whole transport
+// stream packets.
+func FuzzRTMPTS(f *testing.F) {
+	f.Add(false, uint8(3), []byte{0, 0, 0, 2, 0x65, 0x88}, []byte{0x21, 0x10})
+	f.Add(true, uint8(1), []byte{0, 3, 0x26, 1, 0xaf}, []byte{})
+	f.Fuzz(func(t *testing.T, hevc bool, lengthMinusOne uint8, picture, sound []byte) {
+		var r rtmpTS
+		msgs := []message.Message{
+			&message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeConfig,
+				AACConfig: &mpeg4audio.AudioSpecificConfig{Type: mpeg4audio.ObjectTypeAACLC, SampleRate: 48000, ChannelConfig: 2}},
+			&message.Video{Codec: message.CodecH264, Type: message.VideoTypeConfig,
+				AVCConfig: &mp4.AVCDecoderConfiguration{LengthSizeMinusOne: lengthMinusOne & 3, SequenceParameterSets: []mp4.AVCParameterSet{{NALUnit: []byte{0x67, 1}}}}},
+		}
+		if hevc {
+			msgs[1] = &message.VideoExSequenceStart{FourCC: message.FourCCHEVC,
+				HEVCConfig: &mp4.HvcC{LengthSizeMinusOne: lengthMinusOne & 3, NaluArrays: []mp4.HEVCNaluArray{{NaluType: 33, Nalus: []mp4.HEVCNalu{{NALUnit: []byte{0x42, 1}}}}}}}
+		}
+		for i := 0; i < 3; i++ {
+			msgs = append(msgs, &message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeAU, DTS: time.Duration(i) * 21 * time.Millisecond, AU: sound},
+				&message.Video{Codec: message.CodecH264, Type: message.VideoTypeAU, DTS: time.Duration(i) * 33 * time.Millisecond, PTSDelta: 33 * time.Millisecond, AU: picture})
+		}
+		for _, m := range msgs {
+			if err := r.message(m); err != nil {
+				break
+			}
+		}
+		if r.buf.Len()%188 != 0 {
+			t.Fatalf("%d bytes written: not whole transport stream packets", r.buf.Len())
 		}
 	})
 }
