@@ -258,8 +258,8 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 				d.in.Stats().SetErr(nil)
 				ctx.Log.Info("live source restored", "input", d.what)
 			}
-			if n, err := d.ls.Sound(); n != soundSeen { // after the recovery, so that the source's last error says it
-				soundSeen = n
+			if calls, err := d.ls.Sound(); calls != soundSeen { // after the recovery, so that the source's last error says it
+				soundSeen = calls
 				if err != nil {
 					ctx.Stats.Errors.Add(1)
 					if d.st.Fail(err) {
