@@ -58,8 +58,17 @@ type rtmpTS struct {
 
 // heldMessage is a message waiting for the tracks to be fixed.
 type heldMessage struct {
-	msg message.Message
-	dts time.Duration
+	msg   message.Message
+	dts   time.Duration
+	sound bool // not a picture: let go once it waited rtmpSoundWait
+}
+
+func isPicture(m message.Message) bool {
+	switch m.(type) {
+	case *message.Video, *message.VideoExCodedFrames, *message.VideoExFramesX:
+		return true
+	}
+	return false
 }
 
 // rtmpSoundWait bounds how long, in the publisher's timestamps, the first
@@ -288,11 +297,11 @@ func (t *rtmpTS) soundHeader(c *mpeg4audio.AudioSpecificConfig) {
 }
 
 // hold keeps msg until the tracks are fixed, and lets go of the sound
-// held longer than rtmpSoundWait before it.
+// held longer than rtmpSoundWait before it (a picture waiting is kept).
 func (t *rtmpTS) hold(msg message.Message, dts time.Duration) {
-	t.held = append(t.held, heldMessage{msg, dts})
+	t.held = append(t.held, heldMessage{msg, dts, !isPicture(msg)})
 	n := 0
-	for n < len(t.held)-1 && dts-t.held[n].dts > rtmpSoundWait {
+	for n < len(t.held)-1 && t.held[n].sound && dts-t.held[n].dts > rtmpSoundWait {
 		n++
 	}
 	t.held = append(t.held[:0], t.held[n:]...)

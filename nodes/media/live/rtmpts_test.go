@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/abema/go-mp4"
+	"github.com/asticode/go-astits"
 	"github.com/bluenviron/gortmplib/pkg/amf0"
 	"github.com/bluenviron/gortmplib/pkg/bytecounter"
 	"github.com/bluenviron/gortmplib/pkg/message"
@@ -331,4 +333,43 @@ func benchRemux(b *testing.B, header *message.Video, aus [][]byte) {
 	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(ns*30/1e9*100, "%core@30fps")
 	b.ReportMetric(float64(out)/float64(b.N), "TSbytes/picture")
+}
+
+// TestRTMPSoundBeforeThePicturesWaitsASecond: a publisher that sends 3 s
+// of AAC before its first picture: the last second of it (and the unit
+// before) comes out with the picture, the rest is let go.
+func TestRTMPSoundBeforeThePicturesWaitsASecond(t *testing.T) {
+	header, aus := h264Messages(t)
+	var r rtmpTS
+	msgs := []message.Message{&message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeConfig,
+		AACConfig: &mpeg4audio.AudioSpecificConfig{Type: mpeg4audio.ObjectTypeAACLC, SampleRate: 48000, ChannelConfig: 2}}}
+	const units = 141 // 3 s of 1024 samples at 48 kHz
+	unit := func(i int) time.Duration { return time.Duration(i) * 1024 * time.Second / 48000 }
+	for i := 0; i < units; i++ {
+		msgs = append(msgs, &message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeAU, DTS: unit(i), AU: []byte{0x21, 0x10, 0x04}})
+	}
+	msgs = append(msgs, header, &message.Video{Codec: message.CodecH264, Type: message.VideoTypeAU, DTS: unit(units), AU: aus[0]})
+	for _, m := range msgs {
+		if err := r.message(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dmx := astits.NewDemuxer(context.Background(), bytes.NewReader(r.buf.Bytes()))
+	var first, n int64 = -1, 0
+	for {
+		d, err := dmx.NextData()
+		if err != nil {
+			break
+		}
+		if d.PES != nil && d.PID == r.sound.PID {
+			if first < 0 {
+				first = d.PES.Header.OptionalHeader.PTS.Base
+			}
+			n++
+		}
+	}
+	last := ts90(unit(units - 1))
+	if want := int64(units) - int64(unit(units-1)-time.Second)/int64(unit(1)); n < want-1 || n > want+1 || last-first > 90000+1920 {
+		t.Errorf("%d access units of sound came out, from %d to %d (90 kHz); want the last second's, about %d", n, first, last, want)
+	}
 }
