@@ -217,7 +217,8 @@ func pushFLV(t *testing.T, clip, url string, args ...string) {
 // gortmplib reads) or Speex (which it does not) pushes the test pattern
 // with its flashes: the pictures go on air all the same, Program's sound
 // is silent, and the source says why while it publishes, in its status
-// (its last error and its live sound_error) and in a source_error event.
+// (its last error, its live sound_error and onair status's text) and in
+// a source_error event.
 func TestRTMPSoundNotAACIsSaid(t *testing.T) {
 	peer.NeedFFmpeg(t)
 	for _, c := range []struct {
@@ -246,6 +247,11 @@ func TestRTMPSoundNotAACIsSaid(t *testing.T) {
 			})
 			if src := sourceOf(s.State.Summary(), "source.one"); !strings.Contains(src.Live.SoundError, "AAC") || src.Live.State != "live" {
 				t.Errorf("while the publisher publishes, the source is %s, its sound error %q (it should say what sound it takes)", src.Live.State, src.Live.SoundError)
+			}
+			var text strings.Builder
+			s.State.Summary().WriteText(&text)
+			if !strings.Contains(text.String(), "no sound: the publisher sends "+why) {
+				t.Errorf("the status text does not say why the source is silent:\n%s", text.String())
 			}
 			<-pushed
 			stopAfterLoss(t, s, 150)
