@@ -34,7 +34,7 @@ test: build
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./runtime/... ./control/ ./nodes/show/ ./nodes/media/ipc/ ./nodes/media/es/ ./nodes/media/live/ ./nodes/browser/... ./cuda/
 	$(GO) test -count=1 -race -run 'TestLiveFeed' ./nodes/cuda/
-	$(GO) test -count=1 -race -run 'TestLiveAudio|TestLiveSound' ./nodes/media/ ./nodes/cpu/
+	$(GO) test -count=1 -race -run 'TestLiveAudio|TestLiveSound|TestRTMPSound' ./nodes/media/ ./nodes/cpu/
 	$(MAKE) fuzz
 
 # test-gpu: the GPU tests (cuda/, nodes/cuda/), on a machine with a GPU
@@ -190,7 +190,8 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzContinuity$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzReorder$$' -fuzztime 100000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzPacer$$' -fuzztime 100000x ./nodes/media/live/
-	$(FUZZ) -fuzz '^FuzzAVCCToAnnexB$$' -fuzztime 100000x ./nodes/media/live/
+	$(FUZZ) -fuzz '^FuzzSplitAVCC$$' -fuzztime 100000x ./nodes/media/live/
+	$(FUZZ) -fuzz '^FuzzRTMPTS$$' -fuzztime 50000x ./nodes/media/live/
 	$(FUZZ) -fuzz '^FuzzParser$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzParserNALs$$' -fuzztime 100000x ./cuda/hevc/
 	$(FUZZ) -fuzz '^FuzzCleanJSON$$' -fuzztime 30000x ./control/

@@ -7,6 +7,7 @@ require (
 	github.com/abema/go-mp4 v1.7.1
 	github.com/asticode/go-astits v1.16.0
 	github.com/bluenviron/gortmplib v1.0.1
+	github.com/bluenviron/mediacommon/v2 v2.9.3
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/dominikbraun/graph v0.23.0
@@ -26,7 +27,6 @@ require (
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/asticode/go-astikit v0.30.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/bluenviron/mediacommon/v2 v2.9.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

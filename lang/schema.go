@@ -320,7 +320,7 @@ var Schema = []*Block{
 	},
 	{
 		Type: "source", Kind: "rtmp", Labels: []string{"KIND", "NAME"}, Many: true, Expand: true,
-		Doc: "An RTMP listener that an encoder (OBS, ffmpeg, a hardware encoder) publishes H.264 (or Enhanced RTMP's HEVC) to, at rtmp://ADDRESS:PORT/live/KEY; a publisher with another key, or a second one while the key is taken, is refused and reported.",
+		Doc: "An RTMP listener that an encoder (OBS, ffmpeg, a hardware encoder) publishes H.264 (or Enhanced RTMP's HEVC) to, at rtmp://ADDRESS:PORT/live/KEY; a publisher with another key, or a second one while the key is taken, is refused and reported. Its AAC sound is carried: onair remuxes the publisher's stream to MPEG-TS and decodes and mixes the sound as an srt source's, in step with the pictures on the publisher's timestamps (whole milliseconds: within 1 ms). Sound in another codec (MP3, Speex, Opus...) is left out while the pictures go on, and the source says why: live.sound_error in /status, its last error and a source_error event. An encoder must send its AAC sequence header before its first picture, as OBS and ffmpeg do.",
 		Attrs: append([]Attr{
 			{Name: "address", Type: TypeString, DefaultDoc: "127.0.0.1", Doc: "Where the listener binds (nothing off this machine reaches it unless the show names an address, 0.0.0.0 for all)."},
 			{Name: "port", Type: TypeInt, Required: true, Range: rng(1, 65535), Doc: "The TCP port (RTMP's own is 1935)."},

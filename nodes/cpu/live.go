@@ -59,9 +59,8 @@ type liveDecode struct {
 	period time.Duration
 	last   *frame.Frame
 	// sound: the transport stream's first sound track is decoded beside
-	// its pictures (media.LiveAudio; an RTMP publisher's elementary stream
-	// carries none), each picture held until its samples come.
-	sound   bool
+	// its pictures (media.LiveAudio; an RTMP publisher's AAC is remuxed
+	// into its transport stream), each picture held until its samples come.
 	cadence audio.Cadence
 
 	frames chan *frame.Frame // decoded, toward the sending goroutine
@@ -100,8 +99,7 @@ func newLiveDecode(b *show.State, n plan.Node, ctx *runtime.NodeContext[Frame]) 
 	}
 	d := &liveDecode{st: b.Source(n.Address), ls: b.Source(n.Address).Live(), id: n.Address, pool: pool, rate: rate,
 		col: prm.Colour.Or(frame.BT709), loss: tr.Loss, period: time.Duration(int64(time.Second) * int64(rate.Den) / int64(rate.Num)),
-		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"), sync: show.NewFrameSync(rate),
-		cadence: cad, sound: prm.Transport != "rtmp",
+		fb: show.NewFallback(b.Source(n.Address), prm.OnError, "its stream arrives"), sync: show.NewFrameSync(rate), cadence: cad,
 		frames: make(chan *frame.Frame, 1), stop: make(chan struct{}), what: tr.What, open: tr.Open}
 	d.cfg = media.DecodeConfig{Path: d.what, Format: f, Width: w, Height: h, Threads: prm.Threads}
 	return d, nil
@@ -139,17 +137,12 @@ func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) err
 			continue
 		}
 		cfg := d.cfg
-		cfg.Live = conn
 		var aud *media.LiveAudio
-		if d.sound {
-			aud, cfg.Live = media.TapAudio(conn, d.what, d.cadence)
-		}
+		aud, cfg.Live = media.TapAudio(conn, d.what, d.cadence)
 		dec, err := media.OpenDecoder(cfg)
 		if err != nil {
 			conn.Close()
-			if aud != nil {
-				aud.Close()
-			}
+			aud.Close()
 			if in.Stats().Err() == "" { // what the transport said of this connection (garbage, nothing sent) says more
 				in.Stats().SetErr(err)
 			}
@@ -171,7 +164,7 @@ func (d *liveDecode) receive(ctx *runtime.NodeContext[Frame], in live.Input) err
 }
 
 // decodeConn decodes a connection's pictures to its end, each with its
-// sound (aud, nil for none), and hands them to send.
+// sound (aud), and hands them to send.
 func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, dec *media.Decoder, aud *media.LiveAudio) {
 	put := func(f *frame.Frame, b []float32) {
 		f.Audio = b
@@ -181,19 +174,17 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 			f.Release()
 		}
 	}
-	var q *media.SoundQueue[*frame.Frame]
 	warned := false
-	if aud != nil {
-		defer func() {
-			if n := aud.Dropped(); n > 0 {
-				ctx.Log.Warn("the sound's decoder fell behind: bytes of the stream left out of it", "source", d.id, "bytes", n)
-			}
-			aud.Close()
-		}()
-		aud.Start("", dec.Start()) // its error is aud.Err's
-		q = media.NewSoundQueue[*frame.Frame](aud, d.period)
-		defer q.Flush(put)
-	}
+	d.ls.SetSound(nil)
+	defer func() {
+		if n := aud.Dropped(); n > 0 {
+			ctx.Log.Warn("the sound's decoder fell behind: bytes of the stream left out of it", "source", d.id, "bytes", n)
+		}
+		aud.Close()
+	}()
+	aud.Start("", dec.Start()) // its error is aud.Err's
+	q := media.NewSoundQueue[*frame.Frame](aud, d.period)
+	defer q.Flush(put)
 	for {
 		f, err := d.pool.Get()
 		if err != nil {
@@ -206,13 +197,13 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 			}
 			return
 		}
+		if err := aud.Err(); err != nil && !warned {
+			warned = true // once a connection, before the picture that shows it is on air: the pictures go on
+			d.ls.SetSound(err)
+		}
 		f.SentAt = 0
 		if s, ok := in.Stats().NextStamp(); ok { // pictures come in presentation order: the lowest PTS stamped, due when it was sent plus its reordering
 			f.SentAt = s.Presented()
-		}
-		if q == nil {
-			put(f, nil)
-			continue
 		}
 		q.Push(f)
 		for {
@@ -221,13 +212,6 @@ func (d *liveDecode) decodeConn(ctx *runtime.NodeContext[Frame], in live.Input, 
 				break
 			}
 			put(f, b)
-		}
-		if err := aud.Err(); err != nil && !warned {
-			warned = true // once a connection: the pictures go on
-			ctx.Stats.Errors.Add(1)
-			if d.st.Fail(err) {
-				ctx.Log.Warn("the sound is left out", "source", d.id, "error", err)
-			}
 		}
 	}
 }
@@ -239,6 +223,7 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 	defer tick.Stop()
 	lastAt := time.Now()
 	n := int64(d.st.Produced.Load())
+	var soundSeen uint64 // the LiveState's sound calls reported
 	var q []*frame.Frame // decoded frames waiting for room on the edge, oldest first
 	defer func() {
 		for _, f := range q {
@@ -272,6 +257,15 @@ func (d *liveDecode) send(ctx *runtime.NodeContext[Frame]) error {
 				d.fb.Recovered()
 				d.in.Stats().SetErr(nil)
 				ctx.Log.Info("live source restored", "input", d.what)
+			}
+			if calls, err := d.ls.Sound(); calls != soundSeen { // after the recovery, so that the source's last error says it
+				soundSeen = calls
+				if err != nil {
+					ctx.Stats.Errors.Add(1)
+					if d.st.Fail(err) {
+						ctx.Log.Warn("the sound is left out", "source", d.id, "error", err)
+					}
+				}
 			}
 			if d.fb.Hold {
 				if d.last == nil {

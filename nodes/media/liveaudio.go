@@ -36,6 +36,7 @@ import (
 type LiveAudio struct {
 	name string
 	cad  audio.Cadence
+	why  NoSound // the tapped reader, when it says why its stream is silent
 
 	mu      sync.Mutex
 	wake    *sync.Cond
@@ -65,11 +66,17 @@ const LiveAudioQueue = 12 << 20
 // (10 s): a consumer that stopped taking them loses the oldest.
 const liveAudioKeep = 10 * audio.Rate
 
+// NoSound is a live stream that knows why it carries no sound (an RTMP
+// publisher's in a codec that is not remuxed): NoSound says why, nil while
+// it carries its sound or when its sender sends none.
+type NoSound interface{ NoSound() error }
+
 // TapAudio returns the stream's LiveAudio and the reader to decode the
 // pictures from (it reads r). name says where the stream comes from, in
-// errors.
+// errors. When r is a NoSound, the LiveAudio's Err says what it says.
 func TapAudio(r io.Reader, name string, cad audio.Cadence) (*LiveAudio, io.Reader) {
 	a := &LiveAudio{name: name, cad: cad, stderr: &lockedBuffer{}}
+	a.why, _ = r.(NoSound)
 	a.wake = sync.NewCond(&a.mu)
 	return a, tapReader{r, a}
 }
@@ -256,12 +263,17 @@ func (a *LiveAudio) waitEnd(d time.Duration) {
 	}
 }
 
-// Err is why the sound could not be decoded, once its decoder has ended
-// (nil for a stream without sound, or one that ended well).
+// Err is why the sound could not be decoded, once its decoder has ended,
+// or why the stream carries none, when it says (NoSound); nil for a
+// stream without sound, or one that ended well.
 func (a *LiveAudio) Err() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.err
+	err := a.err
+	a.mu.Unlock()
+	if err == nil && a.why != nil {
+		err = a.why.NoSound()
+	}
+	return err
 }
 
 // Ready says whether frame k's samples have come, or never will (the

@@ -3,6 +3,7 @@ package show
 import (
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,28 @@ type LiveState struct {
 	SyncDrops atomic.Uint64
 	// ErrorFrames are frames of its on_error picture shown while it was lost.
 	ErrorFrames atomic.Uint64
+
+	mu       sync.Mutex
+	soundErr error  // why the stream's sound is not on air (SetSound)
+	soundN   uint64 // SetSound's calls
+}
+
+// SetSound records why the connection's sound is not on air (a codec its
+// transport does not carry, its decoder's failure), nil when it is or the
+// stream carries none.
+func (l *LiveState) SetSound(err error) {
+	l.mu.Lock()
+	l.soundErr = err
+	l.soundN++
+	l.mu.Unlock()
+}
+
+// Sound is what SetSound recorded last, and how many times it was called
+// (a caller that reports it sees when it changed).
+func (l *LiveState) Sound() (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.soundN, l.soundErr
 }
 
 // Live is the source's live counters, made on first use.
@@ -48,6 +71,9 @@ type LiveSummary struct {
 	live.Snapshot
 	SyncDrops   uint64 `json:"frame_sync_drops"`
 	ErrorFrames uint64 `json:"error_frames"`
+	// SoundError is why the connection's sound is not on air; absent
+	// while it is, or when its stream carries none.
+	SoundError string `json:"sound_error,omitempty"`
 }
 
 func (s *SourceState) liveSummary() *LiveSummary {
@@ -56,6 +82,9 @@ func (s *SourceState) liveSummary() *LiveSummary {
 		return nil
 	}
 	sum := &LiveSummary{SyncDrops: l.SyncDrops.Load(), ErrorFrames: l.ErrorFrames.Load()}
+	if _, err := l.Sound(); err != nil {
+		sum.SoundError = err.Error()
+	}
 	if in := l.input.Load(); in != nil {
 		sum.Snapshot = in.Snapshot()
 	}
@@ -69,6 +98,9 @@ func (l *LiveSummary) text() string {
 	}
 	s := fmt.Sprintf("; live: %s, %d connections, %d packets, %d lost, %d recovered, %d continuity errors, %d frame-sync drops, %d on_error frames, %d refused",
 		l.State, l.Connections, l.Packets, l.Lost, l.Recovered, l.Continuity, l.SyncDrops, l.ErrorFrames, l.Refused)
+	if l.SoundError != "" {
+		s += "; no sound: " + l.SoundError
+	}
 	if lat := l.Latency; lat != nil {
 		s += fmt.Sprintf("; latency %.1f ms now, p50 %.1f, p99 %.1f, max %.1f ms over %d frames", lat.CurrentMs, lat.P50Ms, lat.P99Ms, lat.MaxMs, lat.Frames)
 		if lat.ClockSkew > 0 {

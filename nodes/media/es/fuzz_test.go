@@ -114,7 +114,7 @@ func FuzzLive(f *testing.F) {
 		data, _ := os.ReadFile(filepath.Join("testdata", c.name))
 		f.Add(data[188*3 : min(len(data), 188*40)]) // joined mid-stream, as a receiver does
 	}
-	for _, name := range []string{"h264.264", "hevc8.hevc"} { // an RTMP publisher's video, as an elementary stream
+	for _, name := range []string{"h264.264", "hevc8.hevc"} { // a live elementary stream
 		data, _ := os.ReadFile(filepath.Join("testdata", name))
 		f.Add(data[:min(len(data), 4096)])
 	}

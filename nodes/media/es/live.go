@@ -9,8 +9,7 @@ import (
 // NewLive reads a live MPEG-TS (a network input, a pipe) from rd: the
 // first H.264 or HEVC stream of the first program map that carries one (of
 // codec want, unless want is 0). A stream that starts with an Annex B start
-// code instead (an RTMP publisher's video) is read as an elementary
-// stream: of codec want, or, with want 0, of the codec whose parameter set
+// code instead is read as an elementary stream: of codec want, or, with want 0, of the codec whose parameter set
 // comes first. Nothing is read twice: what comes before
 // the program map, and the access units before the first that carries a
 // sequence parameter set, are skipped (a decoder cannot start there), and

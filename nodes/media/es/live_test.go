@@ -9,7 +9,7 @@ import (
 )
 
 // TestLiveReadsAnElementaryStream: a live stream that starts with a start
-// code (an RTMP publisher's video) is read as an elementary stream of the
+// code is read as an elementary stream of the
 // codec its first parameter set says, access unit for access unit as the
 // file is.
 func TestLiveReadsAnElementaryStream(t *testing.T) {

@@ -2,7 +2,13 @@ package live
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/abema/go-mp4"
+	"github.com/bluenviron/gortmplib/pkg/message"
+	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 )
 
 // FuzzContinuity: any bytes, cut anywhere, are counted without a panic,
@@ -69,33 +75,68 @@ func FuzzReorder(f *testing.F) {
 	})
 }
 
-// FuzzAVCCToAnnexB: any bytes with any length size are converted or
-// refused without a panic; NAL units cut from the input and prefixed with
-// their lengths come out as exactly those units behind start codes.
-func FuzzAVCCToAnnexB(f *testing.F) {
+// FuzzSplitAVCC: any bytes with any length size are split or refused
+// without a panic; NAL units cut from the input and prefixed with their
+// lengths come out as exactly those units.
+func FuzzSplitAVCC(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 2, 0x65, 0x88, 0, 0, 0, 1, 0x41}, 4, []byte{0x67, 1, 2, 0x68, 3})
 	f.Add([]byte{0, 9, 1}, 2, []byte{})
 	f.Fuzz(func(t *testing.T, raw []byte, size int, units []byte) {
-		avccToAnnexB(raw, size, nil)
+		splitAVCC(raw, size)
 		for _, size := range []int{1, 2, 4} {
-			var avcc, want []byte
+			var avcc []byte
+			var want [][]byte
 			for rest := units; len(rest) > 0; { // units cut into NAL units of 1 to 8 bytes
 				n := min(len(rest), 1+int(rest[0])%8)
 				var l [4]byte
 				binary.BigEndian.PutUint32(l[:], uint32(n))
 				avcc = append(append(avcc, l[4-size:]...), rest[:n]...)
-				want = append(append(want, 0, 0, 0, 1), rest[:n]...)
+				want = append(want, rest[:n])
 				rest = rest[n:]
 			}
-			got, err := avccToAnnexB(avcc, size, nil)
-			if err != nil || string(got) != string(want) {
+			got, err := splitAVCC(avcc, size)
+			if err != nil || fmt.Sprintf("%x", got) != fmt.Sprintf("%x", want) {
 				t.Fatalf("size %d: %x -> %x, %v; want %x", size, avcc, got, err, want)
 			}
 			if len(avcc) > 0 {
-				if _, err := avccToAnnexB(avcc[:len(avcc)-1], size, nil); err == nil {
+				if _, err := splitAVCC(avcc[:len(avcc)-1], size); err == nil {
 					t.Fatalf("size %d: %x cut short was taken", size, avcc)
 				}
 			}
+		}
+	})
+}
+
+// FuzzRTMPTS: a publisher's pictures and sound of any bytes, after an
+// H.264 or HEVC sequence header with any NAL unit length, are remuxed or
+// refused without a panic, and the stream written is whole transport
+// stream packets.
+func FuzzRTMPTS(f *testing.F) {
+	f.Add(false, uint8(3), []byte{0, 0, 0, 2, 0x65, 0x88}, []byte{0x21, 0x10})
+	f.Add(true, uint8(1), []byte{0, 3, 0x26, 1, 0xaf}, []byte{})
+	f.Fuzz(func(t *testing.T, hevc bool, lengthMinusOne uint8, picture, sound []byte) {
+		var r rtmpTS
+		msgs := []message.Message{
+			&message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeConfig,
+				AACConfig: &mpeg4audio.AudioSpecificConfig{Type: mpeg4audio.ObjectTypeAACLC, SampleRate: 48000, ChannelConfig: 2}},
+			&message.Video{Codec: message.CodecH264, Type: message.VideoTypeConfig,
+				AVCConfig: &mp4.AVCDecoderConfiguration{LengthSizeMinusOne: lengthMinusOne & 3, SequenceParameterSets: []mp4.AVCParameterSet{{NALUnit: []byte{0x67, 1}}}}},
+		}
+		if hevc {
+			msgs[1] = &message.VideoExSequenceStart{FourCC: message.FourCCHEVC,
+				HEVCConfig: &mp4.HvcC{LengthSizeMinusOne: lengthMinusOne & 3, NaluArrays: []mp4.HEVCNaluArray{{NaluType: 33, Nalus: []mp4.HEVCNalu{{NALUnit: []byte{0x42, 1}}}}}}}
+		}
+		for i := 0; i < 3; i++ {
+			msgs = append(msgs, &message.Audio{Codec: message.CodecMPEG4Audio, AACType: message.AudioAACTypeAU, DTS: time.Duration(i) * 21 * time.Millisecond, AU: sound},
+				&message.Video{Codec: message.CodecH264, Type: message.VideoTypeAU, DTS: time.Duration(i) * 33 * time.Millisecond, PTSDelta: 33 * time.Millisecond, AU: picture})
+		}
+		for _, m := range msgs {
+			if err := r.message(m); err != nil {
+				break
+			}
+		}
+		if r.buf.Len()%188 != 0 {
+			t.Fatalf("%d bytes written: not whole transport stream packets", r.buf.Len())
 		}
 	})
 }

@@ -1,11 +1,11 @@
 // Package live receives live inputs: MPEG-TS over SRT (libsrt, loaded at
 // run time), over UDP unicast or multicast, plain or RTP-wrapped, anything
 // ffmpeg reads remuxed to MPEG-TS on a pipe, and RTMP publishers
-// (gortmplib), whose video comes out as an Annex B elementary stream. Each
-// Input hands out connections whose bytes are a transport stream (or, for
-// RTMP, an elementary stream), which nodes/media/es
-// splits into access units for the decoders that exist (ffmpeg_decode on
-// the CPU, NVDEC on the GPU); each keeps its Stats (bytes, packets, lost,
+// (gortmplib), whose video and AAC sound are remuxed to MPEG-TS in Go
+// (mediacommon's writer). Each Input hands out connections whose bytes are
+// a transport stream, which nodes/media/es splits into access units for
+// the decoders that exist (ffmpeg_decode on the CPU, NVDEC on the GPU),
+// and whose sound media.LiveAudio decodes; each keeps its Stats (bytes, packets, lost,
 // recovered and dropped packets, continuity errors, bitrate, state, and
 // SRT's RTT and retransmits) for /status and /metrics.
 //

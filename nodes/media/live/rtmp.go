@@ -10,9 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/abema/go-mp4"
 	"github.com/bluenviron/gortmplib"
-	"github.com/bluenviron/gortmplib/pkg/message"
 )
 
 // RTMPConfig is a listener that encoders (OBS, ffmpeg, hardware
@@ -161,10 +159,9 @@ func (r *rtmpInput) Close() error {
 	return nil
 }
 
-// rtmpConn is one publisher's video as an Annex B elementary stream: its
-// sequence header's parameter sets, then each access unit's NAL units
-// behind start codes, written by a goroutine that reads the RTMP
-// messages (es.NewLive reads it as it reads a transport stream).
+// rtmpConn is one publisher's stream remuxed to MPEG-TS (rtmpTS), written
+// by a goroutine that reads the RTMP messages: es.NewLive and the sound's
+// decoder read it as they read an srt or udp source's.
 type rtmpConn struct {
 	in   *rtmpInput
 	nc   net.Conn
@@ -172,6 +169,9 @@ type rtmpConn struct {
 	pr   *io.PipeReader
 	pw   *io.PipeWriter
 	once sync.Once
+
+	mu      sync.Mutex
+	noSound error // why the stream carries no sound (rtmpTS.noSound)
 }
 
 func (c *rtmpConn) start() {
@@ -185,146 +185,53 @@ func (c *rtmpConn) start() {
 	}()
 }
 
-// pump reads the publisher's messages until it ends, writing its video.
+// NoSound says why the publisher's stream carries no sound: it sends
+// sound in a codec onair does not take from RTMP. It is nil while the
+// stream carries its sound, or when the publisher sends none.
+func (c *rtmpConn) NoSound() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.noSound
+}
+
+// pump reads the publisher's messages until it ends, writing its stream.
 func (c *rtmpConn) pump(w io.Writer) error {
 	st := &c.in.stats
 	if err := c.sc.AcceptAction(); err != nil {
 		return fmt.Errorf("rtmp input: accepting the publisher: %w", err)
 	}
-	var v flvVideo
-	var out []byte
+	var ts rtmpTS
 	seen := c.sc.BytesReceived()
 	for {
 		c.nc.SetDeadline(time.Now().Add(c.in.cfg.lossTimeout()))
 		msg, err := c.sc.Read()
-		if err != nil {
+		unread := err != nil && ts.unreadSound(err)
+		if err != nil && !unread {
+			if ts.end() == nil && ts.buf.Len() > 0 {
+				w.Write(ts.buf.Bytes())
+			}
 			return fmt.Errorf("rtmp input: %w", err)
 		}
 		now := c.sc.BytesReceived()
 		st.received(int(now-seen), time.Now())
 		seen = now
-		if out, err = v.annexB(msg, out[:0]); err != nil {
-			return fmt.Errorf("rtmp input: %w", err)
+		if !unread { // a message of sound gortmplib does not parse is read whole: the stream goes on
+			if err := ts.message(msg); err != nil {
+				return fmt.Errorf("rtmp input: %w", err)
+			}
 		}
-		if len(out) > 0 {
-			if _, err := w.Write(out); err != nil {
+		if ts.noSound != nil {
+			c.mu.Lock()
+			c.noSound = ts.noSound
+			c.mu.Unlock()
+		}
+		if ts.buf.Len() > 0 {
+			if _, err := w.Write(ts.buf.Bytes()); err != nil {
 				return err
 			}
+			ts.buf.Reset()
 		}
 	}
-}
-
-// flvVideo turns a publisher's video messages into an Annex B
-// elementary stream: a sequence header's (legacy FLV or Enhanced RTMP)
-// parameter sets, then each access unit's length-prefixed NAL units
-// behind start codes. Nothing comes out before the first sequence header;
-// audio and other messages are let go.
-type flvVideo struct {
-	codec  message.FourCC // 0 before the first sequence header
-	length int            // the NAL units' length prefix, in bytes
-}
-
-// annexB appends msg's video, if it carries any, to out.
-func (v *flvVideo) annexB(msg message.Message, out []byte) ([]byte, error) {
-	switch m := msg.(type) {
-	case *message.Video:
-		switch {
-		case m.Type == message.VideoTypeConfig:
-			return v.sequenceStart(m.AVCConfig, m.HEVCConfig, out)
-		case m.Type == message.VideoTypeAU:
-			return v.units(m.AU, out)
-		}
-	case *message.VideoExSequenceStart:
-		if m.AVCConfig == nil && m.HEVCConfig == nil {
-			return out, fmt.Errorf("the publisher sends %v video: onair decodes H.264 or HEVC (set the encoder to one)", m.FourCC)
-		}
-		return v.sequenceStart(m.AVCConfig, m.HEVCConfig, out)
-	case *message.VideoExCodedFrames:
-		return v.units(m.Payload, out)
-	case *message.VideoExFramesX:
-		return v.units(m.Payload, out)
-	}
-	return out, nil
-}
-
-// sequenceStart starts (or repeats) the stream's parameter sets, from an
-// H.264 or an HEVC sequence header: a change of codec mid-stream is
-// refused.
-func (v *flvVideo) sequenceStart(avc *mp4.AVCDecoderConfiguration, hevc *mp4.HvcC, out []byte) ([]byte, error) {
-	codec, lengthMinusOne := message.FourCCAVC, uint8(0)
-	switch {
-	case avc != nil:
-		lengthMinusOne = avc.LengthSizeMinusOne
-	case hevc != nil:
-		codec, lengthMinusOne = message.FourCCHEVC, hevc.LengthSizeMinusOne
-	default:
-		return out, errors.New("a video sequence header of neither H.264 nor HEVC: onair decodes those two (set the encoder to one)")
-	}
-	if v.codec != 0 && v.codec != codec {
-		return out, fmt.Errorf("the publisher changed its codec mid-stream (to %v): refused; publish again to start anew", codec)
-	}
-	v.codec, v.length = codec, int(lengthMinusOne)+1
-	if avc != nil {
-		for _, p := range avc.SequenceParameterSets {
-			out = startCode(out, p.NALUnit)
-		}
-		for _, p := range avc.PictureParameterSets {
-			out = startCode(out, p.NALUnit)
-		}
-		return out, nil
-	}
-	for _, typ := range []uint8{32, 33, 34} { // VPS, SPS, PPS: in the order a decoder needs them
-		for _, a := range hevc.NaluArrays {
-			if a.NaluType == typ {
-				for _, n := range a.Nalus {
-					out = startCode(out, n.NALUnit)
-				}
-			}
-		}
-	}
-	return out, nil
-}
-
-// units appends an access unit's length-prefixed NAL units (AVCC) behind
-// start codes; before any sequence header it is let go (a decoder could
-// not start there).
-func (v *flvVideo) units(au []byte, out []byte) ([]byte, error) {
-	if v.codec == 0 {
-		return out, nil
-	}
-	return avccToAnnexB(au, v.length, out)
-}
-
-// avccToAnnexB appends the NAL units of b, each behind a big-endian
-// length of size bytes (1, 2 or 4), to out behind start codes.
-func avccToAnnexB(b []byte, size int, out []byte) ([]byte, error) {
-	if size != 1 && size != 2 && size != 4 {
-		return out, fmt.Errorf("a NAL unit length of %d bytes (the sequence header's): want 1, 2 or 4", size)
-	}
-	for off := 0; off < len(b); {
-		if len(b)-off < size {
-			return out, fmt.Errorf("an access unit cut inside a NAL unit's length (byte %d of %d)", off, len(b))
-		}
-		n := 0
-		for _, c := range b[off : off+size] {
-			n = n<<8 | int(c)
-		}
-		off += size
-		if n > len(b)-off {
-			return out, fmt.Errorf("a NAL unit of %d bytes at byte %d of a %d-byte access unit", n, off, len(b))
-		}
-		out = startCode(out, b[off:off+n])
-		off += n
-	}
-	return out, nil
-}
-
-// startCode appends one NAL unit behind a 4-byte start code.
-func startCode(out, nal []byte) []byte {
-	if len(nal) == 0 {
-		return out
-	}
-	return append(append(out, 0, 0, 0, 1), nal...)
 }
 
 func (c *rtmpConn) Read(p []byte) (int, error) {
