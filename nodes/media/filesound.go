@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/onairhq/onair/audio"
 )
@@ -46,6 +47,7 @@ type FileSound struct {
 	// The caller's goroutine's:
 	cur, next *soundTrack // the track playing and, for a long one, its next pass decoding ahead
 	inPass    int         // pictures since the track started
+	opened    time.Time   // when Open was called
 	lateN     uint64
 }
 
@@ -63,6 +65,10 @@ const (
 	chunkFrames = 1024
 )
 
+// startLimit is the longest Started waits for the track's first samples
+// (a test makes it long).
+var startLimit = time.Second
+
 // holdValues is holdSeconds in interleaved values (a test makes it short).
 var holdValues = holdSeconds * audio.Rate * audio.Channels
 
@@ -79,7 +85,7 @@ func NewFileSound(path string, cad audio.Cadence, late *atomic.Uint64, warn func
 // caller's goroutine (Started says when it is ready); one kept whole is
 // played again from memory.
 func (s *FileSound) Open() {
-	s.inPass = 0
+	s.inPass, s.opened = 0, time.Now()
 	if s.cur.rewind() {
 		s.next.close()
 		s.next = nil
@@ -90,9 +96,13 @@ func (s *FileSound) Open() {
 }
 
 // Started reports whether the pictures may start: the track's first
-// samples are decoded (or it has ended, or there is none). True before
-// Open. It never waits.
-func (s *FileSound) Started() bool { return s.cur == nil || s.cur.ready() }
+// samples are decoded (or it has ended, or there is none), or startLimit
+// has passed since Open (an ffmpeg that never starts delays the pictures
+// no longer: they go on, their sound late). True before Open. It never
+// waits.
+func (s *FileSound) Started() bool {
+	return s.cur == nil || s.cur.ready() || time.Since(s.opened) >= startLimit
+}
 
 // Close ends the track's decoding; the ffmpeg processes end off the
 // caller's goroutine.

@@ -80,6 +80,8 @@ func TestFileSoundNeverHoldsAPicture(t *testing.T) {
 	track := trackSamples(t, path)
 	gate := filepath.Join(t.TempDir(), "gate")
 	fakeFFmpeg(t, fmt.Sprintf("while [ ! -e %q ]; do sleep 0.02; done", gate))
+	defer func(d time.Duration) { startLimit = d }(startLimit)
+	startLimit = time.Hour // Started is false for as long as ffmpeg is held back
 	var late atomic.Uint64
 	s := NewFileSound(path, tone.Cadence, &late, func(m string) { t.Errorf("warning: %s", m) })
 	defer s.wg.Wait()
