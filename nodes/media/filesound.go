@@ -1,6 +1,7 @@
 package media
 
 import (
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,7 @@ type FileSound struct {
 	probeMu sync.Mutex // held while probing, by a track's goroutine
 	mu      sync.Mutex // the probe's answer, shared with the tracks' goroutines
 	probed  bool
+	probedK fileKey // the file probed
 	info    AudioInfo
 	sound   bool // the file has a track onair plays
 	wg      sync.WaitGroup
@@ -48,6 +50,7 @@ type FileSound struct {
 	cur, next *soundTrack // the track playing and, for a long one, its next pass decoding ahead
 	inPass    int         // pictures since the track started
 	opened    time.Time   // when Open was called
+	key       fileKey     // the file Open found
 	lateN     uint64
 }
 
@@ -86,13 +89,30 @@ func NewFileSound(path string, cad audio.Cadence, late *atomic.Uint64, warn func
 // played again from memory.
 func (s *FileSound) Open() {
 	s.inPass, s.opened = 0, time.Now()
-	if s.cur.rewind() {
+	key := fileKeyOf(s.path)
+	if key == s.key && s.cur.rewind() {
 		s.next.close()
 		s.next = nil
 		return
 	}
+	s.key = key // another file at the path (or none) is probed again
 	s.Close()
 	s.cur = s.start()
+}
+
+// fileKey tells a file from another at the same path, as es.Recordings
+// does.
+type fileKey struct {
+	size  int64
+	mtime time.Time
+}
+
+func fileKeyOf(path string) fileKey {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileKey{size: -1}
+	}
+	return fileKey{fi.Size(), fi.ModTime()}
 }
 
 // Started reports whether the pictures may start: the track's first
@@ -161,7 +181,7 @@ func (s *FileSound) frame(n int64, pass int, wait bool) []float32 {
 // without sound, else by a goroutine of its own.
 func (s *FileSound) start() *soundTrack {
 	s.mu.Lock()
-	silent := s.probed && !s.sound
+	silent := s.probed && s.probedK == s.key && !s.sound
 	s.mu.Unlock()
 	t := &soundTrack{keep: true}
 	t.cond.L = &t.mu
@@ -170,17 +190,18 @@ func (s *FileSound) start() *soundTrack {
 		return t
 	}
 	s.wg.Add(1)
-	go s.decode(t)
+	go s.decode(t, s.key)
 	return t
 }
 
-// probe reads the file's track once; false for a file without one onair
-// plays (said through warn).
-func (s *FileSound) probe() (AudioInfo, bool) {
+// probe reads the file's track once (again for another file at the
+// path: key); false for a file without one onair plays (said through
+// warn).
+func (s *FileSound) probe(key fileKey) (AudioInfo, bool) {
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
 	s.mu.Lock()
-	probed, info, sound := s.probed, s.info, s.sound
+	probed, info, sound := s.probed && s.probedK == key, s.info, s.sound
 	s.mu.Unlock()
 	if probed {
 		return info, sound
@@ -191,16 +212,16 @@ func (s *FileSound) probe() (AudioInfo, bool) {
 	}
 	sound = ok && err == nil
 	s.mu.Lock()
-	s.probed, s.info, s.sound = true, info, sound
+	s.probed, s.probedK, s.info, s.sound = true, key, info, sound
 	s.mu.Unlock()
 	return info, sound
 }
 
 // decode is a track's goroutine: it decodes the track from its start until
 // it ends or the track is closed.
-func (s *FileSound) decode(t *soundTrack) {
+func (s *FileSound) decode(t *soundTrack, key fileKey) {
 	defer s.wg.Done()
-	info, ok := s.probe()
+	info, ok := s.probe(key)
 	if !ok || t.isClosed() {
 		t.finish(trackSilent)
 		return

@@ -225,3 +225,33 @@ func TestFileSoundOfASilentFile(t *testing.T) {
 		t.Errorf("started %v, %d late", s.Started(), s.Late())
 	}
 }
+
+// A decoder opened again on another file at the path (a clip replaced)
+// plays that file's sound, not the track kept of the one before.
+func TestFileSoundOpensAReplacedFileAgain(t *testing.T) {
+	peer.NeedFFmpeg(t)
+	path, tone := toneClip(t, "aac")
+	other, _ := toneClip(t, "mp2")
+	first, second := trackSamples(t, path), trackSamples(t, other)
+	if slices.Equal(pictureSamples(first, 0), pictureSamples(second, 0)) {
+		t.Fatal("the two clips' sound does not differ: the test cannot tell them apart")
+	}
+	s := NewFileSound(path, tone.Cadence, nil, func(m string) { t.Error(m) })
+	defer s.wg.Wait()
+	defer s.Close()
+	s.Open()
+	for n := range 10 {
+		if !slices.Equal(s.FrameWait(int64(n), 0), pictureSamples(first, n)) {
+			t.Fatalf("picture %d does not carry the first file's track", n)
+		}
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	s.Open()
+	for n := range 10 {
+		if !slices.Equal(s.FrameWait(int64(n), 0), pictureSamples(second, n)) {
+			t.Fatalf("picture %d after the file was replaced does not carry the new file's track", n)
+		}
+	}
+}
