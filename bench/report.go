@@ -34,7 +34,11 @@ func (r Result) Write(w io.Writer) {
 		fmt.Fprintf(w, "    %-15s %6d frames, %d missed, %d repeats, %d skipped, %d drops, longest draw %.1f ms\n",
 			fmt.Sprintf("%d AUX buses", auxN), aux.Frames, aux.Missed, aux.Repeats, aux.Skipped, aux.OutputDrops, aux.MaxDrawMs)
 	}
-	fmt.Fprintf(w, "  sources           %6d drops, %d underruns\n", r.SourceDrops, r.Underruns)
+	fmt.Fprintf(w, "  sources           %6d drops, %d underruns", r.SourceDrops, r.Underruns)
+	if r.SoundLate > 0 {
+		fmt.Fprintf(w, ", %d pictures with late sound (silence)", r.SoundLate)
+	}
+	fmt.Fprintln(w)
 	if len(r.Encoders) > 0 {
 		var cpu float64
 		minSpeed, measured := r.Encoders[0].Speed, 0

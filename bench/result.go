@@ -68,6 +68,9 @@ type Result struct {
 	Encoders     []Encoder `json:"encoders,omitempty"`
 	EncoderDrops uint64    `json:"encoder_drops,omitempty"`
 	Underruns    uint64    `json:"underruns"`
+	// SoundLate sums the pictures that went on with silence because their
+	// file's sound was not decoded yet (show.SourceSummary.SoundLate).
+	SoundLate uint64 `json:"sound_late,omitempty"`
 	// Page-locked host memory at the end of the window: what onair holds
 	// through CUDA (cuMemHostAlloc, which /proc does not show) plus /proc's
 	// VmLck and VmPin; LockedBytes is their sum.
@@ -276,6 +279,7 @@ func (b Snapshot) Since(a Snapshot) Result {
 		y := srcA[x.Address]
 		r.SourceDrops += x.Drops - y.Drops
 		r.Underruns += x.Underruns - y.Underruns
+		r.SoundLate += x.SoundLate - y.SoundLate
 		if x.Live != nil {
 			r.addLive(x, y)
 		}

@@ -113,7 +113,7 @@ func decodeInto(n *plan.Node, f frame.Format, w, h int, rate frame.Rational) (*f
 }
 
 func (d *ffmpegDecode) Start(ctx *runtime.NodeContext[Frame]) error {
-	d.snd = media.NewFileSound(d.cfg.Path, d.cadence, func(msg string) { d.warn(ctx, msg) })
+	d.snd = media.NewFileSound(d.cfg.Path, d.cadence, &d.st.SoundLate, func(msg string) { d.warn(ctx, msg) })
 	ctx.Go(func() error { return d.run(ctx) })
 	return nil
 }
@@ -205,7 +205,7 @@ func (d *ffmpegDecode) run(ctx *runtime.NodeContext[Frame]) error {
 		f.PTS, f.TimeBase, f.SourceFrame = n, d.rate.Inverse(), n
 		f.Colour, f.Source, f.Stamps = d.col, d.id, frame.Stamps{}
 		if err == nil {
-			f.Audio = d.snd.Frame(n, dec.PassPictures())
+			f.Audio = d.snd.FrameWait(n, dec.PassPictures()) // its own thread: the sound decoded ahead, waited for when late
 			d.st.Audio.Add(f.Audio)
 		}
 		if err == nil && d.keys.Has(frame.DecodeTime) {

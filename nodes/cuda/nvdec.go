@@ -420,6 +420,7 @@ type nvdecSource struct {
 	// input_rec's (its passes told by the access units' index starting
 	// again at 0: fed counts them). nil for a source without a file.
 	snd     *media.FileSound
+	sndOpen bool // snd is open for the decoder starting or running
 	fed     int64
 	dec     *gpu.NVDECDecoder
 	pending []*gpu.Frame // decoded, waiting for room on the edge
@@ -515,7 +516,7 @@ func (s *nvdecSource) Start(ctx *runtime.NodeContext[Frame]) error {
 	s.out = ctx.Outputs[0]
 	s.r.warn = s.warn
 	if path := s.soundFile; path != "" {
-		s.snd = media.NewFileSound(path, s.cadence, s.warn)
+		s.snd = media.NewFileSound(path, s.cadence, &s.st.SoundLate, s.warn)
 	}
 	var err error
 	if s.pool, err = gpu.NewFramePool(s.b.ctx, s.r.format, s.r.w, s.r.h, s.poolFrames()); err != nil {
@@ -586,7 +587,7 @@ func (s *nvdecSource) tick() bool {
 			s.report(err)
 		}
 	}
-	if s.dec == nil && (s.feed == nil && s.fb.Due() || s.feed != nil && s.feed.begun()) {
+	if s.dec == nil && (s.feed == nil && s.fb.Due() || s.feed != nil && s.feed.begun()) && s.soundReady() {
 		if err := s.startDecoder(); err != nil {
 			s.report(err)
 		} else {
@@ -618,9 +619,6 @@ func (s *nvdecSource) startDecoder() error {
 			return err
 		}
 	}
-	if s.snd != nil && (!s.fromEdge || s.fed == 0) { // dec_video's file goes on through a restart
-		s.snd.Open()
-	}
 	codec := gpu.NVDECHEVC
 	if s.r.codec == es.H264 {
 		codec = gpu.NVDECH264
@@ -648,6 +646,21 @@ func (s *nvdecSource) startDecoder() error {
 	s.stopMu.Unlock()
 	s.dl.loop.Add(dec)
 	return nil
+}
+
+// soundReady opens the source's sound track as its decoder is due to start
+// (dec_video's goes on through a restart) and reports whether its first
+// samples are decoded: the decoder starts a later round, so the pictures
+// start with their sound and the loop never waits for ffmpeg.
+func (s *nvdecSource) soundReady() bool {
+	if s.snd == nil {
+		return true
+	}
+	if !s.sndOpen && (!s.fromEdge || s.fed == 0) {
+		s.snd.Open()
+		s.sndOpen = true
+	}
+	return s.snd.Started()
 }
 
 // source feeds the decoder its next access unit.
@@ -780,6 +793,7 @@ func (s *nvdecSource) onEnd(err error) {
 	s.r.close()
 	if s.snd != nil && !s.fromEdge { // opened again with the file
 		s.snd.Close()
+		s.sndOpen = false
 	}
 	switch {
 	case errors.Is(err, gpu.ErrStopped) || s.ctx.Stopping():

@@ -140,6 +140,14 @@ func OpenAudio(bin, path string, info AudioInfo) (*AudioDecoder, error) {
 // stereo). After the track ends it returns silence and io.EOF.
 func (d *AudioDecoder) Read(count int) ([]float32, error) {
 	b := make([]float32, count*audio.Channels)
+	return b, d.ReadInto(b)
+}
+
+// ReadInto fills b (interleaved stereo, whole sample frames) with the next
+// samples, as Read does, into the caller's storage.
+func (d *AudioDecoder) ReadInto(b []float32) error {
+	clear(b)
+	count := len(b) / audio.Channels
 	i := 0
 	for ; i < count && d.pad > 0; i++ {
 		d.pad--
@@ -152,12 +160,12 @@ func (d *AudioDecoder) Read(count int) ([]float32, error) {
 		d.skip -= n
 	}
 	if d.eof {
-		return b, io.EOF
+		return io.EOF
 	}
-	if err := d.readInto(b[i*audio.Channels:]); err != nil {
-		return b, io.EOF
+	if err := d.readInto(b[i*audio.Channels : count*audio.Channels]); err != nil {
+		return io.EOF
 	}
-	return b, nil
+	return nil
 }
 
 // littleEndian is whether this machine's float32s are f32le's bytes.
@@ -234,83 +242,4 @@ func (l *lockedBuffer) Bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]byte(nil), l.b.Bytes()...)
-}
-
-// FileSound is a file source's sound track beside its pictures, on any
-// backend (ffmpeg_decode on the CPU, nvdec_file on the GPU): its first
-// audio track, probed once, decoded by an AudioDecoder aligned to the
-// first picture, picture n carrying its frame period's samples
-// (audio.Cadence) from where the track stands. When the pictures start
-// their file again (a looping source, a decoder opened again), so does the
-// track: a track longer than the pictures is cut there, a shorter one ends
-// in silence. A file without sound is silent; a track onair cannot use is
-// reported through warn while the pictures go on. One goroutine uses it.
-type FileSound struct {
-	path   string
-	cad    audio.Cadence
-	warn   func(string)
-	info   *AudioInfo
-	dec    *AudioDecoder
-	inPass int // pictures since the track started
-}
-
-// NewFileSound is the sound of the file at path, for pictures at the
-// cadence's rate; warn says what is wrong with it.
-func NewFileSound(path string, cad audio.Cadence, warn func(string)) *FileSound {
-	return &FileSound{path: path, cad: cad, warn: warn}
-}
-
-// Open starts the track from its beginning (again), as the pictures start
-// their file.
-func (s *FileSound) Open() {
-	s.Close()
-	s.inPass = 0
-	if s.info == nil {
-		info, ok, err := ProbeAudio("", s.path)
-		if err != nil {
-			s.warn("the sound track is left out: " + err.Error())
-		}
-		if !ok || err != nil {
-			s.info = &AudioInfo{Channels: -1}
-			return
-		}
-		s.info = &info
-	}
-	if s.info.Channels < 0 {
-		return
-	}
-	dec, err := OpenAudio("", s.path, *s.info)
-	if err != nil {
-		s.warn("the sound track is left out: " + err.Error())
-		return
-	}
-	s.dec = dec
-}
-
-// Close ends the track's decoder.
-func (s *FileSound) Close() {
-	if s.dec != nil {
-		if err := s.dec.Close(); err != nil {
-			s.warn(err.Error())
-		}
-		s.dec = nil
-	}
-}
-
-// Frame is picture n's samples, or nil for a file without sound. pass is
-// how many pictures a pass of the file holds, once known (0 before): the
-// picture after a whole pass starts the track again.
-func (s *FileSound) Frame(n int64, pass int) []float32 {
-	if pass > 0 && s.inPass == pass {
-		if s.info != nil && s.info.Channels > 0 {
-			s.Open()
-		}
-		s.inPass = 0
-	}
-	s.inPass++
-	if s.dec == nil {
-		return nil
-	}
-	b, _ := s.dec.Read(s.cad.Samples(n)) // silence after the track's end
-	return b
 }

@@ -17,7 +17,7 @@ import (
 
 // toneClip encodes a two-second 30 fps HEVC transport stream whose sound
 // track (codec) is the line-up tone, as onair media makes them.
-func toneClip(t *testing.T, codec string) (string, audio.Tone) {
+func toneClip(t testing.TB, codec string) (string, audio.Tone) {
 	t.Helper()
 	cad, _ := audio.NewCadence(30, 1)
 	tone, _ := audio.NewTone(audio.ToneHz, audio.ToneDBFS, cad)

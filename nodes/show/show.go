@@ -368,6 +368,9 @@ type SourceSummary struct {
 	StampAgesMs map[string]float64 `json:"stamp_ages_ms,omitempty"`
 	// Audio is the source's meter; absent for a silent source.
 	Audio *AudioStatus `json:"audio,omitempty"`
+	// SoundLate is how many pictures went on with silence because their
+	// sound was not decoded yet (SourceState.SoundLate).
+	SoundLate uint64 `json:"sound_late,omitempty"`
 	// StartUnderruns are underruns before the show went on air.
 	StartUnderruns uint64 `json:"start_underruns"`
 }
@@ -430,7 +433,7 @@ func (b *State) Summary() Summary {
 		src.mu.Lock()
 		s.Sources = append(s.Sources, SourceSummary{Address: a, Produced: src.Produced.Load(), Paced: src.Paced.Load(),
 			Underruns: src.Underrun.Load(), Drops: src.Drops.Load(), StartDrops: src.StartDrops.Load(), Errors: src.errors, LastError: src.lastErr, Browser: src.browserSummary(), Live: src.liveSummary(),
-			StampAgesMs: src.stampAges()})
+			StampAgesMs: src.stampAges(), SoundLate: src.SoundLate.Load()})
 		src.mu.Unlock()
 		marks.source(&s.Sources[len(s.Sources)-1])
 	}
@@ -524,6 +527,9 @@ func (s Summary) WriteText(w io.Writer) {
 		if src.StartUnderruns > 0 {
 			fmt.Fprintf(w, ", %d underruns before going on air", src.StartUnderruns)
 		}
+		if src.SoundLate > 0 {
+			fmt.Fprintf(w, ", %d pictures with late sound (silence)", src.SoundLate)
+		}
 		fmt.Fprint(w, src.Browser.text())
 		fmt.Fprint(w, src.Live.text())
 		if src.LastError != "" {
@@ -575,6 +581,7 @@ func (s *Show[F]) Collect(emit func(metrics.Sample)) {
 		emit(metrics.Sample{Name: "onair_source_drops_total", Help: "Frames dropped between a source and the buses, from the moment the show went on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Drops)})
 		emit(metrics.Sample{Name: "onair_source_start_drops_total", Help: "Frames a source paced that were refused before the show went on air: never due on air, not counted as drops.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartDrops)})
 		emit(metrics.Sample{Name: "onair_source_underruns_total", Help: "Releases that found no frame from the source, from the moment the show went on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.Underruns)})
+		emit(metrics.Sample{Name: "onair_source_sound_late_total", Help: "Pictures that went on with silence because their file's sound was not decoded yet.", Kind: metrics.Counter, Labels: ls, Value: float64(src.SoundLate)})
 		emit(metrics.Sample{Name: "onair_source_start_underruns_total", Help: "Releases that found no frame from the source after its first frame and before the show went on air: the start's, not on air.", Kind: metrics.Counter, Labels: ls, Value: float64(src.StartUnderruns)})
 		emit(metrics.Sample{Name: "onair_source_errors_total", Help: "Source errors (a missing or broken file).", Kind: metrics.Counter, Labels: ls, Value: float64(src.Errors)})
 		up := 1.0

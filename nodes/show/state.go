@@ -125,6 +125,10 @@ type SourceState struct {
 
 	// Audio meters the source's sound, as its node makes it.
 	Audio Meter
+	// SoundLate counts the pictures that went on air with silence because
+	// their file's sound was not decoded yet (media.FileSound.Frame): the
+	// pictures never wait for it.
+	SoundLate atomic.Uint64
 
 	mu      sync.Mutex
 	lastErr string
