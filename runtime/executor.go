@@ -103,7 +103,7 @@ type group[T any] struct {
 	state       atomic.Value // string
 	ready       atomic.Bool
 	readyNs     atomic.Int64 // from its start to ready, at the show's start
-	wave        int          // the start wave it began in (Executor.waves)
+	wave        atomic.Int64 // the start wave it began in (Executor.waves)
 	waveReadyNs atomic.Int64 // from its wave's start to ready
 }
 
@@ -281,7 +281,7 @@ func (x *Executor[T]) Start(ctx context.Context) error {
 	go x.supervise()
 	for i, wave := range x.waves() {
 		for _, g := range wave {
-			g.wave = i
+			g.wave.Store(int64(i))
 		}
 		if err := x.startWave(ctx, wave); err != nil {
 			x.Stop()
@@ -759,7 +759,7 @@ func (x *Executor[T]) Status() Status {
 		}
 	}
 	for _, g := range x.groups {
-		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Wave: g.wave, WaveReadyMs: float64(g.waveReadyNs.Load()) / 1e6, Restarts: g.restarts.Load()})
+		st.Groups = append(st.Groups, GroupStatus{Name: g.spec.Name, Order: g.spec.Order, State: g.state.Load().(string), Ready: g.ready.Load(), ReadyMs: float64(g.readyNs.Load()) / 1e6, Wave: int(g.wave.Load()), WaveReadyMs: float64(g.waveReadyNs.Load()) / 1e6, Restarts: g.restarts.Load()})
 		for _, s := range g.nodes {
 			s.mu.Lock()
 			ns := NodeStatus{ID: s.spec.ID, Kind: s.spec.Kind, Group: g.spec.Name, Thread: s.spec.Placement.Thread, State: s.state, LastError: s.lastErr}
