@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +50,10 @@ func measure(t *testing.T) resources {
 // a second or so after srt_close; a goroutine ends after the call that
 // ended it returned; trimLater's goroutine ends after its last trim),
 // failing with the last reading once the bound has passed. It then gives
-// malloc's free pages back (mallocTrim) and returns the reading after it.
+// the Go heap's free pages and malloc's back (debug.FreeOSMemory,
+// mallocTrim) and returns the lowest of the readings over the next second:
+// memory a loaded machine's threads free late (libsrt frees a closed
+// socket on its own thread) is back by then, memory leaked never is.
 func settled(t *testing.T, before resources, what string) resources {
 	t.Helper()
 	var now resources
@@ -62,8 +66,18 @@ func settled(t *testing.T, before resources, what string) resources {
 			t.Fatalf("%s: before %+v, a minute after %+v", what, before, now)
 		}
 	}
-	mallocTrim()
-	now = measure(t)
+	for i := 0; i < 10; i++ {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		debug.FreeOSMemory()
+		mallocTrim()
+		r := measure(t)
+		if i == 0 || r.rss < now.rss {
+			now.rss = r.rss
+		}
+		now.heap, now.fds, now.goroutines = r.heap, r.fds, r.goroutines
+	}
 	t.Logf("%s: before %+v, after %+v", what, before, now)
 	return now
 }
@@ -90,7 +104,9 @@ func grewInEvery(t *testing.T, n int, at ...resources) {
 	if heap {
 		t.Errorf("the Go heap grew %v bytes over %d stretches of %d reconnects (bound %d each)", hs, len(hs), n, bound)
 	}
-	if rss {
+	if rss && raceOn {
+		t.Logf("resident memory grew %v bytes over %d stretches of %d reconnects: not checked under -race (its shadow memory grows with every goroutine; the run without -race checks it)", rs, len(rs), n)
+	} else if rss {
 		t.Errorf("resident memory grew %v bytes over %d stretches of %d reconnects (bound %d each)", rs, len(rs), n, bound)
 	}
 }
